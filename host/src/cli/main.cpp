@@ -1,0 +1,50 @@
+// `parallex`: parses the command line and runs one registered command.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "cli/command.hpp"
+#include "common/logging.hpp"
+#include "common/redact.hpp"
+
+namespace px::cli {
+
+std::vector<CommandInfo>& command_registry() {
+  static std::vector<CommandInfo> registry;
+  return registry;
+}
+
+}  // namespace px::cli
+
+int main(int argc, char** argv) {
+  using namespace px::cli;
+  CLI::App app{"parallex: run AI coding agents sealed, under an identity of their own"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "parallex " PARALLEX_VERSION);
+  GlobalOptions global;
+  app.add_option("--log-level", global.log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_flag("-v,--verbose", global.verbose, "Log at debug level");
+
+  auto& registry = command_registry();
+  std::sort(registry.begin(), registry.end(), [](auto& a, auto& b) { return a.order < b.order; });
+  Action chosen;
+  for (auto& command : registry) {
+    CLI::App* sub = app.add_subcommand(command.name, command.summary);
+    Action action = command.setup(*sub, global);
+    sub->callback([&chosen, action] { chosen = action; });
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  px::init_logging(global.verbose ? "debug" : global.log_level);
+  try {
+    return chosen ? chosen() : 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parallex: internal error: %s\n", px::redact(e.what()).c_str());
+    return 70;
+  }
+}

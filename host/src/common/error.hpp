@@ -1,0 +1,50 @@
+#pragma once
+// The project's error type and Result<T>. Library exceptions (yaml-cpp, CLI11,
+// Asio, plugin calls) are caught at the edges and become an Error there, so the
+// rest of the code passes errors as values.
+#include <boost/outcome/result.hpp>
+#include <boost/outcome/try.hpp>
+
+#include <string>
+#include <system_error>
+
+namespace px {
+
+enum class ErrorKind {
+  invalid_input,   // the user gave something we cannot use (flag, file, name)
+  not_found,       // a named thing does not exist
+  io,              // the operating system refused an operation
+  plugin,          // a plugin misbehaved or failed
+  policy,          // a policy rule was refused (e.g. a plugin widening the seal)
+  unsupported,     // the kernel or platform lacks a needed feature
+  conflict,        // exists already, busy, running
+  internal,        // a bug of ours
+};
+
+struct Error {
+  ErrorKind kind = ErrorKind::internal;
+  // A full sentence for the user: names the input and says what to do.
+  std::string message;
+
+  static Error invalid(std::string m) { return {ErrorKind::invalid_input, std::move(m)}; }
+  static Error not_found(std::string m) { return {ErrorKind::not_found, std::move(m)}; }
+  static Error plugin(std::string m) { return {ErrorKind::plugin, std::move(m)}; }
+  static Error policy(std::string m) { return {ErrorKind::policy, std::move(m)}; }
+  static Error unsupported(std::string m) { return {ErrorKind::unsupported, std::move(m)}; }
+  static Error conflict(std::string m) { return {ErrorKind::conflict, std::move(m)}; }
+  static Error internal(std::string m) { return {ErrorKind::internal, std::move(m)}; }
+  // "<what>: <strerror(err)>", e.g. io("open /etc/x", errno).
+  static Error io(const std::string& what, int err);
+};
+
+const char* to_string(ErrorKind kind);
+
+template <class T>
+using Result = boost::outcome_v2::result<T, Error, boost::outcome_v2::policy::terminate>;
+using Status = Result<void>;
+
+inline Status ok() { return boost::outcome_v2::success(); }
+
+}  // namespace px
+
+#define PX_TRY BOOST_OUTCOME_TRY

@@ -1,0 +1,71 @@
+#include "common/paths.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace px {
+
+fs::path user_home() {
+  if (const char* home = std::getenv("HOME"); home && *home) return home;
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return "/";
+}
+
+fs::path parallex_data_dir() {
+  if (const char* p = std::getenv("PARALLEX_HOME"); p && *p) return normal_absolute(p);
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x && fs::path(x).is_absolute())
+    return fs::path(x) / "parallex";
+  return user_home() / ".local/share/parallex";
+}
+
+fs::path parallex_runtime_dir() {
+  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x && fs::path(x).is_absolute())
+    return fs::path(x) / "parallex";
+  return fs::path("/tmp") / ("parallex-" + std::to_string(getuid()));
+}
+
+fs::path expand_home(const std::string& path, const fs::path& home) {
+  if (path == "~") return home;
+  if (path.rfind("~/", 0) == 0) return home / path.substr(2);
+  return path;
+}
+
+fs::path normal_absolute(const fs::path& path) {
+  fs::path abs = path.is_absolute() ? path : fs::current_path() / path;
+  fs::path normal = abs.lexically_normal();
+  // "/a/b/" normalises to "/a/b/" (empty last element); drop it so comparisons work.
+  if (normal.has_parent_path() && normal.filename().empty()) normal = normal.parent_path();
+  return normal;
+}
+
+bool is_within(const fs::path& path, const fs::path& root) {
+  auto p = path.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++p) {
+    if (r->empty()) continue;  // trailing separator
+    if (p == path.end() || *p != *r) return false;
+  }
+  return true;
+}
+
+std::optional<fs::path> find_executable(const std::string& name, const std::string& path_env) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) {
+    if (::access(name.c_str(), X_OK) == 0) return normal_absolute(name);
+    return std::nullopt;
+  }
+  std::stringstream dirs(path_env);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    fs::path candidate = fs::path(dir) / name;
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0)
+      return normal_absolute(candidate);
+  }
+  return std::nullopt;
+}
+
+}  // namespace px

@@ -1,0 +1,28 @@
+#pragma once
+// Where things live: the user's home, XDG dirs, and path helpers shared by the
+// policy and the backends.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace px {
+
+namespace fs = std::filesystem;
+
+// $HOME, else the passwd entry of the real uid.
+fs::path user_home();
+// $XDG_DATA_HOME or ~/.local/share, then /parallex. PARALLEX_HOME overrides.
+fs::path parallex_data_dir();
+// $XDG_RUNTIME_DIR/parallex, else /tmp/parallex-<uid> (created 0700 by callers).
+fs::path parallex_runtime_dir();
+
+// Expands a leading "~" or "~/" against `home`; other paths are returned as is.
+fs::path expand_home(const std::string& path, const fs::path& home);
+// Absolute and lexically normal, without touching the filesystem.
+fs::path normal_absolute(const fs::path& path);
+// True when `path` is `root` or lies under it (lexically, on component bounds).
+bool is_within(const fs::path& path, const fs::path& root);
+// Resolves `name` against $PATH (or returns it if it has a slash and exists).
+std::optional<fs::path> find_executable(const std::string& name, const std::string& path_env);
+
+}  // namespace px

@@ -1,0 +1,202 @@
+/*
+ * Parallex plugin ABI — the C boundary between the `parallex` host and a
+ * harness plugin (a shared library).
+ *
+ * A plugin exports one symbol, `parallex_plugin_entry`, returning a pointer to
+ * a static `px_plugin` whose first fields are its size and ABI version. The
+ * host refuses a plugin of another ABI major, or of a newer minor than it
+ * knows, naming the file and both versions.
+ *
+ * Rules of the boundary:
+ *  - Only plain C data and function pointers cross it. No C++ object, no
+ *    exception, no allocation that the other side must free.
+ *  - Data flows from plugin to host through *sinks*: the host passes a sink
+ *    (a context pointer and callbacks); the plugin calls them with strings that
+ *    need only live for the duration of the call. The host copies at once.
+ *  - Every callback returns PX_OK or PX_ERROR; on error the plugin first calls
+ *    the sink's `error` callback with a message for the user.
+ *  - A plugin never enforces anything. It describes its harness; the host
+ *    decides, and refuses contributions that would widen the seal.
+ *
+ * Most plugin authors should not use this header directly: <parallex/plugin.hpp>
+ * lets them write an ordinary C++ class and one registration macro.
+ *
+ * ABI history:
+ *   1.0  detect, contribute, parse_transcripts, carry_sign_in.
+ * Adding a field at the end of a struct is a minor bump; the host reads a
+ * field only when `struct_size` says the plugin has it.
+ */
+#ifndef PARALLEX_PLUGIN_ABI_H
+#define PARALLEX_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PX_PLUGIN_ABI_MAJOR 1
+#define PX_PLUGIN_ABI_MINOR 0
+
+#define PX_PLUGIN_ENTRY_SYMBOL "parallex_plugin_entry"
+
+#define PX_OK 0
+#define PX_ERROR 1
+
+#if defined(_WIN32)
+#define PX_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define PX_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- Common inputs ------------------------------------------------------ */
+
+typedef enum px_platform { PX_PLATFORM_LINUX = 1, PX_PLATFORM_MACOS = 2 } px_platform;
+
+/* The command a run would start, as the host sees it. */
+typedef struct px_command {
+  const char* const* argv;   /* argv[0..argc-1], NUL-terminated strings */
+  size_t argc;
+  const char* resolved_path; /* absolute path of argv[0] after PATH lookup, or NULL */
+  const char* resolved_real; /* the same with symlinks resolved (node wrappers), or NULL */
+} px_command;
+
+/* ---- detect ------------------------------------------------------------- */
+
+typedef struct px_detect_sink {
+  void* ctx;
+  /* Claim the command with a confidence in 0..100 and a reason a user reads,
+   * e.g. "argv[0] is a symlink to .../@anthropic-ai/claude-code/cli.js". */
+  void (*claim)(void* ctx, int confidence, const char* reason);
+  void (*error)(void* ctx, const char* message);
+} px_detect_sink;
+
+/* ---- contribute --------------------------------------------------------- */
+
+typedef struct px_contribute_input {
+  px_platform platform;
+  const char* user_home;  /* the real user's home */
+  const char* run_home;   /* the $HOME the harness runs with (an agent's home, or user_home) */
+  const char* run_folder; /* absolute */
+  const px_command* command; /* may be NULL (policy shown for a harness by name) */
+} px_contribute_input;
+
+typedef enum px_access { PX_ACCESS_READ = 1, PX_ACCESS_READ_WRITE = 2 } px_access;
+
+typedef enum px_env_action {
+  PX_ENV_KEEP = 1,  /* pattern: keep host variables that match (provider keys) */
+  PX_ENV_STRIP = 2, /* pattern: strip host variables that match */
+  PX_ENV_SET = 3    /* name + value: set in the child */
+} px_env_action;
+
+typedef enum px_nested_kind {
+  PX_NESTED_ENV = 1, /* set an environment variable `name`=`value` */
+  PX_NESTED_ARG = 2  /* insert `value` as one argument after argv[0]; calls keep their order */
+} px_nested_kind;
+
+typedef struct px_contribute_sink {
+  void* ctx;
+  /* A state path of the harness. `path` is absolute or starts with "~/"
+   * (relative to run_home). Kinds beyond the harness's own state are refused
+   * by the host (all of $HOME, a secret path, the root). */
+  void (*path)(void* ctx, px_access access, const char* path, const char* reason);
+  /* The harness's own executable dir (e.g. ~/.nvm/.../bin): readable and
+   * executable, never writable. */
+  void (*executable_dir)(void* ctx, const char* path, const char* reason);
+  /* Environment rules. Patterns: an exact name, or a prefix ending in '*'
+   * ("ANTHROPIC_*"), or a suffix starting with '*' ("*_API_KEY"). */
+  void (*env)(void* ctx, px_env_action action, const char* name_or_pattern, const char* value,
+              const char* reason);
+  /* A variable that points the harness at its config dir under run_home,
+   * e.g. ("CLAUDE_CONFIG_DIR", "~/.claude"). The host sets it and makes the
+   * dir writable. */
+  void (*config_dir)(void* ctx, const char* variable, const char* path, const char* reason);
+  /* What turns off the harness's own sandbox inside ours (a nested
+   * sandbox-exec or bwrap fails). Visible in `parallex policy show`. */
+  void (*nested_sandbox)(void* ctx, px_nested_kind kind, const char* name, const char* value,
+                         const char* reason);
+  /* Hosts the harness needs to reach to work at all (its model API). Shown as
+   * suggestions; the network rule itself stays the user's. */
+  void (*suggested_host)(void* ctx, const char* host, const char* reason);
+  void (*error)(void* ctx, const char* message);
+} px_contribute_sink;
+
+/* ---- sign-in ------------------------------------------------------------ */
+
+typedef struct px_sign_in_input {
+  px_platform platform;
+  const char* user_home;  /* where the user's own sign-in lives */
+  const char* agent_home; /* the agent's home, where a copy should go */
+} px_sign_in_input;
+
+typedef struct px_sign_in_sink {
+  void* ctx;
+  /* Ask the host to copy `from` (absolute) to `to` (absolute, under
+   * agent_home) with mode 0600, after the user agrees. The plugin never copies
+   * itself: the host asks, copies, and records it. */
+  void (*copy_file)(void* ctx, const char* from, const char* to, const char* what);
+  /* A step the user must do by hand (macOS keychain, a device-code login). */
+  void (*instruction)(void* ctx, const char* text);
+  void (*error)(void* ctx, const char* message);
+} px_sign_in_sink;
+
+/* ---- transcripts -------------------------------------------------------- */
+
+typedef struct px_transcript_input {
+  const char* const* paths; /* files or directories to read */
+  size_t path_count;
+  int64_t since_ms; /* only sessions active at or after (epoch ms); 0 = no bound */
+  int64_t until_ms; /* only sessions active at or before; 0 = no bound */
+} px_transcript_input;
+
+/*
+ * A session is one JSON object, UTF-8, in the shape of the extraction
+ * contract (docs/transcripts.md): session_id, parent_session_id, cwd, models,
+ * started_at, ended_at, files_read, files_changed, commands, urls,
+ * web_searches, token_usage, malformed_lines, and, for harnesses with
+ * sidechains, sidechain. Unknown fields are kept by the host.
+ */
+typedef struct px_transcript_sink {
+  void* ctx;
+  void (*session)(void* ctx, const char* json, size_t length);
+  /* A problem with one input that does not stop the others ("unreadable"). */
+  void (*warning)(void* ctx, const char* path, const char* message);
+  void (*error)(void* ctx, const char* message);
+} px_transcript_sink;
+
+typedef struct px_path_sink {
+  void* ctx;
+  void (*path)(void* ctx, const char* path, const char* reason);
+  void (*error)(void* ctx, const char* message);
+} px_path_sink;
+
+/* ---- the plugin --------------------------------------------------------- */
+
+typedef struct px_plugin {
+  uint32_t struct_size; /* sizeof(px_plugin) as the plugin was built */
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  const char* name;        /* [a-z0-9-]+, unique among loaded plugins */
+  const char* version;     /* the plugin's own version */
+  const char* description; /* one line */
+  const char* harness;     /* the harness's display name, e.g. "Claude Code" */
+
+  int (*detect)(const px_command* command, const px_detect_sink* sink);
+  int (*contribute)(const px_contribute_input* input, const px_contribute_sink* sink);
+  /* May be NULL: the harness has no sign-in to carry. */
+  int (*carry_sign_in)(const px_sign_in_input* input, const px_sign_in_sink* sink);
+  /* May be NULL: the harness writes no transcripts the plugin can read. */
+  int (*parse_transcripts)(const px_transcript_input* input, const px_transcript_sink* sink);
+  /* Where the harness keeps its transcripts under a home (for reports).
+   * May be NULL. */
+  int (*transcript_roots)(const char* run_home, const px_path_sink* sink);
+} px_plugin;
+
+typedef const px_plugin* (*px_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PARALLEX_PLUGIN_ABI_H */
