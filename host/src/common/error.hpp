@@ -3,7 +3,6 @@
 // Asio, plugin calls) are caught at the edges and become an Error there, so the
 // rest of the code passes errors as values.
 #include <boost/outcome/result.hpp>
-#include <boost/outcome/try.hpp>
 
 #include <string>
 #include <system_error>
@@ -47,4 +46,17 @@ inline Status ok() { return boost::outcome_v2::success(); }
 
 }  // namespace px
 
-#define PX_TRY BOOST_OUTCOME_TRY
+// PX_TRY(expr): return the error of a Status/Result early.
+// PX_TRY_ASSIGN(auto x, expr): the same, binding the value on success.
+// (Our own macros: Boost.Outcome's TRY changed syntax between Boost versions.)
+#define PX_TRY_CAT2(a, b) a##b
+#define PX_TRY_CAT(a, b) PX_TRY_CAT2(a, b)
+#define PX_TRY(expr)                                          \
+  do {                                                        \
+    if (auto px_try_result = (expr); !px_try_result)          \
+      return std::move(px_try_result).error();                \
+  } while (0)
+#define PX_TRY_ASSIGN(decl, expr)                                              \
+  auto PX_TRY_CAT(px_try_, __LINE__) = (expr);                                 \
+  if (!PX_TRY_CAT(px_try_, __LINE__)) return std::move(PX_TRY_CAT(px_try_, __LINE__)).error(); \
+  decl = std::move(PX_TRY_CAT(px_try_, __LINE__)).value()

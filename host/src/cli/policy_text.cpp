@@ -1,0 +1,84 @@
+#include "cli/policy_text.hpp"
+
+#include <filesystem>
+#include <sstream>
+
+namespace px::cli {
+
+namespace {
+
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+std::string origin_and_reason(const policy::Origin& origin, const std::string& reason) {
+  return "[" + origin.describe() + "]" + (reason.empty() ? "" : " " + reason);
+}
+
+}  // namespace
+
+std::string render_policy(const policy::Policy& p) {
+  using policy::Access;
+  std::ostringstream out;
+  out << "Run folder  " << p.run_folder().string() << "\n";
+  out << "Home        " << p.run_home().string() << (p.run_home() == p.user_home() ? " (your home: only the carve-ins below)" : " (the agent's own)") << "\n";
+  out << "Temp        " << p.temp_dir().string() << " (private to the run)\n";
+  out << "Harness     " << (p.harness().empty() ? "none (the profile alone)" : p.harness()) << "\n";
+  for (const auto& w : p.weakenings()) out << "WEAKENED    " << w << "\n";
+
+  out << "\nFilesystem (a deny beats an allow; read-only beats a writable folder around it)\n";
+  for (const auto& g : p.grants()) {
+    std::error_code ec;
+    // Absent paths stay in the policy (they may appear during the run) but are marked.
+    const bool absent = !std::filesystem::exists(g.path, ec) && g.path != p.temp_dir();
+    out << "  " << pad(g.access == Access::write ? "read-write" : "read", 11) << pad(g.path.string(), 44)
+        << origin_and_reason(g.origin, g.reason) << (absent ? " (absent)" : "") << "\n";
+  }
+  for (const auto& r : p.read_only())
+    out << "  " << pad("read-only", 11) << pad(r.path.string(), 44) << origin_and_reason(r.origin, r.reason) << "\n";
+  for (const auto& d : p.denies())
+    out << "  " << pad("deny", 11) << pad(d.path.string(), 44) << origin_and_reason(d.origin, d.reason) << "\n";
+  if (p.forbid_new_git())
+    out << "  " << pad("no new .git", 11) << pad("inside " + p.run_folder().string(), 44) << "["
+        << p.forbid_new_git_origin().describe() << "]\n";
+  out << "  everything else: denied\n";
+
+  const auto& net = p.network();
+  out << "\nNetwork     " << policy::to_string(net.mode) << " [" << net.mode_origin.describe() << "]";
+  if (net.mode == policy::NetworkMode::offline) out << ": no connection at all";
+  else out << ": only through the run's proxy, every connection logged";
+  out << "\n";
+  for (const auto& h : net.hosts)
+    out << "  allow     " << pad(h.pattern + " and its subdomains", 44) << "[" << h.origin.describe() << "]\n";
+  if (net.mode != policy::NetworkMode::offline) {
+    out << "  ports    ";
+    for (auto port : net.ports) out << " " << port;
+    out << "\n  local servers " << (net.local_servers ? "on [" + net.local_servers_origin.describe() + "]" : "off") << "\n";
+  }
+
+  const auto& env = p.environment();
+  out << "\nEnvironment (only kept variables pass; strip beats keep)\n";
+  for (const auto& s : env.set)
+    out << "  set   " << pad(s.name + "=" + (s.secret ? "[REDACTED]" : s.value), 44) << origin_and_reason(s.origin, s.reason) << "\n";
+  for (const auto& k : env.keep) out << "  keep  " << pad(k.pattern, 44) << origin_and_reason(k.origin, k.reason) << "\n";
+  for (const auto& s : env.strip) out << "  strip " << pad(s.pattern, 44) << origin_and_reason(s.origin, s.reason) << "\n";
+
+  if (!p.nested_sandbox().empty()) {
+    out << "\nThe harness's own sandbox, turned off inside the seal (it cannot nest)\n";
+    for (const auto& n : p.nested_sandbox()) {
+      const std::string what = n.kind == policy::NestedSandboxSwitch::Kind::env ? n.name + "=" + n.value : "argument " + n.value;
+      out << "  " << pad(what, 50) << origin_and_reason(n.origin, n.reason) << "\n";
+    }
+  }
+  if (!p.suggested_hosts().empty()) {
+    out << "\nHosts the harness needs (allowed only if the network rule allows them)\n";
+    for (const auto& s : p.suggested_hosts()) {
+      const bool allowed = p.may_connect(s.host, 443);
+      out << "  " << pad(s.host, 30) << (allowed ? "allowed  " : "NOT allowed  ") << origin_and_reason(s.origin, s.reason) << "\n";
+    }
+  }
+  out << "\nDigest      " << p.digest() << "\n";
+  return out.str();
+}
+
+}  // namespace px::cli

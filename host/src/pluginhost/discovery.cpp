@@ -1,0 +1,59 @@
+#include "pluginhost/discovery.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <system_error>
+
+#include "common/paths.hpp"
+
+namespace px::plugins {
+
+namespace {
+
+fs::path executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+}  // namespace
+
+std::vector<fs::path> plugin_search_dirs() {
+  std::vector<fs::path> dirs;
+  auto add = [&](const fs::path& d) {
+    if (d.empty()) return;
+    fs::path n = normal_absolute(d);
+    if (std::find(dirs.begin(), dirs.end(), n) == dirs.end()) dirs.push_back(n);
+  };
+  if (const char* env = std::getenv("PARALLEX_PLUGIN_PATH"); env && *env) {
+    std::stringstream list(env);
+    std::string dir;
+    while (std::getline(list, dir, ':'))
+      if (!dir.empty()) add(dir);
+  }
+  if (fs::path exe = executable_dir(); !exe.empty()) {
+    add(exe / "plugins");
+    add(exe.parent_path() / "lib/parallex/plugins");
+  }
+  add(parallex_data_dir() / "plugins");
+  return dirs;
+}
+
+std::vector<fs::path> plugin_files(const std::vector<fs::path>& dirs) {
+  std::vector<fs::path> files;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    std::vector<fs::path> here;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() == ".so" && entry.is_regular_file(ec)) here.push_back(entry.path());
+    }
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
+  }
+  return files;
+}
+
+}  // namespace px::plugins

@@ -1,0 +1,15 @@
+#pragma once
+// Where plugins are looked for, in order: $PARALLEX_PLUGIN_PATH (':'-separated),
+// the build tree (<dir of parallex>/plugins), the install prefix
+// (<dir of parallex>/../lib/parallex/plugins), and the user's data dir
+// (<data>/parallex/plugins).
+#include <filesystem>
+#include <vector>
+
+namespace px::plugins {
+
+std::vector<std::filesystem::path> plugin_search_dirs();
+// The *.so files of `dirs`, in directory order then name order.
+std::vector<std::filesystem::path> plugin_files(const std::vector<std::filesystem::path>& dirs);
+
+}  // namespace px::plugins

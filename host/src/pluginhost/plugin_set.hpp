@@ -1,0 +1,49 @@
+#pragma once
+// All plugins found on the search path, loaded once per process. A plugin that
+// fails to load is recorded with its reason and the others keep working.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pluginhost/loaded_plugin.hpp"
+
+namespace px::plugins {
+
+struct LoadFailure {
+  fs::path path;
+  std::string reason;
+};
+
+struct Claim {
+  const LoadedPlugin* plugin = nullptr;
+  Detection detection;
+};
+
+class PluginSet {
+ public:
+  // Loads every plugin file under `dirs` (default: plugin_search_dirs()).
+  static PluginSet load(const std::vector<fs::path>& dirs);
+  static PluginSet load_default();
+
+  const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
+  const std::vector<LoadFailure>& failures() const { return failures_; }
+  const std::vector<fs::path>& search_dirs() const { return dirs_; }
+
+  const LoadedPlugin* find(const std::string& name) const;
+  // "--harness NAME" lookup: an unknown name is an error listing the known ones.
+  Result<const LoadedPlugin*> require(const std::string& name) const;
+
+  // Every plugin's claim on the command, best first. A plugin that fails while
+  // inspecting is skipped and reported through `problems`.
+  std::vector<Claim> claims(const CommandLine& command, std::vector<std::string>* problems = nullptr) const;
+
+ private:
+  std::vector<fs::path> dirs_;
+  std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+  std::vector<LoadFailure> failures_;
+};
+
+// Fills resolved_path / resolved_real of a command line from $PATH.
+CommandLine make_command_line(const std::vector<std::string>& argv, const std::string& path_env);
+
+}  // namespace px::plugins

@@ -1,0 +1,145 @@
+#include "policy/compose.hpp"
+
+#include "common/paths.hpp"
+#include "policy/policy_builder.hpp"
+
+namespace px::policy {
+
+namespace {
+
+struct Placeholders {
+  fs::path user_home, run_home, run_folder, temp;
+
+  // Expands a profile path; `home` decides what '~' means for this entry.
+  fs::path expand(const std::string& raw, const fs::path& home) const {
+    auto replace_prefix = [&](const std::string& key, const fs::path& with) -> std::optional<fs::path> {
+      if (raw.rfind(key, 0) != 0) return std::nullopt;
+      std::string rest = raw.substr(key.size());
+      if (!rest.empty() && rest[0] == '/') rest.erase(0, 1);
+      return rest.empty() ? with : with / rest;
+    };
+    if (auto p = replace_prefix("{run_folder}", run_folder)) return *p;
+    if (auto p = replace_prefix("{run_home}", run_home)) return *p;
+    if (auto p = replace_prefix("{temp}", temp)) return *p;
+    return expand_home(raw, home);
+  }
+};
+
+const char* shell_rc_files[] = {".bashrc", ".bash_profile", ".bash_login", ".profile",
+                                ".zshrc",  ".zshenv",       ".zprofile",   ".config/fish/config.fish"};
+
+void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph) {
+  auto origin = [&](int line) { return Origin::profile(p.name, line); };
+  for (const auto& e : p.read) b.allow(ph.expand(e.value, ph.user_home), Access::read, e.reason, origin(e.line));
+  for (const auto& e : p.write) b.allow(ph.expand(e.value, ph.user_home), Access::write, e.reason, origin(e.line));
+  for (const auto& e : p.read_only) b.read_only(ph.expand(e.value, ph.user_home), e.reason, origin(e.line));
+  for (const auto& e : p.deny) {
+    // A secret path is denied under every home the run could read.
+    b.deny(ph.expand(e.value, ph.user_home), e.reason, origin(e.line));
+    if (ph.run_home != ph.user_home && (e.value == "~" || e.value.rfind("~/", 0) == 0))
+      b.deny(ph.expand(e.value, ph.run_home), e.reason, origin(e.line));
+  }
+  if (p.forbid_new_git) b.forbid_new_git(*p.forbid_new_git, origin(p.forbid_new_git_line));
+  if (p.network_mode) b.network(*p.network_mode, origin(p.network_mode_line));
+  for (const auto& h : p.hosts) b.allow_host(h.value, origin(h.line));
+  for (const auto& port : p.ports) b.allow_port(std::stoi(port.value), origin(port.line));
+  if (p.local_servers) b.local_servers(*p.local_servers, origin(p.local_servers_line));
+  for (const auto& e : p.env_keep) b.keep_env(e.value, e.reason, origin(e.line));
+  for (const auto& e : p.env_strip) b.strip_env(e.value, e.reason, origin(e.line));
+  for (const auto& s : p.env_set) b.set_env(s.name, s.value, "set by the profile", origin(s.line));
+  if (p.dangerously_allow_home) {
+    b.allow_whole_home(true);
+    b.weakening("dangerously_allow_home (" + origin(p.dangerously_allow_home_line).describe() + ")");
+  }
+}
+
+void apply_harness(PolicyBuilder& b, const HarnessContribution& h, const Placeholders& ph, bool agent_run) {
+  const Origin origin = Origin::plugin(h.plugin);
+  b.harness(h.plugin);
+  for (const auto& p : h.paths) {
+    if (p.path.empty() || (p.path[0] != '/' && p.path.rfind("~/", 0) != 0)) {
+      b.fail(Error::plugin("plugin " + h.plugin + " gave the path '" + p.path +
+                           "', which is neither absolute nor under '~/'; the plugin needs fixing"));
+      continue;
+    }
+    b.allow(ph.expand(p.path, ph.run_home), p.executable_dir ? Access::read : p.access, p.reason, origin);
+  }
+  for (const auto& e : h.env) {
+    switch (e.action) {
+      case HarnessContribution::Env::Action::keep: b.keep_env(e.name, e.reason, origin); break;
+      case HarnessContribution::Env::Action::strip: b.strip_env(e.name, e.reason, origin); break;
+      case HarnessContribution::Env::Action::set: b.set_env(e.name, e.value, e.reason, origin); break;
+    }
+  }
+  // Config dirs relocate the harness into an agent's home. In an ad-hoc run the
+  // home is the user's own, so only the plugin's narrow carve-outs apply.
+  if (agent_run) {
+    for (const auto& c : h.config_dirs) {
+      if (c.path.rfind("~/", 0) != 0) {
+        b.fail(Error::plugin("plugin " + h.plugin + " gave the config dir '" + c.path + "' for " + c.variable +
+                             ", which is not under '~/'; the plugin needs fixing"));
+        continue;
+      }
+      const fs::path dir = ph.expand(c.path, ph.run_home);
+      b.set_env(c.variable, dir.string(), c.reason, origin);
+      b.allow(dir, Access::write, c.reason, origin);
+    }
+  }
+  for (const auto& n : h.nested) b.nested_sandbox({n.kind, n.name, n.value, n.reason, origin});
+  for (const auto& s : h.suggested_hosts) b.suggested_host(s.host, s.reason, origin);
+}
+
+}  // namespace
+
+Status check_network_flags(const NetworkFlags& f) {
+  if (f.online && f.offline) return Error::invalid("--online and --offline contradict each other: choose one");
+  if (f.offline && !f.allow.empty())
+    return Error::invalid("--offline and --allow " + f.allow.front() + " contradict each other: choose one");
+  if (f.online && !f.allow.empty())
+    return Error::invalid("--online already allows every host; drop --allow " + f.allow.front() +
+                          " or drop --online");
+  if (f.offline && f.local_servers.value_or(false))
+    return Error::invalid("--offline turns off the network, Local servers included; drop --local-servers");
+  return ok();
+}
+
+Result<Policy> compose(const ComposeInputs& in) {
+  PX_TRY(check_network_flags(in.network));
+  const bool agent_run = in.agent.has_value();
+  Placeholders ph{normal_absolute(in.user_home), agent_run ? normal_absolute(in.agent->home) : normal_absolute(in.user_home),
+                  normal_absolute(in.run_folder), normal_absolute(in.temp_dir)};
+
+  PolicyBuilder b;
+  b.run_folder(ph.run_folder).user_home(ph.user_home).run_home(ph.run_home).temp_dir(ph.temp);
+  b.set_env("HOME", ph.run_home.string(), "the run's home", Origin::builtin());
+  b.set_env("TMPDIR", in.platform == Platform::linux_host ? "/tmp" : ph.temp.string(), "the run's private temp dir",
+            Origin::builtin());
+  b.set_env("PARALLEX_RUN", "1", "tells programs (and parallex itself) they run inside a seal", Origin::builtin());
+
+  for (const auto& p : in.profiles) apply_profile(b, p, ph);
+
+  if (agent_run) {
+    const Origin origin = Origin::agent(in.agent->name);
+    b.allow(ph.run_home, Access::write, "the agent's own home", origin);
+    for (const char* rc : shell_rc_files)
+      b.read_only(ph.run_home / rc, "shell start-up files run as you: a run may not change them", origin);
+    for (const auto& ro : in.agent->read_only) b.read_only(ro, "the agent's keys and token: readable, never writable", origin);
+    for (const auto& g : in.agent->grants) b.allow(g.path, g.access, "granted to the agent", origin);
+    if (in.agent->network_mode) b.network(*in.agent->network_mode, origin);
+    for (const auto& h : in.agent->allow) b.allow_host(h, origin);
+    if (in.agent->local_servers) b.local_servers(*in.agent->local_servers, origin);
+  }
+
+  if (in.harness) apply_harness(b, *in.harness, ph, agent_run);
+
+  for (const auto& g : in.grants) b.allow(normal_absolute(g.path), g.access, "granted on the command line", Origin::flag(g.flag));
+  const auto& net = in.network;
+  if (net.online) b.network(NetworkMode::online, Origin::flag("--online"));
+  if (net.offline) b.network(NetworkMode::offline, Origin::flag("--offline"));
+  if (!net.allow.empty()) b.network(NetworkMode::allowlist, Origin::flag("--allow"));
+  for (const auto& h : net.allow) b.allow_host(h, Origin::flag("--allow"));
+  if (net.local_servers) b.local_servers(*net.local_servers, Origin::flag("--local-servers"));
+  return b.build();
+}
+
+}  // namespace px::policy

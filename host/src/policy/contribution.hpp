@@ -1,0 +1,48 @@
+#pragma once
+// What a harness plugin contributed, copied out of the plugin at once by the
+// plugin host. Plain data: the plugin's memory is never referenced after the
+// call returns.
+#include <string>
+#include <vector>
+
+#include "policy/policy.hpp"
+
+namespace px::policy {
+
+struct HarnessContribution {
+  std::string plugin;   // plugin name
+  std::string harness;  // display name, e.g. "Claude Code"
+
+  struct Path {
+    std::string path;  // absolute or "~/..." (relative to the run's home)
+    Access access = Access::read;
+    bool executable_dir = false;
+    std::string reason;
+  };
+  struct Env {
+    enum class Action { keep, strip, set } action = Action::keep;
+    std::string name;  // a pattern for keep/strip
+    std::string value;
+    std::string reason;
+  };
+  struct ConfigDir {
+    std::string variable;
+    std::string path;  // "~/..." under the run's home
+    std::string reason;
+  };
+  struct Nested {
+    NestedSandboxSwitch::Kind kind = NestedSandboxSwitch::Kind::env;
+    std::string name, value, reason;
+  };
+  struct Host {
+    std::string host, reason;
+  };
+
+  std::vector<Path> paths;
+  std::vector<Env> env;
+  std::vector<ConfigDir> config_dirs;
+  std::vector<Nested> nested;
+  std::vector<Host> suggested_hosts;
+};
+
+}  // namespace px::policy

@@ -1,0 +1,45 @@
+#pragma once
+// Environment rules: the child gets only host variables that a keep pattern
+// admits and no strip pattern removes (strip beats keep), then the variables
+// the policy sets. An allowlist, so a secret in an unexpected variable stays out.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/origin.hpp"
+
+namespace px::policy {
+
+// An exact name, a prefix pattern "AWS_*", a suffix pattern "*_SECRET", or "*".
+struct EnvPattern {
+  std::string pattern;
+  std::string reason;
+  Origin origin;
+  bool matches(std::string_view name) const;
+};
+
+struct EnvSet {
+  std::string name;
+  std::string value;
+  std::string reason;
+  Origin origin;
+  bool secret = false;  // shown as [REDACTED] in `policy show`
+};
+
+struct EnvironmentRules {
+  std::vector<EnvPattern> keep;
+  std::vector<EnvPattern> strip;
+  std::vector<EnvSet> set;
+
+  // The child's environment from the host's. Set variables win over both.
+  std::map<std::string, std::string> apply(const std::map<std::string, std::string>& host) const;
+  // Why `name` is kept or dropped (for `policy show --explain-env`).
+  const EnvPattern* stripping(std::string_view name) const;
+  const EnvPattern* keeping(std::string_view name) const;
+};
+
+// Returns an error message when `pattern` is not a valid pattern, else empty.
+std::string check_env_pattern(std::string_view pattern);
+
+}  // namespace px::policy

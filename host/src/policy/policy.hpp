@@ -1,0 +1,161 @@
+#pragma once
+// Policy: the one platform-neutral description of what a run may do. It is
+// built once through PolicyBuilder (policy_builder.hpp), which validates it;
+// nothing changes it afterwards, and every backend (Linux, Seatbelt) enforces
+// exactly this object. Every allowed thing carries its Origin so that
+// `parallex policy show` can say why a path is open.
+//
+// Precedence, everywhere: a deny beats an allow, whatever their origins. A
+// read-only path beats a writable root around it.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/environment.hpp"
+#include "policy/origin.hpp"
+
+namespace px::policy {
+
+namespace fs = std::filesystem;
+
+enum class Access { read, write };  // write implies read
+
+struct PathGrant {
+  fs::path path;
+  Access access = Access::read;
+  std::string reason;
+  Origin origin;
+};
+
+struct PathDeny {
+  fs::path path;
+  std::string reason;
+  Origin origin;
+};
+
+// A path inside a writable root that stays read-only (.git/hooks, .git/config,
+// shell rc files in an agent's home).
+struct ReadOnlyPath {
+  fs::path path;
+  std::string reason;
+  Origin origin;
+};
+
+enum class NetworkMode { offline, allowlist, online };
+const char* to_string(NetworkMode mode);
+
+struct HostRule {
+  std::string pattern;  // "github.com" (itself and subdomains) or "*.github.com" (subdomains only)
+  Origin origin;
+};
+
+struct NetworkRule {
+  NetworkMode mode = NetworkMode::offline;
+  Origin mode_origin;
+  std::vector<HostRule> hosts;
+  std::vector<std::uint16_t> ports{80, 443};
+  bool local_servers = false;
+  Origin local_servers_origin;
+};
+
+// What turns off a harness's own sandbox inside ours (plugin contribution).
+struct NestedSandboxSwitch {
+  enum class Kind { env, arg } kind = Kind::env;
+  std::string name;   // env variable name (kind env)
+  std::string value;  // env value, or the argument (kind arg)
+  std::string reason;
+  Origin origin;
+};
+
+struct SuggestedHost {
+  std::string host;
+  std::string reason;
+  Origin origin;
+};
+
+// A decision of the Policy's own oracle, with the rule that made it.
+struct Decision {
+  bool allowed = false;
+  std::string rule;  // e.g. "deny ~/.ssh (profile default.yaml:40: SSH keys)"
+};
+
+class PolicyBuilder;
+
+class Policy {
+ public:
+  // The folder the run works in: readable and writable.
+  const fs::path& run_folder() const { return run_folder_; }
+  // $HOME inside the run (an agent's home, or the user's home for ad-hoc runs).
+  const fs::path& run_home() const { return run_home_; }
+  // The user's real home (secret paths are denied under it too).
+  const fs::path& user_home() const { return user_home_; }
+  // The run's private temp dir on the host (Linux mounts it at /tmp and /var/tmp).
+  const fs::path& temp_dir() const { return temp_dir_; }
+  const std::string& harness() const { return harness_; }
+
+  const std::vector<PathGrant>& grants() const { return grants_; }
+  const std::vector<PathDeny>& denies() const { return denies_; }
+  const std::vector<ReadOnlyPath>& read_only() const { return read_only_; }
+  // No new `.git` may be made inside the run folder (git init, gitfile).
+  bool forbid_new_git() const { return forbid_new_git_; }
+  const Origin& forbid_new_git_origin() const { return forbid_new_git_origin_; }
+  const NetworkRule& network() const { return network_; }
+  const EnvironmentRules& environment() const { return environment_; }
+  const std::vector<NestedSandboxSwitch>& nested_sandbox() const { return nested_; }
+  const std::vector<SuggestedHost>& suggested_hosts() const { return suggested_hosts_; }
+  // Weakening options the user chose explicitly (dangerously_* in YAML), for display.
+  const std::vector<std::string>& weakenings() const { return weakenings_; }
+
+  // The Policy's own oracle: the reference every backend is checked against.
+  Decision explain_read(const fs::path& path) const;
+  Decision explain_write(const fs::path& path) const;
+  Decision explain_connect(std::string_view host, std::uint16_t port) const;
+  bool may_read(const fs::path& path) const { return explain_read(path).allowed; }
+  bool may_write(const fs::path& path) const { return explain_write(path).allowed; }
+  bool may_connect(std::string_view host, std::uint16_t port) const {
+    return explain_connect(host, port).allowed;
+  }
+  // Creating a directory named `.git` at `path` (git init).
+  Decision explain_create_git(const fs::path& path) const;
+
+  // A stable SHA-256 of the policy's content (not its origins), for run records.
+  std::string digest() const;
+
+ private:
+  friend class PolicyBuilder;
+  Policy() = default;
+
+  const PathDeny* deny_covering(const fs::path& path) const;
+
+  fs::path run_folder_;
+  fs::path run_home_;
+  fs::path user_home_;
+  fs::path temp_dir_;
+  std::string harness_;
+  std::vector<PathGrant> grants_;
+  std::vector<PathDeny> denies_;
+  std::vector<ReadOnlyPath> read_only_;
+  bool forbid_new_git_ = true;
+  Origin forbid_new_git_origin_;
+  NetworkRule network_;
+  EnvironmentRules environment_;
+  std::vector<NestedSandboxSwitch> nested_;
+  std::vector<SuggestedHost> suggested_hosts_;
+  std::vector<std::string> weakenings_;
+};
+
+// Host pattern syntax for allowlists: lowercase-able plain DNS names, an
+// optional leading "*." (subdomains only). Returns an error message, or empty.
+std::string check_host_pattern(std::string_view pattern);
+// Lowercases and drops one trailing dot.
+std::string normalize_host(std::string_view host);
+// `host` (normalized) matches `pattern` on label boundaries.
+bool host_matches(std::string_view host, std::string_view pattern);
+// True for names that resolvers read as IPv4 (last label numeric or 0x-hex).
+bool ends_in_number(std::string_view name);
+
+}  // namespace px::policy

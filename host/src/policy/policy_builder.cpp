@@ -1,0 +1,221 @@
+#include "policy/policy_builder.hpp"
+
+#include <algorithm>
+
+#include "common/paths.hpp"
+
+namespace px::policy {
+
+PolicyBuilder& PolicyBuilder::fail(Error error) {
+  if (!error_) error_ = std::move(error);
+  return *this;
+}
+
+std::optional<fs::path> PolicyBuilder::absolute(const fs::path& path, const Origin& origin, const char* what) {
+  if (path.empty() || !path.is_absolute()) {
+    fail(Error::invalid(std::string("the ") + what + " '" + path.string() + "' from " + origin.describe() +
+                        " is not an absolute path: write it from '/' or '~/'"));
+    return std::nullopt;
+  }
+  return normal_absolute(path);
+}
+
+PolicyBuilder& PolicyBuilder::run_folder(const fs::path& path) {
+  if (auto p = absolute(path, Origin::flag("--in"), "run folder")) {
+    policy_.run_folder_ = *p;
+    have_run_folder_ = true;
+  }
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::run_home(const fs::path& path) {
+  if (auto p = absolute(path, Origin::builtin(), "run home")) policy_.run_home_ = *p;
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::user_home(const fs::path& path) {
+  if (auto p = absolute(path, Origin::builtin(), "user home")) policy_.user_home_ = *p;
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::temp_dir(const fs::path& path) {
+  if (auto p = absolute(path, Origin::builtin(), "temp dir")) policy_.temp_dir_ = *p;
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::harness(std::string name) {
+  policy_.harness_ = std::move(name);
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::allow(const fs::path& path, Access access, std::string reason, Origin origin) {
+  if (auto p = absolute(path, origin, "path")) {
+    for (auto& g : policy_.grants_) {
+      if (g.path != *p) continue;
+      if (access == Access::write && g.access == Access::read) {
+        g = {*p, access, std::move(reason), std::move(origin)};
+      }
+      return *this;
+    }
+    policy_.grants_.push_back({*p, access, std::move(reason), std::move(origin)});
+  }
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::deny(const fs::path& path, std::string reason, Origin origin) {
+  if (auto p = absolute(path, origin, "denied path")) {
+    if (std::none_of(policy_.denies_.begin(), policy_.denies_.end(), [&](auto& d) { return d.path == *p; }))
+      policy_.denies_.push_back({*p, std::move(reason), std::move(origin)});
+  }
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::read_only(const fs::path& path, std::string reason, Origin origin) {
+  if (auto p = absolute(path, origin, "read-only path")) {
+    if (std::none_of(policy_.read_only_.begin(), policy_.read_only_.end(), [&](auto& r) { return r.path == *p; }))
+      policy_.read_only_.push_back({*p, std::move(reason), std::move(origin)});
+  }
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::forbid_new_git(bool forbid, Origin origin) {
+  policy_.forbid_new_git_ = forbid;
+  policy_.forbid_new_git_origin_ = std::move(origin);
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::network(NetworkMode mode, Origin origin) {
+  policy_.network_.mode = mode;
+  policy_.network_.mode_origin = std::move(origin);
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::allow_host(const std::string& pattern, Origin origin) {
+  const std::string host = normalize_host(pattern);
+  if (auto problem = check_host_pattern(host); !problem.empty())
+    return fail(Error::invalid("the allowed host from " + origin.describe() + ": " + problem));
+  auto& hosts = policy_.network_.hosts;
+  if (std::none_of(hosts.begin(), hosts.end(), [&](auto& h) { return h.pattern == host; }))
+    hosts.push_back({host, std::move(origin)});
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::allow_port(int port, Origin origin) {
+  if (port < 1 || port > 65535)
+    return fail(Error::invalid("the port " + std::to_string(port) + " from " + origin.describe() +
+                               " is not between 1 and 65535"));
+  auto& ports = policy_.network_.ports;
+  if (std::find(ports.begin(), ports.end(), port) == ports.end()) ports.push_back(static_cast<std::uint16_t>(port));
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::local_servers(bool on, Origin origin) {
+  policy_.network_.local_servers = on;
+  policy_.network_.local_servers_origin = std::move(origin);
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::keep_env(std::string pattern, std::string reason, Origin origin) {
+  if (auto problem = check_env_pattern(pattern); !problem.empty())
+    return fail(Error::invalid("environment rule from " + origin.describe() + ": " + problem));
+  if (pattern == "*" && origin.kind == Origin::Kind::plugin)
+    return fail(Error::policy("plugin " + origin.source +
+                              " asked to keep every environment variable ('*'); a plugin may keep only its "
+                              "harness's own variables"));
+  policy_.environment_.keep.push_back({std::move(pattern), std::move(reason), std::move(origin)});
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::strip_env(std::string pattern, std::string reason, Origin origin) {
+  if (auto problem = check_env_pattern(pattern); !problem.empty())
+    return fail(Error::invalid("environment rule from " + origin.describe() + ": " + problem));
+  policy_.environment_.strip.push_back({std::move(pattern), std::move(reason), std::move(origin)});
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::set_env(std::string name, std::string value, std::string reason, Origin origin,
+                                      bool secret) {
+  if (auto problem = check_env_pattern(name); !problem.empty() || name.find('*') != std::string::npos)
+    return fail(Error::invalid("the variable name '" + name + "' from " + origin.describe() + " is not valid"));
+  auto& set = policy_.environment_.set;
+  set.erase(std::remove_if(set.begin(), set.end(), [&](auto& s) { return s.name == name; }), set.end());
+  set.push_back({std::move(name), std::move(value), std::move(reason), std::move(origin), secret});
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::nested_sandbox(NestedSandboxSwitch entry) {
+  policy_.nested_.push_back(std::move(entry));
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::suggested_host(std::string host, std::string reason, Origin origin) {
+  policy_.suggested_hosts_.push_back({normalize_host(host), std::move(reason), std::move(origin)});
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::weakening(std::string description) {
+  policy_.weakenings_.push_back(std::move(description));
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::allow_whole_home(bool allowed) {
+  allow_whole_home_ = allowed;
+  return *this;
+}
+
+Status PolicyBuilder::check_plugin_grant(const PathGrant& grant) const {
+  const std::string who = "plugin " + grant.origin.source;
+  for (const fs::path& home : {policy_.run_home_, policy_.user_home_}) {
+    if (!home.empty() && is_within(home, grant.path))
+      return Error::policy(who + " asked for " + grant.path.string() + ", which holds all of " + home.string() +
+                           "; a plugin may only add carve-ins for its harness's own state");
+  }
+  if (grant.path == "/") return Error::policy(who + " asked for the whole filesystem ('/'); this is refused");
+  // A grant around a denied path is fine (the deny still wins); a grant inside one is an attempt to un-deny it.
+  for (const auto& d : policy_.denies_) {
+    if (is_within(grant.path, d.path))
+      return Error::policy(who + " asked for " + grant.path.string() + ", inside the denied path " +
+                           d.path.string() + " (" + d.origin.describe() + "); a plugin cannot un-deny a secret path");
+  }
+  if (grant.access == Access::write) {
+    const bool in_home = !policy_.run_home_.empty() && is_within(grant.path, policy_.run_home_);
+    const bool in_temp = !policy_.temp_dir_.empty() && is_within(grant.path, policy_.temp_dir_);
+    const bool in_tmp = is_within(grant.path, "/tmp") || is_within(grant.path, "/private/tmp");
+    if (!in_home && !in_temp && !in_tmp)
+      return Error::policy(who + " asked to write " + grant.path.string() +
+                           ", outside the run's home and temp dir; a plugin may make writable only its "
+                           "harness's own state");
+  }
+  return px::ok();
+}
+
+Result<Policy> PolicyBuilder::build() {
+  if (error_) return *error_;
+  if (!have_run_folder_) return Error::internal("a policy was built without a run folder");
+  if (policy_.run_home_.empty()) policy_.run_home_ = policy_.user_home_;
+  for (const auto& g : policy_.grants_) {
+    if (g.origin.kind == Origin::Kind::plugin) {
+      if (auto st = check_plugin_grant(g); !st) return st.error();
+    } else if (!allow_whole_home_ && g.origin.kind == Origin::Kind::profile && !policy_.user_home_.empty() &&
+               is_within(policy_.user_home_, g.path)) {
+      return Error::policy("the profile entry " + g.path.string() + " (" + g.origin.describe() +
+                           ") opens all of your home " + policy_.user_home_.string() +
+                           "; list the folders it needs, or set dangerously_allow_home: true");
+    }
+  }
+  auto& net = policy_.network_;
+  if (net.mode == NetworkMode::allowlist && net.hosts.empty()) {
+    // An empty allowlist blocks everything: say so plainly as offline.
+    net.mode = NetworkMode::offline;
+    net.mode_origin = Origin::builtin("no host is allowed");
+  }
+  if (net.mode == NetworkMode::offline && net.local_servers) {
+    net.local_servers = false;  // offline means no network at all, local servers included
+  }
+  std::sort(policy_.grants_.begin(), policy_.grants_.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  std::sort(policy_.denies_.begin(), policy_.denies_.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  std::sort(policy_.read_only_.begin(), policy_.read_only_.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  return std::move(policy_);
+}
+
+}  // namespace px::policy

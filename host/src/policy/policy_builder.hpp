@@ -1,0 +1,60 @@
+#pragma once
+// PolicyBuilder: the only way to make a Policy. Its methods never throw and
+// return *this; the first error is kept and returned by build(), with a
+// message that names the input and the fix. build() also applies the rules a
+// plugin cannot break: it may not open all of $HOME, un-deny a secret path, or
+// write outside the run's home and temp dir.
+#include <optional>
+
+#include "common/error.hpp"
+#include "policy/policy.hpp"
+
+namespace px::policy {
+
+class PolicyBuilder {
+ public:
+  PolicyBuilder& run_folder(const fs::path& path);
+  PolicyBuilder& run_home(const fs::path& path);
+  PolicyBuilder& user_home(const fs::path& path);
+  PolicyBuilder& temp_dir(const fs::path& path);
+  PolicyBuilder& harness(std::string name);
+
+  PolicyBuilder& allow(const fs::path& path, Access access, std::string reason, Origin origin);
+  PolicyBuilder& deny(const fs::path& path, std::string reason, Origin origin);
+  PolicyBuilder& read_only(const fs::path& path, std::string reason, Origin origin);
+  PolicyBuilder& forbid_new_git(bool forbid, Origin origin);
+
+  PolicyBuilder& network(NetworkMode mode, Origin origin);
+  PolicyBuilder& allow_host(const std::string& pattern, Origin origin);
+  PolicyBuilder& allow_port(int port, Origin origin);
+  PolicyBuilder& local_servers(bool on, Origin origin);
+
+  PolicyBuilder& keep_env(std::string pattern, std::string reason, Origin origin);
+  PolicyBuilder& strip_env(std::string pattern, std::string reason, Origin origin);
+  PolicyBuilder& set_env(std::string name, std::string value, std::string reason, Origin origin,
+                         bool secret = false);
+
+  PolicyBuilder& nested_sandbox(NestedSandboxSwitch entry);
+  PolicyBuilder& suggested_host(std::string host, std::string reason, Origin origin);
+  // An explicit user choice that weakens the seal (dangerously_* in YAML).
+  PolicyBuilder& weakening(std::string description);
+  // Allows a grant of the whole home: only a dangerously_* choice calls this.
+  PolicyBuilder& allow_whole_home(bool allowed);
+
+  // Records an error from outside (a profile, a plugin); the first one wins.
+  PolicyBuilder& fail(Error error);
+  bool ok() const { return !error_.has_value(); }
+
+  Result<Policy> build();
+
+ private:
+  std::optional<fs::path> absolute(const fs::path& path, const Origin& origin, const char* what);
+  Status check_plugin_grant(const PathGrant& grant) const;
+
+  Policy policy_;
+  bool have_run_folder_ = false;
+  bool allow_whole_home_ = false;
+  std::optional<Error> error_;
+};
+
+}  // namespace px::policy

@@ -1,0 +1,97 @@
+#include "policy/policy_json.hpp"
+
+namespace px::policy {
+
+namespace {
+
+void add_origin(nlohmann::json& j, const Origin& origin, bool with_origins) {
+  if (with_origins) j["origin"] = origin.describe();
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Policy& p, bool with_origins) {
+  using nlohmann::json;
+  json out;
+  out["run_folder"] = p.run_folder().string();
+  out["run_home"] = p.run_home().string();
+  out["user_home"] = p.user_home().string();
+  out["temp_dir"] = p.temp_dir().string();
+  out["harness"] = p.harness();
+
+  json grants = json::array();
+  for (const auto& g : p.grants()) {
+    json e{{"path", g.path.string()}, {"access", g.access == Access::write ? "read-write" : "read"}, {"reason", g.reason}};
+    add_origin(e, g.origin, with_origins);
+    grants.push_back(std::move(e));
+  }
+  out["filesystem"]["allow"] = std::move(grants);
+  json denies = json::array();
+  for (const auto& d : p.denies()) {
+    json e{{"path", d.path.string()}, {"reason", d.reason}};
+    add_origin(e, d.origin, with_origins);
+    denies.push_back(std::move(e));
+  }
+  out["filesystem"]["deny"] = std::move(denies);
+  json read_only = json::array();
+  for (const auto& r : p.read_only()) {
+    json e{{"path", r.path.string()}, {"reason", r.reason}};
+    add_origin(e, r.origin, with_origins);
+    read_only.push_back(std::move(e));
+  }
+  out["filesystem"]["read_only"] = std::move(read_only);
+  out["filesystem"]["forbid_new_git"] = p.forbid_new_git();
+
+  const auto& net = p.network();
+  json network{{"mode", to_string(net.mode)}, {"ports", net.ports}, {"local_servers", net.local_servers}};
+  add_origin(network, net.mode_origin, with_origins);
+  json hosts = json::array();
+  for (const auto& h : net.hosts) {
+    json e{{"host", h.pattern}};
+    add_origin(e, h.origin, with_origins);
+    hosts.push_back(std::move(e));
+  }
+  network["hosts"] = std::move(hosts);
+  out["network"] = std::move(network);
+
+  const auto& env = p.environment();
+  auto patterns = [&](const std::vector<EnvPattern>& list) {
+    json arr = json::array();
+    for (const auto& e : list) {
+      json j{{"pattern", e.pattern}, {"reason", e.reason}};
+      add_origin(j, e.origin, with_origins);
+      arr.push_back(std::move(j));
+    }
+    return arr;
+  };
+  out["environment"]["keep"] = patterns(env.keep);
+  out["environment"]["strip"] = patterns(env.strip);
+  json set = json::array();
+  for (const auto& s : env.set) {
+    // Secret values never leave the process, not even in a digest.
+    json j{{"name", s.name}, {"value", s.secret ? "[REDACTED]" : s.value}, {"reason", s.reason}};
+    add_origin(j, s.origin, with_origins);
+    set.push_back(std::move(j));
+  }
+  out["environment"]["set"] = std::move(set);
+
+  json nested = json::array();
+  for (const auto& n : p.nested_sandbox()) {
+    json j{{"kind", n.kind == NestedSandboxSwitch::Kind::env ? "env" : "arg"}, {"name", n.name}, {"value", n.value},
+           {"reason", n.reason}};
+    add_origin(j, n.origin, with_origins);
+    nested.push_back(std::move(j));
+  }
+  out["nested_sandbox"] = std::move(nested);
+  json suggested = json::array();
+  for (const auto& s : p.suggested_hosts()) {
+    json j{{"host", s.host}, {"reason", s.reason}};
+    add_origin(j, s.origin, with_origins);
+    suggested.push_back(std::move(j));
+  }
+  out["suggested_hosts"] = std::move(suggested);
+  out["weakenings"] = p.weakenings();
+  return out;
+}
+
+}  // namespace px::policy

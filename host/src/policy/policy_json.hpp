@@ -1,0 +1,12 @@
+#pragma once
+// The Policy as JSON: `parallex policy show --json`, run records, and (without
+// origins) the input of Policy::digest().
+#include <nlohmann/json.hpp>
+
+#include "policy/policy.hpp"
+
+namespace px::policy {
+
+nlohmann::json to_json(const Policy& policy, bool with_origins = true);
+
+}  // namespace px::policy

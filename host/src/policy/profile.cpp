@@ -1,0 +1,248 @@
+#include "policy/profile.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/paths.hpp"
+
+namespace px::policy {
+
+namespace {
+
+// Turns YAML structure problems into messages naming file, line and key.
+class ProfileReader {
+ public:
+  explicit ProfileReader(std::string file) : file_(std::move(file)) {}
+
+  std::optional<Error> error;
+
+  int line(const YAML::Node& node) const { return node.Mark().line + 1; }
+
+  void fail(const YAML::Node& node, const std::string& key, const std::string& what) {
+    if (error) return;
+    error = Error::invalid(file_ + ":" + std::to_string(line(node)) + ": " + key + ": " + what);
+  }
+
+  // Checks that `map` only has keys from `allowed`.
+  bool keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) {
+    if (!map.IsMap()) {
+      fail(map, where, "expected a mapping of keys");
+      return false;
+    }
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(kv.first, where.empty() ? key : where + "." + key, "unknown key; expected one of: " + list);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::optional<std::string> scalar(const YAML::Node& node, const std::string& key) {
+    if (!node.IsScalar()) {
+      fail(node, key, "expected a single value");
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::optional<bool> boolean(const YAML::Node& node, const std::string& key) {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+      fail(node, key, "expected true or false");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // A list whose items are "value" or {<field>: value, reason: text}.
+  std::vector<ProfileEntry> entries(const YAML::Node& node, const std::string& key, const char* field) {
+    std::vector<ProfileEntry> out;
+    if (!node || node.IsNull()) return out;
+    if (!node.IsSequence()) {
+      fail(node, key, "expected a list");
+      return out;
+    }
+    for (const auto& item : node) {
+      ProfileEntry e;
+      e.line = line(item);
+      if (item.IsScalar()) {
+        e.value = item.Scalar();
+      } else if (item.IsMap()) {
+        if (!keys(item, key, {field, "reason"})) return out;
+        if (!item[field]) {
+          fail(item, key, std::string("an entry needs '") + field + "'");
+          return out;
+        }
+        auto v = scalar(item[field], key + "." + field);
+        if (!v) return out;
+        e.value = *v;
+        if (item["reason"]) {
+          auto r = scalar(item["reason"], key + ".reason");
+          if (!r) return out;
+          e.reason = *r;
+        }
+      } else {
+        fail(item, key, std::string("expected a ") + field + " or {" + field + ": ..., reason: ...}");
+        return out;
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// Paths in profiles start with '/', '~' or a placeholder; anything else is
+// relative and would depend on where parallex was started.
+void check_paths(ProfileReader& r, const YAML::Node& node, const std::vector<ProfileEntry>& entries,
+                 const std::string& key) {
+  for (const auto& e : entries) {
+    const std::string& v = e.value;
+    const bool ok = !v.empty() && (v[0] == '/' || v == "~" || v.rfind("~/", 0) == 0 ||
+                                   v.rfind("{run_folder}", 0) == 0 || v.rfind("{run_home}", 0) == 0 ||
+                                   v.rfind("{temp}", 0) == 0);
+    if (!ok && !r.error) {
+      r.error = Error::invalid(r.file() + ":" + std::to_string(e.line) + ": " + key + ": the path '" + v +
+                               "' is relative; start it with '/', '~/', {run_folder}, {run_home} or {temp}");
+    }
+  }
+  (void)node;
+}
+
+}  // namespace
+
+Result<Profile> parse_profile(std::string_view text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return Error::invalid(name + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg);
+  }
+  Profile p;
+  p.name = name;
+  if (!root || root.IsNull()) return p;
+  ProfileReader r(name);
+  try {
+    if (!r.keys(root, "", {"version", "description", "filesystem", "network", "environment", "dangerously_allow_home"}))
+      return *r.error;
+    if (auto v = root["version"]) {
+      if (!v.IsScalar() || v.Scalar() != "1") r.fail(v, "version", "only version 1 is known");
+    }
+    if (auto d = root["description"]) {
+      if (auto s = r.scalar(d, "description")) p.description = *s;
+    }
+    if (auto fsn = root["filesystem"]) {
+      if (r.keys(fsn, "filesystem", {"read", "write", "read_only", "deny", "forbid_new_git"})) {
+        p.read = r.entries(fsn["read"], "filesystem.read", "path");
+        p.write = r.entries(fsn["write"], "filesystem.write", "path");
+        p.read_only = r.entries(fsn["read_only"], "filesystem.read_only", "path");
+        p.deny = r.entries(fsn["deny"], "filesystem.deny", "path");
+        check_paths(r, fsn, p.read, "filesystem.read");
+        check_paths(r, fsn, p.write, "filesystem.write");
+        check_paths(r, fsn, p.read_only, "filesystem.read_only");
+        check_paths(r, fsn, p.deny, "filesystem.deny");
+        if (auto f = fsn["forbid_new_git"]) {
+          p.forbid_new_git = r.boolean(f, "filesystem.forbid_new_git");
+          p.forbid_new_git_line = r.line(f);
+        }
+      }
+    }
+    if (auto net = root["network"]) {
+      if (r.keys(net, "network", {"mode", "allow", "ports", "local_servers"})) {
+        if (auto m = net["mode"]) {
+          auto s = r.scalar(m, "network.mode");
+          if (s == "offline") p.network_mode = NetworkMode::offline;
+          else if (s == "online") p.network_mode = NetworkMode::online;
+          else if (s == "allowlist") p.network_mode = NetworkMode::allowlist;
+          else if (s) r.fail(m, "network.mode", "'" + *s + "' is not a mode; use offline, allowlist or online");
+          p.network_mode_line = r.line(m);
+        }
+        p.hosts = r.entries(net["allow"], "network.allow", "host");
+        for (const auto& h : p.hosts) {
+          if (auto problem = check_host_pattern(normalize_host(h.value)); !problem.empty() && !r.error)
+            r.error = Error::invalid(name + ":" + std::to_string(h.line) + ": network.allow: " + problem);
+        }
+        p.ports = r.entries(net["ports"], "network.ports", "port");
+        for (const auto& port : p.ports) {
+          int value = 0;
+          auto [end, ec] = std::from_chars(port.value.data(), port.value.data() + port.value.size(), value);
+          if ((ec != std::errc() || end != port.value.data() + port.value.size() || value < 1 || value > 65535) &&
+              !r.error)
+            r.error = Error::invalid(name + ":" + std::to_string(port.line) + ": network.ports: '" + port.value +
+                                     "' is not a port between 1 and 65535");
+        }
+        if (auto l = net["local_servers"]) {
+          p.local_servers = r.boolean(l, "network.local_servers");
+          p.local_servers_line = r.line(l);
+        }
+      }
+    }
+    if (auto env = root["environment"]) {
+      if (r.keys(env, "environment", {"keep", "strip", "set"})) {
+        p.env_keep = r.entries(env["keep"], "environment.keep", "name");
+        p.env_strip = r.entries(env["strip"], "environment.strip", "name");
+        for (auto* list : {&p.env_keep, &p.env_strip})
+          for (const auto& e : *list)
+            if (auto problem = check_env_pattern(e.value); !problem.empty() && !r.error)
+              r.error = Error::invalid(name + ":" + std::to_string(e.line) + ": environment: " + problem);
+        if (auto set = env["set"]; set && !set.IsNull()) {
+          if (!set.IsMap()) {
+            r.fail(set, "environment.set", "expected a mapping NAME: value");
+          } else {
+            for (const auto& kv : set) {
+              auto value = r.scalar(kv.second, "environment.set." + kv.first.Scalar());
+              if (value) p.env_set.push_back({kv.first.Scalar(), *value, r.line(kv.first)});
+            }
+          }
+        }
+      }
+    }
+    if (auto d = root["dangerously_allow_home"]) {
+      p.dangerously_allow_home = r.boolean(d, "dangerously_allow_home").value_or(false);
+      p.dangerously_allow_home_line = r.line(d);
+    }
+  } catch (const YAML::Exception& e) {
+    return Error::invalid(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (r.error) return *r.error;
+  return p;
+}
+
+Result<Profile> load_profile(const std::string& name_or_file) {
+  const bool is_path = name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".yaml") ||
+                       name_or_file.ends_with(".yml");
+  if (!is_path) {
+    for (const auto& e : embedded_profiles())
+      if (name_or_file == e.name) return parse_profile(e.text, std::string(e.name) + ".yaml");
+  }
+  fs::path file = name_or_file;
+  if (!is_path) {
+    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+    fs::path config = xdg && *xdg ? fs::path(xdg) : user_home() / ".config";
+    file = config / "parallex/profiles" / (name_or_file + ".yaml");
+  }
+  std::ifstream in(file);
+  if (!in) {
+    std::string names;
+    for (const auto& e : embedded_profiles()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+    return Error::not_found("no profile '" + name_or_file + "': it is not a built-in profile (" + names +
+                            ") and " + file.string() + " cannot be read");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_profile(text.str(), file.string());
+}
+
+}  // namespace px::policy

@@ -1,0 +1,59 @@
+#pragma once
+// Profiles: YAML policy presets (profiles/*.yaml, embedded in the binary, or a
+// user's file). Parsing is strict: an unknown key, a wrong type, a relative
+// path or a malformed host is an error naming the file, line and key.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "policy/policy.hpp"
+
+namespace px::policy {
+
+struct ProfileEntry {
+  std::string value;  // a path (with placeholders), a host, or an env pattern
+  std::string reason;
+  int line = 0;
+};
+
+struct ProfileSetting {
+  std::string name;
+  std::string value;
+  int line = 0;
+};
+
+struct Profile {
+  std::string name;  // "default", or the file's path
+  std::string description;
+  std::vector<ProfileEntry> read, write, read_only, deny;
+  std::optional<bool> forbid_new_git;
+  int forbid_new_git_line = 0;
+  std::optional<NetworkMode> network_mode;
+  int network_mode_line = 0;
+  std::vector<ProfileEntry> hosts;
+  std::vector<ProfileEntry> ports;  // value is the decimal port
+  std::optional<bool> local_servers;
+  int local_servers_line = 0;
+  std::vector<ProfileEntry> env_keep, env_strip;
+  std::vector<ProfileSetting> env_set;
+  bool dangerously_allow_home = false;
+  int dangerously_allow_home_line = 0;
+};
+
+// Parses one profile. `display_name` names it in errors ("default.yaml", a path).
+Result<Profile> parse_profile(std::string_view yaml_text, const std::string& display_name);
+
+// NAME (an embedded profile: default, offline, developer, or a file
+// <config>/parallex/profiles/NAME.yaml) or a path to a YAML file.
+Result<Profile> load_profile(const std::string& name_or_file);
+
+// The profiles built into the binary, by name, with their YAML text.
+struct EmbeddedProfile {
+  const char* name;
+  const char* text;
+};
+const std::vector<EmbeddedProfile>& embedded_profiles();
+
+}  // namespace px::policy
