@@ -57,7 +57,7 @@ void apply_harness(PolicyBuilder& b, const HarnessContribution& h, const Placeho
   const Origin origin = Origin::plugin(h.plugin);
   b.harness(h.plugin);
   for (const auto& p : h.paths) {
-    if (p.path.empty() || (p.path[0] != '/' && p.path.rfind("~/", 0) != 0)) {
+    if (p.path.empty() || (p.path[0] != '/' && p.path != "~" && p.path.rfind("~/", 0) != 0)) {
       b.fail(Error::plugin("plugin " + h.plugin + " gave the path '" + p.path +
                            "', which is neither absolute nor under '~/'; the plugin needs fixing"));
       continue;

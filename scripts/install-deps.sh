@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what Parallex needs to build and test, from Debian's packages and the
+# npm registry. Idempotent: it installs only what is missing.
+set -euo pipefail
+
+need_root() { if [ "$(id -u)" -ne 0 ]; then echo "sudo"; fi; }
+SUDO=$(need_root)
+
+packages=(
+  build-essential cmake ninja-build pkg-config clang
+  libboost-dev libboost-filesystem-dev libboost-system-dev
+  libyaml-cpp-dev libspdlog-dev libgit2-dev libcli11-dev nlohmann-json3-dev
+  libseccomp-dev libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libssl-dev
+  git curl ca-certificates procps iproute2 util-linux
+)
+# Test-only tools: real clients and peers the tests and benchmarks run against.
+if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
+  packages+=(nodejs npm tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ] && command -v npm >/dev/null; then
+  # The real harnesses and peers, from the npm registry; a failure here only
+  # turns the tests that need them into visible skips.
+  npm_pkgs=(@anthropic-ai/claude-code @openai/codex opencode-ai @anthropic-ai/sandbox-runtime @modelcontextprotocol/sdk ccusage)
+  npm_missing=()
+  for p in "${npm_pkgs[@]}"; do
+    npm ls -g --depth=0 "$p" >/dev/null 2>&1 || npm_missing+=("$p")
+  done
+  if [ "${#npm_missing[@]}" -gt 0 ]; then
+    echo "installing from npm: ${npm_missing[*]}"
+    $SUDO npm install -g --no-fund --no-audit --loglevel=error "${npm_missing[@]}" || echo "warning: npm install failed; tests needing these clients will skip"
+  fi
+fi

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds everything with -Werror and runs the whole test suite; then the unit
+# tests again under ASan+UBSan, the out-of-tree example plugin against the
+# installed SDK, and each fuzz target for a bounded time.
+# Usage: scripts/test.sh [--quick]   (--quick: the main build and ctest only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PARALLEX_WITH_TEST_TOOLS=1 scripts/install-deps.sh
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+scripts/build.sh -DPARALLEX_WERROR=ON
+(cd build && ctest --output-on-failure -j2 --timeout 600)
+
+[ "$quick" = 1 ] && exit 0
+
+echo "== unit tests under ASan+UBSan"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPARALLEX_SANITIZE=ON -DPARALLEX_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$(nproc)"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+   ctest --output-on-failure -j2 --timeout 600 -LE "sanitizer-skip")
+
+echo "== example plugin built out of tree against the installed SDK"
+scripts/check-example-plugin.sh
+
+echo "== fuzz targets (bounded)"
+scripts/fuzz.sh "${PARALLEX_FUZZ_SECONDS:-20}"

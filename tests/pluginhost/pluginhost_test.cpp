@@ -1,0 +1,168 @@
+// The plugin host against real shared libraries: the four shipped plugins and
+// a set of misbehaving ones. Every failure must name the file and the reason,
+// and never take the host (or the other plugins) down.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "pluginhost/detection.hpp"
+#include "pluginhost/plugin_check.hpp"
+#include "pluginhost/plugin_set.hpp"
+#include "policy/compose.hpp"
+
+namespace fs = std::filesystem;
+using namespace px;
+using namespace px::plugins;
+
+namespace {
+
+fs::path bad(const std::string& name) { return fs::path(PARALLEX_BAD_PLUGIN_DIR) / name; }
+
+std::string only_failure(const PluginSet& set) {
+  EXPECT_EQ(set.failures().size(), 1u);
+  return set.failures().empty() ? "" : set.failures().front().reason;
+}
+
+}  // namespace
+
+TEST(PluginHost, RefusesAnotherAbiMajorNamingFileAndVersions) {
+  auto set = PluginSet::load({bad("wrong_major")});
+  EXPECT_TRUE(set.plugins().empty());
+  const auto reason = only_failure(set);
+  EXPECT_NE(reason.find("wrong_major.so"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("ABI 2.0"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("ABI 1.0"), std::string::npos) << reason;
+}
+
+TEST(PluginHost, RefusesANewerMinor) {
+  auto set = PluginSet::load({bad("newer_minor")});
+  const auto reason = only_failure(set);
+  EXPECT_NE(reason.find("newer than this parallex"), std::string::npos) << reason;
+}
+
+TEST(PluginHost, RefusesALibraryThatIsNotAPlugin) {
+  auto set = PluginSet::load({bad("no_entry")});
+  const auto reason = only_failure(set);
+  EXPECT_NE(reason.find("not a Parallex plugin"), std::string::npos) << reason;
+}
+
+TEST(PluginHost, RefusesAFileThatIsNotALibrary) {
+  const fs::path dir = fs::temp_directory_path() / ("px-notelf-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  { std::ofstream(dir / "junk.so") << "this is not an ELF file\n"; }
+  auto set = PluginSet::load({dir});
+  const auto reason = only_failure(set);
+  EXPECT_NE(reason.find("junk.so"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("cannot be loaded"), std::string::npos) << reason;
+  fs::remove_all(dir);
+}
+
+TEST(PluginHost, RefusesAFailingEntryPoint) {
+  auto set = PluginSet::load({bad("null_entry")});
+  const auto reason = only_failure(set);
+  EXPECT_NE(reason.find("entry point failed"), std::string::npos) << reason;
+}
+
+TEST(PluginHost, ThrowingCallbacksBecomeErrorsNamingThePlugin) {
+  auto set = PluginSet::load({bad("throwing")});
+  ASSERT_EQ(set.plugins().size(), 1u);
+  const auto& plugin = *set.plugins().front();
+  auto detected = plugin.detect({{"x"}, "", ""});
+  ASSERT_FALSE(detected);
+  EXPECT_NE(detected.error().message.find("plugin throwing"), std::string::npos);
+  EXPECT_NE(detected.error().message.find("detect exploded"), std::string::npos);
+  auto contributed = plugin.contribute(policy::Platform::linux_host, "/h", "/h", "/r", nullptr);
+  ASSERT_FALSE(contributed);
+  EXPECT_NE(contributed.error().message.find("contribute exploded"), std::string::npos);
+  // Detection across the set skips the broken plugin and reports it.
+  std::vector<std::string> problems;
+  EXPECT_TRUE(set.claims({{"x"}, "", ""}, &problems).empty());
+  EXPECT_EQ(problems.size(), 1u);
+}
+
+TEST(PluginHost, CheckInChildReportsACrashByNameAndStage) {
+  auto outcome = check_in_child(bad("crash_entry") / "crash_entry.so");
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.detail.find("SIGSEGV"), std::string::npos) << outcome.detail;
+  EXPECT_NE(outcome.detail.find("entry point"), std::string::npos) << outcome.detail;
+  auto fine = check_in_child(bad("greedy") / "greedy.so");
+  EXPECT_TRUE(fine.ok) << fine.detail;
+}
+
+TEST(PluginHost, DuplicateNamesAreRefusedAndTheFirstKept) {
+  const fs::path dir = fs::temp_directory_path() / ("px-dup-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(bad("greedy") / "greedy.so", dir / "greedy-copy.so", fs::copy_options::overwrite_existing);
+  auto set = PluginSet::load({bad("greedy"), dir});
+  ASSERT_EQ(set.plugins().size(), 1u);
+  const auto reason = only_failure(set);
+  EXPECT_NE(reason.find("already loaded"), std::string::npos) << reason;
+  fs::remove_all(dir);
+}
+
+TEST(PluginHost, UnknownHarnessListsTheKnownOnes) {
+  auto set = PluginSet::load({bad("greedy"), bad("throwing")});
+  auto r = set.require("nope");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("unknown harness 'nope'"), std::string::npos);
+  EXPECT_NE(r.error().message.find("greedy"), std::string::npos);
+  EXPECT_NE(r.error().message.find("throwing"), std::string::npos);
+}
+
+// A plugin may add carve-ins for its harness's own state only.
+class GreedyPolicy : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(GreedyPolicy, IsRefusedWithAClearError) {
+  const auto [mode, expected] = GetParam();
+  ::setenv("GREEDY_MODE", mode, 1);
+  auto set = PluginSet::load({bad("greedy")});
+  ASSERT_EQ(set.plugins().size(), 1u);
+  const fs::path home = fs::temp_directory_path() / "px-greedy-home";
+  auto contribution = set.plugins().front()->contribute(policy::Platform::linux_host, home, home, "/srv/run", nullptr);
+  ::unsetenv("GREEDY_MODE");
+  ASSERT_TRUE(contribution) << contribution.error().message;
+  policy::ComposeInputs in;
+  in.user_home = home;
+  in.run_folder = "/srv/run";
+  in.temp_dir = "/tmp/px-run-tmp";
+  auto base = policy::load_profile("default");
+  ASSERT_TRUE(base);
+  in.profiles.push_back(base.value());
+  in.harness = contribution.value();
+  auto composed = policy::compose(in);
+  if (std::string(expected).empty()) {
+    EXPECT_TRUE(composed) << composed.error().message;
+    return;
+  }
+  ASSERT_FALSE(composed);
+  EXPECT_NE(composed.error().message.find("greedy"), std::string::npos) << composed.error().message;
+  EXPECT_NE(composed.error().message.find(expected), std::string::npos) << composed.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GreedyPolicy,
+                         ::testing::Values(std::pair{"home", "holds all of"}, std::pair{"home-read", "holds all of"},
+                                           std::pair{"secret", "cannot un-deny"},
+                                           std::pair{"usr", "outside the run's home"},
+                                           std::pair{"env", "every environment variable"},
+                                           std::pair{"relative", "neither absolute"}, std::pair{"fine", ""}));
+
+TEST(PluginHost, ShippedPluginsLoadFromTheBuildTree) {
+  const fs::path dir = PARALLEX_PLUGIN_BUILD_DIR;
+  if (!fs::exists(dir / "generic.so")) GTEST_SKIP() << "the shipped plugins are not built in " << dir;
+  auto set = PluginSet::load({dir});
+  EXPECT_TRUE(set.failures().empty());
+  for (const char* name : {"claude-code", "codex", "opencode", "generic"})
+    EXPECT_NE(set.find(name), nullptr) << name << " is missing from " << dir;
+  auto choice = choose_harness(set, std::nullopt, nullptr);
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice.value().plugin, nullptr);
+  CommandLine claude{{"claude", "-p", "hi"}, "", ""};
+  auto detected = choose_harness(set, std::nullopt, &claude);
+  ASSERT_TRUE(detected);
+  ASSERT_NE(detected.value().plugin, nullptr);
+  EXPECT_EQ(detected.value().plugin->name(), "claude-code");
+}
