@@ -128,6 +128,8 @@ Result<Policy> compose(const ComposeInputs& in) {
     if (in.agent->network_mode) b.network(*in.agent->network_mode, origin);
     for (const auto& h : in.agent->allow) b.allow_host(h, origin);
     if (in.agent->local_servers) b.local_servers(*in.agent->local_servers, origin);
+    for (const auto& [name, value] : in.agent->env)
+      b.set_env(name, value, "the agent's own identity", origin, in.agent->secret_env.count(name) > 0);
   }
 
   if (in.harness) apply_harness(b, *in.harness, ph, agent_run);

@@ -2,7 +2,9 @@
 // Composition: the inputs of a run (profiles, an agent, a plugin's
 // contribution, flags) become one Policy. This is the only place that knows
 // how the inputs combine; the result says, entry by entry, where each came from.
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,10 @@ struct AgentInputs {
   std::optional<NetworkMode> network_mode;
   std::vector<std::string> allow;
   std::optional<bool> local_servers;
+  // Variables set for the agent's runs (its git and gh config); names in
+  // `secret_env` are shown redacted.
+  std::map<std::string, std::string> env;
+  std::set<std::string> secret_env;
 };
 
 struct ComposeInputs {
