@@ -1,0 +1,209 @@
+// supervisor::run — one run, end to end. The order here is the product's
+// promise: the record dir exists before anything starts, the proxy exists
+// before the command can use the network, and the record is written whatever
+// happened to the command.
+#include "supervisor/run.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <random>
+
+#include "backend/linux/launch.hpp"
+#include "common/redact.hpp"
+#include "policy/policy_json.hpp"
+#include "proxy/proxy.hpp"
+#include "supervisor/unsealed_launch.hpp"
+
+namespace px::supervisor {
+
+namespace {
+
+std::string iso_now() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+proxy::NetworkMode to_proxy_mode(policy::NetworkMode mode) {
+  switch (mode) {
+    case policy::NetworkMode::online: return proxy::NetworkMode::online;
+    case policy::NetworkMode::allowlist: return proxy::NetworkMode::allowlist;
+    case policy::NetworkMode::offline: return proxy::NetworkMode::offline;
+  }
+  return proxy::NetworkMode::offline;
+}
+
+// The proxy's rules come from the Policy and nowhere else.
+proxy::ProxyConfig proxy_config(const policy::Policy& p, const std::string& password, const fs::path& log) {
+  proxy::ProxyConfig c;
+  c.mode = to_proxy_mode(p.network().mode);
+  for (const auto& h : p.network().hosts) c.allowed_hosts.push_back(h.pattern);
+  c.allowed_ports = p.network().ports;
+  c.local_servers = p.network().local_servers;
+  c.password = password;
+  c.log_path = log;
+  return c;
+}
+
+Status write_record(const fs::path& dir, const nlohmann::json& record) {
+  const fs::path tmp = dir / "run.json.tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Error::io("cannot write " + tmp.string(), errno);
+    out << record.dump(2) << "\n";
+    if (!out) return Error::io("cannot write " + tmp.string(), errno);
+  }
+  std::error_code ec;
+  fs::rename(tmp, dir / "run.json", ec);
+  if (ec) return Error::io("cannot write " + (dir / "run.json").string(), ec.value());
+  return ok();
+}
+
+std::string join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+}  // namespace
+
+std::string new_run_id() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::random_device rd;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%04x", static_cast<unsigned>(rd() & 0xffff));
+  return std::string(stamp) + "-" + suffix;
+}
+
+Result<RunOutcome> run(RunRequest r) {
+  if (r.argv.empty()) return Error::invalid("no command to run: give it after --");
+  RunOutcome outcome;
+  outcome.run_id = new_run_id();
+  outcome.record_dir = r.runs_dir / outcome.run_id;
+  std::error_code ec;
+  fs::create_directories(outcome.record_dir, ec);
+  if (ec) return Error::io("cannot create the run's record folder " + outcome.record_dir.string(), ec.value());
+  ::chmod(outcome.record_dir.c_str(), 0700);
+  fs::create_directories(r.policy.temp_dir(), ec);
+  if (ec) return Error::io("cannot create the run's temp dir " + r.policy.temp_dir().string(), ec.value());
+  ::chmod(r.policy.temp_dir().c_str(), 0700);
+
+  const policy::Policy& policy = r.policy;
+  const bool wants_network = policy.network().mode != policy::NetworkMode::offline;
+  const fs::path proxy_log = outcome.record_dir / "proxy.jsonl";
+  std::string password;
+  if (wants_network) {
+    PX_TRY_ASSIGN(password, proxy::generate_password());
+    register_secret(password);
+  }
+
+  nlohmann::json record{{"id", outcome.run_id},
+                        {"agent", r.agent},
+                        {"command", redact(join(r.argv))},
+                        {"argv", nlohmann::json::array()},
+                        {"harness", policy.harness()},
+                        {"run_folder", policy.run_folder().string()},
+                        {"sealed", r.sealed},
+                        {"network", policy::to_string(policy.network().mode)},
+                        {"policy_digest", policy.digest()},
+                        {"policy", policy::to_json(policy)},
+                        {"started_at", iso_now()},
+                        {"proxy_log", wants_network ? proxy_log.string() : ""}};
+  for (const auto& a : r.argv) record["argv"].push_back(redact(a));
+  for (auto& [k, v] : r.record_extra.items()) record[k] = v;
+  // A record exists from the start, so a crash of the supervisor still leaves a trace.
+  PX_TRY(write_record(outcome.record_dir, record));
+
+  seal::EnvMap env = policy.environment().apply(r.host_env);
+  std::unique_ptr<proxy::ProxyServer> server;
+  Result<int> status = Error::internal("the run did not start");
+
+  if (r.sealed) {
+    auto exe = seal::resolve_command(r.argv[0], env, policy);
+    if (!exe) {
+      std::fprintf(stderr, "parallex: %s\n", redact(exe.error().message).c_str());
+      status = exe.error().kind == ErrorKind::not_found ? 127 : 126;
+    } else {
+      seal::LaunchSpec spec;
+      spec.policy = &policy;
+      spec.executable = exe.value();
+      spec.argv = r.argv;
+      spec.env = env;
+      spec.cwd = r.cwd.empty() ? policy.run_folder() : r.cwd;
+      spec.allow_weaker_seal = r.accept_weaker_seal;
+      spec.want_proxy_socket = wants_network;
+      if (wants_network) {
+        spec.on_proxy_socket = [&](UniqueFd fd, std::uint16_t port) -> Result<seal::EnvMap> {
+          PX_TRY_ASSIGN(auto started, proxy::ProxyServer::adopt(proxy_config(policy, password, proxy_log), std::move(fd)));
+          server = std::move(started);
+          seal::EnvMap extra;
+          for (auto& [k, v] : proxy::proxy_environment(port, password)) extra[k] = v;
+          return extra;
+        };
+      }
+      auto launched = seal::run(spec);
+      if (!launched) {
+        record["setup_error"] = redact(launched.error().message);
+        status = launched.error();
+      } else {
+        if (!launched.value().message.empty())
+          std::fprintf(stderr, "parallex: %s\n", redact(launched.value().message).c_str());
+        outcome.notices = launched.value().notes;
+        status = launched.value().exit_code;
+      }
+    }
+  } else {
+    std::fprintf(stderr, "parallex: UNSEALED: this run is not confined; it can read and write what you can%s\n",
+                 wants_network ? " (its network still goes to the proxy for tools that honour proxy variables)" : "");
+    outcome.notices.push_back("unsealed: no filesystem, process or network confinement");
+    if (wants_network) {
+      auto started = proxy::ProxyServer::listen(proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
+      if (!started) return started.error();
+      server = std::move(started).value();
+      for (auto& [k, v] : proxy::proxy_environment(server->port(), password)) env[k] = v;
+    }
+    status = run_unsealed(r.argv, env, r.cwd.empty() ? policy.run_folder() : r.cwd);
+  }
+
+  if (server) {
+    server->stop();
+    for (const auto& h : server->refused_hosts()) outcome.refused_hosts.push_back(h.host + ":" + std::to_string(h.port));
+    const std::string refused = proxy::format_refused(server->refused_hosts());
+    if (!refused.empty()) std::fprintf(stderr, "%s", refused.c_str());
+  }
+  record["ended_at"] = iso_now();
+  record["notices"] = outcome.notices;
+  record["refused_hosts"] = outcome.refused_hosts;
+  if (status) {
+    outcome.exit_status = status.value();
+    record["exit_status"] = outcome.exit_status;
+  } else {
+    record["exit_status"] = nullptr;
+  }
+  if (r.on_finish) r.on_finish(record);
+  if (auto written = write_record(outcome.record_dir, record); !written)
+    spdlog::error("{}", written.error().message);
+  if (!status) return status.error();
+  return outcome;
+}
+
+}  // namespace px::supervisor

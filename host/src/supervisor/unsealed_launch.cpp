@@ -1,0 +1,59 @@
+#include "supervisor/unsealed_launch.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "common/paths.hpp"
+
+namespace px::supervisor {
+
+Result<int> run_unsealed(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                         const std::filesystem::path& cwd) {
+  const auto path_it = env.find("PATH");
+  auto exe = find_executable(argv[0], path_it == env.end() ? "/usr/bin:/bin" : path_it->second);
+  if (!exe) {
+    std::fprintf(stderr, "parallex: %s: command not found\n", argv[0].c_str());
+    return 127;
+  }
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+
+  // The terminal's ^C reaches the child; the supervisor waits it out.
+  struct sigaction ignore {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t pid = ::fork();
+  if (pid < 0) return Error::io("fork", errno);
+  if (pid == 0) {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    if (::chdir(cwd.c_str()) != 0) {
+      std::fprintf(stderr, "parallex: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
+      _exit(126);
+    }
+    ::execve(exe->c_str(), args.data(), envp.data());
+    std::fprintf(stderr, "parallex: cannot run %s: %s\n", exe->c_str(), std::strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGQUIT, &old_quit, nullptr);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+}  // namespace px::supervisor
