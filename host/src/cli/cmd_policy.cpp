@@ -5,6 +5,7 @@
 #include "cli/policy_options.hpp"
 #include "cli/policy_text.hpp"
 #include "common/paths.hpp"
+#include "backend/seatbelt/seatbelt.hpp"
 #include "policy/policy_json.hpp"
 
 namespace px::cli {
@@ -15,10 +16,37 @@ struct Options {
   bool json = false;
   std::string format = "text";
   std::vector<std::string> why;
+  int proxy_port = 3128;
 };
+
+// Shell-quotes one argument for display ('...' with ' escaped).
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@,+") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int show_seatbelt(const PreparedPolicy& p, const Options& o) {
+  auto profile = seatbelt::write_seatbelt_profile(p.policy, static_cast<std::uint16_t>(o.proxy_port));
+  if (!profile) return report_error(profile.error());
+  if (o.format == "sbpl") {
+    std::fputs(profile.value().text.c_str(), stdout);
+    std::printf("\n; Parameters (sandbox-exec -D NAME=VALUE):\n");
+    for (const auto& [name, value] : profile.value().params) std::printf(";   %s=%s\n", name.c_str(), value.c_str());
+    return 0;
+  }
+  std::vector<std::string> command = o.policy.command.empty() ? std::vector<std::string>{"/bin/zsh"} : o.policy.command;
+  std::string line;
+  for (const auto& a : seatbelt::sandbox_exec_argv(profile.value(), command)) line += (line.empty() ? "" : " ") + shell_quote(a);
+  std::printf("%s\n", line.c_str());
+  return 0;
+}
 
 int show(const Options& o) {
   PrepareContext context;
+  if (o.format == "sbpl" || o.format == "sbpl-args") context.platform = policy::Platform::macos;
   context.temp_dir = parallex_runtime_dir() / "runs/RUN-ID/tmp";
   auto prepared = prepare_policy(o.policy, context);
   if (!prepared) return report_error(prepared.error());
@@ -32,6 +60,9 @@ int show(const Options& o) {
                   r.rule.c_str(), w.allowed ? "allowed" : "denied", w.rule.c_str());
     }
     return 0;
+  }
+  if (o.format == "sbpl" || o.format == "sbpl-args") {
+    return show_seatbelt(p, o);
   }
   if (o.json || o.format == "json") {
     auto j = policy::to_json(p.policy);
@@ -56,7 +87,11 @@ Action setup(CLI::App& app, GlobalOptions&) {
   CLI::App* show_cmd = app.add_subcommand("show", "Print the composed policy, each entry with its origin");
   add_policy_options(*show_cmd, o->policy, true);
   show_cmd->add_flag("--json", o->json, "Print JSON");
-  show_cmd->add_option("--format", o->format, "text, json")->check(CLI::IsMember({"text", "json"}));
+  show_cmd->add_option("--format", o->format,
+                       "text, json, sbpl (the macOS Seatbelt profile) or sbpl-args (the sandbox-exec command line)")
+      ->check(CLI::IsMember({"text", "json", "sbpl", "sbpl-args"}));
+  show_cmd->add_option("--proxy-port", o->proxy_port, "The proxy port written into a Seatbelt profile (a run uses its own)")
+      ->check(CLI::Range(1, 65535));
   show_cmd->add_option("--why", o->why, "Explain whether PATH may be read and written, and by which rule");
   return [o] { return show(*o); };
 }
