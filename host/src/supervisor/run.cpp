@@ -202,6 +202,8 @@ Result<RunOutcome> run(RunRequest r) {
   if (r.on_finish) r.on_finish(record);
   if (auto written = write_record(outcome.record_dir, record); !written)
     spdlog::error("{}", written.error().message);
+  // The private temp dir lives as long as the run.
+  fs::remove_all(policy.temp_dir(), ec);
   if (!status) return status.error();
   return outcome;
 }

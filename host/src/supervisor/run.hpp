@@ -19,6 +19,8 @@ namespace px::supervisor {
 namespace fs = std::filesystem;
 
 struct RunRequest {
+  explicit RunRequest(policy::Policy p) : policy(std::move(p)) {}
+
   policy::Policy policy;
   std::vector<std::string> argv;                   // argv[0] as the user typed it
   std::map<std::string, std::string> host_env;     // the caller's environment (the policy filters it)

@@ -1,0 +1,141 @@
+// `parallex demo`: a sealed run with the embedded default profile that tries
+// ordinary work and a series of ways out, then shows which were allowed and
+// which the seal refused. A run of the real thing, not a simulation: a shell
+// script inside the seal does each step.
+#include <fstream>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "cli/policy_options.hpp"
+#include "cli/run_support.hpp"
+#include "common/paths.hpp"
+#include "supervisor/run.hpp"
+
+namespace px::cli {
+namespace {
+
+struct Step {
+  const char* label;
+  bool expect_allowed;
+  const char* shell;  // run with sh -c inside the seal; exit 0 = it worked
+};
+
+// Hosts: the npm registry is reachable wherever Parallex is built (its tests
+// install clients from it); example.com is outside the demo's rule.
+constexpr const char* kAllowedHost = "registry.npmjs.org";
+
+const Step kSteps[] = {
+    {"write a file in the run folder", true, "echo hello > notes.txt"},
+    {"commit with git in the run folder", true,
+     "git add notes.txt && git -c user.name=demo -c user.email=demo@example.com commit -qm demo"},
+    {"read a system file (/etc/os-release)", true, "cat /etc/os-release"},
+    {"run a program from /usr/bin", true, "/usr/bin/env true"},
+    {"write in the run's private /tmp", true, "echo x > /tmp/scratch && cat /tmp/scratch"},
+    {"reach registry.npmjs.org through the run's proxy", true,
+     "curl -sS -o /dev/null --max-time 15 https://registry.npmjs.org/"},
+    {"list your home folder", false, "ls -A \"$HOME\""},
+    {"read your SSH keys (~/.ssh)", false, "cat \"$HOME\"/.ssh/*"},
+    {"write a file in your home folder", false, "echo x > \"$HOME/parallex-demo-escape\""},
+    {"write outside the run folder (/usr/local/bin)", false, "echo x > /usr/local/bin/parallex-demo"},
+    {"plant a git hook (.git/hooks/pre-commit)", false, "echo id > .git/hooks/pre-commit"},
+    {"rewrite .git/config", false, "echo '[core]' >> .git/config"},
+    {"move .git aside to plant another", false, "mv .git .git-moved"},
+    {"connect straight to the internet (1.1.1.1:443)", false,
+     "timeout 5 bash -c 'exec 3<>/dev/tcp/1.1.1.1/443'"},
+    {"look up a name without the proxy", false, "getent hosts example.com"},
+    {"reach example.com, outside the rule, through the proxy", false,
+     "curl -sS -o /dev/null --max-time 15 https://example.com/"},
+    {"see a process outside the run (pid 1 of the machine)", false,
+     "test \"$(cat /proc/1/comm)\" != parallex && test \"$(cat /proc/1/comm)\" != sh"},
+    {"gain privileges with sudo", false, "sudo -n true"},
+};
+
+Result<fs::path> prepare_demo_folder() {
+  const fs::path folder = parallex_data_dir() / "demo" / "run-folder";
+  std::error_code ec;
+  fs::remove_all(folder, ec);
+  fs::create_directories(folder, ec);
+  if (ec) return Error::io("cannot create the demo folder " + folder.string(), ec.value());
+  const std::string init = "cd '" + folder.string() +
+                           "' && git init -q && git -c user.name=demo -c user.email=demo@example.com commit -q "
+                           "--allow-empty -m start";
+  if (std::system(init.c_str()) != 0)
+    return Error::unsupported("the demo needs git to make its run folder; install git (apt-get install git)");
+  std::ofstream probe(folder / "probe.sh");
+  probe << "#!/bin/sh\n# Each step: what the run tries. The seal decides.\n";
+  int i = 0;
+  for (const auto& step : kSteps) {
+    probe << "if ( " << step.shell << " ) >/dev/null 2>&1; then echo " << i << " ok; else echo " << i
+          << " no; fi >> results.txt\n";
+    ++i;
+  }
+  return folder;
+}
+
+int run_demo() {
+  auto folder = prepare_demo_folder();
+  if (!folder) return report_error(folder.error());
+  auto temp = make_run_temp();
+  if (!temp) return report_error(temp.error());
+
+  PolicyOptions options;
+  options.in = folder.value().string();
+  options.allow = {kAllowedHost};
+  options.command = {"/bin/sh", "probe.sh"};
+  PrepareContext context;
+  context.temp_dir = temp.value();
+  auto prepared = prepare_policy(options, context);
+  if (!prepared) return report_error(prepared.error());
+
+  std::printf("Parallex demo: a sealed run with the default profile, allowing %s\n", kAllowedHost);
+  std::printf("  run folder  %s\n  policy      %s\n\n", folder.value().c_str(), prepared.value().policy.digest().c_str());
+  supervisor::RunRequest request(prepared.value().policy);
+  request.argv = options.command;
+  request.host_env = host_environment();
+  request.cwd = folder.value();
+  request.runs_dir = adhoc_runs_dir();
+  std::fflush(stdout);
+  auto outcome = supervisor::run(std::move(request));
+  if (!outcome) return report_error(outcome.error());
+
+  std::ifstream results(folder.value() / "results.txt");
+  std::vector<int> seen(std::size(kSteps), -1);
+  for (std::string line; std::getline(results, line);) {
+    std::istringstream in(line);
+    std::size_t index = 0;
+    std::string verdict;
+    if (in >> index >> verdict && index < seen.size()) seen[index] = verdict == "ok" ? 1 : 0;
+  }
+  int surprises = 0;
+  std::printf("%-58s %-9s %s\n", "WHAT THE RUN TRIED", "RESULT", "");
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    const auto& step = kSteps[i];
+    const char* result = seen[i] < 0 ? "not run" : seen[i] ? "allowed" : "refused";
+    const bool as_expected = seen[i] >= 0 && (seen[i] == 1) == step.expect_allowed;
+    if (!as_expected) ++surprises;
+    std::printf("%-58s %-9s %s\n", step.label, result,
+                as_expected ? "" : step.expect_allowed ? "(expected allowed: see below)" : "(EXPECTED REFUSED)");
+  }
+  std::printf("\nRun record: %s\n", outcome.value().record_dir.c_str());
+  for (const auto& notice : outcome.value().notices) std::printf("notice: %s\n", notice.c_str());
+  if (surprises) {
+    std::printf("\n%d step(s) did not go as expected. An allowed step can fail for reasons outside the seal "
+                "(no network on this machine, curl or git missing); a refused step that was allowed is a hole: "
+                "see `parallex check`.\n",
+                surprises);
+    return 1;
+  }
+  std::printf("\nEvery way out was refused, and the ordinary work was allowed.\n");
+  return 0;
+}
+
+Action setup(CLI::App&, GlobalOptions&) {
+  return [] { return run_demo(); };
+}
+
+}  // namespace
+
+PARALLEX_COMMAND("demo", "Run a sealed demo: ordinary work allowed, ways out refused", 1, setup);
+
+}  // namespace px::cli

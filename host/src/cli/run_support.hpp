@@ -1,0 +1,18 @@
+#pragma once
+// What every command that starts a run needs: the host environment, the run's
+// private temp dir, and where ad-hoc runs keep their records.
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace px::cli {
+
+std::map<std::string, std::string> host_environment();
+// A new private temp dir for one run, mode 0700, under the user's runtime dir.
+Result<std::filesystem::path> make_run_temp();
+// Records of ad-hoc runs (not an agent's): <data>/runs.
+std::filesystem::path adhoc_runs_dir();
+
+}  // namespace px::cli
