@@ -1,0 +1,166 @@
+// Claude Code (@anthropic-ai/claude-code). What it touches was observed on
+// Linux with strace (docs/plugins.md, ../shared/docs/real-clients.md); the
+// macOS carve-outs follow the Seatbelt workspace policy it is known to run under.
+#include <parallex/plugin.hpp>
+
+#include "parallex_plugins/support.hpp"
+
+#ifdef PX_HAVE_TRANSCRIPTS
+#include <parallex_transcripts/claude_code.hpp>
+#endif
+
+namespace {
+
+using namespace parallex::sdk;
+namespace support = parallex::plugins;
+
+const ProgramSpec kProgram{{"claude"}, {"@anthropic-ai/claude-code"}};
+// Claude Code's native installer: ~/.local/bin/claude -> ~/.local/share/claude/versions/<version>.
+constexpr std::string_view kNativeVersions = "/.local/share/claude/versions/";
+
+const support::InstallSpec kInstall{{"@anthropic-ai/claude-code"},
+                                    {"@anthropic-ai/claude-code-linux-", "@anthropic-ai/claude-code-darwin-"},
+                                    {".local/share/claude/versions"},
+                                    "Claude Code"};
+
+// Inside our seal a nested bubblewrap or sandbox-exec cannot start, so Claude
+// Code's own /sandbox must stay off. Settings given with --settings outrank the
+// user's and the project's settings files (only managed policy outranks them),
+// and Claude Code reads no environment variable that turns the sandbox off.
+constexpr const char* kSandboxOff = R"(--settings={"sandbox":{"enabled":false}})";
+
+class ClaudeCodePlugin final : public Plugin {
+ public:
+  std::optional<Detection> detect(const Command& command) override {
+    if (auto found = detect_program(command, kProgram)) return found;
+    if (!command.argv.empty() && !support::is_launcher(basename_of(command.argv[0])) &&
+        command.resolved_real.find(kNativeVersions) != std::string::npos)
+      return Detection{90, "`" + command.argv[0] + "` resolves to " + command.resolved_real +
+                               ", a version installed by Claude Code's native installer"};
+    return std::nullopt;
+  }
+
+  void contribute(const ContributeInput& in, Contribution& out) override {
+    contribute_state(in, out);
+    support::contribute_install_dirs(in, kInstall, out);
+    contribute_environment(in, out);
+
+    // Argument insertion reaches Claude Code only when argv[0] is Claude Code.
+    if (!in.command || detect(support::head_of(*in.command)))
+      out.nested_sandbox_arg(
+          kSandboxOff,
+          "Claude Code's /sandbox would start bubblewrap (Linux) or sandbox-exec (macOS) "
+          "inside this seal, where neither can run; the seal already confines its commands, "
+          "so its own sandbox is turned off for this run (--settings outranks your settings "
+          "files)");
+
+    out.suggested_host("api.anthropic.com", "Claude Code's model API; it is the only host Claude Code needs");
+    out.suggested_host("platform.claude.com",
+                       "refreshes a Claude subscription sign-in (OAuth token endpoint)");
+  }
+
+  bool has_sign_in() const override { return true; }
+  void carry_sign_in(const SignInInput& in, SignIn& out) override {
+    if (in.platform == Platform::MacOS) {
+      out.instruction(
+          "Claude Code keeps its macOS sign-in in your login keychain (item \"Claude Code-credentials\"), "
+          "which a sealed run cannot read. Either sign the agent in once inside a sealed run with /login "
+          "(it shows a link and a code), or copy your sign-in into the agent's home yourself: "
+          "security find-generic-password -s \"Claude Code-credentials\" -w > \"" +
+          support::without_trailing_slashes(in.agent_home) + "/.claude/.credentials.json\" && chmod 600 \"" +
+          support::without_trailing_slashes(in.agent_home) + "/.claude/.credentials.json\"");
+      return;
+    }
+    support::carry_file(in, out, ".claude/.credentials.json", "Claude Code sign-in",
+                        "Sign the agent in once inside a run with /login (it shows a link and a code).");
+  }
+
+#ifdef PX_HAVE_TRANSCRIPTS
+  bool has_transcripts() const override {
+    return true;
+  }
+  void parse_transcripts(const TranscriptInput& in, TranscriptOutput& out) override {
+    namespace t = parallex::transcripts;
+    support::emit_transcripts(t::claude_code::parse(in.paths, t::Window{in.since_ms, in.until_ms}), out);
+  }
+  std::vector<std::string> transcript_roots(const std::string& run_home) override {
+    return parallex::transcripts::claude_code::roots(run_home);
+  }
+#endif
+
+ private:
+  static void contribute_state(const ContributeInput& in, Contribution& out) {
+    out.read_write("~/.claude.json",
+                   "Claude Code's own state file (first start, machine id, trusted folders, MCP servers); "
+                   "rewritten on every start");
+    out.read_write("~/.claude.json.lock", "the lock Claude Code holds while it rewrites ~/.claude.json");
+    out.read_write("~/.claude/.credentials.json",
+                   "Claude Code's sign-in (refreshed in place when its token renews)");
+    struct Dir {
+      const char* path;
+      const char* reason;
+    };
+    static constexpr Dir kWritable[] = {
+        {"~/.claude/projects", "Claude Code's session transcripts, one folder per project"},
+        {"~/.claude/sessions", "Claude Code's registry of live sessions (one file per running process)"},
+        {"~/.claude/session-env", "the environment Claude Code saves per session"},
+        {"~/.claude/todos", "Claude Code's per-session to-do lists"},
+        {"~/.claude/shell-snapshots", "the shell set-up Claude Code captures before running commands"},
+        {"~/.claude/file-history", "Claude Code's checkpoints of files it edits (for /rewind)"},
+        {"~/.claude/plans", "plans written in Claude Code's plan mode"},
+        {"~/.claude/paste-cache", "large pastes Claude Code keeps out of the transcript"},
+        {"~/.claude/image-cache", "images attached to a Claude Code session"},
+        {"~/.claude/statsig", "Claude Code's cached feature flags"},
+        {"~/.claude/telemetry", "Claude Code's queue of usage events not yet sent"},
+        {"~/.claude/backups", "Claude Code's backups of ~/.claude.json"},
+        {"~/.claude/debug", "Claude Code's debug logs"},
+        {"~/.claude/cache", "Claude Code's own cache (release notes)"},
+    };
+    for (const auto& d : kWritable) out.read_write(d.path, d.reason);
+    static constexpr Dir kReadable[] = {
+        {"~/.claude/settings.json", "Claude Code's user settings (read only: hooks in it run commands)"},
+        {"~/.claude/CLAUDE.md", "your instructions for Claude Code in every project"},
+        {"~/.claude/agents", "your Claude Code subagents"},
+        {"~/.claude/commands", "your Claude Code slash commands"},
+        {"~/.claude/skills", "your Claude Code skills"},
+        {"~/.claude/rules", "your Claude Code rules"},
+        {"~/.claude/output-styles", "your Claude Code output styles"},
+        {"~/.claude/plugins", "the Claude Code plugins you installed (read only: they hold code and hooks)"},
+        {"~/.claude/ide", "lock files of IDEs Claude Code can connect to"},
+        {"~/.config/anthropic", "Anthropic's shared client configuration, which Claude Code reads"},
+    };
+    for (const auto& d : kReadable) out.read(d.path, d.reason);
+
+    // ${CLAUDE_CODE_TMPDIR:-${TMPDIR:-/tmp}}/claude-<uid>: made before every
+    // Bash tool call; without it no command runs. On macOS it is /private/tmp.
+    const std::string scratch =
+        std::string(in.platform == Platform::MacOS ? "/private/tmp/claude-" : "/tmp/claude-") +
+        support::uid_string();
+    out.read_write(scratch,
+                   "Claude Code's per-user scratch dir, created before every Bash tool call; without it no "
+                   "command runs");
+  }
+
+  static void contribute_environment(const ContributeInput& in, Contribution& out) {
+    out.keep_env("ANTHROPIC_*", "Claude Code's API key, base URL and model settings");
+    out.keep_env("CLAUDE_CODE_*",
+                 "Claude Code's own settings (Bedrock/Vertex switches, OAuth token, limits)");
+    out.strip_env("CLAUDE_CODE_TMPDIR", "it would move Claude Code's scratch dir out of the run's temp dir");
+    out.strip_env("CLAUDE_CODE_DEBUG_LOGS_DIR", "it would move Claude Code's logs outside the seal");
+    out.strip_env("CLAUDE_CODE_PLUGIN_CACHE_DIR",
+                  "it would move Claude Code's plugin cache outside the seal");
+    out.strip_env("GOOGLE_APPLICATION_CREDENTIALS",
+                  "it names a Google service-account key file; never passed into a run (use an API key)");
+    out.set_env("DISABLE_AUTOUPDATER", "1",
+                "Claude Code's install is read only inside the seal, so its auto-updater could only fail");
+    if (support::is_agent_run(in))
+      out.config_dir("CLAUDE_CONFIG_DIR", "~/.claude",
+                     "points Claude Code at the agent's own config, sign-in and history "
+                     "(its ~/.claude.json moves into ~/.claude too)");
+  }
+};
+
+}  // namespace
+
+PARALLEX_PLUGIN(ClaudeCodePlugin, "claude-code", "1.0.0", "Claude Code",
+                "Runs Anthropic's Claude Code CLI (claude, @anthropic-ai/claude-code)")

@@ -1,0 +1,87 @@
+// OpenAI's Codex CLI (@openai/codex). Everything it keeps lives in CODEX_HOME
+// (~/.codex): sessions, SQLite state, its sign-in and the helper links it makes
+// in tmp/ on every start, so the whole dir is its own state.
+#include <parallex/plugin.hpp>
+
+#include "parallex_plugins/support.hpp"
+
+#ifdef PX_HAVE_TRANSCRIPTS
+#include <parallex_transcripts/codex.hpp>
+#endif
+
+namespace {
+
+using namespace parallex::sdk;
+namespace support = parallex::plugins;
+
+const ProgramSpec kProgram{{"codex"}, {"@openai/codex"}};
+
+const support::InstallSpec kInstall{
+    {"@openai/codex"}, {"@openai/codex-linux-", "@openai/codex-darwin-"}, {}, "Codex"};
+
+// Codex's own sandbox (bubblewrap + seccomp on Linux, sandbox-exec on macOS)
+// cannot start inside ours. `-c` overrides beat config.toml and profiles, and a
+// root `-c` reaches every subcommand (exec, review, resume). Codex reads no
+// environment variable for its sandbox mode.
+constexpr const char* kSandboxOff = R"(--config=sandbox_mode="danger-full-access")";
+
+class CodexPlugin final : public Plugin {
+ public:
+  std::optional<Detection> detect(const Command& command) override {
+    return detect_program(command, kProgram);
+  }
+
+  void contribute(const ContributeInput& in, Contribution& out) override {
+    out.read_write("~/.codex",
+                   "Codex's own home: sessions, SQLite state, installation id, shell snapshots, the helper "
+                   "links it makes in tmp/ on every start, and its sign-in (auth.json)");
+    support::contribute_install_dirs(in, kInstall, out);
+
+    out.keep_env("OPENAI_*", "Codex's OpenAI API key and organisation settings");
+    out.keep_env("CODEX_*", "Codex's own settings and API key (CODEX_API_KEY)");
+    out.keep_env("AZURE_OPENAI_API_KEY", "Codex's key for an Azure OpenAI provider");
+    out.strip_env("CODEX_HOME", "the host points CODEX_HOME at the run's home, not at yours");
+    out.strip_env("CODEX_SQLITE_HOME", "it would move Codex's SQLite state outside the seal");
+    out.strip_env("CODEX_GITHUB_PERSONAL_ACCESS_TOKEN",
+                  "a GitHub token, stripped like GITHUB_TOKEN: the agent's own token reaches it another way");
+    if (support::is_agent_run(in))
+      out.config_dir("CODEX_HOME", "~/.codex",
+                     "points Codex at the agent's own config, sign-in and sessions");
+
+    // Argument insertion reaches Codex only when argv[0] is Codex.
+    if (!in.command || detect(support::head_of(*in.command)))
+      out.nested_sandbox_arg(kSandboxOff,
+                             "Codex would run each command in its own sandbox (bubblewrap on Linux, "
+                             "sandbox-exec on macOS), which cannot start inside this seal; the seal confines "
+                             "those commands instead (approvals are unchanged)");
+
+    out.suggested_host("api.openai.com", "Codex's model API when it signs in with an API key");
+    out.suggested_host("chatgpt.com", "Codex's model API when it signs in with ChatGPT");
+    out.suggested_host("auth.openai.com", "refreshes a ChatGPT sign-in");
+  }
+
+  bool has_sign_in() const override { return true; }
+  void carry_sign_in(const SignInInput& in, SignIn& out) override {
+    support::carry_file(
+        in, out, ".codex/auth.json", "Codex sign-in",
+        "Sign the agent in once inside a run with `codex login --device-auth` (it shows a link and "
+        "a code), or give it OPENAI_API_KEY.");
+  }
+
+#ifdef PX_HAVE_TRANSCRIPTS
+  bool has_transcripts() const override {
+    return true;
+  }
+  void parse_transcripts(const TranscriptInput& in, TranscriptOutput& out) override {
+    namespace t = parallex::transcripts;
+    support::emit_transcripts(t::codex::parse(in.paths, t::Window{in.since_ms, in.until_ms}), out);
+  }
+  std::vector<std::string> transcript_roots(const std::string& run_home) override {
+    return parallex::transcripts::codex::roots(run_home);
+  }
+#endif
+};
+
+}  // namespace
+
+PARALLEX_PLUGIN(CodexPlugin, "codex", "1.0.0", "Codex", "Runs OpenAI's Codex CLI (codex, @openai/codex)")

@@ -1,0 +1,32 @@
+# Shared set-up for the bundled plugins: the header-only helpers in
+# plugins/common/, and the link to a transcript parser library.
+#
+# The parsers (plugins/transcripts/) are added after the harness folders, so
+# whether their targets exist is only known at the end of plugins/: the link is
+# deferred to then. Without the library the plugin still builds and simply
+# reports no transcripts (PX_HAVE_TRANSCRIPTS undefined).
+include_guard(GLOBAL)
+
+function(parallex_plugin_support target)
+  cmake_parse_arguments(S "" "TRANSCRIPTS" "" ${ARGN})
+  target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_FUNCTION_LIST_DIR}")
+  if(S_TRANSCRIPTS)
+    get_directory_property(parent PARENT_DIRECTORY)
+    cmake_language(EVAL CODE
+      "cmake_language(DEFER DIRECTORY [[${parent}]] CALL _parallex_plugin_link_transcripts [[${target}]] [[${S_TRANSCRIPTS}]])")
+  endif()
+endfunction()
+
+function(_parallex_plugin_link_transcripts target library)
+  if(TARGET ${library})
+    target_link_libraries(${target} PRIVATE ${library})
+    # The parser is built with default visibility; keep its symbols inside the
+    # plugin so the only export stays parallex_plugin_entry.
+    if(NOT APPLE)
+      target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL")
+    endif()
+    target_compile_definitions(${target} PRIVATE PX_HAVE_TRANSCRIPTS=1)
+  else()
+    message(STATUS "${target}: ${library} is not defined; the plugin is built without transcripts")
+  endif()
+endfunction()

@@ -1,0 +1,91 @@
+// opencode (opencode-ai). It follows the XDG base dirs on Linux and macOS
+// alike, and keeps its state in one "opencode" folder under each. It has no
+// sandbox of its own (only its permission prompts), so nothing is turned off.
+#include <parallex/plugin.hpp>
+
+#include "parallex_plugins/support.hpp"
+
+#ifdef PX_HAVE_TRANSCRIPTS
+#include <parallex_transcripts/opencode.hpp>
+#endif
+
+namespace {
+
+using namespace parallex::sdk;
+namespace support = parallex::plugins;
+
+const ProgramSpec kProgram{{"opencode"}, {"opencode-ai"}};
+
+const support::InstallSpec kInstall{{"opencode-ai"},
+                                    {"opencode-linux-", "opencode-darwin-"},
+                                    {".opencode/bin"},  // its curl installer
+                                    "opencode"};
+
+class OpencodePlugin final : public Plugin {
+ public:
+  std::optional<Detection> detect(const Command& command) override {
+    return detect_program(command, kProgram);
+  }
+
+  void contribute(const ContributeInput& in, Contribution& out) override {
+    out.read_write("~/.config/opencode", "opencode's config (opencode.jsonc, agents, commands, plugins)");
+    out.read_write("~/.local/share/opencode",
+                   "opencode's sessions (opencode.db), logs, worktree snapshots and sign-in (auth.json)");
+    out.read_write("~/.local/state/opencode", "opencode's locks and last-used model");
+    out.read_write("~/.cache/opencode", "opencode's own cache (models list, provider packages it installs)");
+    out.read("~/.claude/CLAUDE.md", "opencode reads Claude Code's global instructions too");
+    support::contribute_install_dirs(in, kInstall, out);
+
+    out.keep_env("ANTHROPIC_*", "opencode's Anthropic provider key");
+    out.keep_env("OPENAI_*", "opencode's OpenAI provider key");
+    out.keep_env("GEMINI_*", "opencode's Gemini provider key");
+    out.keep_env("GOOGLE_GENERATIVE_AI_API_KEY", "opencode's Google AI provider key");
+    out.keep_env("OPENROUTER_API_KEY", "opencode's OpenRouter provider key");
+    out.keep_env("OPENCODE_*", "opencode's own settings and API key");
+    out.strip_env("OPENCODE_DB", "it would move opencode's database outside the seal");
+    out.strip_env("OPENCODE_CONFIG_DIR", "it would add a config dir outside the seal");
+    out.strip_env("OPENCODE_TEST_HOME", "it would move opencode's home outside the seal");
+    out.strip_env("GOOGLE_APPLICATION_CREDENTIALS",
+                  "it names a Google service-account key file; never passed into a run (use an API key)");
+    out.set_env("OPENCODE_DISABLE_AUTOUPDATE", "1",
+                "opencode's install is read only inside the seal, so its auto-updater could only fail");
+
+    if (support::is_agent_run(in)) {
+      const char* why = "points opencode at the agent's own home (opencode follows the XDG base dirs)";
+      out.config_dir("XDG_CONFIG_HOME", "~/.config", why);
+      out.config_dir("XDG_DATA_HOME", "~/.local/share", why);
+      out.config_dir("XDG_STATE_HOME", "~/.local/state", why);
+      out.config_dir("XDG_CACHE_HOME", "~/.cache", why);
+    }
+
+    out.suggested_host("opencode.ai",
+                       "opencode's own models (Zen) and its model catalogue at models.opencode.ai");
+    out.suggested_host("registry.npmjs.org", "opencode installs its provider packages and plugins from npm");
+  }
+
+  bool has_sign_in() const override { return true; }
+  void carry_sign_in(const SignInInput& in, SignIn& out) override {
+    support::carry_file(
+        in, out, ".local/share/opencode/auth.json", "opencode sign-in",
+        "Sign the agent in once inside a run with `opencode auth login`, or give it a provider "
+        "API key.");
+  }
+
+#ifdef PX_HAVE_TRANSCRIPTS
+  bool has_transcripts() const override {
+    return true;
+  }
+  void parse_transcripts(const TranscriptInput& in, TranscriptOutput& out) override {
+    namespace t = parallex::transcripts;
+    support::emit_transcripts(t::opencode::parse(in.paths, t::Window{in.since_ms, in.until_ms}), out);
+  }
+  std::vector<std::string> transcript_roots(const std::string& run_home) override {
+    return parallex::transcripts::opencode::roots(run_home);
+  }
+#endif
+};
+
+}  // namespace
+
+PARALLEX_PLUGIN(OpencodePlugin, "opencode", "1.0.0", "opencode",
+                "Runs the opencode CLI (opencode, opencode-ai)")

@@ -1,0 +1,63 @@
+// Each built plugin, loaded with dlopen, presents a well-formed descriptor.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "loaded_plugin.hpp"
+
+using namespace px_test;
+
+class Descriptor : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Descriptor, IsWellFormed) {
+  const px_plugin* p = load_plugin(GetParam());
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->struct_size, sizeof(px_plugin));
+  EXPECT_EQ(p->abi_major, PX_PLUGIN_ABI_MAJOR);
+  EXPECT_EQ(p->abi_minor, PX_PLUGIN_ABI_MINOR);
+  ASSERT_NE(p->name, nullptr);
+  EXPECT_EQ(std::string(p->name), GetParam()) << "the name must match the file name";
+  EXPECT_TRUE(std::regex_match(p->name, std::regex("[a-z0-9-]+")));
+  ASSERT_NE(p->version, nullptr);
+  EXPECT_TRUE(std::regex_match(p->version, std::regex(R"(\d+\.\d+\.\d+)")));
+  ASSERT_NE(p->description, nullptr);
+  EXPECT_GT(std::string(p->description).size(), 10u);
+  ASSERT_NE(p->harness, nullptr);
+  EXPECT_FALSE(std::string(p->harness).empty());
+  EXPECT_NE(p->detect, nullptr);
+  EXPECT_NE(p->contribute, nullptr);
+}
+
+TEST_P(Descriptor, EntryReturnsTheSameDescriptorEveryTime) {
+  const px_plugin* first = load_plugin(GetParam());
+  ASSERT_NE(first, nullptr);
+  const std::string file = std::string(PARALLEX_PLUGIN_BUILD_DIR) + "/" + GetParam() + ".so";
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto* entry = reinterpret_cast<px_plugin_entry_fn>(dlsym(handle, PX_PLUGIN_ENTRY_SYMBOL));
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry(), first);
+  EXPECT_EQ(entry(), first);
+  dlclose(handle);  // drops only this reference; load_plugin keeps its own
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundled, Descriptor, ::testing::ValuesIn(bundled_plugins()), [](const auto& test) {
+  std::string n = test.param;
+  for (auto& c : n)
+    if (c == '-') c = '_';
+  return n;
+});
+
+TEST(Descriptor, HarnessPluginsCarrySignInAndGenericDoesNot) {
+  for (const char* name : {"claude-code", "codex", "opencode"}) {
+    const px_plugin* p = load_plugin(name);
+    ASSERT_NE(p, nullptr);
+    EXPECT_NE(p->carry_sign_in, nullptr) << name;
+  }
+  const px_plugin* generic = load_plugin("generic");
+  ASSERT_NE(generic, nullptr);
+  EXPECT_EQ(generic->carry_sign_in, nullptr);
+  EXPECT_EQ(generic->parse_transcripts, nullptr);
+  EXPECT_EQ(generic->transcript_roots, nullptr);
+}
