@@ -134,6 +134,17 @@ Result<RunOutcome> run(RunRequest r) {
   PX_TRY(write_record(outcome.record_dir, record));
 
   seal::EnvMap env = policy.environment().apply(r.host_env);
+  // Who the run is, for tools inside it (the MCP server's whoami): facts the
+  // run may know about itself, never a secret.
+  env["PARALLEX_RUN_ID"] = outcome.run_id;
+  if (!r.agent.empty()) env["PARALLEX_AGENT"] = r.agent;
+  env["PARALLEX_NETWORK"] = policy::to_string(policy.network().mode);
+  if (policy.network().mode == policy::NetworkMode::allowlist) {
+    std::string hosts;
+    for (const auto& h : policy.network().hosts) hosts += (hosts.empty() ? "" : ",") + h.pattern;
+    env["PARALLEX_ALLOWED_HOSTS"] = hosts;
+  }
+  env["PARALLEX_SEALED"] = r.sealed ? "1" : "0";
   std::unique_ptr<proxy::ProxyServer> server;
   Result<int> status = Error::internal("the run did not start");
 
