@@ -1,0 +1,458 @@
+#include "proxy/connection.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "proxy/host_rules.hpp"
+#include "proxy/reasons.hpp"
+#include "proxy/server_core.hpp"
+
+namespace px::proxy {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+constexpr std::size_t kHeadReadChunk = 4096;
+constexpr auto kLinger = std::chrono::seconds(2);
+constexpr int kReadsPerTurn = 16;  // then yield, so one busy tunnel cannot starve the others
+
+std::string_view status_text(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 407: return "Proxy Authentication Required";
+    case 408: return "Request Timeout";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Error";
+  }
+}
+
+// The body names what was refused and why; it echoes a host only once that
+// host passed the name check, so no client bytes are reflected.
+std::string explain(std::string_view reason, const std::string& host) {
+  const std::string what = host.empty() ? std::string("this request") : host;
+  if (reason == reason::not_allowed) {
+    return "parallex proxy: " + what + " is outside this run's network rule. Add it to the run's allowed hosts to let it through.\n";
+  }
+  if (reason == reason::auth_required || reason == reason::auth_failed) {
+    return "parallex proxy: this proxy needs the run's password (Proxy-Authorization: Basic).\n";
+  }
+  if (reason == reason::local_servers_off || reason == reason::local_address) {
+    return "parallex proxy: " + what + " is on this machine or a private network; turn Local servers on to reach it.\n";
+  }
+  if (reason == reason::paused) return "parallex proxy: the network of this run is paused.\n";
+  return "parallex proxy refused " + what + ": " + std::string(reason) + ".\n";
+}
+
+std::string response(int status, std::string_view reason, const std::string& host) {
+  const std::string body = explain(reason, host);
+  std::string r = "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) + "\r\n";
+  if (status == 407) r += "Proxy-Authenticate: Basic realm=\"parallex\"\r\n";
+  r += "x-proxy-error: " + std::string(reason) + "\r\n";
+  r += "Content-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
+       "\r\nConnection: close\r\n\r\n" + body;
+  return r;
+}
+
+}  // namespace
+
+Connection::Connection(ServerCore& server, tcp::socket client)
+    : server_(server), client_(std::move(client)), upstream_(server.io) {
+  started_ = Clock::now();
+  up_.from = &client_;
+  up_.to = &upstream_;
+  up_.counter = &decision_.bytes_up;
+  down_.from = &upstream_;
+  down_.to = &client_;
+  down_.counter = &decision_.bytes_down;
+}
+
+void Connection::start() {
+  error_code ec;
+  client_.non_blocking(true, ec);
+  if (ec) return close("error");
+  wait_head();
+}
+
+void Connection::wait_head() {
+  client_.async_wait(tcp::socket::wait_read,
+                     [self = shared_from_this()](const error_code& ec) { self->on_head_readable(ec); });
+}
+
+void Connection::on_head_readable(const error_code& ec) {
+  if (state_ != State::head) return;
+  if (ec) return close("error");
+  auto& buf = server_.scratch;
+  error_code rec;
+  const std::size_t n = client_.read_some(asio::buffer(buf.data(), kHeadReadChunk), rec);
+  if (rec == asio::error::would_block || rec == asio::error::try_again) return wait_head();
+  if (rec) {
+    return close("eof");  // gone before a whole head arrived: nothing to decide
+  }
+  head_.append(buf.data(), n);
+  const ParseResult r = parse_request_head(head_, server_.config.limits.head, request_);
+  if (r.state == ParseState::need_more) return wait_head();
+  if (r.state == ParseState::bad) {
+    // Keep something recognizable for the log (escaped there), never the head.
+    decision_.host = head_.substr(0, std::min<std::size_t>(head_.find_first_of("\r\n"), 256));
+    return refuse(r.status, r.reason);
+  }
+  decide();
+}
+
+void Connection::decide() {
+  decision_.method = request_.method;
+  decision_.host = request_.target;
+  if (server_.paused) return refuse(403, reason::paused, "paused");
+  switch (check_proxy_auth(request_, server_.config.password)) {
+    case AuthResult::missing:
+      return refuse(407, reason::auth_required);
+    case AuthResult::wrong: {
+      // Guessing is slowed down: each wrong password in a row waits longer.
+      state_ = State::auth_wait;
+      delay_ = std::make_unique<asio::steady_timer>(server_.io, server_.auth_failure_delay());
+      delay_->async_wait([self = shared_from_this()](const error_code& ec) {
+        if (ec || self->state_ != State::auth_wait) return;
+        self->refuse(407, reason::auth_failed);
+      });
+      return;
+    }
+    case AuthResult::ok:
+      server_.auth_succeeded();
+      break;
+  }
+  decide_after_auth();
+}
+
+void Connection::decide_after_auth() {
+  const Verdict v = interpret(request_, target_);
+  if (!v.ok()) return refuse(v.status, v.reason);
+  const ProxyConfig& cfg = server_.config;
+  decision_.host = target_.endpoint.host;
+  decision_.port = target_.endpoint.port;
+  if (cfg.mode == NetworkMode::offline) return refuse(403, reason::offline, "denied", true);
+  if (target_.endpoint.host == "localhost") {
+    // Never sent to a resolver: "localhost" is this machine, and only Local
+    // servers may reach it, on any port.
+    if (!cfg.local_servers) return refuse(403, reason::local_servers_off, "denied", true);
+    return connect({asio::ip::address_v4::loopback()});
+  }
+  if (cfg.mode == NetworkMode::allowlist && !host_allowed(target_.endpoint.host, cfg.allowed_hosts)) {
+    return refuse(403, reason::not_allowed, "denied", true);
+  }
+  if (std::find(cfg.allowed_ports.begin(), cfg.allowed_ports.end(), target_.endpoint.port) == cfg.allowed_ports.end()) {
+    return refuse(403, reason::port_not_allowed, "denied", true);
+  }
+  resolve();
+}
+
+void Connection::resolve() {
+  state_ = State::resolving;
+  deadline_ = Clock::now() + server_.config.limits.connect_timeout;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  ServerCore& server = server_;
+  asio::post(server.resolver_pool, [weak, &server, host = target_.endpoint.host] {
+    auto result = server.resolver(host);
+    asio::post(server.io, [weak, result = std::move(result)]() mutable {
+      if (auto self = weak.lock()) self->on_resolved(std::move(result));
+    });
+  });
+}
+
+void Connection::on_resolved(Result<std::vector<asio::ip::address>> addresses) {
+  if (state_ != State::resolving) return;
+  if (!addresses || addresses.value().empty()) return refuse(502, reason::resolve_failed, "failed");
+  if (!server_.config.local_servers) {
+    // Refused if any answer is local: a name that resolves to both a public
+    // and a private address is a rebinding attempt, not a public server.
+    for (const auto& a : addresses.value()) {
+      const AddressClass c = classify(a);
+      if (c != AddressClass::global) {
+        return refuse(403, reason::local_address, "denied", true,
+                      a.to_string() + " (" + std::string(to_string(c)) + ")");
+      }
+    }
+  }
+  connect(std::move(addresses).value());
+}
+
+void Connection::connect(std::vector<asio::ip::address> addresses) {
+  state_ = State::connecting;
+  deadline_ = Clock::now() + server_.config.limits.connect_timeout;
+  // Exactly the addresses that were checked, in order: nothing is resolved again.
+  candidates_ = std::move(addresses);
+  next_candidate_ = 0;
+  try_next_address();
+}
+
+void Connection::try_next_address() {
+  if (next_candidate_ >= candidates_.size()) return refuse(502, reason::connect_failed, "failed");
+  const tcp::endpoint ep(candidates_[next_candidate_++], target_.endpoint.port);
+  error_code ec;
+  upstream_.close(ec);
+  // Opened by hand for SOCK_CLOEXEC: Asio's own open() leaves the descriptor
+  // inheritable, and the supervisor starts sealed children.
+  const int fd = ::socket(ep.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return refuse(502, reason::connect_failed, "failed");
+  upstream_.assign(ep.protocol(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return refuse(502, reason::connect_failed, "failed");
+  }
+  upstream_.async_connect(ep, [self = shared_from_this(), ep](const error_code& cec) {
+    if (self->state_ != State::connecting) return;
+    if (cec) return self->try_next_address();
+    self->on_connected(ep);
+  });
+}
+
+void Connection::on_connected(const tcp::endpoint& ep) {
+  std::vector<asio::ip::address>().swap(candidates_);
+  decision_.address = ep.address().to_string();
+  decision_.verdict = "allowed";
+  decision_.reason = reason::allowed;
+  error_code ig;
+  upstream_.non_blocking(true, ig);
+  upstream_.set_option(tcp::no_delay(true), ig);
+  client_.set_option(tcp::no_delay(true), ig);
+
+  std::string leftover = head_.substr(request_.head_size);
+  head_ = std::string();
+  if (target_.is_connect) {
+    decision_.status = 200;
+    outgoing_ = "HTTP/1.1 200 Connection Established\r\n\r\n";
+    asio::async_write(client_, asio::buffer(outgoing_),
+                      [self = shared_from_this(), leftover = std::move(leftover)](const error_code& wec, std::size_t) mutable {
+                        if (wec) return self->close("error");
+                        self->decision_.bytes_up += leftover.size();
+                        self->outgoing_ = std::move(leftover);  // bytes the client sent early
+                        self->start_relay();
+                      });
+    return;
+  }
+  // Plain HTTP: one request, its body framed exactly, nothing after it.
+  outgoing_ = upstream_head(request_, target_);
+  std::string_view body = leftover;
+  switch (target_.body) {
+    case Target::Body::none:
+      up_.done = true;
+      body = {};
+      break;
+    case Target::Body::length:
+      up_.limited = true;
+      body = body.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(body.size(), target_.content_length)));
+      up_.remaining = target_.content_length - body.size();
+      up_.done = up_.remaining == 0;
+      break;
+    case Target::Body::chunked: {
+      up_.chunked = std::make_unique<ChunkedTracker>();
+      const auto step = up_.chunked->feed(body);
+      if (step.error) return close("error");
+      body = body.substr(0, step.consumed);
+      up_.done = step.done;
+      break;
+    }
+  }
+  decision_.bytes_up += body.size();
+  outgoing_.append(body);
+  request_ = {};
+  start_relay();
+}
+
+void Connection::start_relay() {
+  state_ = State::relaying;
+  last_activity_ = Clock::now();
+  request_ = {};
+  if (outgoing_.empty()) {
+    outgoing_ = std::string();
+    if (!up_.done) arm(up_);
+    arm(down_);
+    return;
+  }
+  asio::async_write(upstream_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& ec, std::size_t) {
+    if (self->state_ != State::relaying) return;
+    if (ec) return self->close("error");
+    self->outgoing_ = std::string();
+    if (!self->up_.done) self->arm(self->up_);
+    self->arm(self->down_);
+  });
+}
+
+void Connection::arm(Direction& d) {
+  d.from->async_wait(tcp::socket::wait_read,
+                     [self = shared_from_this(), &d](const error_code& ec) { self->on_readable(d, ec); });
+}
+
+void Connection::on_readable(Direction& d, const error_code& ec) {
+  if (state_ != State::relaying) return;
+  if (ec) return close("error");
+  auto& buf = server_.scratch;
+  for (int turn = 0; turn < kReadsPerTurn; ++turn) {
+    std::size_t want = buf.size();
+    if (d.limited) want = static_cast<std::size_t>(std::min<std::uint64_t>(want, d.remaining));
+    error_code rec;
+    const std::size_t n = d.from->read_some(asio::buffer(buf.data(), want), rec);
+    if (rec == asio::error::would_block || rec == asio::error::try_again) return arm(d);
+    if (rec == asio::error::eof) return on_source_eof(d);
+    if (rec) return close("error");
+    last_activity_ = Clock::now();
+    std::size_t forward = n;
+    if (d.limited) {
+      d.remaining -= n;
+      d.done = d.remaining == 0;
+    } else if (d.chunked) {
+      const auto step = d.chunked->feed(std::string_view(buf.data(), n));
+      if (step.error) return close("error");
+      forward = step.consumed;  // anything after the body is dropped
+      d.done = step.done;
+    }
+    *d.counter += forward;
+    error_code wec;
+    std::size_t written = forward == 0 ? 0 : d.to->write_some(asio::buffer(buf.data(), forward), wec);
+    if (wec == asio::error::would_block || wec == asio::error::try_again) {
+      written = 0;
+    } else if (wec) {
+      return close("error");
+    }
+    if (written < forward) {
+      // The receiver is slow: keep the rest, stop reading this side until it
+      // is delivered. Back-pressure instead of buffering without bound.
+      d.pending.assign(buf.data() + written, buf.data() + forward);
+      asio::async_write(*d.to, asio::buffer(d.pending), [self = shared_from_this(), &d](const error_code& e, std::size_t) {
+        if (self->state_ != State::relaying) return;
+        if (e) return self->close("error");
+        std::vector<char>().swap(d.pending);
+        self->last_activity_ = Clock::now();
+        if (!d.done) self->arm(d);
+      });
+      return;
+    }
+    if (d.done) return;  // plain HTTP body sent; the client side is not read again
+  }
+  arm(d);
+}
+
+void Connection::on_source_eof(Direction& d) {
+  d.eof = true;
+  error_code ig;
+  if (!target_.is_connect) {
+    // Upstream finished the response, or the client gave up mid-body.
+    if (&d == &up_) return close("client-closed");
+    log_once("eof");
+    upstream_.close(ig);
+    client_.shutdown(tcp::socket::shutdown_send, ig);
+    state_ = State::lingering;
+    deadline_ = Clock::now() + kLinger;
+    return linger();
+  }
+  d.to->shutdown(tcp::socket::shutdown_send, ig);
+  if (up_.eof && down_.eof) close("eof");
+}
+
+void Connection::refuse(int status, std::string_view why, std::string_view verdict, bool by_rule,
+                        std::string address) {
+  if (state_ == State::closed || state_ == State::lingering) return;
+  decision_.status = status;
+  decision_.reason = why;
+  decision_.verdict = verdict;
+  decision_.address = std::move(address);
+  if (by_rule) server_.note_refused(decision_.host, decision_.port, why);
+  log_once({});
+  error_code ig;
+  upstream_.close(ig);
+  const bool host_checked = !target_.endpoint.host.empty();
+  outgoing_ = response(status, why, host_checked ? target_.endpoint.host : std::string());
+  head_ = std::string();
+  request_ = {};
+  state_ = State::lingering;
+  deadline_ = Clock::now() + kLinger;
+  asio::async_write(client_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& ec, std::size_t) {
+    if (self->state_ != State::lingering) return;
+    if (ec) return self->close("error");
+    error_code e;
+    self->client_.shutdown(tcp::socket::shutdown_send, e);
+    self->linger();
+  });
+}
+
+// Reads and drops what the client still sends until it closes: closing with
+// unread input would reset the connection and could destroy our answer.
+void Connection::linger() {
+  client_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
+    if (self->state_ != State::lingering) return;
+    if (ec) return self->close("error");
+    auto& buf = self->server_.scratch;
+    for (int turn = 0; turn < kReadsPerTurn; ++turn) {
+      error_code rec;
+      self->client_.read_some(asio::buffer(buf.data(), buf.size()), rec);
+      if (rec == asio::error::would_block || rec == asio::error::try_again) return self->linger();
+      if (rec) return self->close("eof");
+    }
+    self->linger();
+  });
+}
+
+void Connection::log_once(std::string_view how) {
+  if (logged_) return;
+  logged_ = true;
+  decision_.closed = how;
+  decision_.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+  server_.log.write(decision_);
+}
+
+void Connection::close(std::string_view how) {
+  if (state_ == State::closed) return;
+  // A client that vanished before sending a whole head asked nothing: no line.
+  if (decision_.verdict.empty()) logged_ = true;
+  log_once(how);
+  state_ = State::closed;
+  error_code ig;
+  client_.close(ig);
+  upstream_.close(ig);
+  if (delay_) delay_->cancel();
+  server_.remove(shared_from_this());
+}
+
+void Connection::abort(std::string_view how) {
+  if (state_ == State::closed) return;
+  if (!logged_ && state_ != State::relaying) {
+    decision_.verdict = how == "cut" ? std::string_view("paused") : std::string_view("denied");
+    decision_.reason = how == "cut" ? reason::paused : reason::stopped;
+  }
+  close(how);
+}
+
+void Connection::check_deadline(Clock::time_point now) {
+  const auto& limits = server_.config.limits;
+  switch (state_) {
+    case State::head:
+      if (now - started_ >= limits.header_timeout) refuse(408, reason::header_timeout);
+      break;
+    case State::resolving:
+    case State::connecting:
+      if (now >= deadline_) refuse(504, reason::connect_timeout, "failed");
+      break;
+    case State::relaying:
+      if (now - last_activity_ >= limits.idle_timeout) close("idle-timeout");
+      break;
+    case State::lingering:
+      if (now >= deadline_) close("eof");
+      break;
+    case State::auth_wait:
+    case State::closed:
+      break;
+  }
+}
+
+}  // namespace px::proxy

@@ -1,0 +1,89 @@
+#pragma once
+// One client connection, from the first byte of its request head to the last
+// byte of its tunnel. Lives on the server's io thread only.
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/decision_log.hpp"
+#include "proxy/request_parser.hpp"
+
+namespace px::proxy {
+
+class ServerCore;
+using Clock = std::chrono::steady_clock;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(ServerCore& server, boost::asio::ip::tcp::socket client);
+  void start();
+  // Called by the server's sweep: header, connect and idle timeouts.
+  void check_deadline(Clock::time_point now);
+  // Ends the connection at once, logging how (cut, stopped).
+  void abort(std::string_view how);
+
+ private:
+  enum class State { head, auth_wait, resolving, connecting, relaying, lingering, closed };
+  // One direction of the relay. Reads go through the server's shared scratch
+  // buffer; `pending` holds bytes only while the receiver is slow, so an idle
+  // tunnel owns no buffer at all.
+  struct Direction {
+    boost::asio::ip::tcp::socket* from = nullptr;
+    boost::asio::ip::tcp::socket* to = nullptr;
+    std::uint64_t* counter = nullptr;
+    std::vector<char> pending;
+    bool eof = false;
+    bool done = false;          // body complete (plain HTTP): read no further
+    bool limited = false;       // Content-Length framing
+    std::uint64_t remaining = 0;
+    std::unique_ptr<ChunkedTracker> chunked;
+  };
+
+  void wait_head();
+  void on_head_readable(const boost::system::error_code& ec);
+  void decide();
+  void decide_after_auth();
+  void resolve();
+  void on_resolved(Result<std::vector<boost::asio::ip::address>> addresses);
+  void connect(std::vector<boost::asio::ip::address> addresses);
+  void try_next_address();
+  void on_connected(const boost::asio::ip::tcp::endpoint& ep);
+  void start_relay();
+  void arm(Direction& d);
+  void on_readable(Direction& d, const boost::system::error_code& ec);
+  void on_source_eof(Direction& d);
+
+  // Refuses the request: logs, answers `status` with an x-proxy-error header,
+  // then closes after a short drain so the client reads the answer.
+  void refuse(int status, std::string_view reason, std::string_view verdict = "denied", bool by_rule = false,
+              std::string address = {});
+  void linger();
+  void close(std::string_view how);
+  void log_once(std::string_view how);
+
+  ServerCore& server_;
+  boost::asio::ip::tcp::socket client_;
+  boost::asio::ip::tcp::socket upstream_;
+  State state_ = State::head;
+  Clock::time_point started_;
+  Clock::time_point deadline_;
+  Clock::time_point last_activity_;
+  std::string head_;      // request head while it is read, then freed
+  std::string outgoing_;  // an answer or the first upstream bytes, then freed
+  Request request_;
+  Target target_;
+  Decision decision_;
+  bool logged_ = false;
+  Direction up_;    // client -> upstream
+  Direction down_;  // upstream -> client
+  std::unique_ptr<boost::asio::steady_timer> delay_;
+  std::vector<boost::asio::ip::address> candidates_;  // while connecting
+  std::size_t next_candidate_ = 0;
+};
+
+}  // namespace px::proxy

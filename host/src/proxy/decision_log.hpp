@@ -1,0 +1,41 @@
+#pragma once
+// One JSON line per decision. Only the io thread writes; each line is a single
+// write(2) on an O_APPEND descriptor so that lines are never interleaved.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "common/unique_fd.hpp"
+
+namespace px::proxy {
+
+struct Decision {
+  std::string method;
+  std::string host;  // as requested (escaped by the JSON writer, cut at 256 bytes)
+  std::uint16_t port = 0;
+  std::string_view verdict;  // allowed, denied, paused, failed
+  std::string_view reason;   // a constant from reasons.hpp
+  int status = 0;            // HTTP status sent to the client (200 for an opened tunnel)
+  std::string address;       // upstream address connected to, if any
+  std::string_view closed;   // how an allowed connection ended: eof, idle-timeout, cut, stopped, error
+  std::uint64_t bytes_up = 0;
+  std::uint64_t bytes_down = 0;
+  std::chrono::milliseconds duration{0};
+};
+
+std::string to_json_line(const Decision& d, std::chrono::system_clock::time_point when);
+
+class DecisionLog {
+ public:
+  static Result<DecisionLog> open(const std::filesystem::path& path);
+  DecisionLog() = default;  // logs nowhere
+  void write(const Decision& d);
+
+ private:
+  UniqueFd fd_;
+};
+
+}  // namespace px::proxy

@@ -1,0 +1,116 @@
+#pragma once
+// The per-run HTTP proxy: the only way out of a sealed run. It accepts CONNECT
+// tunnels and absolute-form plain HTTP (one request per connection), checks the
+// per-run password, the host rule and the address a name resolves to, and logs
+// one JSON line per decision. See docs/proxy.md.
+//
+// Threads: the server runs one io_context thread of its own (all connection
+// state lives there) and one resolver thread (getaddrinfo blocks). Every public
+// method is safe to call from any other thread; cut(), restore() and stop()
+// return once the io thread has carried them out.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/ip/address.hpp>
+
+#include "common/error.hpp"
+#include "common/unique_fd.hpp"
+#include "proxy/request_parser.hpp"
+
+namespace px::proxy {
+
+enum class NetworkMode { offline, allowlist, online };
+
+struct ProxyLimits {
+  HeadLimits head;                                          // 8 KiB line, 16 KiB / 100 header fields
+  std::chrono::milliseconds header_timeout{10'000};         // whole head, from accept (slowloris)
+  std::chrono::milliseconds connect_timeout{15'000};        // resolve + connect upstream
+  std::chrono::milliseconds idle_timeout{10 * 60'000};      // tunnel with no byte either way
+  std::size_t max_connections = 512;                        // open client connections per run
+};
+
+struct ProxyConfig {
+  NetworkMode mode = NetworkMode::offline;
+  std::vector<std::string> allowed_hosts;  // each matches itself and its subdomains
+  std::vector<std::uint16_t> allowed_ports{80, 443};
+  bool local_servers = false;  // CONNECT localhost:PORT -> 127.0.0.1:PORT; local addresses allowed
+  std::string password;        // required in Proxy-Authorization; at least 16 bytes
+  std::filesystem::path log_path;  // JSON lines, created 0600; empty: no log file
+  ProxyLimits limits;
+};
+
+// Checks a config and returns it with the allowed hosts normalized. An unusable
+// config is an error, never a wider network.
+Result<ProxyConfig> validate(ProxyConfig config);
+
+// Turns a host name into addresses. The default calls getaddrinfo; tests pass
+// their own to map names to loopback and to see which names were looked up.
+using Resolver = std::function<Result<std::vector<boost::asio::ip::address>>(const std::string& host)>;
+
+struct RefusedHost {
+  std::string host;  // normalized name (requests with malformed names are not listed)
+  std::uint16_t port = 0;
+  std::string reason;
+  std::uint64_t count = 0;
+};
+
+class ProxyServer {
+ public:
+  // Binds `address:port` (port 0 picks a free one) and starts serving.
+  static Result<std::unique_ptr<ProxyServer>> listen(ProxyConfig config, const std::string& address,
+                                                     std::uint16_t port, Resolver resolver = {});
+  // Serves on a TCP socket that is already bound and listening, e.g. one made
+  // inside a run's network namespace and received over SCM_RIGHTS.
+  static Result<std::unique_ptr<ProxyServer>> adopt(ProxyConfig config, UniqueFd listening_socket,
+                                                    Resolver resolver = {});
+
+  ~ProxyServer();
+  ProxyServer(const ProxyServer&) = delete;
+  ProxyServer& operator=(const ProxyServer&) = delete;
+
+  // "127.0.0.1:40123" ("[::1]:40123" for IPv6).
+  std::string listen_address() const;
+  std::uint16_t port() const;
+
+  // Kill switch: closes every connection and answers new requests with 403
+  // "paused" (logged with verdict "paused") until restore().
+  void cut();
+  void restore();
+  bool is_cut() const;
+
+  // Closes every connection and the listening socket; idempotent.
+  void stop();
+
+  // Hosts refused by the rule so far, most frequent first.
+  std::vector<RefusedHost> refused_hosts() const;
+
+  class Impl;
+
+ private:
+  explicit ProxyServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// 32 hex characters from RAND_bytes (128 bits).
+Result<std::string> generate_password();
+
+// Reads a password file (first line). Refuses files readable by group or
+// others. The message never contains the password.
+Result<std::string> read_password_file(const std::filesystem::path& path);
+// Creates `path` with mode 0600 (it must not exist) and writes the password.
+Status write_password_file(const std::filesystem::path& path, const std::string& password);
+
+// The environment a proxied child gets: HTTP(S)_PROXY, ALL_PROXY (both cases),
+// NO_PROXY for loopback, and git's http.proxy through GIT_CONFIG_*.
+std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password);
+
+// The end-of-run lines: "refused (outside the rule): host:port  reason  ×count".
+std::string format_refused(const std::vector<RefusedHost>& refused);
+
+}  // namespace px::proxy

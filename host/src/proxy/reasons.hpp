@@ -1,0 +1,54 @@
+#pragma once
+// Every decision the proxy takes carries one of these constants: it is sent to
+// the client in the `x-proxy-error` header, written to the decision log, and is
+// what tests assert on. They are part of the user interface (docs/proxy.md).
+#include <string_view>
+
+namespace px::proxy::reason {
+
+inline constexpr std::string_view allowed = "allowed";
+
+// Request syntax (400, 414, 431, 408).
+inline constexpr std::string_view bad_request_line = "bad-request-line";
+inline constexpr std::string_view bad_method = "bad-method";
+inline constexpr std::string_view bad_version = "bad-version";
+inline constexpr std::string_view bad_header = "bad-header";
+inline constexpr std::string_view bare_line_feed = "bare-line-feed";
+inline constexpr std::string_view obs_fold = "obsolete-line-folding";
+inline constexpr std::string_view duplicate_header = "duplicate-header";
+inline constexpr std::string_view request_line_too_long = "request-line-too-long";
+inline constexpr std::string_view headers_too_large = "headers-too-large";
+inline constexpr std::string_view too_many_headers = "too-many-headers";
+inline constexpr std::string_view header_timeout = "header-timeout";
+inline constexpr std::string_view bad_target = "bad-target";
+inline constexpr std::string_view origin_form = "not-a-proxy-request";
+inline constexpr std::string_view unsupported_scheme = "unsupported-scheme";
+inline constexpr std::string_view bad_host = "bad-host";
+inline constexpr std::string_view bad_port = "bad-port";
+inline constexpr std::string_view userinfo = "userinfo-refused";
+inline constexpr std::string_view host_mismatch = "host-header-mismatch";
+inline constexpr std::string_view body_framing = "ambiguous-body-framing";
+
+// Authentication (407).
+inline constexpr std::string_view auth_required = "proxy-auth-required";
+inline constexpr std::string_view auth_failed = "proxy-auth-failed";
+
+// Policy (403).
+inline constexpr std::string_view ip_literal = "ip-literal-refused";
+inline constexpr std::string_view not_allowed = "blocked-by-allowlist";
+inline constexpr std::string_view port_not_allowed = "port-not-allowed";
+inline constexpr std::string_view offline = "network-offline";
+inline constexpr std::string_view local_servers_off = "local-servers-off";
+inline constexpr std::string_view local_address = "resolved-to-local-address";
+inline constexpr std::string_view paused = "paused";
+
+// Capacity and upstream (503, 502, 504).
+inline constexpr std::string_view too_many_connections = "too-many-connections";
+inline constexpr std::string_view resolve_failed = "resolve-failed";
+inline constexpr std::string_view connect_failed = "connect-failed";
+inline constexpr std::string_view connect_timeout = "connect-timeout";
+
+// A request cut short because the proxy shut down.
+inline constexpr std::string_view stopped = "stopped";
+
+}  // namespace px::proxy::reason

@@ -1,0 +1,393 @@
+#include "proxy/request_parser.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+
+#include "proxy/reasons.hpp"
+
+namespace px::proxy {
+namespace {
+
+constexpr ParseResult bad(int status, std::string_view r) { return {ParseState::bad, status, r}; }
+
+bool is_tchar(unsigned char c) {
+  if (c >= '0' && c <= '9') return true;
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+// Field values: HTAB, SP, visible ASCII and obs-text. No NUL, CR, LF or DEL.
+bool is_value_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+ParseResult parse_request_line(std::string_view line, Request& out) {
+  const std::size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos) return bad(400, reason::bad_request_line);
+  const std::size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos) return bad(400, reason::bad_version);  // HTTP/0.9 has no version
+  if (line.find(' ', sp2 + 1) != std::string_view::npos) return bad(400, reason::bad_request_line);
+  const std::string_view method = line.substr(0, sp1);
+  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = line.substr(sp2 + 1);
+  // Methods are case-sensitive; "connect" is not CONNECT, and no client sends it.
+  if (method.empty() || method.size() > 32 ||
+      !std::all_of(method.begin(), method.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+    return bad(400, reason::bad_method);
+  }
+  if (target.empty() || !std::all_of(target.begin(), target.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u > 0x20 && u < 0x7f;
+      })) {
+    return bad(400, reason::bad_target);
+  }
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") return bad(400, reason::bad_version);
+  out.method = method;
+  out.target = target;
+  out.version = version;
+  return {ParseState::good, 0, {}};
+}
+
+}  // namespace
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+}
+
+std::size_t Request::count(std::string_view name) const {
+  return static_cast<std::size_t>(
+      std::count_if(headers.begin(), headers.end(), [&](const Header& h) { return iequals(h.name, name); }));
+}
+
+const Header* Request::find(std::string_view name) const {
+  for (const auto& h : headers) {
+    if (iequals(h.name, name)) return &h;
+  }
+  return nullptr;
+}
+
+ParseResult parse_request_head(std::string_view buffer, const HeadLimits& limits, Request& out) {
+  out = {};
+  // Request line. Bytes are checked as they arrive, so a TLS ClientHello or a
+  // binary blob sent to the proxy is refused at once instead of at the timeout.
+  std::size_t nl = buffer.find('\n');
+  const std::string_view first = buffer.substr(0, nl);
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    const auto c = static_cast<unsigned char>(first[i]);
+    if (c == '\r') {
+      if (i + 1 != first.size()) return bad(400, reason::bad_request_line);  // bare CR
+    } else if (c < 0x20 || c == 0x7f) {
+      return bad(400, reason::bad_request_line);  // NUL, tab separators, other controls
+    }
+  }
+  if (nl == std::string_view::npos) {
+    if (buffer.size() > limits.max_request_line) return bad(414, reason::request_line_too_long);
+    return {};
+  }
+  if (nl == 0 || buffer[nl - 1] != '\r') return bad(400, reason::bare_line_feed);
+  if (nl - 1 > limits.max_request_line) return bad(414, reason::request_line_too_long);
+  ParseResult r = parse_request_line(buffer.substr(0, nl - 1), out);
+  if (r.state == ParseState::bad) return r;
+
+  const std::size_t headers_start = nl + 1;
+  std::size_t pos = headers_start;
+  while (true) {
+    if (pos - headers_start > limits.max_header_bytes) return bad(431, reason::headers_too_large);
+    nl = buffer.find('\n', pos);
+    if (nl == std::string_view::npos) {
+      if (buffer.size() - headers_start > limits.max_header_bytes) return bad(431, reason::headers_too_large);
+      const std::string_view partial = buffer.substr(pos);
+      if (partial.find('\0') != std::string_view::npos) return bad(400, reason::bad_header);
+      return {};
+    }
+    if (nl == pos || buffer[nl - 1] != '\r') return bad(400, reason::bare_line_feed);
+    const std::string_view line = buffer.substr(pos, nl - 1 - pos);
+    pos = nl + 1;
+    if (line.empty()) break;  // end of head
+    if (pos - headers_start > limits.max_header_bytes) return bad(431, reason::headers_too_large);
+    if (line.front() == ' ' || line.front() == '\t') return bad(400, reason::obs_fold);
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) return bad(400, reason::bad_header);
+    const std::string_view name = line.substr(0, colon);
+    // Includes "Host : x": whitespace is not a token character.
+    if (!std::all_of(name.begin(), name.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); })) {
+      return bad(400, reason::bad_header);
+    }
+    const std::string_view value = line.substr(colon + 1);
+    if (!std::all_of(value.begin(), value.end(), [](char c) { return is_value_char(static_cast<unsigned char>(c)); })) {
+      return bad(400, reason::bad_header);
+    }
+    if (out.headers.size() >= limits.max_header_fields) return bad(431, reason::too_many_headers);
+    out.headers.push_back({std::string(name), std::string(trim(value))});
+  }
+  out.head_size = pos;
+  return {ParseState::good, 0, {}};
+}
+
+namespace {
+
+constexpr Verdict refuse(std::string_view r) { return {400, r}; }
+
+bool split_list_has_only(std::string_view value, std::string_view token) {
+  return iequals(trim(value), token);
+}
+
+Verdict check_body_framing(const Request& request, Target& out) {
+  const std::size_t n_te = request.count("transfer-encoding");
+  const std::size_t n_cl = request.count("content-length");
+  if (n_te > 0 && n_cl > 0) return refuse(reason::body_framing);
+  if (n_te > 1 || n_cl > 1) return refuse(reason::body_framing);
+  if (n_te == 1) {
+    // Only exactly "chunked": lists such as "chunked, identity" are read
+    // differently by different servers.
+    if (!split_list_has_only(request.find("transfer-encoding")->value, "chunked")) {
+      return refuse(reason::body_framing);
+    }
+    if (request.version == "HTTP/1.0") return refuse(reason::body_framing);
+    out.body = Target::Body::chunked;
+  } else if (n_cl == 1) {
+    const std::string& v = request.find("content-length")->value;
+    if (v.empty() || v.size() > 15 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return refuse(reason::body_framing);
+    }
+    out.content_length = std::stoull(v);
+    out.body = out.content_length > 0 ? Target::Body::length : Target::Body::none;
+  }
+  return {};
+}
+
+}  // namespace
+
+Verdict interpret(const Request& request, Target& out) {
+  out = {};
+  if (request.count("host") > 1) return refuse(reason::duplicate_header);
+  if (request.count("proxy-authorization") > 1) return refuse(reason::duplicate_header);
+  const Header* host_header = request.find("host");
+
+  if (request.method == "CONNECT") {
+    out.is_connect = true;
+    Verdict v = parse_authority(request.target, /*port_required=*/true, 0, out.endpoint);
+    if (!v.ok()) return v;
+    // The decision is taken on the authority alone; a Host header that says
+    // something else is a confused or hostile client.
+    if (host_header != nullptr) {
+      HostPort h;
+      const Verdict hv = parse_authority(host_header->value, false, out.endpoint.port, h);
+      if (!hv.ok() || h.host != out.endpoint.host || h.port != out.endpoint.port) {
+        return refuse(reason::host_mismatch);
+      }
+    }
+    if (request.count("transfer-encoding") > 0) return refuse(reason::body_framing);
+    if (const Header* cl = request.find("content-length"); cl != nullptr && cl->value != "0") {
+      return refuse(reason::body_framing);
+    }
+    return {};
+  }
+
+  const std::string_view target = request.target;
+  if (target.front() == '/' || target == "*") return refuse(reason::origin_form);
+  const std::size_t scheme_end = target.find("://");
+  if (scheme_end == std::string_view::npos) return refuse(reason::bad_target);
+  if (!iequals(target.substr(0, scheme_end), "http")) return refuse(reason::unsupported_scheme);
+  const std::string_view rest = target.substr(scheme_end + 3);
+  // A fragment is never sent by a client, and '\' is read as '/' by browsers:
+  // both are classic ways to make two parsers see two different hosts.
+  if (rest.find('#') != std::string_view::npos || rest.find('\\') != std::string_view::npos) {
+    return refuse(reason::bad_target);
+  }
+  const std::size_t path_start = rest.find_first_of("/?");
+  const std::string_view authority = rest.substr(0, path_start);
+  Verdict v = parse_authority(authority, /*port_required=*/false, 80, out.endpoint);
+  if (!v.ok()) return v;
+  if (path_start == std::string_view::npos) {
+    out.path = "/";
+  } else if (rest[path_start] == '?') {
+    out.path = "/";
+    out.path.append(rest.substr(path_start));
+  } else {
+    out.path = std::string(rest.substr(path_start));
+  }
+  // RFC 9112 3.2.2: with absolute-form the Host header is ignored and replaced.
+  return check_body_framing(request, out);
+}
+
+AuthResult check_proxy_auth(const Request& request, std::string_view password) {
+  const Header* h = request.find("proxy-authorization");
+  if (h == nullptr) return AuthResult::missing;
+  const std::string_view value = h->value;
+  if (value.size() < 6 || !iequals(value.substr(0, 6), "basic ")) return AuthResult::wrong;
+  const std::string_view encoded = trim(value.substr(6));
+  if (encoded.empty() || encoded.size() % 4 != 0 || encoded.size() > 1024) return AuthResult::wrong;
+  std::size_t padding = 0;
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    const char c = encoded[i];
+    const bool b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (c == '=' && i + 2 >= encoded.size()) {
+      ++padding;
+    } else if (!b64 || padding > 0) {
+      return AuthResult::wrong;
+    }
+  }
+  std::array<unsigned char, 768> decoded{};
+  const int n = EVP_DecodeBlock(decoded.data(), reinterpret_cast<const unsigned char*>(encoded.data()),
+                                static_cast<int>(encoded.size()));
+  if (n < 0 || static_cast<std::size_t>(n) < padding) return AuthResult::wrong;
+  const std::string_view credentials(reinterpret_cast<const char*>(decoded.data()),
+                                     static_cast<std::size_t>(n) - padding);
+  const std::size_t colon = credentials.find(':');
+  if (colon == std::string_view::npos || colon == 0) return AuthResult::wrong;
+  const std::string_view given = credentials.substr(colon + 1);
+  // Hashing both sides first makes the comparison independent of the length
+  // of the guess as well as of its content.
+  std::array<unsigned char, EVP_MAX_MD_SIZE> a{};
+  std::array<unsigned char, EVP_MAX_MD_SIZE> b{};
+  unsigned int la = 0;
+  unsigned int lb = 0;
+  if (EVP_Digest(given.data(), given.size(), a.data(), &la, EVP_sha256(), nullptr) != 1 ||
+      EVP_Digest(password.data(), password.size(), b.data(), &lb, EVP_sha256(), nullptr) != 1 || la != lb) {
+    return AuthResult::wrong;
+  }
+  const bool equal = CRYPTO_memcmp(a.data(), b.data(), la) == 0;
+  OPENSSL_cleanse(decoded.data(), decoded.size());
+  return equal && !password.empty() ? AuthResult::ok : AuthResult::wrong;
+}
+
+std::string upstream_head(const Request& request, const Target& target) {
+  // Hop-by-hop headers (RFC 9110 7.6.1) and every header the client named in
+  // Connection stay here. Upgrade goes too: one request per connection, no h2c
+  // or WebSocket switch behind the proxy's back.
+  std::vector<std::string> drop = {"connection", "keep-alive", "te", "trailer", "upgrade", "http2-settings", "host"};
+  for (const auto& h : request.headers) {
+    if (!iequals(h.name, "connection")) continue;
+    std::string_view list = h.value;
+    while (!list.empty()) {
+      const std::size_t comma = list.find(',');
+      std::string token(trim(list.substr(0, comma)));
+      std::transform(token.begin(), token.end(), token.begin(), lower);
+      if (!token.empty()) drop.push_back(std::move(token));
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  }
+  std::string out;
+  out.reserve(request.head_size + 64);
+  out += request.method;
+  out += ' ';
+  out += target.path;
+  out += ' ';
+  out += request.version;
+  out += "\r\nHost: ";
+  out += target.endpoint.host;
+  if (target.endpoint.port != 80) out += ":" + std::to_string(target.endpoint.port);
+  out += "\r\n";
+  for (const auto& h : request.headers) {
+    if (h.name.size() >= 6 && iequals(std::string_view(h.name).substr(0, 6), "proxy-")) continue;
+    const bool dropped = std::any_of(drop.begin(), drop.end(), [&](const std::string& d) { return iequals(h.name, d); });
+    if (dropped) continue;
+    out += h.name;
+    out += ": ";
+    out += h.value;
+    out += "\r\n";
+  }
+  out += "Connection: close\r\n\r\n";
+  return out;
+}
+
+ChunkedTracker::Step ChunkedTracker::feed(std::string_view data) {
+  Step step;
+  std::size_t i = 0;
+  const auto fail = [&] {
+    step.error = true;
+    step.consumed = i;
+    return step;
+  };
+  while (i < data.size() && state_ != S::done) {
+    const char c = data[i];
+    switch (state_) {
+      case S::size: {
+        int digit = -1;
+        if (c >= '0' && c <= '9') digit = c - '0';
+        else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+        if (digit >= 0) {
+          // 15 hex digits is 1 PiB: more is an overflow attempt.
+          if (++size_digits_ > 15) return fail();
+          remaining_ = remaining_ * 16 + static_cast<std::uint64_t>(digit);
+        } else if (size_digits_ > 0 && c == ';') {
+          state_ = S::size_ext;
+        } else if (size_digits_ > 0 && c == '\r') {
+          state_ = S::size_lf;
+        } else {
+          return fail();
+        }
+        ++i;
+        break;
+      }
+      case S::size_ext:
+        if (c == '\r') state_ = S::size_lf;
+        else if (!is_value_char(static_cast<unsigned char>(c))) return fail();
+        ++i;
+        break;
+      case S::size_lf:
+        if (c != '\n') return fail();
+        state_ = remaining_ == 0 ? S::trailer_start : S::data;
+        ++i;
+        break;
+      case S::data: {
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, data.size() - i));
+        i += take;
+        remaining_ -= take;
+        if (remaining_ == 0) state_ = S::data_cr;
+        break;
+      }
+      case S::data_cr:
+        if (c != '\r') return fail();
+        state_ = S::data_lf;
+        ++i;
+        break;
+      case S::data_lf:
+        if (c != '\n') return fail();
+        state_ = S::size;
+        size_digits_ = 0;
+        ++i;
+        break;
+      case S::trailer_start:
+        if (c == '\r') state_ = S::final_lf;
+        else if (c == '\n' || !is_value_char(static_cast<unsigned char>(c))) return fail();
+        else state_ = S::trailer;
+        ++i;
+        break;
+      case S::trailer:
+        if (c == '\r') state_ = S::trailer_lf;
+        else if (!is_value_char(static_cast<unsigned char>(c))) return fail();
+        ++i;
+        break;
+      case S::trailer_lf:
+        if (c != '\n') return fail();
+        state_ = S::trailer_start;
+        ++i;
+        break;
+      case S::final_lf:
+        if (c != '\n') return fail();
+        state_ = S::done;
+        ++i;
+        break;
+      case S::done:
+        break;
+    }
+  }
+  step.consumed = i;
+  step.done = state_ == S::done;
+  return step;
+}
+
+}  // namespace px::proxy

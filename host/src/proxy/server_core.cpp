@@ -1,0 +1,195 @@
+#include "proxy/server_core.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <future>
+
+#include "common/logging.hpp"
+#include "proxy/reasons.hpp"
+
+namespace px::proxy {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+ServerCore::ServerCore(ProxyConfig cfg, Resolver res, DecisionLog decision_log)
+    : config(std::move(cfg)), resolver(std::move(res)), log(std::move(decision_log)), scratch(64 * 1024) {
+  const auto& l = config.limits;
+  const auto shortest = std::min({l.header_timeout, l.connect_timeout, l.idle_timeout});
+  sweep_interval_ = std::clamp(shortest / 4, std::chrono::milliseconds(20), std::chrono::milliseconds(500));
+}
+
+ServerCore::~ServerCore() { stop(); }
+
+void ServerCore::start() {
+  error_code ec;
+  acceptor.non_blocking(true, ec);
+  accept();
+  sweep();
+  thread_ = std::thread([this] {
+    // A handler that throws is a bug of ours; it must not take the run's
+    // network down with it, so the loop logs and goes on.
+    while (true) {
+      try {
+        io.run();
+        return;
+      } catch (const std::exception& e) {
+        spdlog::error("proxy: internal error in a connection handler: {}", e.what());
+      }
+    }
+  });
+}
+
+void ServerCore::accept() {
+  // accept4 by hand, not async_accept: Asio's accept leaves the new descriptor
+  // inheritable, and the supervisor starts sealed children.
+  acceptor.async_wait(tcp::acceptor::wait_read, [this](const error_code& ec) {
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+    if (ec) {
+      spdlog::warn("proxy: waiting for connections failed: {}", ec.message());
+      accept_retry_.expires_after(std::chrono::milliseconds(100));
+      accept_retry_.async_wait([this](const error_code& e) {
+        if (!e) accept();
+      });
+      return;
+    }
+    for (int i = 0; i < 64; ++i) {
+      const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        // EMFILE and friends: wait instead of spinning on a full fd table.
+        spdlog::warn("proxy: accepting a connection failed: {}", std::strerror(errno));
+        accept_retry_.expires_after(std::chrono::milliseconds(100));
+        accept_retry_.async_wait([this](const error_code& e) {
+          if (!e) accept();
+        });
+        return;
+      }
+      tcp::socket socket(io);
+      error_code aec;
+      socket.assign(acceptor.local_endpoint(aec).protocol(), fd, aec);
+      if (aec) {
+        ::close(fd);
+        continue;
+      }
+      admit(std::move(socket));
+    }
+    accept();
+  });
+}
+
+void ServerCore::admit(tcp::socket socket) {
+  if (connections_.size() >= config.limits.max_connections) {
+    // Answered without reading: a flood costs one small write per socket.
+    static const std::string busy =
+        "HTTP/1.1 503 Service Unavailable\r\nx-proxy-error: too-many-connections\r\nContent-Length: 0\r\n"
+        "Connection: close\r\n\r\n";
+    error_code ig;
+    socket.non_blocking(true, ig);
+    socket.write_some(asio::buffer(busy), ig);
+    socket.shutdown(tcp::socket::shutdown_both, ig);
+    Decision d;
+    d.verdict = "denied";
+    d.reason = reason::too_many_connections;
+    d.status = 503;
+    log.write(d);
+    return;
+  }
+  auto c = std::make_shared<Connection>(*this, std::move(socket));
+  connections_.insert(c);
+  c->start();
+}
+
+void ServerCore::sweep() {
+  sweep_timer_.expires_after(sweep_interval_);
+  sweep_timer_.async_wait([this](const error_code& ec) {
+    if (ec) return;
+    const auto now = Clock::now();
+    const std::vector<std::shared_ptr<Connection>> all(connections_.begin(), connections_.end());
+    for (const auto& c : all) c->check_deadline(now);
+    sweep();
+  });
+}
+
+void ServerCore::close_all(std::string_view how) {
+  const std::vector<std::shared_ptr<Connection>> all(connections_.begin(), connections_.end());
+  for (const auto& c : all) c->abort(how);
+  connections_.clear();
+}
+
+void ServerCore::run_on_io(const std::function<void()>& fn) {
+  if (!thread_.joinable() || std::this_thread::get_id() == thread_.get_id()) {
+    fn();
+    return;
+  }
+  std::promise<void> done;
+  asio::post(io, [&] {
+    fn();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+void ServerCore::cut() {
+  std::lock_guard lock(control_);
+  paused = true;
+  if (stopped_) return;
+  run_on_io([this] { close_all("cut"); });
+}
+
+void ServerCore::restore() {
+  std::lock_guard lock(control_);
+  paused = false;
+}
+
+void ServerCore::stop() {
+  std::lock_guard lock(control_);
+  if (stopped_) return;
+  stopped_ = true;
+  run_on_io([this] {
+    error_code ig;
+    acceptor.close(ig);
+    sweep_timer_.cancel();
+    accept_retry_.cancel();
+    close_all("stopped");
+  });
+  work_.reset();
+  io.stop();
+  if (thread_.joinable()) thread_.join();
+  // A lookup still in getaddrinfo finishes first; its answer finds no
+  // connection. Then the aborted handlers run here, releasing what they hold.
+  resolver_pool.join();
+  io.restart();
+  io.poll();
+}
+
+void ServerCore::note_refused(const std::string& host, std::uint16_t port, std::string_view reason) {
+  std::lock_guard lock(refused_mutex_);
+  ++refused_[{host, port, std::string(reason)}];
+}
+
+std::vector<RefusedHost> ServerCore::refused_hosts() const {
+  std::vector<RefusedHost> out;
+  {
+    std::lock_guard lock(refused_mutex_);
+    for (const auto& [key, count] : refused_) {
+      out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), count});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+  return out;
+}
+
+std::chrono::milliseconds ServerCore::auth_failure_delay() {
+  auth_failures_ = std::min(auth_failures_ + 1, 20u);
+  return std::chrono::milliseconds(100) * auth_failures_;
+}
+
+}  // namespace px::proxy

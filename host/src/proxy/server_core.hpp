@@ -1,0 +1,73 @@
+#pragma once
+// The server's shared state and its io thread. Connections reach it by
+// reference; everything below marked (io) is touched by the io thread only.
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <tuple>
+#include <unordered_set>
+
+#include "proxy/connection.hpp"
+#include "proxy/decision_log.hpp"
+#include "proxy/proxy.hpp"
+
+namespace px::proxy {
+
+class ServerCore {
+ public:
+  ServerCore(ProxyConfig config, Resolver resolver, DecisionLog log);
+  ~ServerCore();
+  ServerCore(const ServerCore&) = delete;
+  ServerCore& operator=(const ServerCore&) = delete;
+
+  void start();  // acceptor must be open and listening
+  void cut();
+  void restore();
+  void stop();
+  std::vector<RefusedHost> refused_hosts() const;
+
+  // For connections (io).
+  void remove(const std::shared_ptr<Connection>& c) { connections_.erase(c); }
+  void note_refused(const std::string& host, std::uint16_t port, std::string_view reason);
+  std::chrono::milliseconds auth_failure_delay();  // grows with consecutive failures
+  void auth_succeeded() { auth_failures_ = 0; }
+
+  boost::asio::io_context io;  // first member: destroyed last
+  boost::asio::ip::tcp::acceptor acceptor{io};
+  boost::asio::thread_pool resolver_pool{2};
+  const ProxyConfig config;
+  const Resolver resolver;
+  DecisionLog log;                             // (io)
+  std::vector<char> scratch;                   // (io) shared read buffer of every relay
+  std::atomic<bool> paused{false};
+
+ private:
+  void accept();
+  void admit(boost::asio::ip::tcp::socket socket);
+  void sweep();
+  void close_all(std::string_view how);
+  void run_on_io(const std::function<void()>& fn);
+
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{io.get_executor()};
+  boost::asio::steady_timer sweep_timer_{io};
+  boost::asio::steady_timer accept_retry_{io};
+  std::chrono::milliseconds sweep_interval_{500};
+  std::unordered_set<std::shared_ptr<Connection>> connections_;  // (io)
+  unsigned auth_failures_ = 0;                                    // (io)
+  std::thread thread_;
+  std::mutex control_;  // serializes cut/restore/stop callers
+  bool stopped_ = false;  // under control_
+  mutable std::mutex refused_mutex_;
+  std::map<std::tuple<std::string, std::uint16_t, std::string>, std::uint64_t> refused_;  // under refused_mutex_
+};
+
+}  // namespace px::proxy
