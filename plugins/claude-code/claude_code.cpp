@@ -116,7 +116,7 @@ class ClaudeCodePlugin final : public Plugin {
         {"~/.claude/debug", "Claude Code's debug logs"},
         {"~/.claude/cache", "Claude Code's own cache (release notes)"},
     };
-    for (const auto& d : kWritable) out.read_write(d.path, d.reason);
+    for (const auto& d : kWritable) out.state_dir(d.path, d.reason);
     static constexpr Dir kReadable[] = {
         {"~/.claude/settings.json", "Claude Code's user settings (read only: hooks in it run commands)"},
         {"~/.claude/CLAUDE.md", "your instructions for Claude Code in every project"},
@@ -132,13 +132,12 @@ class ClaudeCodePlugin final : public Plugin {
     for (const auto& d : kReadable) out.read(d.path, d.reason);
 
     // ${CLAUDE_CODE_TMPDIR:-${TMPDIR:-/tmp}}/claude-<uid>: made before every
-    // Bash tool call; without it no command runs. On macOS it is /private/tmp.
-    const std::string scratch =
-        std::string(in.platform == Platform::MacOS ? "/private/tmp/claude-" : "/tmp/claude-") +
-        support::uid_string();
-    out.read_write(scratch,
-                   "Claude Code's per-user scratch dir, created before every Bash tool call; without it no "
-                   "command runs");
+    // Bash tool call; without it no command runs. On Linux the seal's /tmp is
+    // the run's private temp dir (already writable); macOS needs the carve-in.
+    if (in.platform == Platform::MacOS)
+      out.read_write("/private/tmp/claude-" + support::uid_string(),
+                     "Claude Code's per-user scratch dir, created before every Bash tool call; without it no "
+                     "command runs");
   }
 
   static void contribute_environment(const ContributeInput& in, Contribution& out) {

@@ -32,7 +32,7 @@ class CodexPlugin final : public Plugin {
   }
 
   void contribute(const ContributeInput& in, Contribution& out) override {
-    out.read_write("~/.codex",
+    out.state_dir("~/.codex",
                    "Codex's own home: sessions, SQLite state, installation id, shell snapshots, the helper "
                    "links it makes in tmp/ on every start, and its sign-in (auth.json)");
     support::contribute_install_dirs(in, kInstall, out);

@@ -28,11 +28,11 @@ class OpencodePlugin final : public Plugin {
   }
 
   void contribute(const ContributeInput& in, Contribution& out) override {
-    out.read_write("~/.config/opencode", "opencode's config (opencode.jsonc, agents, commands, plugins)");
-    out.read_write("~/.local/share/opencode",
+    out.state_dir("~/.config/opencode", "opencode's config (opencode.jsonc, agents, commands, plugins)");
+    out.state_dir("~/.local/share/opencode",
                    "opencode's sessions (opencode.db), logs, worktree snapshots and sign-in (auth.json)");
-    out.read_write("~/.local/state/opencode", "opencode's locks and last-used model");
-    out.read_write("~/.cache/opencode", "opencode's own cache (models list, provider packages it installs)");
+    out.state_dir("~/.local/state/opencode", "opencode's locks and last-used model");
+    out.state_dir("~/.cache/opencode", "opencode's own cache (models list, provider packages it installs)");
     out.read("~/.claude/CLAUDE.md", "opencode reads Claude Code's global instructions too");
     support::contribute_install_dirs(in, kInstall, out);
 

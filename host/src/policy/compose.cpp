@@ -62,7 +62,10 @@ void apply_harness(PolicyBuilder& b, const HarnessContribution& h, const Placeho
                            "', which is neither absolute nor under '~/'; the plugin needs fixing"));
       continue;
     }
-    b.allow(ph.expand(p.path, ph.run_home), p.executable_dir ? Access::read : p.access, p.reason, origin);
+    if (p.create_if_missing && !p.executable_dir)
+      b.allow_state_dir(ph.expand(p.path, ph.run_home), p.reason, origin);
+    else
+      b.allow(ph.expand(p.path, ph.run_home), p.executable_dir ? Access::read : p.access, p.reason, origin);
   }
   for (const auto& e : h.env) {
     switch (e.action) {

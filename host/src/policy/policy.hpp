@@ -29,6 +29,9 @@ struct PathGrant {
   Access access = Access::read;
   std::string reason;
   Origin origin;
+  // A harness state dir: the supervisor creates it (0700) before the run when
+  // missing, since a grant cannot cover a path that does not exist yet.
+  bool create_if_missing = false;
 };
 
 struct PathDeny {

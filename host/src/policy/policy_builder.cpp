@@ -53,12 +53,20 @@ PolicyBuilder& PolicyBuilder::allow(const fs::path& path, Access access, std::st
     for (auto& g : policy_.grants_) {
       if (g.path != *p) continue;
       if (access == Access::write && g.access == Access::read) {
-        g = {*p, access, std::move(reason), std::move(origin)};
+        g = {*p, access, std::move(reason), std::move(origin), g.create_if_missing};
       }
       return *this;
     }
-    policy_.grants_.push_back({*p, access, std::move(reason), std::move(origin)});
+    policy_.grants_.push_back({*p, access, std::move(reason), std::move(origin), false});
   }
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::allow_state_dir(const fs::path& path, std::string reason, Origin origin) {
+  allow(path, Access::write, std::move(reason), std::move(origin));
+  if (auto p = absolute(path, Origin::builtin(), "state dir"))
+    for (auto& g : policy_.grants_)
+      if (g.path == *p) g.create_if_missing = true;
   return *this;
 }
 

@@ -20,6 +20,8 @@ class PolicyBuilder {
   PolicyBuilder& harness(std::string name);
 
   PolicyBuilder& allow(const fs::path& path, Access access, std::string reason, Origin origin);
+  // A writable state dir created before the run when missing.
+  PolicyBuilder& allow_state_dir(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& deny(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& read_only(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& forbid_new_git(bool forbid, Origin origin);

@@ -22,6 +22,7 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   json grants = json::array();
   for (const auto& g : p.grants()) {
     json e{{"path", g.path.string()}, {"access", g.access == Access::write ? "read-write" : "read"}, {"reason", g.reason}};
+    if (g.create_if_missing) e["create_if_missing"] = true;
     add_origin(e, g.origin, with_origins);
     grants.push_back(std::move(e));
   }

@@ -108,6 +108,14 @@ Result<RunOutcome> run(RunRequest r) {
   ::chmod(r.policy.temp_dir().c_str(), 0700);
 
   const policy::Policy& policy = r.policy;
+  // Harness state dirs that do not exist yet: made now, outside the seal, so
+  // the grant can cover them (the builder checked they lie in the run's home).
+  for (const auto& g : policy.grants()) {
+    if (!g.create_if_missing || fs::exists(g.path, ec)) continue;
+    fs::create_directories(g.path, ec);
+    if (ec) return Error::io("cannot create the harness state dir " + g.path.string() + " (" + g.origin.describe() + ")", ec.value());
+    ::chmod(g.path.c_str(), 0700);
+  }
   const bool wants_network = policy.network().mode != policy::NetworkMode::offline;
   const fs::path proxy_log = outcome.record_dir / "proxy.jsonl";
   std::string password;

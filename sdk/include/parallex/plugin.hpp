@@ -88,6 +88,10 @@ class Contribution {
   void read_write(const std::string& path, const std::string& reason) {
     sink_.path(sink_.ctx, PX_ACCESS_READ_WRITE, path.c_str(), reason.c_str());
   }
+  // A directory of the harness's own state that the host creates when missing (ABI 1.1).
+  void state_dir(const std::string& path, const std::string& reason) {
+    sink_.path(sink_.ctx, PX_ACCESS_STATE_DIR, path.c_str(), reason.c_str());
+  }
   void executable_dir(const std::string& path, const std::string& reason) {
     sink_.executable_dir(sink_.ctx, path.c_str(), reason.c_str());
   }

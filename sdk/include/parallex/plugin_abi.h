@@ -23,6 +23,7 @@
  *
  * ABI history:
  *   1.0  detect, contribute, parse_transcripts, carry_sign_in.
+ *   1.1  PX_ACCESS_STATE_DIR: a state dir the host creates when missing.
  * Adding a field at the end of a struct is a minor bump; the host reads a
  * field only when `struct_size` says the plugin has it.
  */
@@ -37,7 +38,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 0
+#define PX_PLUGIN_ABI_MINOR 1
 
 #define PX_PLUGIN_ENTRY_SYMBOL "parallex_plugin_entry"
 
@@ -82,7 +83,14 @@ typedef struct px_contribute_input {
   const px_command* command; /* may be NULL (policy shown for a harness by name) */
 } px_contribute_input;
 
-typedef enum px_access { PX_ACCESS_READ = 1, PX_ACCESS_READ_WRITE = 2 } px_access;
+typedef enum px_access {
+  PX_ACCESS_READ = 1,
+  PX_ACCESS_READ_WRITE = 2,
+  /* Since 1.1: a directory of the harness's own state, read-write; the host
+   * creates it (mode 0700) before the run when it is missing, since the seal
+   * cannot grant a path that does not exist yet. */
+  PX_ACCESS_STATE_DIR = 3
+} px_access;
 
 typedef enum px_env_action {
   PX_ENV_KEEP = 1,  /* pattern: keep host variables that match (provider keys) */

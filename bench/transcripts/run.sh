@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Parse throughput of the transcript parsers against ccusage on the same synthetic files.
+#   bench/transcripts/run.sh [--size-mb N] [--bench-bin PATH] [--work DIR]
+# Builds transcripts_parse_bench (Release) unless --bench-bin is given, generates a ~N MB
+# Claude Code set and a ~N MB Codex set (default 500), runs each tool on a warm page
+# cache and reports wall and CPU time of the fastest of three runs. ccusage (npm i -g ccusage) reads Claude's projects via
+# CLAUDE_CONFIG_DIR and Codex via CODEX_HOME; HOME points at an empty dir so it reads nothing else.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+size_mb=500
+bench_bin=""
+work="${TMPDIR:-/tmp}/px-transcripts-bench"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --size-mb) size_mb="$2"; shift 2 ;;
+    --bench-bin) bench_bin="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+if [[ -z "$bench_bin" ]]; then
+  build="$repo/build-bench"
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPARALLEX_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$build" --target transcripts_parse_bench -j2 >/dev/null
+  bench_bin="$(find "$build" -name transcripts_parse_bench -type f -perm -u+x | head -1)"
+fi
+[[ -x "$bench_bin" ]] || { echo "transcripts_parse_bench not found (use --bench-bin)" >&2; exit 1; }
+
+mkdir -p "$work"
+for set in claude codex; do
+  stamp="$work/$set.size"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$size_mb" ]]; then
+    rm -rf "${work:?}/$set"
+    echo "generating ${size_mb} MB $set set in $work/$set ..." >&2
+    python3 "$here/gen.py" "$set" "$work/$set" "$size_mb"
+    echo "$size_mb" > "$stamp"
+  fi
+done
+empty_home="$work/empty-home"
+mkdir -p "$empty_home"
+
+# Wall time counts waiting for a core on a busy machine; CPU time (user + system, all
+# threads) does not. Both are reported; each tool runs three times, the fastest run is kept.
+measure() {  # prints "wall cpu" of the fastest of three runs of "$@"
+  local best_wall="" best_cpu="" out
+  out=$(mktemp)
+  for _ in 1 2 3; do
+    /usr/bin/time -f "%e %U %S" -o "$out" "$@" >/dev/null 2>&1 || true
+    read -r wall user sys < <(tail -1 "$out")
+    local cpu
+    cpu=$(echo "$user + $sys" | bc -l)
+    if [[ -z "$best_wall" ]] || (( $(echo "$wall < $best_wall" | bc -l) )); then best_wall=$wall; fi
+    if [[ -z "$best_cpu" ]] || (( $(echo "$cpu < $best_cpu" | bc -l) )); then best_cpu=$cpu; fi
+  done
+  rm -f "$out"
+  echo "$best_wall $best_cpu"
+}
+fmt() { printf "%.${2:-2}f" "$1"; }
+ratio() { if (( $(echo "$2 > 0" | bc -l) )); then printf '%.1fx' "$(echo "$1 / $2" | bc -l)"; else echo "n/a"; fi; }
+
+ccusage_bin=""
+if command -v ccusage >/dev/null 2>&1; then
+  # The npm package is a Node launcher for a native binary; time the binary itself.
+  native="$(dirname "$(readlink -f "$(command -v ccusage)")")/../node_modules/@ccusage"
+  ccusage_bin="$(find "$native" -path '*/bin/ccusage' -type f 2>/dev/null | head -1)"
+  [[ -n "$ccusage_bin" ]] || ccusage_bin="$(command -v ccusage)"
+  echo "ccusage: $ccusage_bin ($(ccusage --version 2>/dev/null || echo '?'))" >&2
+fi
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), cores: $(nproc)" >&2
+
+printf '| set | size (MB) | parallex wall (s) | parallex CPU (s) | parallex MB/s (wall / CPU) | ccusage wall (s) | ccusage CPU (s) | ccusage MB/s (wall / CPU) | parallex faster: wall | parallex faster: CPU |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+for set in claude codex; do
+  dir="$work/$set"
+  bytes=$(du -sb "$dir" | cut -f1)
+  mb=$(echo "$bytes / 1000000" | bc -l)
+  find "$dir" -type f -exec cat {} + > /dev/null  # warm the page cache for both tools
+  if [[ $set == claude ]]; then harness=claude-code; else harness=codex; fi
+  read -r ow oc < <(measure "$bench_bin" --harness "$harness" "$dir")
+  cw="n/a"; ccpu="n/a"; cmbs="n/a"; rw="n/a"; rc="n/a"
+  if [[ -n "$ccusage_bin" ]]; then
+    if [[ $set == claude ]]; then
+      read -r cw ccpu < <(measure env HOME="$empty_home" CLAUDE_CONFIG_DIR="$dir" "$ccusage_bin" claude session --json --offline)
+    else
+      read -r cw ccpu < <(measure env HOME="$empty_home" CODEX_HOME="$dir" "$ccusage_bin" codex session --json --offline)
+    fi
+    rw=$(ratio "$cw" "$ow"); rc=$(ratio "$ccpu" "$oc")
+    cmbs="$(fmt "$(echo "$mb / $cw" | bc -l)" 0) / $(fmt "$(echo "$mb / $ccpu" | bc -l)" 0)"
+    cw=$(fmt "$cw"); ccpu=$(fmt "$ccpu")
+  fi
+  printf '| %s | %.0f | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n' "$harness" "$mb" "$(fmt "$ow")" "$(fmt "$oc")" \
+    "$(fmt "$(echo "$mb / $ow" | bc -l)" 0)" "$(fmt "$(echo "$mb / $oc" | bc -l)" 0)" "$cw" "$ccpu" "$cmbs" "$rw" "$rc"
+done

@@ -1,0 +1,509 @@
+// Claude Code transcripts: <config>/projects/<project>/<sessionId>.jsonl, plus subagent files
+// (2.0.x agent-<id>.jsonl beside it, 2.1.2+ <sessionId>/subagents/agent-<id>.jsonl). Lines are
+// grouped by their sessionId, not by file, because subagent lines carry the parent's id.
+#include "parallex_transcripts/claude_code.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "common/json_scan.hpp"
+#include "common/line_reader.hpp"
+#include "common/util.hpp"
+
+namespace parallex::transcripts::claude_code {
+namespace {
+
+using scan::Value;
+
+struct ToolCall {
+  std::int64_t ts = 0;
+  std::uint64_t seq = 0;
+  bool sidechain = false;
+  std::string id, name, cwd, arg;  // arg: path, command, url or query depending on the tool
+};
+
+struct ToolResult {
+  bool is_error = false;
+  std::optional<std::int64_t> exit_code;  // from "Exit code N"
+  std::string result_type;                // toolUseResult.type (Write: create/update)
+  bool return_code_interpretation = false;
+  bool created_text = false, updated_text = false;
+};
+
+struct Ordered {
+  std::int64_t ts;
+  std::uint64_t seq;
+  std::string value;
+};
+
+struct Session {
+  std::string id;
+  std::set<std::string> files;
+  std::optional<std::int64_t> min_ts, max_ts;
+  std::string cwd;
+  std::int64_t cwd_ts = 0;
+  int cwd_rank = 0;  // 2: main line, 1: sidechain line, 0: none yet
+  std::vector<ToolCall> calls;
+  std::unordered_map<std::string, ToolResult> results;
+  std::vector<Ordered> models, subagents;
+  std::unordered_set<std::string> usage_keys;
+  // Per file: usage of each new (message.id, requestId), deduplicated across files on merge.
+  std::vector<std::pair<std::string, std::array<std::int64_t, 4>>> usages;
+  std::int64_t tokens[4] = {0, 0, 0, 0};
+  bool has_usage = false, has_sidechain = false;
+  std::uint64_t malformed = 0;
+};
+
+constexpr const char* kTokenFields[4] = {"input_tokens", "output_tokens", "cache_creation_input_tokens",
+                                         "cache_read_input_tokens"};
+
+std::optional<std::int64_t> exit_code_prefix(std::string_view text) {
+  // "Exit code 2\n..." (tool_result content) or "Error: Exit code 2..." (toolUseResult)
+  if (text.substr(0, 7) == "Error: ") text.remove_prefix(7);
+  if (text.substr(0, 10) != "Exit code ") return std::nullopt;
+  text.remove_prefix(10);
+  std::int64_t v = 0;
+  bool neg = false;
+  std::size_t i = 0;
+  if (i < text.size() && text[i] == '-') {
+    neg = true;
+    ++i;
+  }
+  std::size_t start = i;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 12)
+    v = v * 10 + (text[i++] - '0');
+  if (i == start) return std::nullopt;
+  return neg ? -v : v;
+}
+
+// First text of a tool_result content (a string or a list of text blocks).
+std::string result_text(Value content) {
+  // Only the start matters ("Exit code N", "File created successfully at: <path>").
+  constexpr std::size_t kHead = 4096;
+  if (content.is_string()) return content.str_prefix(kHead);
+  std::string out;
+  scan::for_each_element(content, [&](Value block) {
+    Value t = block["text"];
+    if (t.is_string()) {
+      out = t.str_prefix(kHead);
+      return false;
+    }
+    return true;
+  });
+  return out;
+}
+
+// Parses one file into its own sessions (grouped by sessionId), so files can be read in
+// parallel; Merger combines them in path order.
+class Parser {
+ public:
+  explicit Parser(std::uint64_t seq_base) : seq_(seq_base) {}
+
+  struct Orphan {
+    std::string stem, path;
+    std::uint64_t count;
+  };
+  std::map<std::string, Session> sessions_;
+  std::vector<Orphan> orphan_malformed_;
+  std::vector<Warning> warnings_;
+
+  void file(const std::string& path) {
+    LineReader reader;
+    std::string error;
+    if (!reader.open(path, error)) {
+      warnings_.push_back({path, error});
+      return;
+    }
+    std::string primary;
+    std::uint64_t malformed = 0;
+    std::int64_t last_ts = 0;
+    std::string_view line;
+    while (true) {
+      auto st = reader.next(line, error);
+      if (st == LineReader::Status::end) break;
+      if (st == LineReader::Status::error) {
+        warnings_.push_back({path, error});
+        break;
+      }
+      if (st == LineReader::Status::oversized) {
+        ++malformed;
+        continue;
+      }
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      Value root = scan::parse(line);
+      if (!root.is_object()) {
+        ++malformed;
+        continue;
+      }
+      this->line(root, path, primary, last_ts);
+    }
+    if (malformed == 0) return;
+    if (primary.empty()) {
+      // Nothing readable: the file name is the session id for main files.
+      std::string stem = std::filesystem::path(path).stem().string();
+      orphan_malformed_.push_back({stem, path, malformed});
+    } else {
+      auto& s = sessions_[primary];
+      s.malformed += malformed;
+      s.files.insert(path);
+    }
+  }
+
+ private:
+  void line(Value root, const std::string& path, std::string& primary, std::int64_t& last_ts) {
+    Value type, session_id, timestamp, sidechain, agent_id, cwd, message, tool_use_result, request_id;
+    scan::for_each_member(root, [&](std::string_view k, Value v) {
+      if (k == "type")
+        type = v;
+      else if (k == "sessionId")
+        session_id = v;
+      else if (k == "timestamp")
+        timestamp = v;
+      else if (k == "isSidechain")
+        sidechain = v;
+      else if (k == "agentId")
+        agent_id = v;
+      else if (k == "cwd")
+        cwd = v;
+      else if (k == "message")
+        message = v;
+      else if (k == "toolUseResult")
+        tool_use_result = v;
+      else if (k == "requestId")
+        request_id = v;
+      return true;
+    });
+    if (!session_id.is_string()) return;  // summary lines and the like
+    std::string sid = session_id.str();
+    if (sid.empty()) return;
+    if (primary.empty()) primary = sid;
+    Session& s = sessions_[sid];
+    if (s.id.empty()) s.id = sid;
+    s.files.insert(path);
+    std::int64_t ts = last_ts;
+    if (timestamp.is_string()) {
+      if (auto t = parse_iso8601_ms(timestamp.str())) {
+        ts = last_ts = *t;
+        if (!s.min_ts || *t < *s.min_ts) s.min_ts = *t;
+        if (!s.max_ts || *t > *s.max_ts) s.max_ts = *t;
+      }
+    }
+    std::uint64_t seq = ++seq_;
+    bool side = sidechain.truthy();
+    std::string line_cwd = cwd.is_string() ? cwd.str() : std::string();
+    if (!line_cwd.empty()) {
+      int rank = side ? 1 : 2;
+      if (rank > s.cwd_rank || (rank == s.cwd_rank && ts < s.cwd_ts)) {
+        s.cwd = line_cwd;
+        s.cwd_rank = rank;
+        s.cwd_ts = ts;
+      }
+    }
+    if (side) {
+      s.has_sidechain = true;
+      if (agent_id.is_string()) s.subagents.push_back({ts, seq, agent_id.str()});
+    }
+    if (type.equals("assistant")) {
+      assistant(s, message, request_id, ts, seq, side, line_cwd);
+    } else if (type.equals("user")) {
+      user(s, message, tool_use_result);
+    }
+  }
+
+  void assistant(Session& s, Value message, Value request_id, std::int64_t ts, std::uint64_t seq, bool side,
+                 const std::string& cwd) {
+    Value model, id, content, usage;
+    scan::for_each_member(message, [&](std::string_view k, Value v) {
+      if (k == "model")
+        model = v;
+      else if (k == "id")
+        id = v;
+      else if (k == "content")
+        content = v;
+      else if (k == "usage")
+        usage = v;
+      return true;
+    });
+    bool synthetic = model.equals("<synthetic>");
+    if (model.is_string() && !synthetic) s.models.push_back({ts, seq, model.str()});
+    if (usage.is_object() && !synthetic) {
+      std::string key;
+      bool dedupe = id.is_string() || request_id.is_string();
+      if (dedupe) key = id.str() + '\n' + request_id.str();
+      if (!dedupe || s.usage_keys.insert(key).second) {
+        std::array<std::int64_t, 4> vals{};
+        for (std::size_t i = 0; i < 4; ++i)
+          if (auto n = usage[kTokenFields[i]].integer()) vals[i] = *n;
+        s.usages.emplace_back(std::move(key), vals);
+      }
+    }
+    scan::for_each_element(content, [&](Value block) {
+      if (!block["type"].equals("tool_use")) return true;
+      ToolCall c;
+      c.ts = ts;
+      c.seq = seq;
+      c.sidechain = side;
+      c.cwd = cwd;
+      c.id = block["id"].str();
+      c.name = block["name"].str();
+      Value input = block["input"];
+      const char* field = nullptr;
+      if (c.name == "Read" || c.name == "Write" || c.name == "Edit" || c.name == "MultiEdit")
+        field = "file_path";
+      else if (c.name == "NotebookEdit")
+        field = "notebook_path";
+      else if (c.name == "Bash" || c.name == "PowerShell")
+        field = "command";
+      else if (c.name == "WebFetch")
+        field = "url";
+      else if (c.name == "WebSearch")
+        field = "query";
+      if (!field) return true;
+      Value arg = input[field];
+      if (!arg.is_string() && c.name == "NotebookEdit") arg = input["file_path"];
+      if (!arg.is_string()) return true;
+      c.arg = arg.str();
+      s.calls.push_back(std::move(c));
+      return true;
+    });
+  }
+
+  void user(Session& s, Value message, Value tool_use_result) {
+    Value content = message["content"];
+    if (!content.is_array()) return;
+    // toolUseResult and tool_result blocks hold whole files and outputs: one pass over each.
+    std::string result_type;
+    bool rci = false;
+    std::optional<std::int64_t> tur_exit;
+    if (tool_use_result.is_object()) {
+      scan::for_each_member(tool_use_result, [&](std::string_view k, Value v) {
+        if (k == "type")
+          result_type = v.str();
+        else if (k == "returnCodeInterpretation")
+          rci = !v.is_null();
+        return true;
+      });
+    } else if (tool_use_result.is_string()) {
+      tur_exit = exit_code_prefix(tool_use_result.str_prefix(64));
+    }
+    scan::for_each_element(content, [&](Value block) {
+      Value type, id, is_error, body;
+      scan::for_each_member(block, [&](std::string_view k, Value v) {
+        if (k == "type")
+          type = v;
+        else if (k == "tool_use_id")
+          id = v;
+        else if (k == "is_error")
+          is_error = v;
+        else if (k == "content")
+          body = v;
+        return true;
+      });
+      if (!type.equals("tool_result")) return true;
+      std::string tool_use_id = id.str();
+      if (tool_use_id.empty()) return true;
+      ToolResult r;
+      r.is_error = is_error.truthy();
+      std::string text = result_text(body);
+      r.exit_code = exit_code_prefix(text);
+      if (!r.exit_code) r.exit_code = tur_exit;
+      r.result_type = result_type;
+      r.return_code_interpretation = rci;
+      r.created_text = text.find("File created successfully") != std::string::npos;
+      r.updated_text = text.find("has been updated") != std::string::npos;
+      s.results[tool_use_id] = std::move(r);
+      return true;
+    });
+  }
+
+  std::uint64_t seq_;
+};
+
+void merge_session(Session& into, Session&& from) {
+  if (into.id.empty()) into.id = from.id;
+  into.files.insert(from.files.begin(), from.files.end());
+  if (from.min_ts && (!into.min_ts || *from.min_ts < *into.min_ts)) into.min_ts = from.min_ts;
+  if (from.max_ts && (!into.max_ts || *from.max_ts > *into.max_ts)) into.max_ts = from.max_ts;
+  if (from.cwd_rank > into.cwd_rank ||
+      (from.cwd_rank == into.cwd_rank && from.cwd_rank > 0 && from.cwd_ts < into.cwd_ts)) {
+    into.cwd = std::move(from.cwd);
+    into.cwd_rank = from.cwd_rank;
+    into.cwd_ts = from.cwd_ts;
+  }
+  for (auto& c : from.calls) into.calls.push_back(std::move(c));
+  for (auto& [id, r] : from.results) into.results[id] = std::move(r);
+  for (auto& m : from.models) into.models.push_back(std::move(m));
+  for (auto& a : from.subagents) into.subagents.push_back(std::move(a));
+  for (auto& [key, vals] : from.usages) {
+    if (!key.empty() && !into.usage_keys.insert(key).second) continue;
+    into.has_usage = true;
+    for (std::size_t i = 0; i < 4; ++i) into.tokens[i] += vals[i];
+  }
+  into.has_sidechain = into.has_sidechain || from.has_sidechain;
+  into.malformed += from.malformed;
+}
+
+class Merger {
+ public:
+  explicit Merger(ParseResult& r) : result_(r) {}
+
+  void add(Parser&& p) {
+    for (auto& w : p.warnings_) result_.warnings.push_back(std::move(w));
+    for (auto& o : p.orphan_malformed_) orphan_malformed_.push_back(std::move(o));
+    for (auto& [id, session] : p.sessions_) merge_session(sessions_[id], std::move(session));
+  }
+
+  void finish(Window w) {
+    for (auto& [stem, path, count] : orphan_malformed_) {
+      auto it = sessions_.find(stem);
+      if (it != sessions_.end()) {
+        it->second.malformed += count;
+        it->second.files.insert(path);
+      } else {
+        result_.warnings.push_back({path, "No readable Claude Code line in " + path + " (" +
+                                              std::to_string(count) +
+                                              " malformed line(s)); the file was skipped."});
+      }
+    }
+    for (auto& [id, s] : sessions_) result_.sessions.push_back(build(s));
+    finish_sessions(result_.sessions, w);
+  }
+
+ private:
+  nlohmann::json build(Session& s) {
+    std::stable_sort(s.calls.begin(), s.calls.end(), [](const ToolCall& a, const ToolCall& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
+    });
+    auto by_time = [](const Ordered& a, const Ordered& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
+    };
+    std::stable_sort(s.models.begin(), s.models.end(), by_time);
+    std::stable_sort(s.subagents.begin(), s.subagents.end(), by_time);
+
+    Activity all, side;
+    for (const auto& c : s.calls) {
+      auto rit = s.results.find(c.id);
+      const ToolResult* r = rit == s.results.end() ? nullptr : &rit->second;
+      bool failed = r && r->is_error;
+      auto apply = [&](Activity& a) {
+        if (c.name == "Read") {
+          if (!failed) a.read(resolve_path(c.cwd, c.arg));
+        } else if (c.name == "Write") {
+          if (failed) return;
+          std::string action = "modify";
+          if (r && (r->result_type == "create" || (r->result_type.empty() && r->created_text)))
+            action = "create";
+          a.change(resolve_path(c.cwd, c.arg), c.name, action);
+        } else if (c.name == "Edit" || c.name == "MultiEdit" || c.name == "NotebookEdit") {
+          if (!failed) a.change(resolve_path(c.cwd, c.arg), c.name, "modify");
+        } else if (c.name == "Bash" || c.name == "PowerShell") {
+          Command cmd;
+          cmd.command = c.arg;
+          cmd.cwd = c.cwd;
+          cmd.tool = c.name;
+          if (!r) {
+            cmd.status = "unknown";
+          } else if (r->is_error) {
+            cmd.status = "error";
+            cmd.exit_code = r->exit_code;
+          } else {
+            cmd.status = "success";
+            if (!r->return_code_interpretation) cmd.exit_code = 0;
+          }
+          a.command(std::move(cmd));
+        } else if (c.name == "WebFetch") {
+          if (!failed) a.url(c.arg);
+        } else if (c.name == "WebSearch") {
+          if (!failed) a.search(c.arg);
+        }
+      };
+      apply(all);
+      if (c.sidechain) apply(side);
+    }
+
+    nlohmann::json j;
+    j["session_id"] = s.id;
+    j["parent_session_id"] = nullptr;
+    j["source_files"] = nlohmann::json(std::vector<std::string>(s.files.begin(), s.files.end()));
+    j["cwd"] = s.cwd.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.cwd);
+    UniqueList models;
+    for (const auto& m : s.models) models.add(m.value);
+    j["models"] = models.to_json();
+    j["started_at"] = s.min_ts ? nlohmann::json(format_iso8601_ms(*s.min_ts)) : nlohmann::json(nullptr);
+    j["ended_at"] = s.max_ts ? nlohmann::json(format_iso8601_ms(*s.max_ts)) : nlohmann::json(nullptr);
+    all.write(j);
+    if (s.has_usage) {
+      nlohmann::json u;
+      for (int i = 0; i < 4; ++i) u[kTokenFields[i]] = s.tokens[i];
+      j["token_usage"] = std::move(u);
+    } else {
+      j["token_usage"] = nullptr;
+    }
+    if (s.has_sidechain) {
+      nlohmann::json sc;
+      UniqueList ids;
+      for (const auto& a : s.subagents) ids.add(a.value);
+      sc["subagent_ids"] = ids.to_json();
+      side.write(sc);
+      j["sidechain"] = std::move(sc);
+    }
+    j["malformed_lines"] = s.malformed;
+    return j;
+  }
+
+  ParseResult& result_;
+  std::map<std::string, Session> sessions_;
+  std::vector<Parser::Orphan> orphan_malformed_;
+};
+
+}  // namespace
+
+ParseResult parse(const std::vector<std::string>& paths, Window w) {
+  ParseResult result;
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    if (is_directory(p)) {
+      // A config dir (~/.claude) holds other JSONL (history.jsonl); only projects/ has sessions.
+      std::string root = is_directory(p + "/projects") ? p + "/projects" : p;
+      auto found = list_files(root, ".jsonl", result.warnings);
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (is_regular_file(p)) {
+      files.push_back(p);
+    } else if (path_exists(p)) {
+      result.warnings.push_back(
+          {p, p + " is not a regular file or directory; pass a Claude Code projects dir or a .jsonl file."});
+    } else {
+      result.warnings.push_back({p, "Claude Code transcript path " + p +
+                                        " does not exist; check the path (default ~/.claude/projects)."});
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  std::vector<std::optional<Parser>> parsed(files.size());
+  parallel_for(files.size(), worker_count(files), [&](std::size_t i) {
+    // Sequence numbers order calls with equal timestamps by file, then line.
+    parsed[i].emplace(static_cast<std::uint64_t>(i) << 40);
+    try {
+      parsed[i]->file(files[i]);
+    } catch (const std::exception& e) {
+      parsed[i].emplace(static_cast<std::uint64_t>(i) << 40);
+      parsed[i]->warnings_.push_back({files[i], "Reading " + files[i] + " failed: " + e.what()});
+    }
+  });
+  Merger merger(result);
+  for (auto& p : parsed) merger.add(std::move(*p));
+  merger.finish(w);
+  return result;
+}
+
+std::vector<std::string> roots(const std::string& home) {
+  std::vector<std::string> out{home + "/.claude/projects"};
+  if (is_directory(home + "/.config/claude/projects")) out.push_back(home + "/.config/claude/projects");
+  return out;
+}
+
+}  // namespace parallex::transcripts::claude_code

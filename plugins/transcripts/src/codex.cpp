@@ -1,0 +1,724 @@
+// Codex CLI rollouts: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl and archived_sessions/.
+// One file is one session. Eras: bare (first line {id, timestamp}, then bare response items)
+// and wrapped ({timestamp, type, payload}). Actions come from response items (function calls
+// and their outputs) and from event_msg completion records (exec_command_end, patch_apply_end,
+// and in current releases item_completed), matched by call id so each action counts once.
+#include "parallex_transcripts/codex.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <unordered_map>
+
+#include "common/apply_patch.hpp"
+#include "common/json_scan.hpp"
+#include "common/line_reader.hpp"
+#include "common/util.hpp"
+
+namespace parallex::transcripts::codex {
+namespace {
+
+using nlohmann::json;
+using scan::Value;
+
+enum class Kind { read, change, command, url, search };
+
+struct Event {
+  Kind kind;
+  std::string value;  // read: path, url, search: query
+  // change
+  std::vector<PatchOp> ops;
+  std::string base;  // directory the patch's relative paths are resolved against
+  std::string tool;
+  bool failed = false;
+  bool final = false;  // a completion record decided the outcome; outputs no longer change it
+  Command cmd;
+};
+
+std::string lower_compact(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '-' || c == ' ') continue;
+    out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  }
+  return out;
+}
+
+std::vector<std::string> argv_of(Value v) {
+  std::vector<std::string> argv;
+  scan::for_each_element(v, [&](Value a) {
+    argv.push_back(a.is_string() ? a.str() : std::string(a.raw()));
+    return true;
+  });
+  return argv;
+}
+
+std::optional<std::int64_t> number_after(std::string_view text, std::string_view marker) {
+  auto pos = text.find(marker);
+  if (pos == std::string_view::npos) return std::nullopt;
+  pos += marker.size();
+  bool neg = pos < text.size() && text[pos] == '-';
+  if (neg) ++pos;
+  std::int64_t v = 0;
+  std::size_t start = pos;
+  while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9' && pos - start < 12)
+    v = v * 10 + (text[pos++] - '0');
+  if (pos == start) return std::nullopt;
+  return neg ? -v : v;
+}
+
+// What a tool output says about the call.
+struct Outcome {
+  std::optional<std::int64_t> exit_code;
+  std::string running_session;  // unified exec: "Process running with session ID S"
+  std::string text;
+  bool success_flag_false = false;
+};
+
+// Exit codes and success markers sit at the start of an output; long outputs are not decoded whole.
+constexpr std::size_t kOutputHead = 1024;
+
+Outcome read_output(Value output) {
+  Outcome o;
+  if (output.is_string()) {
+    std::string_view raw = output.raw();
+    if (raw.size() > 2 && raw[1] == '{') {
+      // {"output": "...", "metadata": {"exit_code": N}} serialized into the string.
+      std::string whole = output.str();
+      Value j = scan::parse(whole);
+      if (j.is_object() && j["metadata"]) {
+        o.exit_code = j["metadata"]["exit_code"].integer();
+        o.text = j["output"].str_prefix(kOutputHead);
+        return o;
+      }
+      o.text = whole.substr(0, kOutputHead);
+    } else {
+      o.text = output.str_prefix(kOutputHead);
+    }
+  } else if (output.is_array()) {
+    scan::for_each_element(output, [&](Value item) {
+      Value t = item["text"];
+      if (t.is_string()) o.text += t.str_prefix(kOutputHead);
+      return o.text.size() < kOutputHead;
+    });
+  } else if (output.is_object()) {
+    o.text = output["content"].str_prefix(kOutputHead);
+    if (output["success"].kind == scan::Kind::false_) o.success_flag_false = true;
+  }
+  std::string_view t = o.text;
+  if (t.substr(0, 11) == "Exit code: ") {
+    o.exit_code = number_after(t, "Exit code: ");
+    return o;
+  }
+  if (auto c = number_after(t, "Process exited with code ")) {
+    o.exit_code = c;
+    return o;
+  }
+  auto running = t.find("Process running with session ID ");
+  if (running != std::string_view::npos) {
+    auto rest = t.substr(running + 32);
+    std::size_t n = 0;
+    while (n < rest.size() && rest[n] != '\n' && rest[n] != ' ' && rest[n] != '\r') ++n;
+    o.running_session = std::string(rest.substr(0, n));
+  }
+  return o;
+}
+
+void set_exit(Command& c, std::optional<std::int64_t> code) {
+  c.exit_code = code;
+  c.status = code ? (*code == 0 ? "success" : "error") : "error";
+}
+
+class SessionParser {
+ public:
+  SessionParser(std::string path, ParseResult& r) : path_(std::move(path)), result_(r) {}
+
+  // Returns the session id, or empty when the file held nothing recognizable.
+  bool run() {
+    LineReader reader;
+    std::string error;
+    if (!reader.open(path_, error)) {
+      result_.warnings.push_back({path_, error});
+      return false;
+    }
+    std::string_view line;
+    bool any = false;
+    while (true) {
+      auto st = reader.next(line, error);
+      if (st == LineReader::Status::end) break;
+      if (st == LineReader::Status::error) {
+        result_.warnings.push_back({path_, error});
+        break;
+      }
+      if (st == LineReader::Status::oversized) {
+        ++malformed_;
+        continue;
+      }
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      Value root = scan::parse(line);
+      if (!root.is_object()) {
+        ++malformed_;
+        continue;
+      }
+      any = true;
+      this->line(root);
+    }
+    if (id_.empty()) {
+      // rollout-2025-10-02T07-12-40-<uuid>.jsonl
+      std::string stem = std::filesystem::path(path_).stem().string();
+      if (stem.size() >= 36) id_ = stem.substr(stem.size() - 36);
+    }
+    return any || malformed_ > 0;
+  }
+
+  const std::string& id() const { return id_; }
+
+  json build() const {
+    Activity a;
+    for (const auto& e : events_) {
+      switch (e.kind) {
+        case Kind::read:
+          if (!e.failed) a.read(e.value);
+          break;
+        case Kind::url:
+          a.url(e.value);
+          break;
+        case Kind::search:
+          a.search(e.value);
+          break;
+        case Kind::command:
+          a.command(e.cmd);
+          break;
+        case Kind::change:
+          if (e.failed) break;
+          for (const auto& op : e.ops) {
+            a.change(resolve_path(e.base, op.path), e.tool, op.action,
+                     op.from.empty() ? std::string() : resolve_path(e.base, op.from));
+          }
+          break;
+      }
+    }
+    json j;
+    j["session_id"] = id_;
+    j["parent_session_id"] = parent_.empty() ? json(nullptr) : json(parent_);
+    j["source_files"] = json::array({path_});
+    j["cwd"] = session_cwd_.empty() ? json(nullptr) : json(session_cwd_);
+    j["models"] = models_.to_json();
+    j["started_at"] = started_ ? json(format_iso8601_ms(*started_)) : json(nullptr);
+    j["ended_at"] = ended_ ? json(format_iso8601_ms(*ended_)) : json(nullptr);
+    a.write(j);
+    j["token_usage"] = tokens_raw_.empty() ? json(nullptr) : scan::parse(tokens_raw_).to_json();
+    j["malformed_lines"] = malformed_;
+    return j;
+  }
+
+ private:
+  void line(Value root) {
+    Value type = root["type"], payload = root["payload"];
+    if (type.is_string() && payload) {
+      wrapped_ = true;
+      if (auto t = parse_iso8601_ms(root["timestamp"].str())) envelope_ts_ = *t;
+      if (type.equals("session_meta"))
+        meta(payload);
+      else if (type.equals("turn_context"))
+        turn_context(payload);
+      else if (type.equals("response_item"))
+        response_item(payload);
+      else if (type.equals("event_msg"))
+        event_msg(payload);
+      if (envelope_ts_) ended_ = envelope_ts_;
+      return;
+    }
+    if (root["record_type"]) return;  // bare-era state snapshots
+    if (!seen_first_ && !type && root["id"].is_string()) {
+      // Bare era: {id, timestamp, instructions, git}
+      seen_first_ = true;
+      id_ = root["id"].str();
+      if (auto t = parse_iso8601_ms(root["timestamp"].str())) started_ = *t;
+      return;
+    }
+    seen_first_ = true;
+    if (type.is_string()) response_item(root);
+  }
+
+  void meta(Value p) {
+    seen_first_ = true;
+    if (have_meta_) return;  // forks repeat their parent's lines; the first meta is ours
+    have_meta_ = true;
+    id_ = p["id"].str();
+    if (id_.empty()) id_ = p["session_id"].str();
+    if (auto t = parse_iso8601_ms(p["timestamp"].str()))
+      started_ = *t;
+    else if (envelope_ts_)
+      started_ = envelope_ts_;
+    std::string cwd = p["cwd"].str();
+    if (!cwd.empty()) {
+      session_cwd_ = cwd;
+      if (turn_cwd_.empty()) turn_cwd_ = cwd;
+    }
+    Value parent = p["source"]["subagent"]["thread_spawn"]["parent_thread_id"];
+    if (parent.is_string()) parent_ = parent.str();
+  }
+
+  void turn_context(Value p) {
+    std::string cwd = p["cwd"].str();
+    if (!cwd.empty()) {
+      turn_cwd_ = resolve_path(turn_cwd_, cwd);
+      if (session_cwd_.empty()) session_cwd_ = turn_cwd_;
+    }
+    Value model = p["model"];
+    if (model.is_string()) models_.add(model.str());
+  }
+
+  Event& add(Event e, const std::string& call_id) {
+    events_.push_back(std::move(e));
+    if (!call_id.empty()) by_call_[call_id] = events_.size() - 1;
+    return events_.back();
+  }
+
+  void add_command(const std::string& call_id, const std::string& tool, const std::string& script,
+                   const std::optional<std::vector<std::string>>& argv, const std::string& workdir) {
+    std::string cwd = workdir.empty() ? turn_cwd_ : resolve_path(turn_cwd_, workdir);
+    // apply_patch sent through a shell tool is intercepted by Codex and applied as a patch.
+    std::string patch, cd_dir;
+    bool is_patch = false;
+    if (argv && argv->size() >= 2) {
+      std::string_view a0 = (*argv)[0];
+      if (auto slash = a0.rfind('/'); slash != std::string_view::npos) a0.remove_prefix(slash + 1);
+      if ((a0 == "apply_patch" || a0 == "applypatch") &&
+          (*argv)[1].find("*** Begin Patch") != std::string::npos) {
+        patch = (*argv)[1];
+        is_patch = true;
+      }
+    }
+    if (!is_patch) is_patch = extract_patch_invocation(script, patch, cd_dir);
+    if (is_patch) {
+      Event e{Kind::change,
+              {},
+              parse_apply_patch(patch),
+              cd_dir.empty() ? cwd : resolve_path(cwd, cd_dir),
+              "apply_patch",
+              false,
+              false,
+              {}};
+      add(std::move(e), call_id);
+      return;
+    }
+    Event e{Kind::command, {}, {}, {}, {}, false, false, {}};
+    e.cmd.command = script;
+    e.cmd.cwd = cwd;
+    e.cmd.tool = tool;
+    e.cmd.argv = argv;
+    add(std::move(e), call_id);
+  }
+
+  void add_patch(const std::string& call_id, const std::string& patch) {
+    Event e{Kind::change, {}, parse_apply_patch(patch), turn_cwd_, "apply_patch", false, false, {}};
+    add(std::move(e), call_id);
+  }
+
+  // `args` is the parsed arguments object (none when they are not JSON); `raw_args` their text.
+  void function_call(const std::string& name, Value args, const std::string& raw_args,
+                     const std::string& call_id) {
+    if (name == "shell" || name == "container.exec") {
+      auto argv = argv_of(args["command"]);
+      if (argv.empty()) return;
+      add_command(call_id, name, command_from_argv(argv), argv, args["workdir"].str());
+    } else if (name == "shell_command" || name == "exec_command") {
+      std::string script = args[name == "exec_command" ? "cmd" : "command"].str();
+      if (script.empty()) script = args[name == "exec_command" ? "command" : "cmd"].str();
+      if (script.empty() && args["command"].is_array()) {
+        auto argv = argv_of(args["command"]);
+        add_command(call_id, name, command_from_argv(argv), argv, args["workdir"].str());
+        return;
+      }
+      if (script.empty()) return;
+      add_command(call_id, name, script, std::nullopt, args["workdir"].str());
+    } else if (name == "write_stdin") {
+      Value sid = args["session_id"];
+      std::string session = sid.is_string() ? sid.str() : std::string(sid ? sid.raw() : std::string_view());
+      if (!session.empty()) stdin_calls_[call_id] = session;
+    } else if (name == "apply_patch") {
+      std::string patch = args["input"].str();
+      if (patch.empty()) patch = args["patch"].str();
+      if (patch.empty() && raw_args.find("*** Begin Patch") != std::string::npos) patch = raw_args;
+      add_patch(call_id, patch);
+    } else if (name == "read_file" || name == "view_image") {
+      std::string path = args[name == "read_file" ? "file_path" : "path"].str();
+      if (path.empty()) path = args["path"].str();
+      if (path.empty()) return;
+      add(Event{Kind::read, resolve_path(turn_cwd_, path), {}, {}, {}, false, false, {}}, call_id);
+    }
+    // update_plan, spawn_agent, wait, code-mode exec (its actions arrive as item_completed), MCP: not
+    // actions.
+  }
+
+  void response_item(Value p) {
+    Value type = p["type"];
+    if (type.equals("function_call")) {
+      std::string name = p["name"].str();
+      Value arguments = p["arguments"];
+      // Arguments are a JSON object serialized into a string (older builds: the object itself).
+      std::string raw = arguments.is_string() ? arguments.str() : std::string(arguments.raw());
+      Value args = scan::parse(raw);
+      function_call(name, args, raw, p["call_id"].str());
+    } else if (type.equals("custom_tool_call")) {
+      std::string name = p["name"].str();
+      if (name == "apply_patch") add_patch(p["call_id"].str(), p["input"].str());
+    } else if (type.equals("local_shell_call")) {
+      Value action = p["action"];
+      auto argv = argv_of(action["command"]);
+      if (argv.empty()) return;
+      std::string call_id = p["call_id"].str();
+      if (call_id.empty()) call_id = p["id"].str();
+      add_command(call_id, "local_shell_call", command_from_argv(argv), argv,
+                  action["working_directory"].str());
+    } else if (type.equals("function_call_output") || type.equals("custom_tool_call_output")) {
+      output(p["call_id"].str(), p["output"]);
+    } else if (type.equals("web_search_call")) {
+      if (p["status"].equals("failed")) return;
+      Value action = p["action"];
+      Value atype = action["type"];
+      if (atype.equals("open_page") || atype.equals("find_in_page")) {
+        std::string url = action["url"].str();
+        if (!url.empty()) add(Event{Kind::url, url, {}, {}, {}, false, false, {}}, {});
+      } else {
+        std::string q = action["query"].str();
+        if (q.empty()) q = p["query"].str();
+        if (!q.empty()) add(Event{Kind::search, q, {}, {}, {}, false, false, {}}, {});
+      }
+    } else if (type.equals("message")) {
+      if (!p["role"].equals("user")) return;
+      // Bare era: the cwd is only in the injected <environment_context>.
+      if (!turn_cwd_.empty()) return;
+      scan::for_each_element(p["content"], [&](Value c) {
+        std::string text = c["text"].str();
+        auto b = text.find("<cwd>");
+        auto e = text.find("</cwd>");
+        if (text.find("<environment_context>") != std::string::npos && b != std::string::npos &&
+            e != std::string::npos && e > b) {
+          turn_cwd_ = text.substr(b + 5, e - b - 5);
+          if (session_cwd_.empty()) session_cwd_ = turn_cwd_;
+          return false;
+        }
+        return true;
+      });
+    }
+  }
+
+  Event* find_call(const std::string& call_id) {
+    if (call_id.empty()) return nullptr;
+    auto it = by_call_.find(call_id);
+    return it == by_call_.end() ? nullptr : &events_[it->second];
+  }
+
+  void output(const std::string& call_id, Value out) {
+    Outcome o = read_output(out);
+    if (auto sit = stdin_calls_.find(call_id); sit != stdin_calls_.end()) {
+      // write_stdin polls a running unified-exec process; its exit may show up here.
+      auto rit = running_.find(sit->second);
+      if (rit != running_.end() && o.exit_code) {
+        Event& e = events_[rit->second];
+        if (!e.final) set_exit(e.cmd, o.exit_code);
+        running_.erase(rit);
+      }
+      return;
+    }
+    Event* e = find_call(call_id);
+    if (!e || e->final) return;
+    if (e->kind == Kind::command) {
+      if (!o.running_session.empty() && !o.exit_code) {
+        running_[o.running_session] = static_cast<std::size_t>(e - events_.data());
+        e->cmd.status = "unknown";
+        return;
+      }
+      set_exit(e->cmd, o.exit_code);
+    } else if (e->kind == Kind::change) {
+      if (o.exit_code)
+        e->failed = *o.exit_code != 0;
+      else if (o.text.find("verification failed") != std::string::npos || o.success_flag_false)
+        e->failed = true;
+      else if (o.text.find("Success") != std::string::npos)
+        e->failed = false;
+      else if (o.text.find("rejected") != std::string::npos || o.text.find("error") != std::string::npos ||
+               o.text.find("failed") != std::string::npos)
+        e->failed = true;
+    } else if (e->kind == Kind::read) {
+      std::string_view t = o.text;
+      if (o.success_flag_false || t.substr(0, 6) == "failed" || t.substr(0, 5) == "Error" ||
+          t.substr(0, 5) == "error")
+        e->failed = true;
+    }
+  }
+
+  void event_msg(Value p) {
+    Value type = p["type"];
+    if (type.equals("token_count")) {
+      Value info = p["info"];
+      if (info.is_object()) {
+        Value total = info["total_token_usage"];
+        if (total.is_object()) tokens_raw_.assign(total.raw());  // decoded once, at the end
+      }
+    } else if (type.equals("exec_command_end")) {
+      exec_end(p);
+    } else if (type.equals("patch_apply_end")) {
+      patch_end(p);
+    } else if (type.equals("web_search_end")) {
+      std::string q = p["query"].str();
+      if (!q.empty()) add(Event{Kind::search, q, {}, {}, {}, false, false, {}}, {});
+    } else if (type.equals("item_completed")) {
+      item_completed(p["item"]);
+    }
+  }
+
+  void exec_end(Value p) {
+    std::string call_id = p["call_id"].str();
+    std::optional<std::int64_t> code = p["exit_code"].integer();
+    if (Event* e = find_call(call_id)) {
+      if (e->kind == Kind::command)
+        set_exit(e->cmd, code);
+      else if (e->kind == Kind::change)
+        e->failed = !code || *code != 0;
+      e->final = true;
+      return;
+    }
+    std::string source = lower_compact(p["source"].str());
+    if (source == "usershell") return;  // the user's own `!` command
+    Value command = p["command"];
+    Event e{Kind::command, {}, {}, {}, {}, false, true, {}};
+    if (command.is_array()) {
+      auto argv = argv_of(command);
+      e.cmd.command = command_from_argv(argv);
+      e.cmd.argv = argv;
+    } else {
+      e.cmd.command = command.str();
+    }
+    if (e.cmd.command.empty()) return;
+    std::string cwd = p["cwd"].str();
+    e.cmd.cwd = cwd.empty() ? turn_cwd_ : resolve_path(turn_cwd_, cwd);
+    e.cmd.tool = "exec_command";
+    set_exit(e.cmd, code);
+    add(std::move(e), call_id);
+  }
+
+  // Changes from a completion record: {path: {type add|delete|update, move_path}} or
+  // [{path, kind: {type, move_path} | "add"}].
+  std::vector<PatchOp> ops_from_changes(Value changes) {
+    std::vector<PatchOp> ops;
+    auto one = [&](const std::string& path, Value kind_holder) {
+      Value kind = kind_holder["kind"] ? kind_holder["kind"] : kind_holder;
+      std::string type = lower_compact(kind.is_string() ? kind.str() : kind["type"].str());
+      std::string move = kind["move_path"].str();
+      if (move.empty()) move = kind_holder["move_path"].str();
+      if (type == "add" || type == "create")
+        ops.push_back({"create", path, {}});
+      else if (type == "delete" || type == "remove")
+        ops.push_back({"delete", path, {}});
+      else if (!move.empty())
+        ops.push_back({"move", move, path});
+      else
+        ops.push_back({"modify", path, {}});
+    };
+    if (changes.is_object()) {
+      scan::for_each_member(changes, [&](std::string_view raw_key, Value v) {
+        std::string quoted;
+        quoted.reserve(raw_key.size() + 2);
+        quoted.push_back('"');
+        quoted.append(raw_key);
+        quoted.push_back('"');
+        Value key{quoted.data(), quoted.data() + quoted.size(), scan::Kind::string};
+        one(key.str(), v);
+        return true;
+      });
+    } else {
+      scan::for_each_element(changes, [&](Value c) {
+        std::string path = c["path"].str();
+        if (!path.empty()) one(path, c);
+        return true;
+      });
+    }
+    return ops;
+  }
+
+  void patch_end(Value p) {
+    std::string call_id = p["call_id"].str();
+    bool ok = p["success"].truthy();
+    if (Event* e = find_call(call_id)) {
+      e->failed = !ok;
+      e->final = true;
+      return;
+    }
+    if (!ok) return;
+    Event e{Kind::change, {}, ops_from_changes(p["changes"]), turn_cwd_, "apply_patch", false, true, {}};
+    add(std::move(e), call_id);
+  }
+
+  void item_completed(Value item) {
+    std::string type = lower_compact(item["type"].str());
+    // The item repeats a call made through a direct tool: match it by call id (either field).
+    std::string id = item["call_id"].str();
+    if (id.empty() || !find_call(id)) {
+      std::string item_id = item["id"].str();
+      if (!item_id.empty() && (id.empty() || find_call(item_id))) id = item_id;
+    }
+    std::string status = lower_compact(item["status"].str());
+    if (type == "commandexecution") {
+      Value code_v = item["exit_code"] ? item["exit_code"] : item["exitCode"];
+      std::optional<std::int64_t> code = code_v.integer();
+      Event* e = find_call(id);
+      if (e) {
+        if (e->kind == Kind::command) {
+          if (code || status == "failed" || status == "declined")
+            set_exit(e->cmd, code);
+          else if (status == "completed")
+            e->cmd.status = "success";
+        } else if (e->kind == Kind::change) {
+          e->failed = (code && *code != 0) || status == "failed" || status == "declined";
+        }
+        e->final = true;
+        return;
+      }
+      Value command = item["command"];
+      Event ev{Kind::command, {}, {}, {}, {}, false, true, {}};
+      if (command.is_array()) {
+        auto argv = argv_of(command);
+        ev.cmd.command = command_from_argv(argv);
+        ev.cmd.argv = argv;
+      } else {
+        ev.cmd.command = command.str();
+      }
+      if (ev.cmd.command.empty()) return;
+      std::string cwd = item["cwd"].str();
+      ev.cmd.cwd = cwd.empty() ? turn_cwd_ : resolve_path(turn_cwd_, cwd);
+      ev.cmd.tool = "exec";
+      if (code || status == "failed" || status == "declined") {
+        set_exit(ev.cmd, code);
+      } else if (status == "completed") {
+        ev.cmd.status = "success";
+      }
+      add(std::move(ev), id);
+    } else if (type == "filechange") {
+      bool failed = status == "failed" || status == "declined";
+      if (Event* e = find_call(id)) {
+        if (status == "completed" || failed) {
+          e->failed = failed;
+          e->final = true;
+        }
+        return;
+      }
+      if (failed) return;
+      Event ev{Kind::change, {}, ops_from_changes(item["changes"]), turn_cwd_, "apply_patch", false,
+               true,         {}};
+      add(std::move(ev), id);
+    } else if (type == "websearch") {
+      Value action = item["action"];
+      Value atype = action["type"];
+      if ((atype.equals("open_page") || atype.equals("openPage") || atype.equals("find_in_page") ||
+           atype.equals("findInPage")) &&
+          action["url"].is_string()) {
+        add(Event{Kind::url, action["url"].str(), {}, {}, {}, false, false, {}}, {});
+      } else {
+        std::string q = item["query"].str();
+        if (!q.empty()) add(Event{Kind::search, q, {}, {}, {}, false, false, {}}, {});
+      }
+    }
+  }
+
+  std::string path_;
+  ParseResult& result_;
+  std::string id_, parent_, session_cwd_, turn_cwd_;
+  bool wrapped_ = false, have_meta_ = false, seen_first_ = false;
+  std::optional<std::int64_t> started_, ended_, envelope_ts_;
+  UniqueList models_;
+  std::string tokens_raw_;
+  std::uint64_t malformed_ = 0;
+  std::vector<Event> events_;
+  std::unordered_map<std::string, std::size_t> by_call_;
+  std::unordered_map<std::string, std::string> stdin_calls_;  // write_stdin call id -> exec session id
+  std::unordered_map<std::string, std::size_t> running_;      // exec session id -> command event
+};
+
+}  // namespace
+
+ParseResult parse(const std::vector<std::string>& paths, Window w) {
+  ParseResult result;
+  std::vector<std::string> files;
+  auto scan_dir = [&](const std::string& dir) {
+    auto found = list_files(dir, ".jsonl", result.warnings);
+    files.insert(files.end(), found.begin(), found.end());
+    std::vector<Warning> ignore;
+    for (const auto& z : list_files(dir, ".jsonl.zst", ignore))
+      result.warnings.push_back(
+          {z, "Compressed Codex rollout " + z + " was skipped; decompress it (zstd -d) to include it."});
+  };
+  for (const auto& p : paths) {
+    if (is_directory(p)) {
+      bool home = false;
+      for (const char* sub : {"/sessions", "/archived_sessions"}) {
+        if (is_directory(p + sub)) {
+          scan_dir(p + sub);
+          home = true;
+        }
+      }
+      if (!home) scan_dir(p);
+    } else if (is_regular_file(p)) {
+      files.push_back(p);
+    } else if (path_exists(p)) {
+      result.warnings.push_back(
+          {p, p + " is not a regular file or directory; pass CODEX_HOME, its sessions/ dir "
+                  "or a rollout .jsonl file."});
+    } else {
+      result.warnings.push_back(
+          {p, "Codex transcript path " + p + " does not exist; check the path (default ~/.codex/sessions)."});
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  // Files are independent sessions: parse them in parallel, then merge in path order.
+  struct FileOutcome {
+    std::optional<json> session;
+    std::string id;
+    std::vector<Warning> warnings;
+  };
+  std::vector<FileOutcome> outcomes(files.size());
+  parallel_for(files.size(), worker_count(files), [&](std::size_t i) {
+    FileOutcome& o = outcomes[i];
+    ParseResult local;
+    try {
+      SessionParser sp(files[i], local);
+      if (sp.run()) {
+        o.id = sp.id();
+        if (o.id.empty())
+          local.warnings.push_back(
+              {files[i], "No Codex session found in " + files[i] + "; the file was skipped."});
+        else
+          o.session = sp.build();
+      }
+    } catch (const std::exception& e) {
+      local.warnings.push_back({files[i], "Reading " + files[i] + " failed: " + e.what()});
+    }
+    o.warnings = std::move(local.warnings);
+  });
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto& o = outcomes[i];
+    for (auto& warn : o.warnings) result.warnings.push_back(std::move(warn));
+    if (!o.session) continue;
+    if (!seen.insert(o.id).second) {
+      result.warnings.push_back({files[i], "Codex session " + o.id + " appears in more than one file; " +
+                                               files[i] + " was skipped."});
+      continue;
+    }
+    result.sessions.push_back(std::move(*o.session));
+  }
+  finish_sessions(result.sessions, w);
+  return result;
+}
+
+std::vector<std::string> roots(const std::string& home) {
+  std::vector<std::string> out{home + "/.codex/sessions"};
+  if (is_directory(home + "/.codex/archived_sessions")) out.push_back(home + "/.codex/archived_sessions");
+  return out;
+}
+
+}  // namespace parallex::transcripts::codex

@@ -1,0 +1,303 @@
+#include "common/util.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "common/json_scan.hpp"
+
+namespace fs = std::filesystem;
+
+namespace parallex::transcripts {
+namespace {
+
+// Howard Hinnant's days_from_civil / civil_from_days.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = static_cast<std::int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+}
+
+bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
+  if (pos + n > s.size()) return false;
+  int v = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_iso8601_ms(std::string_view s) {
+  int Y, M, D, h, m, sec;
+  if (!digits(s, 0, 4, Y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, M) || s[7] != '-' ||
+      !digits(s, 8, 2, D) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, h) ||
+      s[13] != ':' || !digits(s, 14, 2, m) || s[16] != ':' || !digits(s, 17, 2, sec))
+    return std::nullopt;
+  if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return std::nullopt;
+  std::size_t p = 19;
+  int ms = 0;
+  if (p < s.size() && (s[p] == '.' || s[p] == ',')) {
+    ++p;
+    int scale = 100, ndig = 0;
+    while (p < s.size() && s[p] >= '0' && s[p] <= '9') {
+      ms += (s[p] - '0') * scale;
+      scale /= 10;
+      ++p;
+      ++ndig;
+    }
+    if (ndig == 0) return std::nullopt;
+  }
+  std::int64_t offset_min = 0;
+  if (p < s.size()) {
+    if (s[p] == 'Z' || s[p] == 'z') {
+      ++p;
+    } else if (s[p] == '+' || s[p] == '-') {
+      int sign = s[p] == '-' ? -1 : 1;
+      int oh, om = 0;
+      if (!digits(s, p + 1, 2, oh)) return std::nullopt;
+      std::size_t q = p + 3;
+      if (q < s.size() && s[q] == ':') ++q;
+      if (q < s.size() && !digits(s, q, 2, om)) return std::nullopt;
+      if (q < s.size()) q += 2;
+      offset_min = sign * (oh * 60 + om);
+      p = q;
+    }
+  }
+  if (p != s.size()) return std::nullopt;
+  std::int64_t days = days_from_civil(Y, static_cast<unsigned>(M), static_cast<unsigned>(D));
+  std::int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - offset_min * 60;
+  return secs * 1000 + ms;
+}
+
+std::string format_iso8601_ms(std::int64_t ms) {
+  std::int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+  auto milli = static_cast<int>(ms - secs * 1000);
+  std::int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+  auto sod = static_cast<int>(secs - days * 86400);
+  std::int64_t y;
+  unsigned mo, d;
+  civil_from_days(days, y, mo, d);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<long long>(y), mo, d,
+                sod / 3600, (sod / 60) % 60, sod % 60, milli);
+  return buf;
+}
+
+std::string shell_quote(std::string_view s) {
+  if (s.empty()) return "''";
+  bool safe = std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '@' || c == '%' || c == '+' || c == '=' || c == ':' || c == ',' || c == '.' || c == '/' ||
+           c == '-';
+  });
+  if (safe) return std::string(s);
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\"'\"'";
+    else
+      out.push_back(c);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+std::string command_from_argv(const std::vector<std::string>& argv) {
+  if (argv.size() == 3) {
+    std::string_view shell = argv[0];
+    if (auto slash = shell.rfind('/'); slash != std::string_view::npos) shell.remove_prefix(slash + 1);
+    if ((shell == "sh" || shell == "bash" || shell == "zsh") && (argv[1] == "-c" || argv[1] == "-lc"))
+      return argv[2];
+  }
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out.push_back(' ');
+    out += shell_quote(a);
+  }
+  return out;
+}
+
+std::string resolve_path(std::string_view cwd, std::string_view path) {
+  if (path.empty()) return {};
+  if (path.front() == '/' || cwd.empty()) return std::string(path);
+  std::string joined = (fs::path(std::string(cwd)) / fs::path(std::string(path))).lexically_normal().string();
+  while (joined.size() > 1 && joined.back() == '/') joined.pop_back();
+  return joined;
+}
+
+bool is_directory(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec);
+}
+bool is_regular_file(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+bool path_exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+std::vector<std::string> list_files(const std::string& root, std::string_view suffix,
+                                    std::vector<Warning>& warnings, bool recursive) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  auto ends_with = [&](const std::string& name) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (!recursive) {
+    fs::directory_iterator it(root, ec), end;
+    if (ec) {
+      warnings.push_back({root, "Cannot list " + root + ": " + ec.message() + ". Check its permissions."});
+      return out;
+    }
+    for (; it != end; it.increment(ec)) {
+      std::error_code fec;
+      if (it->is_regular_file(fec) && ends_with(it->path().filename().string()))
+        out.push_back(it->path().string());
+    }
+  } else {
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) {
+      warnings.push_back({root, "Cannot list " + root + ": " + ec.message() + ". Check its permissions."});
+      return out;
+    }
+    for (; it != end; it.increment(ec)) {
+      if (ec) {
+        warnings.push_back({root, "Listing " + root + " stopped early: " + ec.message() + "."});
+        break;
+      }
+      std::error_code fec;
+      if (it->is_regular_file(fec) && ends_with(it->path().filename().string()))
+        out.push_back(it->path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+nlohmann::json Command::to_json() const {
+  nlohmann::json j = {{"command", command},
+                      {"cwd", cwd},
+                      {"exit_code", exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr)},
+                      {"status", status},
+                      {"tool", tool}};
+  if (argv) j["argv"] = *argv;
+  return j;
+}
+
+void Activity::change(const std::string& path, const std::string& tool, const std::string& action,
+                      const std::string& from) {
+  if (path.empty()) return;
+  std::string key = path;
+  key.push_back('\0');
+  key += tool;
+  key.push_back('\0');
+  key += action;
+  if (!change_keys_.insert(key).second) return;
+  nlohmann::json j = {{"path", path}, {"tool", tool}, {"action", action}};
+  if (!from.empty()) j["from"] = from;
+  changes_.push_back(std::move(j));
+}
+
+void Activity::write(nlohmann::json& out) const {
+  out["files_read"] = files_read_.to_json();
+  out["files_changed"] = nlohmann::json::array();
+  for (const auto& c : changes_) out["files_changed"].push_back(c);
+  out["commands"] = nlohmann::json::array();
+  for (const auto& c : commands_) out["commands"].push_back(c.to_json());
+  out["urls"] = urls_.to_json();
+  out["web_searches"] = searches_.to_json();
+}
+
+void sanitize_strings(nlohmann::json& j) {
+  if (j.is_string()) {
+    auto& s = j.get_ref<std::string&>();
+    std::string clean = scan::sanitize_utf8(s);
+    if (clean != s) s = std::move(clean);
+  } else if (j.is_array() || j.is_object()) {
+    for (auto& v : j) sanitize_strings(v);
+  }
+}
+
+void finish_sessions(std::vector<nlohmann::json>& sessions, Window w) {
+  for (auto& s : sessions) sanitize_strings(s);
+  auto bound = [](const nlohmann::json& s, const char* key) -> std::optional<std::int64_t> {
+    auto it = s.find(key);
+    if (it == s.end() || !it->is_string()) return std::nullopt;
+    return parse_iso8601_ms(it->get_ref<const std::string&>());
+  };
+  if (w.since_ms != 0 || w.until_ms != 0) {
+    std::vector<nlohmann::json> kept;
+    for (auto& s : sessions) {
+      auto start = bound(s, "started_at");
+      auto stop = bound(s, "ended_at");
+      if (!start) start = stop;
+      if (!stop) stop = start;
+      // Sessions without any time cannot be placed; keep them rather than hide activity.
+      bool keep = true;
+      if (start && stop) {
+        if (w.since_ms != 0 && *stop < w.since_ms) keep = false;
+        if (w.until_ms != 0 && *start > w.until_ms) keep = false;
+      }
+      if (keep) kept.push_back(std::move(s));
+    }
+    sessions = std::move(kept);
+  }
+  auto key = [](const nlohmann::json& s) {
+    auto it = s.find("started_at");
+    std::string start = it != s.end() && it->is_string() ? it->get<std::string>() : std::string("\x7f");
+    auto id = s.find("session_id");
+    return std::make_pair(start, id != s.end() && id->is_string() ? id->get<std::string>() : std::string());
+  };
+  std::stable_sort(sessions.begin(), sessions.end(),
+                   [&](const nlohmann::json& a, const nlohmann::json& b) { return key(a) < key(b); });
+}
+
+unsigned worker_count(const std::vector<std::string>& files) {
+  if (const char* env = std::getenv("PARALLEX_TRANSCRIPT_THREADS")) {
+    int n = std::atoi(env);
+    if (n >= 1) return static_cast<unsigned>(std::min(n, 64));
+  }
+  if (files.size() < 2) return 1;
+  std::uint64_t bytes = 0;
+  for (const auto& f : files) {
+    std::error_code ec;
+    auto size = fs::file_size(f, ec);
+    if (!ec) bytes += size;
+  }
+  if (bytes < (std::uint64_t{8} << 20)) return 1;
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::min<std::size_t>({cores, 8, files.size()}));
+}
+
+double round_cost(double v) {
+  return std::round(v * 1e10) / 1e10;
+}
+
+}  // namespace parallex::transcripts

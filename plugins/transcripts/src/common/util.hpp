@@ -1,0 +1,118 @@
+#pragma once
+// Helpers shared by the three parsers: time stamps, shell quoting, paths, file discovery,
+// and the session object every parser emits.
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "parallex_transcripts/result.hpp"
+
+namespace parallex::transcripts {
+
+// ISO-8601 ("2026-11-20T10:00:01.6Z", "...+02:00", no fraction) to epoch ms.
+std::optional<std::int64_t> parse_iso8601_ms(std::string_view s);
+// Epoch ms to "YYYY-MM-DDTHH:MM:SS.mmmZ".
+std::string format_iso8601_ms(std::int64_t ms);
+
+// POSIX shell quoting (as Python's shlex.quote): bare when only safe characters.
+std::string shell_quote(std::string_view s);
+// argv [sh|bash|zsh, -c|-lc, S] gives S; any other argv its quoted join.
+std::string command_from_argv(const std::vector<std::string>& argv);
+
+// Absolute paths are kept as written; relative ones are joined to `cwd` and normalized.
+std::string resolve_path(std::string_view cwd, std::string_view path);
+
+// Regular files under `root` (recursively) whose name ends with `suffix`, sorted.
+// A missing/unreadable root adds a warning and returns nothing.
+std::vector<std::string> list_files(const std::string& root, std::string_view suffix,
+                                    std::vector<Warning>& warnings, bool recursive = true);
+
+bool is_directory(const std::string& path);
+bool is_regular_file(const std::string& path);
+bool path_exists(const std::string& path);
+
+// Unique strings in first-occurrence order.
+class UniqueList {
+ public:
+  void add(const std::string& s) {
+    if (s.empty() || !seen_.insert(s).second) return;
+    items_.push_back(s);
+  }
+  nlohmann::json to_json() const { return nlohmann::json(items_); }
+  const std::vector<std::string>& items() const { return items_; }
+
+ private:
+  std::vector<std::string> items_;
+  std::unordered_set<std::string> seen_;
+};
+
+struct Command {
+  std::string command;
+  std::string cwd;
+  std::optional<std::int64_t> exit_code;
+  std::string status = "unknown";  // success | error | unknown
+  std::string tool;
+  std::optional<std::vector<std::string>> argv;
+  nlohmann::json to_json() const;
+};
+
+// What a session (or a Claude sidechain) did, in the contract's list shapes.
+class Activity {
+ public:
+  void read(const std::string& path) { files_read_.add(path); }
+  void change(const std::string& path, const std::string& tool, const std::string& action,
+              const std::string& from = {});
+  void command(Command c) { commands_.push_back(std::move(c)); }
+  void url(const std::string& u) { urls_.add(u); }
+  void search(const std::string& q) { searches_.add(q); }
+  // Adds files_read, files_changed, commands, urls, web_searches to `out`.
+  void write(nlohmann::json& out) const;
+
+ private:
+  UniqueList files_read_;
+  std::vector<nlohmann::json> changes_;
+  std::unordered_set<std::string> change_keys_;
+  std::vector<Command> commands_;
+  UniqueList urls_;
+  UniqueList searches_;
+};
+
+// Replaces invalid UTF-8 in every string of `j` (file names and SQLite text can hold any bytes),
+// so that dump() never throws.
+void sanitize_strings(nlohmann::json& j);
+
+// Sorts by started_at (nulls last), then session_id, and drops sessions outside `w`.
+void finish_sessions(std::vector<nlohmann::json>& sessions, Window w);
+
+// Threads for parsing `files` files of `bytes` in total: 1 for small inputs, else up to the
+// cores (at most 8). PARALLEX_TRANSCRIPT_THREADS overrides it (benchmarks, debugging).
+unsigned worker_count(const std::vector<std::string>& files);
+
+// Runs fn(i) for every i in [0, n) on `threads` threads; fn must not throw.
+template <class F>
+void parallel_for(std::size_t n, unsigned threads, F&& fn) {
+  if (threads <= 1 || n <= 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) fn(i);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+// Rounds a money amount so sums of decimal costs compare equal to their decimal value.
+double round_cost(double v);
+
+}  // namespace parallex::transcripts
