@@ -1,0 +1,43 @@
+#pragma once
+// Shared between store.cpp, take.cpp and rewind.cpp; not part of the API.
+#include <vector>
+
+#include "snapshot/manifest.hpp"
+#include "snapshot/objects.hpp"
+#include "snapshot/snapshot.hpp"
+#include "snapshot/statcache.hpp"
+
+namespace px::snapshot::detail {
+
+struct StoreFds {
+  int root = -1;
+  UniqueFd objects, snapshots, tmp;
+  std::string display;  // the store folder, for messages
+};
+Result<StoreFds> open_fds(int root, const fs::path& dir);
+
+// flock on <store>/lock; fails at once with a "store in use" error.
+Result<UniqueFd> lock_store(int root, const fs::path& dir);
+
+struct Scan {
+  SnapshotInfo info;
+  std::vector<Entry> entries;  // sorted with path_less
+  std::int64_t walk_start_ns = 0;
+  bool wrote_objects = false;
+};
+// Walks `options.source`; with `store` set, stores new contents and the tree
+// (but does not commit a record). Without it, only hashes (for --dry-run).
+Result<Scan> scan_tree(StoreFds& fds, const fs::path& store_dir, const TakeOptions& options, bool store,
+                       StatCache& cache);
+// Makes a scan a listed snapshot: syncfs, record written last (temp, fsync,
+// rename, fsync dir), then the stat cache.
+Status commit(StoreFds& fds, Scan& scan, const StatCache& cache);
+
+Result<std::vector<SnapshotInfo>> list_infos(int snapshots_dir, const std::string& display);
+Result<SnapshotInfo> find_info(int snapshots_dir, const std::string& display, const std::string& id);
+Result<std::vector<Entry>> load_tree(const StoreFds& fds, const SnapshotInfo& info);
+
+// Refuses a source inside the store or a store inside the source.
+Status check_separate(const fs::path& source, const fs::path& store);
+
+}  // namespace px::snapshot::detail

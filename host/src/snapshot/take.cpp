@@ -1,0 +1,283 @@
+// Taking a snapshot: one stat walk through directory fds, then the files the
+// stat cache cannot vouch for are hashed (and, for a real snapshot, stored).
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <memory>
+
+#include "snapshot/fault.hpp"
+#include "snapshot/safe_fs.hpp"
+#include "snapshot/store_impl.hpp"
+
+namespace px::snapshot {
+namespace {
+
+struct Item {
+  Entry e;
+  struct stat st {};
+  bool drop = false;
+};
+
+class Walker {
+ public:
+  Walker(dev_t root_dev, const std::vector<std::string>& excludes, const std::string& source_display)
+      : root_dev_(root_dev), excludes_(excludes), source_(source_display) {}
+
+  // Takes ownership of `fd`; the folder stays open while its children are
+  // walked, so depth costs one fd per level and no path is ever resolved twice.
+  void walk(int fd, const std::string& prefix) {
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+      warn(prefix, std::strerror(errno));
+      ::close(fd);
+      return;
+    }
+    std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
+    const int dirfd = ::dirfd(d);
+    std::vector<std::string> names;
+    while (dirent* de = ::readdir(d)) {
+      if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
+      names.emplace_back(de->d_name);
+    }
+    for (const auto& name : names) {
+      std::string rel = prefix.empty() ? name : prefix + "/" + name;
+      if (is_excluded(rel, excludes_)) continue;
+      Item item;
+      if (::fstatat(dirfd, name.c_str(), &item.st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT) warn(rel, std::strerror(errno));
+        continue;
+      }
+      Entry& e = item.e;
+      e.path = rel;
+      e.type = type_of(item.st.st_mode);
+      e.mode = item.st.st_mode & 07777;
+      e.uid = item.st.st_uid;
+      e.gid = item.st.st_gid;
+      e.mtime_ns = mtime_ns(item.st);
+      if (e.type == '?') continue;
+      if (e.type == 'f') e.size = static_cast<std::uint64_t>(item.st.st_size);
+      if (e.type == 'l') {
+        std::string target(static_cast<std::size_t>(item.st.st_size) + 1, '\0');
+        ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
+        if (n < 0) {
+          warn(rel, std::strerror(errno));
+          continue;
+        }
+        target.resize(static_cast<std::size_t>(n));
+        e.target = std::move(target);
+        e.size = e.target.size();
+      }
+      items.push_back(std::move(item));
+      if (e.type != 'd') continue;
+      if (items.back().st.st_dev != root_dev_) {
+        warn(rel, "another filesystem is mounted here; its contents are not snapshotted");
+        items.back().e.flags |= kUnreadable;
+        continue;
+      }
+      int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        warn(rel, std::strerror(errno));
+        items.back().e.flags |= kUnreadable;
+        continue;
+      }
+      walk(sub, rel);
+    }
+  }
+
+  void warn(const std::string& rel, const std::string& why) {
+    incomplete = true;
+    warnings.push_back((rel.empty() ? source_ : source_ + "/" + display_name(rel)) + ": " + why);
+  }
+
+  std::vector<Item> items;
+  std::vector<std::string> warnings;
+  bool incomplete = false;
+
+ private:
+  dev_t root_dev_;
+  const std::vector<std::string>& excludes_;
+  std::string source_;
+};
+
+std::string make_id(std::int64_t t_ns) {
+  std::time_t secs = static_cast<std::time_t>(t_ns / 1000000000);
+  struct tm tm {};
+  ::gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return std::string(buf) + "-" + random_hex(3);
+}
+
+}  // namespace
+
+namespace detail {
+
+Result<Scan> scan_tree(StoreFds& fds, const fs::path& store_dir, const TakeOptions& options, bool store,
+                       StatCache& cache) {
+  PX_TRY_ASSIGN(auto excludes, normalize_excludes(options.excludes));
+  PX_TRY(check_separate(options.source, store_dir));
+  const std::string source = options.source.string();
+  const std::string shown = display_name(source);
+  Scan scan;
+  scan.walk_start_ns = now_ns();
+  UniqueFd root(::open(source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root) {
+    int err = errno;
+    if (err == ENOENT) return Error::not_found("The folder " + shown + " does not exist.");
+    return Error::io("Could not open " + shown, err);
+  }
+  struct stat root_st {};
+  if (::fstat(root.get(), &root_st) != 0) return Error::io("Could not stat " + shown, errno);
+
+  Walker walker(root_st.st_dev, excludes, shown);
+  int walk_fd = ::fcntl(root.get(), F_DUPFD_CLOEXEC, 0);
+  if (walk_fd < 0) return Error::io("Could not open " + shown, errno);
+  walker.walk(walk_fd, "");
+  std::sort(walker.items.begin(), walker.items.end(),
+            [](const Item& a, const Item& b) { return path_less(a.e.path, b.e.path); });
+  cache.load(fds.root, source);
+
+  Progress progress;
+  progress.phase = store ? "storing" : "scanning";
+  std::vector<Item*> todo;
+  for (auto& item : walker.items) {
+    if (item.e.type != 'f') continue;
+    if (const std::string* h = cache.lookup(item.e.path, item.st)) {
+      item.e.hash = *h;
+      cache.put(item.e.path, item.st, *h);
+      continue;
+    }
+    todo.push_back(&item);
+    progress.bytes_total += item.e.size;
+  }
+  progress.files_total = todo.size();
+  std::function<void(std::uint64_t)> on_bytes;
+  if (options.progress) {
+    on_bytes = [&](std::uint64_t n) {
+      progress.bytes_done += n;
+      options.progress(progress);
+    };
+  }
+  Objects objects(fds.objects.get(), fds.tmp.get());
+  std::uint64_t new_bytes = 0;
+  for (Item* item : todo) {
+    Entry& e = item->e;
+    const std::string display = shown + "/" + display_name(e.path);
+    UniqueFd fd = open_beneath(root.get(), e.path, O_RDONLY | O_NONBLOCK | O_NOATIME);
+    if (!fd && errno == EPERM) fd = open_beneath(root.get(), e.path, O_RDONLY | O_NONBLOCK);
+    if (!fd) {
+      int err = errno;
+      if (err == ENOENT) {
+        item->drop = true;  // deleted since the walk: it is not part of this state
+      } else {
+        e.flags |= kUnreadable;
+        walker.warn(e.path, std::strerror(err));
+      }
+      continue;
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      item->drop = true;
+      walker.warn(e.path, "replaced by something that is not a file while being snapshotted");
+      continue;
+    }
+    std::string hash;
+    bool changed = false;
+    if (store) {
+      PX_TRY_ASSIGN(auto stored, objects.put_file(fd.get(), st, display, on_bytes ? &on_bytes : nullptr));
+      if (!stored.read_error.empty()) {
+        e.flags |= kUnreadable;
+        walker.warn(e.path, stored.read_error);
+        continue;
+      }
+      hash = stored.hash;
+      changed = stored.changed;
+      new_bytes += stored.new_bytes;
+      if (stored.new_bytes > 0) scan.wrote_objects = true;
+    } else {
+      auto h = hash_fd(fd.get(), static_cast<std::uint64_t>(st.st_size), on_bytes ? &on_bytes : nullptr);
+      if (!h) {
+        e.flags |= kUnreadable;
+        walker.warn(e.path, h.error().message);
+        continue;
+      }
+      hash = h.value().hash;
+      changed = h.value().short_read;
+    }
+    struct stat after {};
+    ::fstat(fd.get(), &after);
+    e.hash = hash;
+    e.size = static_cast<std::uint64_t>(after.st_size);
+    e.mode = after.st_mode & 07777;
+    e.mtime_ns = mtime_ns(after);
+    if (changed) {
+      e.flags |= kChanged;
+      walker.warn(e.path, "changed while being snapshotted; the snapshot holds one consistent copy of it");
+    } else {
+      cache.put(e.path, st, hash);
+    }
+    ++progress.files_done;
+    if (options.progress) options.progress(progress);
+  }
+
+  auto& info = scan.info;
+  for (auto& item : walker.items) {
+    if (item.drop) continue;
+    if (item.e.type == 'f') {
+      ++info.files;
+      info.bytes += item.e.size;
+    }
+    scan.entries.push_back(std::move(item.e));
+  }
+  info.entries = scan.entries.size();
+  info.id = make_id(scan.walk_start_ns);
+  info.time_ns = scan.walk_start_ns;
+  info.label = options.label;
+  info.kind = options.kind.empty() ? "manual" : options.kind;
+  info.source = source;
+  info.excludes = excludes;
+  info.warnings = std::move(walker.warnings);
+  info.incomplete = walker.incomplete;
+  std::string tree = serialize_tree(scan.entries);
+  if (store) {
+    PX_TRY_ASSIGN(auto stored, objects.put_bytes(tree, "the manifest of " + shown));
+    info.tree = stored.hash;
+    new_bytes += stored.new_bytes;
+    if (stored.new_bytes > 0) scan.wrote_objects = true;
+  } else {
+    info.tree = hash_bytes(tree);
+  }
+  info.new_bytes = new_bytes;
+  return scan;
+}
+
+Status commit(StoreFds& fds, Scan& scan, const StatCache& cache) {
+  // Objects reach the disk before the record that lists them.
+  if (scan.wrote_objects && ::syncfs(fds.objects.get()) != 0)
+    return Error::io("Could not flush the snapshot store " + fds.display, errno);
+  fault_point("record-write");
+  PX_TRY(write_file_durably(fds.tmp.get(), fds.snapshots.get(), scan.info.id + ".json",
+                            serialize_info(scan.info), fds.display + "/snapshots/" + scan.info.id + ".json"));
+  fault_point("snapshot-committed");
+  (void)cache.save(fds.root, fds.tmp.get(), scan.info.source, scan.walk_start_ns);
+  return ok();
+}
+
+}  // namespace detail
+
+Result<SnapshotInfo> Store::take(const TakeOptions& options) {
+  PX_TRY_ASSIGN(auto lock, detail::lock_store(dirfd_.get(), dir_));
+  PX_TRY_ASSIGN(auto fds, detail::open_fds(dirfd_.get(), dir_));
+  StatCache cache;
+  PX_TRY_ASSIGN(auto scan, detail::scan_tree(fds, dir_, options, true, cache));
+  PX_TRY(detail::commit(fds, scan, cache));
+  return scan.info;
+}
+
+}  // namespace px::snapshot
