@@ -10,10 +10,12 @@ void add_policy_options(CLI::App& app, PolicyOptions& o, bool with_command) {
   app.add_option("--harness", o.harness, "The harness plugin to use (default: detected from the command)");
   app.add_option("--profile", o.profile, "A profile name (default, offline, developer) or a YAML file, over the default");
   app.add_option("--in", o.in, "The folder the run works in (default: the current directory)");
-  app.add_option("--grant", o.grants, "Grant PATH read-only (PATH or PATH:ro) or read-write (PATH:rw)");
+  // One value per flag (repeat the flag for more), so `--` always ends the options.
+  app.add_option("--grant", o.grants, "Grant PATH read-only (PATH or PATH:ro) or read-write (PATH:rw)")
+      ->allow_extra_args(false);
   app.add_flag("--online", o.online, "Allow every host (through the run's proxy, logged)");
   app.add_flag("--offline", o.offline, "No network at all");
-  app.add_option("--allow", o.allow, "Allow HOST and its subdomains (through the run's proxy)");
+  app.add_option("--allow", o.allow, "Allow HOST and its subdomains (through the run's proxy)")->allow_extra_args(false);
   app.add_flag("--local-servers", o.local_servers, "Let the run reach servers listening on this machine");
   if (with_command) app.add_option("command", o.command, "The command to run, after --");
 }
@@ -73,6 +75,7 @@ Result<PreparedPolicy> prepare_policy(const PolicyOptions& o, PrepareContext con
     PX_TRY_ASSIGN(auto extra, policy::load_profile(*o.profile));
     in.profiles.push_back(std::move(extra));
   }
+  for (auto& extra : context.extra_profiles) in.profiles.push_back(std::move(extra));
   in.agent = context.agent;
   const fs::path run_home = in.agent ? in.agent->home : in.user_home;
   if (choice.plugin) {
@@ -83,6 +86,13 @@ Result<PreparedPolicy> prepare_policy(const PolicyOptions& o, PrepareContext con
   in.grants = std::move(grants);
   in.network = std::move(net);
   PX_TRY_ASSIGN(auto composed, policy::compose(in));
+  if (!context.secret_env.empty()) {
+    // Profiles have no way to mark a variable secret yet; the Policy is not
+    // shared at this point, so marking it here is safe. (To move into compose.)
+    auto& rules = const_cast<policy::EnvironmentRules&>(composed.environment());
+    for (auto& set : rules.set)
+      if (context.secret_env.count(set.name)) set.secret = true;
+  }
   return PreparedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notes)};
 }
 

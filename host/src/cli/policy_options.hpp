@@ -4,6 +4,7 @@
 // (plus the command) into a composed Policy.
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "pluginhost/plugin_set.hpp"
 #include "policy/compose.hpp"
 #include "policy/policy.hpp"
+#include "policy/profile.hpp"
 
 namespace px::cli {
 
@@ -46,6 +48,11 @@ struct PrepareContext {
   std::filesystem::path temp_dir;                 // the run's private temp dir
   std::optional<policy::AgentInputs> agent;       // agent runs
   std::shared_ptr<plugins::PluginSet> plugins;    // loaded once by the caller, or loaded here
+  // Workspaced runs: profiles composed after --profile (the workspace's git
+  // paths and variables), and names of variables they set that are secrets
+  // (shown redacted in `policy show` and the run record).
+  std::vector<policy::Profile> extra_profiles;
+  std::set<std::string> secret_env;
 };
 
 Result<PreparedPolicy> prepare_policy(const PolicyOptions& options, PrepareContext context);

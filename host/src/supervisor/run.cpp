@@ -15,12 +15,16 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <mutex>
 #include <random>
 
 #include "backend/linux/launch.hpp"
 #include "common/redact.hpp"
 #include "policy/policy_json.hpp"
 #include "proxy/proxy.hpp"
+#include "common/paths.hpp"
+#include "supervisor/global_pause.hpp"
+#include "supervisor/run_control.hpp"
 #include "supervisor/unsealed_launch.hpp"
 
 namespace px::supervisor {
@@ -141,7 +145,44 @@ Result<RunOutcome> run(RunRequest r) {
   // A record exists from the start, so a crash of the supervisor still leaves a trace.
   PX_TRY(write_record(outcome.record_dir, record));
 
+  // The kill switch: the run is registered (and paused at once if a pause is
+  // on) before anything starts. The proxy may start later than a pause comes
+  // in, so the cut is remembered and applied when it does.
+  std::mutex proxy_mutex;
+  std::unique_ptr<proxy::ProxyServer> server;
+  bool network_cut = false;
+  supervisor::RunHooks hooks;
+  hooks.cut_network = [&] {
+    std::lock_guard lock(proxy_mutex);
+    network_cut = true;
+    if (server) server->cut();
+  };
+  hooks.restore_network = [&] {
+    std::lock_guard lock(proxy_mutex);
+    network_cut = false;
+    if (server) server->restore();
+  };
+  hooks.notice = [](const std::string& message) { std::fprintf(stderr, "parallex: %s\n", message.c_str()); };
+  RunControlOptions control_options;
+  control_options.run_id = outcome.run_id;
+  control_options.agent = r.agent;
+  control_options.command = r.argv;
+  control_options.hooks = hooks;
+  PX_TRY_ASSIGN(auto control, RunControl::start(std::move(control_options)));
+  PX_TRY(wait_while_globally_paused(parallex_runtime_dir(), hooks.notice));
+  outcome.notices.push_back(control->mechanism_note());
+
   seal::EnvMap env = policy.environment().apply(r.host_env);
+  for (const auto& [k, v] : control->child_environment()) env[k] = v;
+  // The harness's own sandbox cannot nest inside ours: its plugin's switches
+  // (shown by `policy show`) go in as variables or as arguments after argv[0].
+  for (const auto& n : policy.nested_sandbox()) {
+    if (n.kind == policy::NestedSandboxSwitch::Kind::env) {
+      env[n.name] = n.value;
+    } else if (r.sealed) {
+      r.argv.insert(r.argv.begin() + 1, n.value);
+    }
+  }
   // Who the run is, for tools inside it (the MCP server's whoami): facts the
   // run may know about itself, never a secret.
   env["PARALLEX_RUN_ID"] = outcome.run_id;
@@ -153,7 +194,6 @@ Result<RunOutcome> run(RunRequest r) {
     env["PARALLEX_ALLOWED_HOSTS"] = hosts;
   }
   env["PARALLEX_SEALED"] = r.sealed ? "1" : "0";
-  std::unique_ptr<proxy::ProxyServer> server;
   Result<int> status = Error::internal("the run did not start");
 
   if (r.sealed) {
@@ -173,13 +213,21 @@ Result<RunOutcome> run(RunRequest r) {
       if (wants_network) {
         spec.on_proxy_socket = [&](UniqueFd fd, std::uint16_t port) -> Result<seal::EnvMap> {
           PX_TRY_ASSIGN(auto started, proxy::ProxyServer::adopt(proxy_config(policy, password, proxy_log), std::move(fd)));
+          std::lock_guard lock(proxy_mutex);
           server = std::move(started);
+          if (network_cut) server->cut();
           seal::EnvMap extra;
           for (auto& [k, v] : proxy::proxy_environment(port, password)) extra[k] = v;
           return extra;
         };
       }
-      auto launched = seal::run(spec);
+      spec.cgroup_fd = control->cgroup_fd();
+      auto launched = [&]() -> Result<seal::LaunchResult> {
+        PX_TRY_ASSIGN(auto process, seal::spawn(spec));
+        if (auto attached = control->attach(process.pid, spec.cgroup_fd >= 0); !attached)
+          hooks.notice("the kill switch does not track this run: " + attached.error().message);
+        return seal::wait(process);
+      }();
       if (!launched) {
         record["setup_error"] = redact(launched.error().message);
         status = launched.error();
@@ -200,9 +248,11 @@ Result<RunOutcome> run(RunRequest r) {
       server = std::move(started).value();
       for (auto& [k, v] : proxy::proxy_environment(server->port(), password)) env[k] = v;
     }
-    status = run_unsealed(r.argv, env, r.cwd.empty() ? policy.run_folder() : r.cwd);
+    status = run_unsealed(r.argv, env, r.cwd.empty() ? policy.run_folder() : r.cwd, control->cgroup_fd());
   }
 
+  control->finish();
+  record["kill_switch"] = control->record();
   if (server) {
     server->stop();
     for (const auto& h : server->refused_hosts()) outcome.refused_hosts.push_back(h.host + ":" + std::to_string(h.port));

@@ -1,5 +1,6 @@
 #include "supervisor/unsealed_launch.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +14,7 @@
 namespace px::supervisor {
 
 Result<int> run_unsealed(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                         const std::filesystem::path& cwd) {
+                         const std::filesystem::path& cwd, int cgroup_fd) {
   const auto path_it = env.find("PATH");
   auto exe = find_executable(argv[0], path_it == env.end() ? "/usr/bin:/bin" : path_it->second);
   if (!exe) {
@@ -39,6 +40,15 @@ Result<int> run_unsealed(const std::vector<std::string>& argv, const std::map<st
   if (pid == 0) {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
+    // Into the run's cgroup before exec, so the kill switch sees the whole tree.
+    if (cgroup_fd >= 0) {
+      const int procs = ::openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+      if (procs < 0 || ::write(procs, "0\n", 2) != 2) {
+        std::fprintf(stderr, "parallex: cannot enter the run's cgroup: %s\n", std::strerror(errno));
+        _exit(125);
+      }
+      ::close(procs);
+    }
     if (::chdir(cwd.c_str()) != 0) {
       std::fprintf(stderr, "parallex: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
       _exit(126);

@@ -13,6 +13,6 @@ namespace px::supervisor {
 
 // The command's exit status (128+N for signal N, 127 when not found).
 Result<int> run_unsealed(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                         const std::filesystem::path& cwd);
+                         const std::filesystem::path& cwd, int cgroup_fd = -1);
 
 }  // namespace px::supervisor

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Seal start-up overhead: `parallex run -- /bin/true` against bare /bin/true,
+# bwrap with an equivalent set-up, and srt (@anthropic-ai/sandbox-runtime).
+# Medians of >= 50 runs (hyperfine -N), as ratios to bare /bin/true measured
+# in the same run. Prints a Markdown table.
+#
+#   bench/seal/run.sh [path/to/parallex] [runs]
+#
+# Use a Release build of parallex. Needs hyperfine; bwrap and srt rows are
+# skipped (and say so) when those tools are missing.
+set -euo pipefail
+PARALLEX=${1:-build-rel/parallex}
+RUNS=${2:-50}
+command -v hyperfine >/dev/null || { echo "hyperfine is missing (apt-get install -y hyperfine)" >&2; exit 2; }
+[ -x "$PARALLEX" ] || { echo "no parallex at $PARALLEX" >&2; exit 2; }
+PARALLEX=$(realpath "$PARALLEX")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/ws" "$work/tmp"
+cd "$work/ws"
+
+names=("bare /bin/true")
+cmds=("/bin/true")
+names+=("parallex run -- /bin/true")
+cmds+=("$PARALLEX run -- /bin/true")
+# What is not the seal: parallex's own start-up (`check --probe` does nothing),
+# and start-up + composing the policy with plugins (`policy show`). The seal's
+# own cost is `run` minus `policy show`.
+names+=("parallex start-up only (no seal)")
+cmds+=("$PARALLEX check --probe none")
+names+=("parallex policy show -- /bin/true (start-up + policy, no seal)")
+cmds+=("$PARALLEX policy show -- /bin/true")
+if command -v bwrap >/dev/null; then
+  # Equivalent to the seal's shape: user/pid/net/ipc/uts namespaces, the
+  # profile's system dirs read-only, a writable run folder, private /tmp,
+  # fresh /proc and a minimal /dev, die-with-parent, new session.
+  names+=("bwrap (equivalent set-up)")
+  cmds+=("bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --bind $work/tmp /tmp --bind $work/ws $work/ws --proc /proc --dev /dev --chdir $work/ws /bin/true")
+else
+  echo "bwrap missing: its row is skipped" >&2
+fi
+if command -v srt >/dev/null; then
+  names+=("srt true (default settings)")
+  cmds+=("srt -- /bin/true")
+else
+  echo "srt missing: its row is skipped" >&2
+fi
+
+json="$work/result.json"
+args=()
+for c in "${cmds[@]}"; do args+=("$c"); done
+# srt is ~100x slower; fewer warm-ups keep the run short, the count stays >= RUNS.
+hyperfine -N --warmup 5 --runs "$RUNS" --export-json "$json" "${args[@]}" >&2
+
+python3 - "$json" "${names[@]}" <<'PY'
+import json, sys, statistics
+data = json.load(open(sys.argv[1]))["results"]
+names = sys.argv[2:]
+base = statistics.median(data[0]["times"])
+print(f"| command | median | over bare | ratio | runs |")
+print(f"|---|---|---|---|---|")
+for name, r in zip(names, data):
+    m = statistics.median(r["times"])
+    print(f"| {name} | {m*1e3:.2f} ms | {(m-base)*1e3:+.2f} ms | {m/base:.1f}x | {len(r['times'])} |")
+PY

@@ -1,0 +1,141 @@
+#include "backend/linux/capabilities.hpp"
+
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "backend/linux/landlock.hpp"
+#include "backend/linux/seccomp.hpp"
+#include "backend/linux/sys.hpp"
+
+namespace px::seal {
+
+namespace {
+
+// In a child: each namespace the seal uses, as `run` would create it. The exit
+// code carries the first step that failed (0 = all worked).
+int probe_namespaces() {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const uid_t uid = ::getuid();
+    const gid_t gid = ::getgid();
+    if (::unshare(CLONE_NEWUSER) == 0) {
+      if (!write_file("/proc/self/setgroups", "deny") ||
+          !write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") ||
+          !write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1"))
+        ::_exit(2);
+    } else if (uid != 0) {
+      ::_exit(1);
+    }
+    if (::unshare(CLONE_NEWNS) != 0) ::_exit(3);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(3);
+    if (::unshare(CLONE_NEWNET) != 0) ::_exit(4);
+    if (::unshare(CLONE_NEWPID) != 0) ::_exit(5);
+    ::_exit(0);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) return 9;
+  return WEXITSTATUS(status);
+}
+
+bool userns_works() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int status = 0;
+  return pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string read_text(const char* path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string t = s.str();
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  return t;
+}
+
+bool cgroup2_mounted(std::string& where) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto dash = line.find(" - cgroup2 ");
+    if (dash == std::string::npos) continue;
+    std::istringstream f(line);
+    std::string id, parent, dev, root, mount_point;
+    f >> id >> parent >> dev >> root >> mount_point;
+    where = mount_point;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Guarantee> detect_guarantees() {
+  std::vector<Guarantee> out;
+  const bool root = ::getuid() == 0;
+  const int ns = probe_namespaces();
+  const bool userns = userns_works();
+  const std::string max_userns = read_text("/proc/sys/user/max_user_namespaces");
+  out.push_back(
+      {"namespaces.user", "user namespace: the seal's privileges exist only inside it", userns || root, !root,
+       userns ? "unprivileged user namespaces work (user.max_user_namespaces=" + max_userns + ")"
+       : root ? "user namespaces are off; as root the seal drops every capability instead"
+              : "unshare(CLONE_NEWUSER) failed: user namespaces are off "
+                "(user.max_user_namespaces=" +
+                    max_userns + ", or kernel.unprivileged_userns_clone / an AppArmor restriction)"});
+  auto ns_row = [&](const char* id, const char* name, int failed_step, const char* what) {
+    const bool enforced = ns == 0 || (ns > failed_step);
+    out.push_back({id, name, enforced, true,
+                   enforced  ? std::string(what) + " created in a probe"
+                   : ns <= 2 ? "needs the user namespace, which is missing"
+                             : std::string(what) + " could not be created"});
+  };
+  ns_row("namespaces.mount", "mount namespace: only granted paths are visible; secrets inside them hidden", 3,
+         "a private mount namespace");
+  ns_row("namespaces.network", "network namespace: only lo; the proxy is the only way out", 4,
+         "a network namespace");
+  ns_row("namespaces.pid", "pid namespace: no process outside the run is visible or signalable", 5,
+         "a pid namespace");
+
+  const int abi = landlock::abi_version();
+  auto ll = [&](const char* id, const char* name, int need, bool required, bool works = true) {
+    const bool enforced = abi >= need && works;
+    out.push_back(
+        {id, name, enforced, required,
+         enforced ? "Landlock ABI " + std::to_string(abi) + " (needs " + std::to_string(need) + ")"
+         : abi == 0
+             ? "Landlock is not enabled in this kernel (needs CONFIG_SECURITY_LANDLOCK and lsm=landlock)"
+             : "Landlock ABI " + std::to_string(abi) + " is below " + std::to_string(need) +
+                   (abi >= need ? " or the kernel rejected the feature" : "")});
+  };
+  ll("landlock.fs", "Landlock: files outside the grants cannot be opened", 1, true);
+  ll("landlock.refer", "Landlock: no hard link or rename of a file into a grant from outside it", 2, false);
+  ll("landlock.truncate", "Landlock: files outside the writable grants cannot be truncated", 3, false);
+  ll("landlock.tcp", "Landlock: TCP bind refused, connect only to the proxy's port", 4, false,
+     landlock::supports_tcp());
+  ll("landlock.ioctl_dev", "Landlock: device ioctls only on the run's terminal devices", 5, false);
+  ll("landlock.scopes", "Landlock: no signal to, nor abstract socket of, a process outside the run", 6, false,
+     landlock::supports_scopes());
+  ll("landlock.audit", "Landlock: the command's denials are logged to the kernel audit log", 7, false);
+
+  const bool sc = seccomp::available();
+  out.push_back({"seccomp", "seccomp: ptrace, io_uring, bpf, keyctl, mount, new namespaces, TIOCSTI refused",
+                 sc, true,
+                 sc ? "seccomp filters are available" : "the kernel has no seccomp filter support"});
+  out.push_back(
+      {"no_new_privs", "no_new_privs: setuid programs gain nothing", true, true, "always available"});
+  std::string where;
+  const bool cg = cgroup2_mounted(where);
+  out.push_back({"cgroup2", "cgroup v2: the supervisor can freeze and kill the whole run", cg, false,
+                 cg ? "cgroup2 mounted at " + where
+                    : "no cgroup2 mount: the supervisor falls back to tracking processes"});
+  return out;
+}
+
+}  // namespace px::seal

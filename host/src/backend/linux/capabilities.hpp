@@ -1,0 +1,22 @@
+#pragma once
+// What this kernel lets the seal enforce, as a list of guarantees: each one
+// enforced, or missing and why. `parallex check` prints them; `parallex run`
+// refuses when a required one is missing, unless the user accepted a weaker
+// seal (--allow-weaker-seal).
+#include <string>
+#include <vector>
+
+namespace px::seal {
+
+struct Guarantee {
+  std::string id;    // stable key for --json, e.g. "landlock.scopes"
+  std::string name;  // what the user gets, in words
+  bool enforced = false;
+  bool required = false;  // a missing required guarantee makes `run` refuse
+  std::string detail;     // how it was detected, or why it is missing
+};
+
+// Probes the kernel for real (forks a short-lived child to try the namespaces).
+std::vector<Guarantee> detect_guarantees();
+
+}  // namespace px::seal

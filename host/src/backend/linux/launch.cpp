@@ -1,0 +1,414 @@
+#include "backend/linux/launch.hpp"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "backend/linux/landlock.hpp"
+#include "backend/linux/mounts.hpp"
+#include "backend/linux/net.hpp"
+#include "backend/linux/pidns.hpp"
+#include "backend/linux/seccomp.hpp"
+#include "backend/linux/sys.hpp"
+#include "backend/linux/userns.hpp"
+#include "common/paths.hpp"
+
+namespace px::seal {
+
+namespace {
+
+// Everything the child needs, computed in the supervisor before fork.
+struct Prepared {
+  mounts::ViewPlan view;
+  landlock::Plan landlock_view;  // paths as the command sees them in the view
+  landlock::Plan landlock_host;  // the weaker seal without namespaces: host paths
+  seccomp::Program seccomp;
+  fs::path executable;
+  fs::path cwd;
+  fs::path temp_dir;
+  std::vector<std::string> argv;
+  EnvMap env;
+  bool allow_weaker = false;
+  bool want_proxy = false;
+  bool timing = false;  // PARALLEX_SEAL_TIMING=1: each step's duration as a note
+};
+
+double now_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// ---- control socket: one SOCK_SEQPACKET message per event ----------------
+// 'E' kind text : setup failed (ErrorKind as a digit), the child exits 125
+// 'N' text      : a note (something left out or not enforced)
+// 'P' port + fd : the proxy's listening socket; the supervisor answers
+//                 'V' k=v\0k=v\0... or 'F' message
+// 'X' errno text: execve failed
+
+bool send_message(int sock, char kind, const std::string& text, int fd = -1) {
+  std::string buf(1, kind);
+  buf += text;
+  iovec iov{buf.data(), buf.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  return ::sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0;
+}
+
+// Returns false at EOF or error. `fd` receives a passed descriptor, if any.
+bool receive_message(int sock, std::string& out, UniqueFd* fd) {
+  std::string buf(256 * 1024, '\0');
+  iovec iov{buf.data(), buf.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+  msg.msg_control = cbuf;
+  msg.msg_controllen = sizeof cbuf;
+  ssize_t n;
+  do n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  buf.resize(static_cast<std::size_t>(n));
+  out = std::move(buf);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int passed = -1;
+      std::memcpy(&passed, CMSG_DATA(c), sizeof passed);
+      if (fd)
+        *fd = UniqueFd(passed);
+      else
+        ::close(passed);
+    }
+  }
+  return true;
+}
+
+[[noreturn]] void fail(int control, const Error& error) {
+  send_message(control, 'E', std::to_string(static_cast<int>(error.kind)) + error.message);
+  ::_exit(kSetupFailed);
+}
+
+template <class T>
+T value_or_fail(int control, Result<T> r) {
+  if (!r) fail(control, r.error());
+  return std::move(r).value();
+}
+
+void step(int control, const Status& s) {
+  if (!s) fail(control, s.error());
+}
+
+// In the init, before the command exists: the proxy's socket is made inside
+// the run's network namespace and handed to the supervisor; its answer holds
+// the variables that point the command at it.
+Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
+  PX_TRY_ASSIGN(auto listener, net::listen_on_loopback());
+  auto& [fd, port] = listener;
+  if (!send_message(control, 'P', std::to_string(port), fd.get())) return sys_error("send the proxy socket");
+  fd.reset();  // the supervisor owns it now; the command never holds it
+  std::string reply;
+  if (!receive_message(control, reply, nullptr))
+    return Error::internal("the supervisor did not answer the proxy hand-off");
+  if (reply.empty() || reply[0] != 'V')
+    return Error::internal("the proxy refused the socket: " + reply.substr(1));
+  for (std::size_t pos = 1; pos < reply.size();) {
+    const std::size_t end = reply.find('\0', pos);
+    const std::string item = reply.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (const auto eq = item.find('='); eq != std::string::npos)
+      p.env[item.substr(0, eq)] = item.substr(eq + 1);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  if (plan.tcp_connect_ports) plan.tcp_connect_ports->push_back(port);
+  return ok();
+}
+
+// The command's process: the last steps, in this order, then execve. After
+// close_range every inherited fd but 0-2 closes at exec; the capability drop
+// and no_new_privs come before Landlock and seccomp, and seccomp is last.
+[[noreturn]] void exec_command(Prepared& p, int control, landlock::Ruleset* ruleset) {
+  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  std::vector<std::string> env_items;
+  for (const auto& [k, v] : p.env) env_items.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& e : env_items) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (auto& a : p.argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  if (::chdir(p.cwd.c_str()) != 0) fail(control, sys_error("chdir " + p.cwd.string() + " (the run folder)"));
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+    fail(control, sys_error("close_range(3, ~0, CLOEXEC)"));
+  step(control, userns::drop_capabilities());
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(control, sys_error("prctl(PR_SET_NO_NEW_PRIVS)"));
+  if (ruleset) step(control, landlock::restrict_self(*ruleset));
+  step(control, seccomp::load(p.seccomp));
+  ::execve(p.executable.c_str(), argv.data(), envp.data());
+  const int err = errno;
+  send_message(control, 'X',
+               std::to_string(err) + " " + sys_error("execve " + p.executable.string(), err).message);
+  ::_exit(err == ENOENT ? 127 : 126);
+}
+
+// THE ordered function: pid 1 of the seal applies the steps, one a line.
+[[noreturn]] void run_init(Prepared& p, int control, userns::Mode mode, int parent_alive) {
+  const bool ns = mode != userns::Mode::none;
+  std::vector<std::string> notes;
+  landlock::Plan plan = ns ? p.landlock_view : p.landlock_host;
+  double t = now_ms();
+  auto lap = [&](const char* what) {
+    if (!p.timing) return;
+    const double n = now_ms();
+    notes.push_back("timing: " + std::string(what) + " " + std::to_string(n - t) + " ms");
+    t = n;
+  };
+  step(control, pidns::die_with_parent(parent_alive));
+  if (ns) step(control, mounts::enter_private_namespace());
+  lap("mount namespace");
+  if (ns) step(control, net::enter_namespace_with_loopback());
+  lap("network namespace");
+  if (p.want_proxy) step(control, hand_off_proxy_socket(control, p, plan));
+  UniqueFd view = ns ? value_or_fail(control, mounts::build_view(p.view, notes)) : UniqueFd();
+  lap("view");
+  if (ns) step(control, pidns::mount_proc(view.get()));
+  lap("proc");
+  if (ns) step(control, mounts::enter_view(std::move(view)));
+  lap("pivot");
+  auto ruleset = landlock::prepare(plan);
+  lap("landlock ruleset");
+  if (!ruleset && !p.allow_weaker) fail(control, ruleset.error());
+  if (!ruleset) notes.push_back("weaker seal: no Landlock (" + ruleset.error().message + ")");
+  if (ruleset) notes.insert(notes.end(), ruleset.value().notes.begin(), ruleset.value().notes.end());
+  for (const auto& n : notes) send_message(control, 'N', n);
+
+  const pid_t command = ::fork();
+  if (command < 0) fail(control, sys_error("fork the command"));
+  if (command == 0) exec_command(p, control, ruleset ? &ruleset.value() : nullptr);
+  ::close(control);
+  if (ruleset) ruleset.value().fd.reset();
+  ::_exit(pidns::reap_until(command));
+}
+
+// The supervisor's child: enters the user and pid namespaces, forks pid 1, and
+// passes its exit status up. It ignores SIGINT/SIGQUIT, so Ctrl-C reaches the
+// command (same process group) without tearing the seal down.
+[[noreturn]] void run_outer(Prepared& p, int control, pid_t supervisor) {
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != supervisor) ::_exit(kSetupFailed);
+  userns::Mode mode = userns::Mode::none;
+  if (auto entered = userns::enter()) {
+    mode = entered.value();
+  } else if (p.allow_weaker) {
+    send_message(control, 'N',
+                 "weaker seal: no namespaces (" + entered.error().message +
+                     "): no private view, network or pid namespace; denies inside grants are NOT hidden");
+    p.env["TMPDIR"] = p.temp_dir.string();
+  } else {
+    fail(control, entered.error());
+  }
+  if (mode == userns::Mode::root_only)
+    send_message(control, 'N',
+                 "no user namespace (off in this kernel): running as root with every capability dropped");
+  int alive[2];
+  if (::pipe2(alive, O_CLOEXEC) != 0) fail(control, sys_error("pipe2"));
+  const pid_t init = ::fork();
+  if (init < 0) fail(control, sys_error("fork the seal's init"));
+  if (init == 0) {
+    ::close(alive[1]);
+    run_init(p, control, mode, alive[0]);
+  }
+  ::close(alive[0]);
+  ::close(control);
+  int status = 0;
+  while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(pidns::exit_code(status));
+}
+
+landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPlan& view, bool in_view) {
+  using landlock::Grant;
+  landlock::Plan plan;
+  if (in_view) {
+    // No rule on "/": the skeleton's directories (parents of grants) are not
+    // listable, as the Policy's oracle says.
+    for (const auto& b : view.binds)
+      if (b.symlink_target.empty()) plan.paths.push_back({b.view, b.writable ? Grant::write : Grant::read});
+  } else {
+    for (const auto& g : policy.grants())
+      plan.paths.push_back({g.path, g.access == policy::Access::write ? Grant::write : Grant::read});
+    if (!policy.temp_dir().empty()) plan.paths.push_back({policy.temp_dir(), Grant::write});
+  }
+  plan.paths.push_back({"/proc", Grant::read});
+  plan.paths.push_back({"/dev", Grant::list});
+  for (const char* node :
+       {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts"})
+    plan.paths.push_back({node, Grant::device});
+  if (in_view) plan.paths.push_back({"/dev/shm", Grant::write});
+  // Local servers: TCP inside the run's own namespace is free (nothing outside
+  // is reachable there). Otherwise no bind, and connect only to the proxy.
+  if (!policy.network().local_servers) plan.tcp_connect_ports = std::vector<std::uint16_t>{};
+  return plan;
+}
+
+}  // namespace
+
+Result<fs::path> resolve_command(const std::string& name, const EnvMap& env, const policy::Policy& policy) {
+  const auto path_it = env.find("PATH");
+  const std::string path_env = path_it == env.end() ? "/usr/local/bin:/usr/bin:/bin" : path_it->second;
+  const auto found = find_executable(name, path_env);
+  if (!found)
+    return Error::not_found("command not found: " + name +
+                            (name.find('/') == std::string::npos
+                                 ? " (searched the run's PATH=" + path_env + ")"
+                                 : " (no such executable file)"));
+  std::error_code ec;
+  const fs::path real = fs::canonical(*found, ec);
+  for (const fs::path& p : {*found, ec ? *found : real}) {
+    if (!policy.may_read(p))
+      return Error::policy(name + " is " + p.string() + ", which this run may not read (" +
+                           policy.explain_read(p).rule + "); grant it with --grant " +
+                           p.parent_path().string());
+  }
+  return *found;
+}
+
+Result<SealedProcess> spawn(const LaunchSpec& spec) {
+  if (!spec.policy) return Error::internal("seal::spawn without a policy");
+  if (spec.executable.empty() || !spec.executable.is_absolute())
+    return Error::internal("seal::spawn needs an absolute executable (use resolve_command)");
+  const policy::Policy& policy = *spec.policy;
+  Prepared p;
+  p.view = mounts::plan_view(policy);
+  mounts::create_placeholders(p.view);
+  p.landlock_view = plan_landlock(policy, p.view, true);
+  p.landlock_host = plan_landlock(policy, p.view, false);
+  PX_TRY_ASSIGN(p.seccomp, seccomp::prepare());
+  p.executable = spec.executable;
+  p.argv = spec.argv.empty() ? std::vector<std::string>{spec.executable.string()} : spec.argv;
+  p.env = spec.env;
+  p.cwd = spec.cwd.empty() ? policy.run_folder() : spec.cwd;
+  p.temp_dir = policy.temp_dir();
+  p.allow_weaker = spec.allow_weaker_seal;
+  p.want_proxy = spec.want_proxy_socket && static_cast<bool>(spec.on_proxy_socket);
+  const char* timing = std::getenv("PARALLEX_SEAL_TIMING");
+  p.timing = timing && std::string(timing) == "1";
+
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return sys_error("socketpair for the seal");
+  UniqueFd mine(sv[0]);
+  const pid_t supervisor = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(sv[1]);
+    return sys_error("fork the seal");
+  }
+  if (pid == 0) {
+    mine.reset();
+    if (spec.cgroup_fd >= 0) {
+      // Before anything else: a process of the run outside its cgroup could
+      // escape a pause. Failing to enter it fails the run.
+      const int procs = ::openat(spec.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+      if (procs < 0 || ::write(procs, "0\n", 2) != 2) {
+        std::fprintf(stderr, "parallex: cannot enter the run's cgroup: %s\n", std::strerror(errno));
+        _exit(kSetupFailed);
+      }
+      ::close(procs);
+    }
+    run_outer(p, sv[1], supervisor);
+  }
+  ::close(sv[1]);
+  SealedProcess out;
+  out.pid = pid;
+  out.control = std::move(mine);
+  out.spec = &spec;
+  out.notes = std::move(p.view.notes);
+  return out;
+}
+
+Result<LaunchResult> wait(SealedProcess& process) {
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  LaunchResult result;
+  result.notes = process.notes;
+  std::optional<Error> setup_error;
+  std::string msg;
+  UniqueFd passed;
+  while (receive_message(process.control.get(), msg, &passed)) {
+    const char kind = msg.empty() ? '?' : msg[0];
+    const std::string text = msg.size() > 1 ? msg.substr(1) : std::string();
+    if (kind == 'N') {
+      result.notes.push_back(text);
+    } else if (kind == 'E' && !setup_error) {
+      const int k = text.empty() ? 0 : text[0] - '0';
+      setup_error =
+          Error{static_cast<ErrorKind>(k >= 0 && k <= 7 ? k : 7), text.size() > 1 ? text.substr(1) : text};
+    } else if (kind == 'X') {
+      result.message = text.substr(text.find(' ') + 1);
+    } else if (kind == 'P') {
+      std::string reply = "Fno proxy socket was passed";
+      if (passed && process.spec && process.spec->on_proxy_socket) {
+        auto env =
+            process.spec->on_proxy_socket(std::move(passed), static_cast<std::uint16_t>(std::stoi(text)));
+        if (env) {
+          reply = "V";
+          for (const auto& [k, v] : env.value()) reply += k + "=" + v + '\0';
+        } else {
+          reply = "F" + env.error().message;
+        }
+      }
+      send_message(process.control.get(), reply[0], reply.substr(1));
+    }
+    passed.reset();
+  }
+  process.control.reset();
+  int status = 0;
+  pid_t r;
+  while ((r = ::waitpid(process.pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGQUIT, &old_quit, nullptr);
+  if (r < 0) return sys_error("waitpid the seal");
+  result.exit_code = pidns::exit_code(status);
+  if (setup_error) {
+    setup_error->message = "the seal could not be set up: " + setup_error->message;
+    return *setup_error;
+  }
+  return result;
+}
+
+Result<LaunchResult> run(const LaunchSpec& spec) {
+  PX_TRY_ASSIGN(auto process, spawn(spec));
+  return wait(process);
+}
+
+}  // namespace px::seal

@@ -1,0 +1,419 @@
+#include "backend/linux/mounts.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+#include "backend/linux/sys.hpp"
+#include "common/paths.hpp"
+
+namespace px::seal::mounts {
+
+namespace {
+
+const char* const kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+constexpr const char* kEmptyFile = ".px-empty";  // source of file hiders; unlinked before exec
+
+std::size_t depth(const fs::path& p) {
+  return static_cast<std::size_t>(std::distance(p.begin(), p.end()));
+}
+
+std::uint64_t mount_id(int fd) {
+  struct statx stx {};
+  if (::statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) != 0) return 0;
+  return stx.stx_mnt_id;
+}
+
+Status set_attr(int tree, std::uint64_t set, bool recursive, const std::string& what) {
+  mount_attr attr{};
+  attr.attr_set = set;
+  if (::mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) != 0)
+    return sys_error("mount_setattr " + what);
+  return ok();
+}
+
+// A detached copy of the host tree at `host` (with its submounts: a locked
+// submount may not be left out, or what it covers would show).
+Result<UniqueFd> clone_tree(int dirfd, const char* path, unsigned flags, std::uint64_t attrs,
+                            const std::string& what) {
+  UniqueFd tree(::open_tree(dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | flags));
+  if (!tree) return sys_error("open_tree(OPEN_TREE_CLONE) " + what);
+  PX_TRY(set_attr(tree.get(), attrs, (flags & AT_RECURSIVE) != 0, what));
+  return tree;
+}
+
+Result<UniqueFd> new_tmpfs(const char* mode, std::uint64_t attrs, const std::string& what) {
+  UniqueFd ctx(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+  if (!ctx) return sys_error("fsopen(tmpfs) for " + what);
+  if (::fsconfig(ctx.get(), FSCONFIG_SET_STRING, "mode", mode, 0) != 0 ||
+      ::fsconfig(ctx.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+    return sys_error("fsconfig(tmpfs) for " + what);
+  UniqueFd mnt(::fsmount(ctx.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs)));
+  if (!mnt) return sys_error("fsmount(tmpfs) for " + what);
+  return mnt;
+}
+
+Status attach(int tree, int target, const std::string& what) {
+  if (::move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+    return sys_error("move_mount onto " + what);
+  return ok();
+}
+
+enum class Create { none, dir, file };
+
+// Walks the view from its root, one component at a time, never following a
+// symlink. A missing component is created only on a mount of our own (the
+// skeleton, /dev, the run's temp dir), never in a tree bound from the host.
+class Walker {
+ public:
+  explicit Walker(int root) : root_(root) {}
+  void own(int fd) { own_.push_back(mount_id(fd)); }
+
+  UniqueFd reach(const fs::path& view_path, Create create, int& err) const {
+    UniqueFd cur(::openat(root_, ".", O_PATH | O_CLOEXEC));
+    std::vector<std::string> parts;
+    for (const auto& c : view_path.relative_path()) parts.push_back(c.string());
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const bool last = i + 1 == parts.size();
+      const char* name = parts[i].c_str();
+      UniqueFd next(::openat(cur.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      if (!next && errno == ENOENT && create != Create::none && owned(cur.get())) {
+        if (!last || create == Create::dir) {
+          if (::mkdirat(cur.get(), name, 0755) != 0 && errno != EEXIST) return fail(err);
+        } else {
+          UniqueFd f(::openat(cur.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+          if (!f) return fail(err);
+        }
+        next = UniqueFd(::openat(cur.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      }
+      if (!next) return fail(err);
+      struct stat st {};
+      if (::fstat(next.get(), &st) != 0) return fail(err);
+      if (S_ISLNK(st.st_mode)) return fail(err, ELOOP);
+      if (!last && !S_ISDIR(st.st_mode)) return fail(err, ENOTDIR);
+      cur = std::move(next);
+    }
+    return cur;
+  }
+
+  // For carve-ins and denies that are symlinks: the object they name, resolved
+  // as the command would resolve it, but never outside the view.
+  UniqueFd resolve(const fs::path& view_path, int& err) const {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    UniqueFd fd(sys_openat2(root_, view_path.relative_path().c_str(), how));
+    if (!fd) err = errno;
+    return fd;
+  }
+
+ private:
+  bool owned(int fd) const { return std::find(own_.begin(), own_.end(), mount_id(fd)) != own_.end(); }
+  static UniqueFd fail(int& err, int value = 0) {
+    err = value ? value : errno;
+    return UniqueFd();
+  }
+  int root_;
+  std::vector<std::uint64_t> own_;
+};
+
+// Reaches `path`; when it is (or passes through) a symlink, resolves it inside
+// the view instead, so protecting a link protects what it points to.
+UniqueFd reach_or_resolve(const Walker& walker, const fs::path& path, int& err) {
+  UniqueFd fd = walker.reach(path, Create::none, err);
+  if (!fd && (err == ELOOP || err == ENOTDIR)) fd = walker.resolve(path, err);
+  return fd;
+}
+
+Status build_dev(const Walker& walker, Walker& owner, std::map<std::string, UniqueFd>& nodes) {
+  int err = 0;
+  UniqueFd dir = walker.reach("/dev", Create::dir, err);
+  if (!dir) return sys_error("make /dev in the view", err);
+  PX_TRY_ASSIGN(UniqueFd dev, new_tmpfs("0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev"));
+  PX_TRY(attach(dev.get(), dir.get(), "/dev"));
+  owner.own(dev.get());
+  for (auto& [name, tree] : nodes) {
+    UniqueFd f(::openat(dev.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+    if (!f) return sys_error("make /dev/" + name);
+    UniqueFd target(::openat(dev.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!target) return sys_error("open /dev/" + name);
+    PX_TRY(attach(tree.get(), target.get(), "/dev/" + name));
+  }
+  // A private devpts: the run's ptys are its own, none of the host's shows.
+  if (::mkdirat(dev.get(), "pts", 0755) != 0) return sys_error("mkdir /dev/pts");
+  UniqueFd ctx(::fsopen("devpts", FSOPEN_CLOEXEC));
+  if (!ctx || ::fsconfig(ctx.get(), FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) != 0 ||
+      ::fsconfig(ctx.get(), FSCONFIG_SET_STRING, "mode", "0620", 0) != 0 ||
+      ::fsconfig(ctx.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+    return sys_error("fsopen/fsconfig(devpts)");
+  UniqueFd pts(::fsmount(ctx.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC));
+  if (!pts) return sys_error("fsmount(devpts)");
+  UniqueFd pts_dir(::openat(dev.get(), "pts", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  PX_TRY(attach(pts.get(), pts_dir.get(), "/dev/pts"));
+  if (::mkdirat(dev.get(), "shm", 01777) != 0) return sys_error("mkdir /dev/shm");
+  PX_TRY_ASSIGN(UniqueFd shm, new_tmpfs("1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm"));
+  UniqueFd shm_dir(::openat(dev.get(), "shm", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  PX_TRY(attach(shm.get(), shm_dir.get(), "/dev/shm"));
+  const std::pair<const char*, const char*> links[] = {{"ptmx", "pts/ptmx"},
+                                                       {"fd", "/proc/self/fd"},
+                                                       {"stdin", "/proc/self/fd/0"},
+                                                       {"stdout", "/proc/self/fd/1"},
+                                                       {"stderr", "/proc/self/fd/2"}};
+  for (const auto& [name, target] : links)
+    if (::symlinkat(target, dev.get(), name) != 0) return sys_error(std::string("symlink /dev/") + name);
+  return ok();
+}
+
+}  // namespace
+
+ViewPlan plan_view(const policy::Policy& policy) {
+  ViewPlan plan;
+  std::map<fs::path, bool> grants;  // path -> writable
+  for (const auto& g : policy.grants()) {
+    const fs::path path = normal_absolute(g.path);
+    if (is_within(path, "/proc") || is_within(path, "/dev") || path == "/") {
+      plan.notes.push_back("left out " + path.string() + ": the view makes its own /, /proc and /dev");
+      continue;
+    }
+    if (!policy.temp_dir().empty() && is_within(path, policy.temp_dir())) continue;  // mounted at /tmp
+    if (!policy.may_read(path)) continue;  // inside a deny: the deny wins
+    grants[path] = grants[path] || g.access == policy::Access::write;
+  }
+  for (const auto& [path, writable] : grants) {
+    // An ancestor grant that gives at least as much makes this bind redundant.
+    bool covered = false;
+    for (const auto& [other, other_writable] : grants)
+      if (other != path && is_within(path, other) && (other_writable || !writable)) covered = true;
+    if (covered) continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      // A harness's own writable state dir in the run's home (opencode's XDG
+      // dirs) is made empty first, as the harness would; other missing grants
+      // are optional tool dirs listed by profiles.
+      if (!(writable && is_within(path, policy.run_home()) && path != policy.run_home())) continue;
+      plan.placeholders.push_back({path, true});
+    }
+    Bind bind{path, path, writable, false, {}};
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      bind.symlink_target = fs::read_symlink(path, ec);
+      if (ec) continue;
+    }
+    plan.binds.push_back(std::move(bind));
+  }
+  if (!policy.temp_dir().empty()) {
+    plan.binds.push_back({policy.temp_dir(), "/tmp", true, true, {}});
+    plan.binds.push_back({policy.temp_dir(), "/var/tmp", true, true, {}});
+  }
+  std::stable_sort(plan.binds.begin(), plan.binds.end(), [](const Bind& a, const Bind& b) {
+    return depth(a.view) != depth(b.view) ? depth(a.view) < depth(b.view) : a.view < b.view;
+  });
+  auto under_a_bind = [&](const fs::path& p) {
+    return std::any_of(plan.binds.begin(), plan.binds.end(), [&](const Bind& b) {
+      return !b.scratch && b.symlink_target.empty() && is_within(p, b.view);
+    });
+  };
+  if (!policy.run_folder().empty()) plan.git_dirs.push_back(policy.run_folder() / ".git");
+  const bool agent_home = policy.run_home() != policy.user_home();
+  for (const auto& r : policy.read_only()) {
+    if (!under_a_bind(r.path)) continue;
+    plan.read_only.push_back(r.path);
+    struct stat st {};
+    if (::lstat(r.path.c_str(), &st) == 0) continue;
+    const fs::path parent = r.path.parent_path();
+    if (r.path.filename() == "hooks" && parent.filename() == ".git") {
+      plan.placeholders.push_back({r.path, true});
+    } else if (agent_home && is_within(r.path, policy.run_home())) {
+      plan.placeholders.push_back({r.path, false});
+    } else {
+      plan.notes.push_back(r.path.string() +
+                           " is read-only in the policy but does not exist, so the run could create it");
+    }
+  }
+  for (const auto& d : policy.denies())
+    if (under_a_bind(d.path)) plan.hidden.push_back(d.path);
+  return plan;
+}
+
+void create_placeholders(ViewPlan& plan) {
+  for (const auto& ph : plan.placeholders) {
+    open_how how{};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    UniqueFd parent(sys_openat2(AT_FDCWD, ph.path.parent_path().c_str(), how));
+    if (!parent && errno == ENOENT && ph.directory) {
+      // mkdir -p from the deepest existing ancestor, one component at a time, never through a symlink.
+      fs::path existing = ph.path.parent_path();
+      std::vector<std::string> missing;
+      while (!existing.empty() && existing != existing.root_path() && ::access(existing.c_str(), F_OK) != 0) {
+        missing.push_back(existing.filename().string());
+        existing = existing.parent_path();
+      }
+      UniqueFd cur(sys_openat2(AT_FDCWD, existing.c_str(), how));
+      for (auto it = missing.rbegin(); cur && it != missing.rend(); ++it) {
+        if (::mkdirat(cur.get(), it->c_str(), 0700) != 0 && errno != EEXIST)
+          cur.reset();
+        else
+          cur = UniqueFd(sys_openat2(cur.get(), it->c_str(), how));
+      }
+      parent = std::move(cur);
+    }
+    const char* name = ph.path.filename().c_str();
+    bool made = false;
+    if (parent) {
+      if (ph.directory) {
+        made = ::mkdirat(parent.get(), name, 0755) == 0 || errno == EEXIST;
+      } else {
+        UniqueFd f(::openat(parent.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+        made = f.valid() || errno == EEXIST;
+      }
+    }
+    if (!made)
+      plan.notes.push_back(ph.path.string() + " is read-only in the policy but could not be made (" +
+                           errno_name(errno) + "), so the run could create it");
+  }
+}
+
+Status enter_private_namespace() {
+  if (::unshare(CLONE_NEWNS) != 0) return sys_error("unshare(CLONE_NEWNS)");
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return sys_error("mount / MS_REC|MS_PRIVATE");
+  return ok();
+}
+
+Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& notes) {
+  // 1. Clone every host source first, while the host's tree is still whole.
+  std::vector<UniqueFd> sources(plan.binds.size());
+  for (std::size_t i = 0; i < plan.binds.size(); ++i) {
+    const Bind& b = plan.binds[i];
+    if (!b.symlink_target.empty()) continue;
+    const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b.writable ? 0 : MOUNT_ATTR_RDONLY);
+    auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE, attrs, b.host.string());
+    if (!tree) {
+      notes.push_back("left out " + b.host.string() + ": " + tree.error().message);
+      continue;
+    }
+    sources[i] = std::move(tree).value();
+  }
+  std::map<std::string, UniqueFd> nodes;
+  for (const char* name : kDevNodes) {
+    const std::string path = std::string("/dev/") + name;
+    // Device nodes need dev (no MOUNT_ATTR_NODEV) but never exec or suid.
+    PX_TRY_ASSIGN(UniqueFd tree,
+                  clone_tree(AT_FDCWD, path.c_str(), 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, path));
+    nodes.emplace(name, std::move(tree));
+  }
+
+  // 2. The skeleton: a tmpfs attached at a staging point (covering it is
+  // harmless now: every source is already cloned). It becomes / later.
+  PX_TRY_ASSIGN(UniqueFd root, new_tmpfs("0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the view's root"));
+  if (::move_mount(root.get(), "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+    return sys_error("move_mount the view's root to /tmp (staging)");
+  Walker walker(root.get());
+  walker.own(root.get());
+
+  // 3. /dev, then the granted trees, parents first.
+  PX_TRY(build_dev(walker, walker, nodes));
+  int err = 0;
+  for (std::size_t i = 0; i < plan.binds.size(); ++i) {
+    const Bind& b = plan.binds[i];
+    if (!b.symlink_target.empty()) {
+      UniqueFd parent = walker.reach(b.view.parent_path(), Create::dir, err);
+      if (parent && ::symlinkat(b.symlink_target.c_str(), parent.get(), b.view.filename().c_str()) != 0 &&
+          errno != EEXIST)
+        notes.push_back("left out the link " + b.view.string() + ": " + errno_name(errno));
+      continue;
+    }
+    if (!sources[i]) continue;
+    struct stat st {};
+    if (::fstat(sources[i].get(), &st) != 0) return sys_error("fstat the clone of " + b.host.string());
+    UniqueFd target = walker.reach(b.view, S_ISDIR(st.st_mode) ? Create::dir : Create::file, err);
+    if (!target) {
+      notes.push_back("left out " + b.view.string() + ": its mount point " + errno_name(err));
+      continue;
+    }
+    PX_TRY(attach(sources[i].get(), target.get(), b.view.string()));
+    if (b.scratch) walker.own(sources[i].get());
+  }
+
+  // 4. `.git` bound onto itself: a mount point cannot be renamed, removed or
+  // replaced, so `mv .git .g && git init` fails with EBUSY. A gitfile
+  // (`gitdir: ...`) is made read-only: it names where git looks.
+  for (const auto& git : plan.git_dirs) {
+    UniqueFd target = walker.reach(git, Create::none, err);
+    if (!target) continue;  // no repository, or a symlink: the carve-ins below still apply
+    struct stat st {};
+    ::fstat(target.get(), &st);
+    const std::uint64_t attrs =
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (S_ISDIR(st.st_mode) ? 0 : MOUNT_ATTR_RDONLY);
+    PX_TRY_ASSIGN(UniqueFd tree,
+                  clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, git.string()));
+    PX_TRY(attach(tree.get(), target.get(), git.string()));
+  }
+  // 5. Read-only carve-ins (.git/hooks, .git/config, shell rc files): bound
+  // read-only onto themselves. A failure here fails the run (fail closed).
+  for (const auto& path : plan.read_only) {
+    UniqueFd target = reach_or_resolve(walker, path, err);
+    if (!target) {
+      if (err == ENOENT) continue;
+      return sys_error("protect " + path.string() + " read-only", err);
+    }
+    PX_TRY_ASSIGN(UniqueFd tree,
+                  clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE,
+                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, path.string()));
+    PX_TRY(attach(tree.get(), target.get(), path.string()));
+  }
+  // 6. Denied paths inside granted trees: an empty read-only tmpfs over a
+  // directory, an empty read-only file over anything else, both mode 0000 (the
+  // command holds no capability to override it). Read-only, never a writable
+  // sink: a write there fails instead of vanishing.
+  {
+    UniqueFd f(::openat(root.get(), kEmptyFile, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0));
+    if (!f) return sys_error("make the empty file for hidden files");
+  }
+  for (const auto& path : plan.hidden) {
+    UniqueFd target = reach_or_resolve(walker, path, err);
+    if (!target) {
+      if (err == ENOENT) continue;
+      return sys_error("hide " + path.string(), err);
+    }
+    struct stat st {};
+    if (::fstat(target.get(), &st) != 0) return sys_error("fstat " + path.string());
+    constexpr std::uint64_t kSealed =
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+    UniqueFd cover;
+    if (S_ISDIR(st.st_mode)) {
+      PX_TRY_ASSIGN(cover, new_tmpfs("0000", kSealed, "hiding " + path.string()));
+    } else {
+      PX_TRY_ASSIGN(cover, clone_tree(root.get(), kEmptyFile, 0, kSealed, "hiding " + path.string()));
+    }
+    PX_TRY(attach(cover.get(), target.get(), "hide " + path.string()));
+  }
+  return root;
+}
+
+Status enter_view(UniqueFd view_root) {
+  // pivot_root(".", "."): the host's root ends up stacked over the view at
+  // "/", and detaching it leaves the view alone; no path of the host remains.
+  if (::fchdir(view_root.get()) != 0) return sys_error("fchdir to the view");
+  if (::syscall(SYS_pivot_root, ".", ".") != 0) return sys_error("pivot_root(., .)");
+  if (::umount2(".", MNT_DETACH) != 0) return sys_error("umount2(old root, MNT_DETACH)");
+  if (::chdir("/") != 0) return sys_error("chdir /");
+  if (::unlinkat(AT_FDCWD, (std::string("/") + kEmptyFile).c_str(), 0) != 0)
+    return sys_error("unlink the empty file");
+  mount_attr ro{};
+  ro.attr_set = MOUNT_ATTR_RDONLY;
+  for (const char* path : {"/dev", "/"})
+    if (::mount_setattr(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &ro, sizeof ro) != 0)
+      return sys_error(std::string("mount_setattr ") + path + " read-only");
+  return ok();
+}
+
+}  // namespace px::seal::mounts

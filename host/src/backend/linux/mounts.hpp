@@ -1,0 +1,67 @@
+#pragma once
+// Mount namespace: the sealed command sees a new root holding only what the
+// Policy grants (bound read-only or read-write at the same paths), its private
+// temp dir at /tmp and /var/tmp, a minimal /dev and (from pidns) a fresh /proc.
+// Denied paths inside granted trees are covered by read-only empty mounts.
+//
+// Every mount goes through fds: sources are cloned with open_tree before the
+// view exists, and targets are reached one component at a time from the view's
+// root without following symlinks, so a link planted in a writable tree cannot
+// redirect a mount.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/unique_fd.hpp"
+#include "policy/policy.hpp"
+
+namespace px::seal::mounts {
+
+namespace fs = std::filesystem;
+
+// One typed setup operation each (bubblewrap's habit), planned in the
+// supervisor from the Policy and applied in the child in this order.
+struct Bind {
+  fs::path host;  // the source on the host
+  fs::path view;  // where the command sees it
+  bool writable = false;
+  bool scratch = false;     // the run's temp dir: mount points may be made in it
+  fs::path symlink_target;  // non-empty: the host path is a symlink, recreated in the view
+};
+
+struct ViewPlan {
+  std::vector<Bind> binds;          // parents before children
+  std::vector<fs::path> git_dirs;   // self-bound: a mount point cannot be renamed or removed
+  std::vector<fs::path> read_only;  // read-only carve-ins inside writable binds
+  std::vector<fs::path> hidden;     // denied paths inside binds: covered by empty read-only mounts
+  std::vector<std::string> notes;   // grants left out, and why
+  // Read-only paths that do not exist yet but must not be created by the run:
+  // made empty on the host first (a `.git/hooks` dir; a shell rc file in an
+  // agent's own home), so that they can be bound read-only.
+  struct Placeholder {
+    fs::path path;
+    bool directory = false;
+  };
+  std::vector<Placeholder> placeholders;
+};
+
+ViewPlan plan_view(const policy::Policy& policy);
+
+// In the supervisor: creates plan.placeholders that are still missing, never
+// through a symlink (O_EXCL|O_NOFOLLOW, parents resolved without symlinks).
+void create_placeholders(ViewPlan& plan);
+
+// unshare(CLONE_NEWNS), then every mount private: nothing we mount leaks out,
+// nothing the host mounts later leaks in.
+Status enter_private_namespace();
+
+// Builds the view on a new tmpfs and returns its root (attached in this
+// namespace at a staging point, not yet the root). `notes` collects skips.
+Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& notes);
+
+// pivot_root into the view, detach the host's tree, make the view's own
+// skeleton (and /dev's) read-only.
+Status enter_view(UniqueFd view_root);
+
+}  // namespace px::seal::mounts

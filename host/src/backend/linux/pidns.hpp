@@ -1,0 +1,26 @@
+#pragma once
+// Pid namespace: the seal's pid 1 is a small init of ours that reaps orphans,
+// forwards SIGTERM/SIGHUP to the command, and takes every process of the run
+// down with it when the command ends or the supervisor dies.
+#include <sys/types.h>
+
+#include "common/error.hpp"
+
+namespace px::seal::pidns {
+
+// PR_SET_PDEATHSIG(SIGKILL), then closes the race with a parent that died
+// before the prctl: `parent_pipe` is the read end of a pipe whose write end
+// only the parent holds (EOF = the parent is gone).
+Status die_with_parent(int parent_pipe);
+
+// A fresh procfs for this pid namespace at `view_root`/proc (through fds).
+Status mount_proc(int view_root);
+
+// Init's loop: reaps every child until `command` exits; returns its status as
+// an exit code (the status, or 128+N for death by signal N).
+int reap_until(pid_t command);
+
+// An exit code from a wait status.
+int exit_code(int status);
+
+}  // namespace px::seal::pidns

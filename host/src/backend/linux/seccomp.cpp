@@ -1,0 +1,142 @@
+#include "backend/linux/seccomp.hpp"
+
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "backend/linux/sys.hpp"
+#include "common/unique_fd.hpp"
+
+namespace px::seal::seccomp {
+
+namespace {
+
+struct CtxDeleter {
+  void operator()(void* ctx) const { seccomp_release(ctx); }
+};
+
+// Syscalls refused outright. Each would let a sealed process read or change
+// what lies outside its seal, or reach kernel surface it has no need for.
+const char* const kRefused[] = {
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",  // other processes' memory
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",  // ops bypass per-syscall filtering
+    "keyctl",
+    "add_key",
+    "request_key",  // the kernel keyring
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",  // kernel attack surface
+    "open_by_handle_at",
+    "name_to_handle_at",  // opens by handle, around paths
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "syslog",
+    "acct",
+    "iopl",
+    "ioperm",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",  // the view is fixed
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "setns",
+};
+
+constexpr std::uint64_t kNamespaceFlags[] = {CLONE_NEWUSER,   CLONE_NEWNS,  CLONE_NEWNET,
+                                             CLONE_NEWPID,    CLONE_NEWIPC, CLONE_NEWUTS,
+                                             CLONE_NEWCGROUP, 0x00000080 /*CLONE_NEWTIME*/};
+
+Status rule(scmp_filter_ctx ctx, std::uint32_t action, const char* name, unsigned count = 0,
+            scmp_arg_cmp cmp = {}) {
+  const int nr = seccomp_syscall_resolve_name(name);
+  if (nr == __NR_SCMP_ERROR) return Error::internal(std::string("seccomp: unknown syscall ") + name);
+  const int rc =
+      count ? seccomp_rule_add_exact(ctx, action, nr, 1, cmp) : seccomp_rule_add_exact(ctx, action, nr, 0);
+  if (rc != 0) return sys_error(std::string("seccomp_rule_add ") + name, -rc);
+  return ok();
+}
+
+// Built by hand: libseccomp's SCMP_A0 macros are C compound literals.
+scmp_arg_cmp masked_eq(unsigned arg, std::uint64_t mask, std::uint64_t value) {
+  return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, mask, value};
+}
+
+}  // namespace
+
+Result<Program> prepare() {
+  std::unique_ptr<void, CtxDeleter> holder(seccomp_init(SCMP_ACT_ALLOW));
+  scmp_filter_ctx ctx = holder.get();
+  if (!ctx) return Error::internal("seccomp_init failed");
+  // Only the native ABI: int 0x80 (ia32) and x32 syscall numbers meet the
+  // bad-arch action, so a filter written for x86-64 numbers cannot be dodged.
+  if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS)); rc != 0)
+    return sys_error("seccomp_attr_set BADARCH", -rc);
+  // no_new_privs is set by launch before load, explicitly, so the filter must not flip it.
+  if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); rc != 0)
+    return sys_error("seccomp_attr_set NNP", -rc);
+
+  const std::uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+  for (const char* name : kRefused) PX_TRY(rule(ctx, eperm, name));
+  // clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc
+  // fall back to clone, whose flags argument is checked below.
+  PX_TRY(rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3"));
+  for (std::uint64_t flag : kNamespaceFlags) {
+    PX_TRY(rule(ctx, eperm, "unshare", 1, masked_eq(0, flag, flag)));
+    PX_TRY(rule(ctx, eperm, "clone", 1, masked_eq(0, flag, flag)));
+  }
+  // The kernel truncates the ioctl request to 32 bits, so compare the low 32
+  // bits only: TIOCSTI | 0x100000000 is still TIOCSTI.
+  for (std::uint64_t request : {static_cast<std::uint64_t>(TIOCSTI), static_cast<std::uint64_t>(TIOCLINUX)})
+    PX_TRY(rule(ctx, eperm, "ioctl", 1, masked_eq(1, 0xFFFFFFFFULL, request)));
+
+  // Export to memory through a memfd (libseccomp 2.5 has no export-to-buffer).
+  UniqueFd mem(::memfd_create("px-seccomp", MFD_CLOEXEC));
+  if (!mem) return sys_error("memfd_create for the seccomp program");
+  if (int rc = seccomp_export_bpf(ctx, mem.get()); rc != 0) return sys_error("seccomp_export_bpf", -rc);
+  const off_t size = ::lseek(mem.get(), 0, SEEK_END);
+  if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0)
+    return Error::internal("seccomp_export_bpf wrote " + std::to_string(size) + " bytes");
+  Program program;
+  program.instructions.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
+  if (::pread(mem.get(), program.instructions.data(), static_cast<std::size_t>(size), 0) != size)
+    return sys_error("read back the seccomp program");
+  return program;
+}
+
+Status load(const Program& program) {
+  sock_fprog prog{static_cast<unsigned short>(program.instructions.size()),
+                  const_cast<sock_filter*>(program.instructions.data())};
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+    return sys_error("seccomp(SET_MODE_FILTER)");
+  return ok();
+}
+
+bool available() {
+  return ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 1;
+}
+
+}  // namespace px::seal::seccomp

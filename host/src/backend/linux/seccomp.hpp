@@ -1,0 +1,30 @@
+#pragma once
+// seccomp: the syscalls a sealed command may not make. The filter is compiled
+// to BPF in the supervisor (prepare), long before the child exists, and loaded
+// by the command's process as the very last step before execve (load).
+#include <linux/filter.h>
+
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace px::seal::seccomp {
+
+struct Program {
+  std::vector<sock_filter> instructions;
+};
+
+// Refuses (EPERM unless noted): ptrace, process_vm_readv/writev, io_uring_*,
+// keyctl/add_key/request_key, bpf, perf_event_open, userfaultfd,
+// open_by_handle_at, kexec_*, module loading, reboot, swapon/off, chroot,
+// mount/umount2/pivot_root and the new mount API, setns, unshare/clone with a
+// namespace flag, clone3 (ENOSYS, so libc falls back to clone, whose flags a
+// filter can see), the TIOCSTI/TIOCLINUX ioctls with any high bits, and every
+// syscall of another ABI (ia32 via int 0x80, x32): ENOSYS.
+Result<Program> prepare();
+// no_new_privs must be set already.
+Status load(const Program& program);
+// True when the kernel accepts a seccomp filter.
+bool available();
+
+}  // namespace px::seal::seccomp

@@ -1,0 +1,110 @@
+// The kill switch: `parallex pause --all | NAME | RUN-ID`, `parallex resume
+// --all | NAME | RUN-ID`, `parallex kill RUN-ID`. Each asks the runs'
+// supervisors over their control sockets; the supervisors hold the pause, so
+// only a resume from outside every run undoes it.
+#include <cstdio>
+
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "common/paths.hpp"
+#include "supervisor/global_pause.hpp"
+#include "supervisor/kill_switch_client.hpp"
+
+namespace px::cli {
+namespace {
+
+struct Options {
+  bool all = false;
+  bool json = false;
+  std::string target;
+};
+
+Result<supervisor::RunSelection> selection_of(const Options& o, const char* verb) {
+  if (o.all && !o.target.empty())
+    return Error::invalid(std::string("give --all or a run, not both, to ") + verb + ".");
+  if (!o.all && o.target.empty())
+    return Error::invalid(std::string("say which runs to ") + verb +
+                          ": --all, an agent name or a run id (see `parallex runs`).");
+  return supervisor::RunSelection{o.all, o.target};
+}
+
+int report(const Result<std::vector<supervisor::RunOpOutcome>>& result, const Options& o, const char* done,
+           const std::string& extra) {
+  if (!result) return report_error(result.error());
+  int status = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : result.value()) {
+    if (!r.ok) status = 1;
+    rows.push_back({{"id", r.run.id},
+                    {"agent", r.run.agent},
+                    {"ok", r.ok},
+                    {"error", r.error},
+                    {"state", r.reply.contains("run") ? r.reply["run"].value("state", "") : ""}});
+    if (o.json) continue;
+    if (r.ok)
+      std::printf("%s %s%s\n", done, r.run.id.c_str(),
+                  r.run.agent.empty() ? "" : (" (" + r.run.agent + ")").c_str());
+    else
+      std::fprintf(stderr, "parallex: run %s: %s\n", r.run.id.c_str(), r.error.c_str());
+  }
+  if (o.json)
+    print_json({{"runs", rows}, {"note", extra}});
+  else if (!extra.empty())
+    std::printf("%s\n", extra.c_str());
+  return status;
+}
+
+int pause(const Options& o) {
+  auto sel = selection_of(o, "pause");
+  if (!sel) return report_error(sel.error());
+  const auto result = supervisor::pause_runs(parallex_runtime_dir(), sel.value());
+  std::string extra;
+  if (o.all && result) {
+    extra = result.value().empty() ? "no run is going; " : "";
+    extra += "new runs wait until `parallex resume --all`; the network of paused runs is cut";
+  }
+  return report(result, o, "paused", extra);
+}
+
+int resume(const Options& o) {
+  auto sel = selection_of(o, "resume");
+  if (!sel) return report_error(sel.error());
+  const auto result = supervisor::resume_runs(parallex_runtime_dir(), sel.value());
+  std::string extra;
+  if (!o.all && result && supervisor::global_pause_since(parallex_runtime_dir()))
+    extra = "a global pause is still on: new runs wait until `parallex resume --all`";
+  return report(result, o, "resumed", extra);
+}
+
+int kill(const Options& o) {
+  auto sel = selection_of(o, "kill");
+  if (!sel) return report_error(sel.error());
+  return report(supervisor::kill_runs(parallex_runtime_dir(), sel.value()), o, "killed", "");
+}
+
+Action setup_common(CLI::App& app, const char* what, int (*fn)(const Options&), bool allow_all) {
+  auto o = std::make_shared<Options>();
+  if (allow_all) app.add_flag("--all", o->all, std::string(what) + " every run, and hold back new ones");
+  app.add_flag("--json", o->json, "Print JSON");
+  app.add_option("run", o->target, "A run id (or the start of one) or an agent name");
+  return [o, fn] { return fn(*o); };
+}
+
+Action setup_pause(CLI::App& app, GlobalOptions&) {
+  return setup_common(app, "Pause", pause, true);
+}
+Action setup_resume(CLI::App& app, GlobalOptions&) {
+  return setup_common(app, "Resume", resume, true);
+}
+Action setup_kill(CLI::App& app, GlobalOptions&) {
+  return setup_common(app, "Kill", kill, false);
+}
+
+}  // namespace
+
+PARALLEX_COMMAND("pause", "Freeze runs and cut their network (--all: every run, and hold back new ones)", 31,
+                 setup_pause);
+PARALLEX_COMMAND("resume", "Undo a pause (from outside every run)", 32, setup_resume);
+PARALLEX_COMMAND("kill", "End a run's whole process tree", 33, setup_kill);
+
+}  // namespace px::cli

@@ -1,0 +1,74 @@
+// `parallex runs [--json]`: the live runs of this user (id, agent, command,
+// pid, state, since), from the registry; entries of dead supervisors are
+// cleaned up on the way.
+#include <cstdio>
+
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "common/paths.hpp"
+#include "common/redact.hpp"
+#include "supervisor/control_socket.hpp"
+#include "supervisor/registry.hpp"
+
+namespace px::cli {
+namespace {
+
+struct Options {
+  bool json = false;
+};
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+int run(const Options& o) {
+  const auto listed = supervisor::list_runs(parallex_runtime_dir());
+  std::vector<nlohmann::json> rows;
+  for (const auto& e : listed.live) {
+    nlohmann::json row = supervisor::to_json(e);
+    row.erase("v");
+    row.erase("pid_start");
+    // The supervisor's own view (state, process count) when it answers.
+    auto reply = supervisor::send_request(
+        e.socket, {{"v", supervisor::kControlProtocolVersion}, {"op", "status"}}, std::chrono::seconds(2));
+    if (reply && reply.value().value("ok", false) && reply.value().contains("run")) {
+      const auto& run = reply.value()["run"];
+      row["state"] = run.value("state", e.state);
+      row["processes"] = run.value("processes", 0);
+    }
+    rows.push_back(std::move(row));
+  }
+  if (o.json) {
+    print_json(nlohmann::json{{"runs", rows}, {"cleaned_stale", listed.cleaned}});
+    return 0;
+  }
+  if (rows.empty()) {
+    std::printf("no run is going\n");
+    return 0;
+  }
+  std::printf("%-26s %-14s %-8s %-9s %-6s %-20s %s\n", "ID", "AGENT", "PID", "STATE", "PROCS", "SINCE",
+              "COMMAND");
+  for (const auto& r : rows) {
+    const std::string agent = r.value("agent", "");
+    std::printf("%-26s %-14s %-8d %-9s %-6s %-20s %s\n", r.value("id", "").c_str(),
+                agent.empty() ? "-" : agent.c_str(), r.value("pid", 0), r.value("state", "").c_str(),
+                r.contains("processes") ? std::to_string(r["processes"].get<int>()).c_str() : "?",
+                r.value("since", "").c_str(),
+                redact(join_command(r.value("command", std::vector<std::string>{}))).c_str());
+  }
+  return 0;
+}
+
+Action setup(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<Options>();
+  app.add_flag("--json", o->json, "Print JSON");
+  return [o] { return run(*o); };
+}
+
+}  // namespace
+
+PARALLEX_COMMAND("runs", "List the runs going now (id, agent, command, pid, state, since)", 30, setup);
+
+}  // namespace px::cli

@@ -1,0 +1,87 @@
+#pragma once
+// Decoy credentials in an agent's home: files that look like credentials, so
+// that any attempt to read them during a run is flagged in the run record.
+//
+// The real secret paths (~/.aws, ~/.ssh, ~/.config/gh/hosts.yml, ...) are
+// denied by the policy under the agent's home too, so a decoy there could
+// never be opened. Decoys go to look-alike paths the policy leaves readable:
+// ~/.config/aws/credentials, ~/.ssh-backup/id_rsa, ~/.config/gh/hosts.yml.bak,
+// ~/.git-credentials.old. Their values are random and valid-looking but valid
+// nowhere.
+//
+// Detection during the run: fanotify (FAN_OPEN/FAN_ACCESS on each file) when
+// the supervisor may use it (CAP_SYS_ADMIN), which gives the pid of the
+// process that opened the file; otherwise inotify (IN_OPEN/IN_ACCESS), which
+// sees the open but not who did it. Limits are in docs/kill-switch.md.
+#include <sys/types.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/unique_fd.hpp"
+
+namespace px::supervisor {
+
+namespace fs = std::filesystem;
+
+// The decoy paths under `home`, planted or not.
+std::vector<fs::path> decoy_paths(const fs::path& home);
+// Plants the decoys (0600; parent dirs 0700 when created). An existing file
+// is left alone (it may be the user's). Returns the files planted now.
+Result<std::vector<fs::path>> plant_decoys(const fs::path& home);
+
+struct DecoyHit {
+  fs::path path;
+  std::string event;    // "open", "read", "moved", "deleted"
+  pid_t pid = 0;        // 0: unknown (inotify)
+  std::string process;  // "cat (pid 1234): cat /home/a/.config/aws/credentials", or empty
+  std::string at;       // ISO 8601 UTC
+};
+nlohmann::json to_json(const DecoyHit& hit);
+
+class DecoyWatch {
+ public:
+  // Watches the decoys that exist under `home`. With fanotify, `belongs_to_run`
+  // (when given) drops opens by processes that are not the run's (the user's
+  // backup tool, say); a process already gone is kept.
+  // `allow_fanotify` false forces inotify (tests of the unprivileged path).
+  static Result<std::unique_ptr<DecoyWatch>> start(const fs::path& home,
+                                                   std::function<bool(pid_t)> belongs_to_run = {},
+                                                   bool allow_fanotify = true);
+  ~DecoyWatch();
+  DecoyWatch(const DecoyWatch&) = delete;
+  DecoyWatch& operator=(const DecoyWatch&) = delete;
+
+  // Ends the watch; returns every hit, each (path, event, pid) once.
+  std::vector<DecoyHit> stop();
+  // "fanotify" or "inotify".
+  const std::string& method() const { return method_; }
+  std::size_t watched() const { return paths_.size(); }
+
+ private:
+  DecoyWatch() = default;
+  void loop();
+  void drain_fanotify();
+  void drain_inotify();
+  void add_hit(DecoyHit hit);
+
+  std::string method_;
+  std::vector<fs::path> paths_;
+  std::vector<int> wds_;  // inotify watch descriptors, parallel to paths_
+  UniqueFd fd_;
+  UniqueFd wake_read_, wake_write_;
+  std::function<bool(pid_t)> belongs_to_run_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<DecoyHit> hits_;
+  bool stopped_ = false;
+};
+
+}  // namespace px::supervisor

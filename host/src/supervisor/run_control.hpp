@@ -1,0 +1,144 @@
+#pragma once
+// The kill switch of one run, for supervisor::run(): tracking (a cgroup v2, or
+// the process-tree fallback), the control socket, the registry entry, the
+// watchdog, and pause / resume / kill with the network cut through the hooks.
+//
+// Call order in run.cpp (start before the wait: a `pause --all` that comes in
+// between then finds the run registered, and attach() pauses it at once):
+//   PX_TRY_ASSIGN(auto control, RunControl::start({.run_id=..., .agent=..., .command=..., .hooks={
+//       .cut_network = [&]{ proxy->cut(); }, .restore_network = [&]{ proxy->restore(); },
+//       .notice = [&](const std::string& m){ outcome.notices.push_back(m); }}}));
+//   PX_TRY(wait_while_globally_paused(parallex_runtime_dir(), notice));   // global_pause.hpp
+//   // launch: env += control->child_environment(); place the child in
+//   // control->cgroup_fd() (clone3 CLONE_INTO_CGROUP, or enter_cgroup() in the
+//   // child before it unshares its user namespace) when it is >= 0;
+//   // PDEATHSIG(SIGKILL) on the child, from the thread that waits for it.
+//   PX_TRY(control->attach(child_pid));
+//   ... waitpid(child_pid) ...   (the specific pid: the fallback adopts orphans)
+//   control->finish();           // kills leftovers, removes socket, entry and cgroup
+//   record["kill_switch"] = control->record();
+// The hooks are called from the control socket's thread.
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+#include "supervisor/cgroup.hpp"
+#include "supervisor/registry.hpp"
+
+namespace px::supervisor {
+
+namespace fs = std::filesystem;
+
+class ControlServer;
+class ProcessTracker;
+
+enum class Mechanism { cgroup, process_tree };
+enum class RunState { starting, running, paused, killed, ended };
+const char* to_string(Mechanism m);
+const char* to_string(RunState s);
+
+// For `parallex check`: the mechanism runs would get here and what it cannot catch.
+struct TrackingProbe {
+  Mechanism mechanism = Mechanism::process_tree;
+  std::string description;   // "cgroup v2 (root: run cgroups under /sys/fs/cgroup/parallex)"
+  std::string cannot_catch;  // a sentence; the fallback's limitations, or the cgroup's
+};
+TrackingProbe probe_tracking();
+
+struct RunHooks {
+  std::function<void()> cut_network;               // ProxyServer::cut()
+  std::function<void()> restore_network;           // ProxyServer::restore()
+  std::function<void(const std::string&)> notice;  // a line for the user ("paused by parallex pause --all")
+};
+
+struct RunControlOptions {
+  std::string run_id;
+  std::string agent;
+  std::vector<std::string> command;
+  RunHooks hooks;
+  bool use_cgroup = true;  // false (or PARALLEX_NO_CGROUP=1): the process-tree fallback
+  CgroupLimits limits;
+  fs::path runtime_dir;  // empty: parallex_runtime_dir()
+  bool watchdog = true;
+};
+
+class RunControl {
+ public:
+  // Creates the cgroup (or the tracker), binds runtime/runs/<id>.sock, writes
+  // runtime/runs/<id>.json and forks the watchdog. Nothing is launched yet.
+  static Result<std::unique_ptr<RunControl>> start(RunControlOptions options);
+  ~RunControl();
+  RunControl(const RunControl&) = delete;
+  RunControl& operator=(const RunControl&) = delete;
+
+  const std::string& run_id() const { return options_.run_id; }
+  Mechanism mechanism() const { return mechanism_; }
+  // What the mechanism in force cannot catch, for `parallex check` and the record.
+  std::string mechanism_note() const { return mechanism_note_; }
+  // The run's cgroup fd (clone3 CLONE_INTO_CGROUP / enter_cgroup()), -1 in the fallback.
+  int cgroup_fd() const;
+  // For the sealed child's environment: PARALLEX_RUN=1, PARALLEX_RUN_ID=<id>.
+  std::vector<std::pair<std::string, std::string>> child_environment() const;
+
+  // The sealed child was launched (and, with a cgroup, placed in it). Moves it
+  // into the cgroup if it is not there yet, starts tracking it, and pauses it
+  // at once when a pause came in meanwhile or a global pause is on.
+  // `enters_itself`: the child writes itself into the cgroup before it starts
+  // anything (seal::LaunchSpec::cgroup_fd), so adding it here first is only a
+  // race with that write, not a gap, and no notice is due.
+  Status attach(pid_t sealed_child, bool enters_itself = false);
+
+  // Cut the network, then freeze every process of the run. `by` is recorded.
+  Status pause(const std::string& by);
+  // Restore the network, then thaw.
+  Status resume(const std::string& by);
+  // Cut the network and kill every process of the run.
+  Status kill(const std::string& by);
+
+  RunState state() const;
+  // The run's processes now (cgroup.procs, or the tracked tree).
+  std::vector<pid_t> processes() const;
+  nlohmann::json status() const;
+  // For run.json: mechanism, note, pauses and kills with their times.
+  nlohmann::json record() const;
+
+  // The sealed child has been waited for: kill what is left of the run
+  // (detached processes die with the run), stop the socket, remove the
+  // registry entry and the cgroup, stop the watchdog. Idempotent.
+  void finish();
+
+ private:
+  explicit RunControl(RunControlOptions options);
+  nlohmann::json handle(const nlohmann::json& request);
+  std::optional<std::string> peer_inside_run(pid_t pid) const;
+  Status pause_locked(const std::string& by);
+  Status resume_locked(const std::string& by);
+  void set_state_locked(RunState s);
+  void notice(const std::string& m) const;
+
+  RunControlOptions options_;
+  Mechanism mechanism_ = Mechanism::process_tree;
+  std::string mechanism_note_;
+  std::unique_ptr<RunCgroup> cgroup_;
+  std::unique_ptr<ProcessTracker> tracker_;
+  std::unique_ptr<ControlServer> server_;
+  fs::path runs_dir_;
+  RunEntry entry_;
+  pid_t watchdog_ = 0;
+  mutable std::mutex mu_;
+  RunState state_ = RunState::starting;
+  bool pause_pending_ = false;
+  bool finished_ = false;
+  nlohmann::json events_ = nlohmann::json::array();
+};
+
+}  // namespace px::supervisor

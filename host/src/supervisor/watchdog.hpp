@@ -1,0 +1,38 @@
+#pragma once
+// Death of the supervisor ends the run. Two mechanisms, so that `kill -9` of
+// the supervisor leaves nothing of the run alive:
+//  1. the launcher gives the sealed child (pid 1 of the run's pid namespace)
+//     PR_SET_PDEATHSIG(SIGKILL); when pid 1 of a pid namespace dies the kernel
+//     kills every process in that namespace, detached or not. (PDEATHSIG fires
+//     when the *thread* that forked the child exits: launch from the thread
+//     that waits for the run.)
+//  2. a watchdog process forked by the supervisor at start: it waits on a pidfd
+//     of the supervisor, and when the supervisor is gone it writes cgroup.kill
+//     for the run's cgroup, removes the cgroup, and removes the run's socket
+//     and registry entry. It leaves the terminal's session (setsid), so Ctrl-C
+//     or a hang-up of the terminal does not take it down first, and holds no
+//     fd of the supervisor's but the two it needs.
+// Without a cgroup and without a pid namespace (the unsealed fallback) neither
+// reaches detached processes; that case is documented as a limitation.
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace px::supervisor {
+
+struct WatchdogSpec {
+  int cgroup_fd = -1;                         // the run's cgroup, or -1
+  std::filesystem::path cgroup_path;          // removed after the kill
+  std::vector<std::filesystem::path> unlink;  // socket and registry entry
+};
+
+// Forks the watchdog; returns its pid.
+Result<pid_t> spawn_watchdog(const WatchdogSpec& spec);
+// The supervisor ends normally: SIGKILL the watchdog and reap it.
+void stop_watchdog(pid_t pid);
+
+}  // namespace px::supervisor
