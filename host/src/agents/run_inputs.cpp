@@ -1,0 +1,131 @@
+#include "agents/run_inputs.hpp"
+
+#include <system_error>
+
+#include "agents/token.hpp"
+
+#ifdef PX_AGENTS_HAVE_SNAPSHOT
+#include "snapshot/snapshot.hpp"
+#endif
+
+namespace px::agents {
+
+std::map<std::string, std::string> agent_env(const AgentPaths& paths,
+                                             const std::optional<std::string>& token) {
+  return {
+      {"GIT_CONFIG_GLOBAL", paths.gitconfig().string()},
+      {"GIT_CONFIG_NOSYSTEM", "1"},
+      // Git may not ask the terminal for a password: the user could type theirs.
+      {"GIT_TERMINAL_PROMPT", "0"},
+      {"GH_CONFIG_DIR", paths.gh().string()},
+      {"GH_TOKEN", token ? *token : std::string(placeholder_token)},
+  };
+}
+
+std::vector<fs::path> shared_harness_files(const fs::path& user_home) {
+  return {user_home / ".claude/CLAUDE.md", user_home / ".claude/skills", user_home / ".claude/plugins"};
+}
+
+policy::AgentInputs agent_inputs(const AgentPaths& paths, const AgentConfig& config,
+                                 const std::optional<std::string>& token, const fs::path& user_home,
+                                 const fs::path& parallex_exe) {
+  policy::AgentInputs in;
+  in.name = config.name;
+  in.home = paths.home();
+  // keys/ and gh/ lie beside home/: readable for the run (it signs with the key
+  // and uses the token), never writable. Its git config is its identity: read-only too.
+  in.read_only = {paths.keys(), paths.gh(), paths.no_hooks(), paths.gitconfig()};
+  for (const fs::path& p : {paths.keys(), paths.gh(), paths.no_hooks()})
+    in.grants.push_back({p, policy::Access::read, "agent " + config.name});
+  if (!parallex_exe.empty())
+    in.grants.push_back(
+        {parallex_exe, policy::Access::read, "agent " + config.name + " (its git credential helper)"});
+  for (const auto& g : config.grants) in.grants.push_back({g.path, g.access, "agent " + config.name});
+  if (config.share_harness_config) {
+    std::error_code ec;
+    for (const auto& f : shared_harness_files(user_home))
+      if (fs::exists(f, ec))
+        in.grants.push_back({f, policy::Access::read, "agent " + config.name + " (shared harness config)"});
+  }
+  in.network_mode = config.network;
+  in.allow = config.allow;
+  in.local_servers = config.local_servers;
+  in.env = agent_env(paths, token);
+  if (token) in.secret_env.insert("GH_TOKEN");
+  return in;
+}
+
+Result<std::vector<std::string>> link_shared_harness_config(const AgentPaths& paths,
+                                                            const fs::path& user_home) {
+  std::vector<std::string> notes;
+  const fs::path dir = paths.home() / ".claude";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error::io("create " + dir.string(), ec.value());
+  for (const auto& from : shared_harness_files(user_home)) {
+    if (!fs::exists(from, ec)) continue;
+    const fs::path to = dir / from.filename();
+    const auto st = fs::symlink_status(to, ec);
+    if (fs::is_symlink(st)) {
+      if (fs::read_symlink(to, ec) == from) continue;
+      notes.push_back(to.string() + " is a link elsewhere; left as it is");
+      continue;
+    }
+    if (fs::exists(st)) {
+      notes.push_back(to.string() + " is the agent's own; left as it is (not shared)");
+      continue;
+    }
+    fs::create_symlink(from, to, ec);
+    if (ec) return Error::io("link " + to.string() + " to " + from.string(), ec.value());
+  }
+  return notes;
+}
+
+std::vector<fs::path> command_running_settings(const AgentPaths& paths) {
+  struct Probe {
+    const char* file;
+    std::vector<const char*> markers;
+  };
+  const Probe probes[] = {
+      {".claude/settings.json", {"\"hooks\"", "\"mcpServers\"", "\"apiKeyHelper\"", "\"statusLine\""}},
+      {".claude/settings.local.json", {"\"hooks\"", "\"mcpServers\"", "\"apiKeyHelper\"", "\"statusLine\""}},
+      {".claude.json", {"\"mcpServers\""}},
+      {".codex/config.toml", {"notify", "mcp_servers"}},
+      {".config/opencode/opencode.json", {"\"mcp\"", "\"plugin\""}},
+  };
+  std::vector<fs::path> found;
+  for (const auto& probe : probes) {
+    const fs::path file = paths.home() / probe.file;
+    auto text = read_file(file);
+    if (!text) continue;
+    for (const char* marker : probe.markers) {
+      if (text.value().find(marker) != std::string::npos) {
+        found.push_back(file);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+Result<PreRunSnapshot> take_pre_run_snapshot(const AgentPaths& paths, const std::string& run_label) {
+  PreRunSnapshot out;
+#ifdef PX_AGENTS_HAVE_SNAPSHOT
+  PX_TRY_ASSIGN(auto store, snapshot::Store::open(paths.snapshots(), true));
+  snapshot::TakeOptions options;
+  options.source = paths.home();
+  options.label = run_label;
+  options.kind = "run";
+  PX_TRY_ASSIGN(auto info, store.take(options));
+  out.taken = true;
+  out.id = info.id;
+  if (info.incomplete) out.note = "the snapshot " + info.id + " is incomplete: some files could not be read";
+#else
+  (void)paths;
+  (void)run_label;
+  out.note = "no snapshot was taken: this build of Parallex has no snapshot store";
+#endif
+  return out;
+}
+
+}  // namespace px::agents

@@ -1,0 +1,53 @@
+#pragma once
+// What an agent run takes from the agent: the policy inputs (its home, its
+// rules, the read-only keys and gh config, the variables that point git and gh
+// at its own identity) and the snapshot taken before it starts.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/store.hpp"
+#include "common/error.hpp"
+#include "policy/compose.hpp"
+
+namespace px::agents {
+
+// The environment of the agent's runs (no user credential: SSH_AUTH_SOCK,
+// GH_TOKEN and the rest are stripped by the default profile, then these are set):
+//   GIT_CONFIG_GLOBAL=home/.gitconfig  GIT_CONFIG_NOSYSTEM=1  GIT_TERMINAL_PROMPT=0
+//   GH_CONFIG_DIR=gh/  GH_TOKEN=<its token, or a placeholder GitHub refuses>
+std::map<std::string, std::string> agent_env(const AgentPaths& paths,
+                                             const std::optional<std::string>& token);
+
+// The AgentInputs for policy::compose. `parallex_exe` is made readable so its
+// git's credential helper runs inside the seal.
+policy::AgentInputs agent_inputs(const AgentPaths& paths, const AgentConfig& config,
+                                 const std::optional<std::string>& token, const fs::path& user_home,
+                                 const fs::path& parallex_exe);
+
+// The user's Claude Code files shared read-only with an agent that has
+// share_harness_config: CLAUDE.md, skills/, plugins/ under ~/.claude.
+std::vector<fs::path> shared_harness_files(const fs::path& user_home);
+// Links them into the agent's ~/.claude. An entry the agent already has of its
+// own is left alone (and reported), never replaced.
+Result<std::vector<std::string>> link_shared_harness_config(const AgentPaths& paths,
+                                                            const fs::path& user_home);
+
+// Files in the agent's home that make a harness run commands (Claude Code
+// hooks, Codex notify, MCP servers). A sealed run may have written them; an
+// unsealed run would run them unconfined, so `agent run --unsealed` names them.
+std::vector<fs::path> command_running_settings(const AgentPaths& paths);
+
+struct PreRunSnapshot {
+  bool taken = false;
+  std::string id;
+  std::string note;  // why none was taken, or what it held back
+};
+
+// The snapshot of the agent's home before a run (its keys and token live
+// outside home/, so they are never in it). The one call site the snapshot
+// store fills; without the store built in, no snapshot is taken and `note` says so.
+Result<PreRunSnapshot> take_pre_run_snapshot(const AgentPaths& paths, const std::string& run_label);
+
+}  // namespace px::agents

@@ -1,0 +1,27 @@
+#pragma once
+// Shared by the `parallex agent ...` command files (cmd_agents*.cpp).
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <string>
+
+#include "agents/store.hpp"
+#include "cli/command.hpp"
+#include "policy/compose.hpp"
+
+namespace px::cli::agent_cmd {
+
+namespace fs = std::filesystem;
+
+// Each sub-command declares its options on `sub` and returns its action.
+Action setup_github(CLI::App& sub);
+Action setup_credential(CLI::App& sub);
+Action setup_sign_in(CLI::App& sub);
+Action setup_run(CLI::App& sub);
+
+// The absolute path of this parallex executable (written into the agent's git config).
+fs::path self_exe();
+policy::Platform this_platform();
+// Asks on the terminal; false without one. `yes` answers for the user.
+bool confirm(const std::string& question, bool yes);
+
+}  // namespace px::cli::agent_cmd

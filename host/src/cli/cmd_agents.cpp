@@ -1,0 +1,486 @@
+// `parallex agent new|list|show|set|delete|key|github|credential|run|sign-in`:
+// agent workspaces, each with an identity of its own (see docs/agents.md).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "agents/git_config.hpp"
+#include "agents/names.hpp"
+#include "agents/run_inputs.hpp"
+#include "agents/ssh_key.hpp"
+#include "agents/store.hpp"
+#include "agents/token.hpp"
+#include "cli/agents_cli.hpp"
+#include "cli/output.hpp"
+#include "cli/policy_options.hpp"
+#include "common/paths.hpp"
+#include "pluginhost/plugin_set.hpp"
+
+namespace px::cli::agent_cmd {
+
+fs::path self_exe() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path("parallex") : p;
+}
+
+policy::Platform this_platform() {
+#ifdef __APPLE__
+  return policy::Platform::macos;
+#else
+  return policy::Platform::linux_host;
+#endif
+}
+
+bool confirm(const std::string& question, bool yes) {
+  if (yes) return true;
+  if (!::isatty(STDIN_FILENO)) return false;
+  std::fprintf(stderr, "%s [y/N] ", question.c_str());
+  std::fflush(stderr);
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  return answer == "y" || answer == "Y" || answer == "yes" || answer == "Yes";
+}
+
+namespace {
+
+using agents::AgentConfig;
+using agents::AgentPaths;
+
+// The rules flags shared by `new` and `set`.
+struct RuleFlags {
+  std::vector<std::string> repos, allow, grants;
+  bool online = false, offline = false;
+  std::string local_servers;  // "", "on", "off"
+};
+
+void add_rule_flags(CLI::App& app, RuleFlags& f) {
+  app.add_option("--repo", f.repos,
+                 "A GitHub repository OWNER/REPO the agent works on (sets the token's owner)");
+  app.add_option("--allow", f.allow, "Allow HOST and its subdomains through its proxy");
+  app.add_flag("--online", f.online, "Allow every host (through its proxy, logged)");
+  app.add_flag("--offline", f.offline, "No network at all");
+  app.add_option("--local-servers", f.local_servers, "Let it reach servers on this machine: on or off")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--grant", f.grants, "Grant PATH read-only (PATH or PATH:ro) or read-write (PATH:rw)");
+}
+
+// Applies `f` over `c`. `fresh`: for `new`, where no flag means offline.
+Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>& notes) {
+  policy::NetworkFlags net{f.online, f.offline, f.allow, std::nullopt};
+  if (!f.local_servers.empty()) net.local_servers = f.local_servers == "on";
+  PX_TRY(policy::check_network_flags(net));
+  for (const auto& r : f.repos) {
+    PX_TRY(agents::check_repo(r));
+    if (std::find(c.repos.begin(), c.repos.end(), r) == c.repos.end()) c.repos.push_back(r);
+  }
+  for (const auto& h : f.allow) {
+    if (auto why = policy::check_host_pattern(h); !why.empty())
+      return Error::invalid("--allow " + h + ": " + why);
+  }
+  const bool mode_changed = f.online || f.offline || !f.allow.empty();
+  if (f.online) {
+    c.network = policy::NetworkMode::online;
+    c.allow.clear();
+  } else if (f.offline) {
+    c.network = policy::NetworkMode::offline;
+    c.allow.clear();
+  } else if (!f.allow.empty()) {
+    c.network = policy::NetworkMode::allowlist;
+    for (const auto& h : f.allow)
+      if (std::find(c.allow.begin(), c.allow.end(), h) == c.allow.end()) c.allow.push_back(h);
+  }
+  // Local servers: on unless offline, when not said.
+  if (net.local_servers)
+    c.local_servers = *net.local_servers;
+  else if (mode_changed)
+    c.local_servers = c.network != policy::NetworkMode::offline;
+  if (c.network == policy::NetworkMode::offline && c.local_servers)
+    return Error::invalid(
+        "An offline agent cannot reach local servers; drop --local-servers on or go online.");
+  for (const auto& g : f.grants) {
+    PX_TRY_ASSIGN(auto flag, parse_grant(g, notes));
+    bool replaced = false;
+    for (auto& existing : c.grants)
+      if (existing.path == flag.path) {
+        existing.access = flag.access;
+        replaced = true;
+      }
+    if (!replaced) c.grants.push_back({flag.path, flag.access});
+  }
+  return ok();
+}
+
+std::string network_text(const AgentConfig& c) {
+  switch (c.network) {
+    case policy::NetworkMode::online:
+      return "online (every host, through its proxy)";
+    case policy::NetworkMode::offline:
+      return "offline";
+    case policy::NetworkMode::allowlist: {
+      if (c.allow.empty()) return "offline (no host allowed)";
+      std::string s = "limited to ";
+      for (std::size_t i = 0; i < c.allow.size(); ++i) s += (i ? ", " : "") + c.allow[i];
+      return s + " (and subdomains)";
+    }
+  }
+  return "?";
+}
+
+struct Loaded {
+  AgentPaths paths;
+  AgentConfig config;
+};
+
+Result<Loaded> load(const std::string& name) {
+  PX_TRY_ASSIGN(auto paths, agents::find_agent(agents::default_agents_root(), name));
+  PX_TRY_ASSIGN(auto config, agents::load_config(paths));
+  return Loaded{std::move(paths), std::move(config)};
+}
+
+std::string fingerprint(const AgentPaths& p) {
+  auto pub = agents::read_file(p.public_key());
+  if (!pub) return "(missing: " + p.public_key().string() + ")";
+  auto fp = agents::ssh_fingerprint(pub.value());
+  return fp ? fp.value() : "(damaged: " + p.public_key().string() + ")";
+}
+
+// ---- new ---------------------------------------------------------------
+
+struct NewOptions {
+  std::string name, email;
+  RuleFlags rules;
+  bool share = false;
+};
+
+int do_new(const NewOptions& o) {
+  AgentConfig c;
+  c.name = o.name;
+  c.email = o.email;
+  c.share_harness_config = o.share;
+  if (auto s = agents::check_name(o.name); !s) return report_error(s.error());
+  if (auto s = agents::check_email(o.email); !s) return report_error(s.error());
+  std::vector<std::string> notes;
+  if (auto s = apply_rules(c, o.rules, notes); !s) return report_error(s.error());
+  auto created = agents::create_agent(agents::default_agents_root(), c, self_exe());
+  if (!created) return report_error(created.error());
+  const AgentPaths& p = created.value();
+  for (const auto& n : notes) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+  if (c.share_harness_config) {
+    auto linked = agents::link_shared_harness_config(p, user_home());
+    if (!linked) return report_error(linked.error());
+    for (const auto& n : linked.value()) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+  }
+  std::printf("Made agent %s in %s\n", c.name.c_str(), p.root.c_str());
+  std::printf("  commits as  %s (agent) <%s>, signed with %s\n", c.name.c_str(), c.email.c_str(),
+              fingerprint(p).c_str());
+  std::printf("  network     %s%s\n", network_text(c).c_str(), c.local_servers ? "; local servers on" : "");
+  std::printf("Next:\n");
+  std::printf("  parallex agent key %s       add its signing key on GitHub\n", c.name.c_str());
+  std::printf("  parallex agent github %s    give it a GitHub token of its own\n", c.name.c_str());
+  std::printf("  parallex agent run %s --in DIR -- CMD...\n", c.name.c_str());
+  return 0;
+}
+
+// ---- list / show -------------------------------------------------------
+
+nlohmann::json describe(const Loaded& a, bool full) {
+  const auto& c = a.config;
+  nlohmann::json j;
+  j["name"] = c.name;
+  j["email"] = c.email;
+  j["network"] = {
+      {"mode", policy::to_string(c.network)}, {"allow", c.allow}, {"local_servers", c.local_servers}};
+  auto token = agents::load_token(a.paths.gh());
+  j["github_token"] = token ? (token.value() ? "present" : "none") : "unreadable";
+  if (!full) return j;
+  j["store"] = a.paths.root.string();
+  j["home"] = a.paths.home().string();
+  j["created"] = c.created;
+  j["repos"] = c.repos;
+  j["grants"] = nlohmann::json::array();
+  for (const auto& g : c.grants)
+    j["grants"].push_back(
+        {{"path", g.path.string()}, {"access", g.access == policy::Access::write ? "rw" : "ro"}});
+  j["key_fingerprint"] = fingerprint(a.paths);
+  j["gh_config_dir"] = a.paths.gh().string();
+  j["git_config"] = a.paths.gitconfig().string();
+  j["share_harness_config"] = c.share_harness_config;
+  j["sealed"] = c.sealed;
+  nlohmann::json dirs = nlohmann::json::object();
+  auto set = plugins::PluginSet::load_default();
+  for (const auto& plugin : set.plugins()) {
+    auto contribution =
+        plugin->contribute(this_platform(), user_home(), a.paths.home(), a.paths.home(), nullptr);
+    if (!contribution) continue;
+    for (const auto& d : contribution.value().config_dirs)
+      dirs[d.variable] = expand_home(d.path, a.paths.home()).string();
+  }
+  j["harness_config_dirs"] = dirs;
+  if (c.share_harness_config) {
+    j["shared_harness_files"] = nlohmann::json::array();
+    std::error_code ec;
+    for (const auto& f : agents::shared_harness_files(user_home()))
+      if (fs::exists(f, ec)) j["shared_harness_files"].push_back(f.string());
+  }
+  return j;
+}
+
+int do_list(bool json) {
+  auto names = agents::list_agents(agents::default_agents_root());
+  if (!names) return report_error(names.error());
+  nlohmann::json all = nlohmann::json::array();
+  int status = 0;
+  for (const auto& n : names.value()) {
+    auto a = load(n);
+    if (!a) {
+      // One damaged agent does not hide the others.
+      std::fprintf(stderr, "parallex: %s\n", a.error().message.c_str());
+      all.push_back({{"name", n}, {"error", a.error().message}});
+      status = 1;
+      continue;
+    }
+    all.push_back(describe(a.value(), false));
+  }
+  if (json) {
+    print_json(all);
+    return status;
+  }
+  if (all.empty()) std::printf("No agents yet. Make one with `parallex agent new NAME --email EMAIL`.\n");
+  for (const auto& j : all) {
+    if (j.contains("error")) continue;
+    std::printf("%-20s %-32s %-10s token: %s\n", j["name"].get<std::string>().c_str(),
+                j["email"].get<std::string>().c_str(), j["network"]["mode"].get<std::string>().c_str(),
+                j["github_token"].get<std::string>().c_str());
+  }
+  return status;
+}
+
+int do_show(const std::string& name, bool json) {
+  auto a = load(name);
+  if (!a) return report_error(a.error());
+  const auto j = describe(a.value(), true);
+  if (json) {
+    print_json(j);
+    return 0;
+  }
+  const auto& c = a.value().config;
+  std::printf("Agent        %s\n", c.name.c_str());
+  std::printf("Commits as   %s (agent) <%s>\n", c.name.c_str(), c.email.c_str());
+  std::printf("Signing key  %s\n", j["key_fingerprint"].get<std::string>().c_str());
+  std::printf("GitHub token %s\n",
+              j["github_token"] == "present"
+                  ? "present (in its own gh config)"
+                  : "none: its tools get a placeholder GitHub refuses (`parallex agent github`)");
+  std::printf("Repositories %s\n", c.repos.empty() ? "(none named)" : nlohmann::json(c.repos).dump().c_str());
+  std::printf("Network      %s\n", network_text(c).c_str());
+  std::printf("Local servers %s\n", c.local_servers ? "on" : "off");
+  std::printf("Reads/writes its home %s, the folder it runs in, the default profile's system paths\n",
+              a.value().paths.home().c_str());
+  std::printf("Reads        its keys %s and gh config %s (never writes them)\n",
+              a.value().paths.keys().c_str(), a.value().paths.gh().c_str());
+  for (const auto& g : c.grants)
+    std::printf("Granted      %s (%s)\n", g.path.c_str(),
+                g.access == policy::Access::write ? "read-write" : "read-only");
+  for (const auto& [var, dir] : j["harness_config_dirs"].items())
+    std::printf("Harness      %s=%s\n", var.c_str(), dir.get<std::string>().c_str());
+  if (c.share_harness_config)
+    for (const auto& f : j["shared_harness_files"])
+      std::printf("Shared (ro)  %s\n", f.get<std::string>().c_str());
+  std::printf("Store        %s\n", a.value().paths.root.c_str());
+  return 0;
+}
+
+// ---- set ---------------------------------------------------------------
+
+struct SetOptions {
+  std::string name;
+  std::optional<std::string> email;
+  RuleFlags rules;
+  std::vector<std::string> disallow, ungrant, remove_repos;
+  std::string share;  // "", "on", "off"
+};
+
+int do_set(const SetOptions& o) {
+  auto a = load(o.name);
+  if (!a) return report_error(a.error());
+  AgentConfig c = a.value().config;
+  const AgentPaths& p = a.value().paths;
+  if (o.email) {
+    if (auto s = agents::check_email(*o.email); !s) return report_error(s.error());
+    c.email = *o.email;
+  }
+  std::vector<std::string> notes;
+  if (auto s = apply_rules(c, o.rules, notes); !s) return report_error(s.error());
+  for (const auto& h : o.disallow) {
+    auto it = std::find(c.allow.begin(), c.allow.end(), h);
+    if (it == c.allow.end())
+      return report_error(Error::invalid("--disallow " + h +
+                                         ": the agent does not allow that host; `parallex agent show " +
+                                         c.name + "` lists them."));
+    c.allow.erase(it);
+  }
+  for (const auto& r : o.remove_repos) {
+    auto it = std::find(c.repos.begin(), c.repos.end(), r);
+    if (it == c.repos.end())
+      return report_error(
+          Error::invalid("--remove-repo " + r + ": the agent does not name that repository."));
+    c.repos.erase(it);
+  }
+  for (const auto& g : o.ungrant) {
+    const fs::path path = normal_absolute(expand_home(g, user_home()));
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(path, ec);
+    auto before = c.grants.size();
+    std::erase_if(c.grants, [&](const agents::Grant& x) { return x.path == path || x.path == real; });
+    if (before == c.grants.size())
+      return report_error(
+          Error::invalid("--ungrant " + g + ": the agent has no grant for " + path.string() + "."));
+  }
+  if (!o.share.empty()) c.share_harness_config = o.share == "on";
+  if (auto s = agents::save_config(p, c); !s) return report_error(s.error());
+  if (auto s = agents::write_git_identity(p, c, self_exe()); !s) return report_error(s.error());
+  if (c.share_harness_config) {
+    auto linked = agents::link_shared_harness_config(p, user_home());
+    if (!linked) return report_error(linked.error());
+    for (const auto& n : linked.value()) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+  } else if (a.value().config.share_harness_config) {
+    // Sharing turned off: remove only our own links to the user's files.
+    std::error_code ec;
+    for (const auto& f : agents::shared_harness_files(user_home())) {
+      const fs::path link = p.home() / ".claude" / f.filename();
+      if (fs::is_symlink(fs::symlink_status(link, ec)) && fs::read_symlink(link, ec) == f)
+        fs::remove(link, ec);
+    }
+  }
+  for (const auto& n : notes) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+  std::printf("Updated agent %s: network %s%s\n", c.name.c_str(), network_text(c).c_str(),
+              c.local_servers ? "; local servers on" : "");
+  return 0;
+}
+
+// ---- delete / key ------------------------------------------------------
+
+int do_delete(const std::string& name, bool yes) {
+  auto paths = agents::find_agent(agents::default_agents_root(), name);
+  if (!paths) return report_error(paths.error());
+  const AgentPaths& p = paths.value();
+  // A damaged agent can still be deleted: that is how it is got rid of.
+  auto config = agents::load_config(p);
+  const std::string fp = fingerprint(p);
+  auto token = agents::load_token(p.gh());
+  const bool had_token = token && token.value();
+  if (!confirm("Delete agent " + name +
+                   " for good: its signing key, GitHub token, sign-ins, home, snapshots and run "
+                   "records in " +
+                   p.root.string() + "?",
+               yes)) {
+    std::fprintf(stderr, "parallex: agent %s was not deleted%s.\n", name.c_str(),
+                 ::isatty(STDIN_FILENO) ? "" : " (no terminal to ask; add --yes)");
+    return 1;
+  }
+  if (auto s = agents::delete_agent(p); !s) return report_error(s.error());
+  std::printf("Deleted agent %s.\n", name.c_str());
+  std::printf("Revoke on GitHub too:\n");
+  std::printf("  - the signing key %s: https://github.com/settings/keys\n", fp.c_str());
+  if (had_token)
+    std::printf("  - its token \"parallex %s\": https://github.com/settings/personal-access-tokens\n",
+                name.c_str());
+  else
+    std::printf(
+        "  - any token made for it (\"parallex %s\"): https://github.com/settings/personal-access-tokens\n",
+        name.c_str());
+  std::printf("  - a Claude Code or Codex sign-in made for it, from its account's settings\n");
+  return 0;
+}
+
+int do_key(const std::string& name) {
+  auto a = load(name);
+  if (!a) return report_error(a.error());
+  auto pub = agents::read_file(a.value().paths.public_key());
+  if (!pub) return report_error(pub.error());
+  std::fputs(pub.value().c_str(), stdout);
+  std::fflush(stdout);
+  std::fprintf(
+      stderr,
+      "\nAdd it on GitHub as a Signing Key (not an Authentication Key): https://github.com/settings/ssh/new\n"
+      "on the account whose verified email is %s; the agent's commits then show as Verified.\n"
+      "Fingerprint: %s\n",
+      a.value().config.email.c_str(), fingerprint(a.value().paths).c_str());
+  return 0;
+}
+
+// ---- registration ------------------------------------------------------
+
+Action setup(CLI::App& app, GlobalOptions&) {
+  app.require_subcommand(1);
+  auto chosen = std::make_shared<Action>();
+  auto add = [&](const char* name, const char* summary, const std::function<Action(CLI::App&)>& fn) {
+    CLI::App* sub = app.add_subcommand(name, summary);
+    Action action = fn(*sub);
+    sub->callback([chosen, action] { *chosen = action; });
+  };
+
+  add("new", "Make an agent workspace with an identity of its own", [](CLI::App& s) {
+    auto o = std::make_shared<NewOptions>();
+    s.add_option("name", o->name, "Its name: lowercase letters, digits, '-', '_', '.'")->required();
+    s.add_option("--email", o->email, "The email its commits use (verified on its GitHub account)")
+        ->required();
+    add_rule_flags(s, o->rules);
+    s.add_flag("--share-harness-config", o->share,
+               "Share your CLAUDE.md, skills and plugins with it, read-only");
+    return Action([o] { return do_new(*o); });
+  });
+  add("list", "List the agents", [](CLI::App& s) {
+    auto json = std::make_shared<bool>(false);
+    s.add_flag("--json", *json, "Print JSON");
+    return Action([json] { return do_list(*json); });
+  });
+  add("show", "What an agent can reach, and its identity", [](CLI::App& s) {
+    auto name = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    s.add_option("name", *name, "The agent")->required();
+    s.add_flag("--json", *json, "Print JSON");
+    return Action([name, json] { return do_show(*name, *json); });
+  });
+  add("set", "Change an agent's rules", [](CLI::App& s) {
+    auto o = std::make_shared<SetOptions>();
+    s.add_option("name", o->name, "The agent")->required();
+    s.add_option("--email", o->email, "The email its commits use");
+    add_rule_flags(s, o->rules);
+    s.add_option("--disallow", o->disallow, "Stop allowing HOST");
+    s.add_option("--ungrant", o->ungrant, "Take back the grant of PATH");
+    s.add_option("--remove-repo", o->remove_repos, "Forget the repository OWNER/REPO");
+    s.add_option("--share-harness-config", o->share,
+                 "Share your CLAUDE.md, skills and plugins read-only: on or off")
+        ->check(CLI::IsMember({"on", "off"}));
+    return Action([o] { return do_set(*o); });
+  });
+  add("delete", "Delete an agent, its key, token and sign-ins, for good", [](CLI::App& s) {
+    auto name = std::make_shared<std::string>();
+    auto yes = std::make_shared<bool>(false);
+    s.add_option("name", *name, "The agent")->required();
+    s.add_flag("--yes,-y", *yes, "Do not ask");
+    return Action([name, yes] { return do_delete(*name, *yes); });
+  });
+  add("key", "Print an agent's public signing key and how to add it on GitHub", [](CLI::App& s) {
+    auto name = std::make_shared<std::string>();
+    s.add_option("name", *name, "The agent")->required();
+    return Action([name] { return do_key(*name); });
+  });
+  add("github", "Give an agent a GitHub token of its own", setup_github);
+  add("credential", "Git credential helper of an agent (git runs it)", setup_credential);
+  add("sign-in", "Copy your harness sign-in into an agent's home, after asking", setup_sign_in);
+  add("run", "Run a command as an agent, sealed, through its network rules", setup_run);
+  return [chosen] { return *chosen ? (*chosen)() : 2; };
+}
+
+}  // namespace
+
+PARALLEX_COMMAND("agent", "Agent workspaces: an identity of their own, sealed runs", 20, setup);
+
+}  // namespace px::cli::agent_cmd

@@ -1,0 +1,577 @@
+// Escape tests (../shared/docs/escape-list.md, section a): each test runs a
+// small hostile probe inside a real seal (through px::seal's launch API) and
+// asserts the KIND of denial. ALLOW tests guard against false positives.
+//
+// Run as root, the suite also re-runs itself as an unprivileged user
+// (AsUnprivilegedUser), creating `pxtest` if needed; run as a user, it is the
+// unprivileged pass. Every skip says why.
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "backend/linux/capabilities.hpp"
+#include "backend/linux/launch.hpp"
+#include "policy/compose.hpp"
+#include "policy/profile.hpp"
+#ifdef PARALLEX_HAVE_EXPECTATIONS
+#include "expectations_loader.hpp"
+#endif
+
+namespace px::seal {
+namespace {
+
+namespace fs = std::filesystem;
+using Tokens = std::set<std::string>;
+
+const fs::path kProbes = PX_PROBE_DIR;
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+std::string shell_out(const std::string& cmd) {
+  std::string out;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f) return out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, f)) out += buf;
+  ::pclose(f);
+  return out;
+}
+
+struct Outcome {
+  std::string output;  // the probe's stdout
+  std::string token;   // after "RESULT "
+  int exit_code = -1;
+  std::string error;  // the seal's own failure, if any
+  std::string notes;  // what the seal left out or could not enforce
+};
+
+// Runs `argv` inside the seal of `policy`, capturing stdout through a pipe
+// (launch passes fds 0-2 through; anything else is closed at exec).
+Outcome run_sealed(const policy::Policy& policy, std::vector<std::string> argv, EnvMap env = {}) {
+  Outcome out;
+  if (env.empty())
+    env = {{"PATH", "/usr/bin:/bin"}, {"HOME", policy.run_home().string()}, {"TMPDIR", "/tmp"}};
+  LaunchSpec spec;
+  spec.policy = &policy;
+  spec.executable = argv.front();
+  spec.argv = argv;
+  spec.env = env;
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return out;
+  const int saved = ::dup(STDOUT_FILENO);
+  ::fflush(stdout);
+  ::dup2(pipefd[1], STDOUT_FILENO);
+  auto process = spawn(spec);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  ::close(pipefd[1]);
+  std::optional<Result<LaunchResult>> result;
+  if (process) result = wait(process.value());
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0) out.output.append(buf, static_cast<std::size_t>(n));
+  ::close(pipefd[0]);
+  if (!process) {
+    out.error = process.error().message;
+    return out;
+  }
+  if (!result->has_value()) {
+    out.error = result->error().message;
+    return out;
+  }
+  out.exit_code = result->value().exit_code;
+  for (const auto& note : result->value().notes) out.notes += note + "; ";
+  if (const auto at = out.output.find("RESULT "); at != std::string::npos) {
+    std::istringstream line(out.output.substr(at + 7));
+    line >> out.token;
+  }
+  return out;
+}
+
+// Test layouts live under the user's home, not /tmp: inside the seal /tmp is
+// the run's private temp dir, so a host path under /tmp would not show as is.
+fs::path test_base() {
+  const char* home = std::getenv("HOME");
+  const fs::path base = fs::path(home && *home ? home : "/tmp") / ".cache/parallex-escape-tests";
+  fs::create_directories(base);
+  return base;
+}
+
+// The seal of an agent run over a fresh layout: a git repository as the run
+// folder, an agent home holding canary secrets, a user home with its own.
+class Escape : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (test_base() / "px-escape-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    base_ = templ;
+    ws_ = base_ / "ws";
+    agent_ = base_ / "agent";
+    user_ = base_ / "user";
+    temp_ = base_ / "runtmp";
+    for (const auto& d : {ws_, agent_, user_, temp_}) fs::create_directories(d);
+    for (const char* s : {".ssh/id_ed25519", ".aws/credentials", ".netrc", ".git-credentials",
+                          ".config/gh/hosts.yml", ".docker/config.json"}) {
+      write_text(agent_ / s, "SECRET-CANARY\n");
+      write_text(user_ / s, "SECRET-CANARY\n");
+    }
+    write_text(agent_ / ".bashrc", "# rc\n");
+    write_text(ws_ / "README", "hello\n");
+    const std::string git =
+        "git -c user.name=px -c user.email=px@example.com -c init.defaultBranch=main -C " + ws_.string() +
+        " ";
+    ASSERT_EQ(std::system((git + "init -q && " + git + "add README && " + git + "commit -qm init").c_str()),
+              0);
+
+    policy::ComposeInputs in;
+    in.user_home = user_;
+    in.run_folder = ws_;
+    in.temp_dir = temp_;
+    auto profile = policy::load_profile("default");
+    ASSERT_TRUE(profile) << profile.error().message;
+    in.profiles.push_back(profile.value());
+    policy::AgentInputs agent;
+    agent.name = "escape";
+    agent.home = agent_;
+    in.agent = agent;
+    in.grants.push_back({kProbes, policy::Access::read, "--grant"});
+    auto p = policy::compose(in);
+    ASSERT_TRUE(p) << p.error().message;
+    policy_.emplace(std::move(p).value());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(base_, ec);
+  }
+
+  Outcome probe(const std::string& name, std::vector<std::string> args = {}) {
+    std::vector<std::string> argv{(kProbes / name).string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_sealed(*policy_, argv);
+  }
+
+  fs::path base_, ws_, agent_, user_, temp_;
+  std::optional<policy::Policy> policy_;
+};
+
+#define EXPECT_DENIED(outcome, tokens)                                                   \
+  do {                                                                                   \
+    const Outcome& o_ = (outcome);                                                       \
+    const Tokens t_ = tokens;                                                            \
+    EXPECT_TRUE(o_.error.empty()) << "the seal failed: " << o_.error;                    \
+    EXPECT_TRUE(t_.count(o_.token)) << "got '" << o_.token << "' (exit " << o_.exit_code \
+                                    << "), output: " << o_.output;                       \
+  } while (0)
+
+// ---- Filesystem -----------------------------------------------------------
+
+TEST_F(Escape, ReadHiddenSecretsInAllowedTrees) {  // (a)1
+  for (const char* s : {".ssh/id_ed25519", ".aws/credentials", ".netrc", ".git-credentials",
+                        ".config/gh/hosts.yml", ".docker/config.json"}) {
+    SCOPED_TRACE(s);
+    EXPECT_DENIED(probe("read_file", {(agent_ / s).string()}), (Tokens{"EMPTY", "ENOENT", "EACCES"}));
+    EXPECT_DENIED(probe("read_file", {(user_ / s).string()}), (Tokens{"ENOENT", "EACCES"}));
+  }
+}
+
+TEST_F(Escape, HiddenDirIsNotAWritableSink) {  // (a)2
+  EXPECT_DENIED(probe("write_file", {(agent_ / ".ssh/new").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write_file", {(agent_ / ".netrc").string()}), (Tokens{"EROFS", "EACCES"}));
+}
+
+TEST_F(Escape, WriteOutsideTheAllowlist) {  // (a)3
+  EXPECT_DENIED(probe("write_file", {(user_ / "x").string()}), (Tokens{"EROFS", "EACCES", "ENOENT"}));
+  EXPECT_DENIED(probe("write_file", {"/etc/x"}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write_file", {"/usr/local/bin/x"}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write_file", {"/x"}), (Tokens{"EROFS", "EACCES"}));
+}
+
+TEST_F(Escape, AllowWriteInRunFolderAndPrivateTmp) {  // (a)3 ALLOW
+  EXPECT_EQ(probe("write_file", {(ws_ / "x").string()}).token, "OPEN");
+  EXPECT_TRUE(fs::exists(ws_ / "x"));
+  const std::string name = "px-private-" + std::to_string(::getpid());
+  EXPECT_EQ(probe("write_file", {"/tmp/" + name}).token, "OPEN");
+  EXPECT_TRUE(fs::exists(temp_ / name)) << "/tmp inside is the run's temp dir";
+  EXPECT_FALSE(fs::exists(fs::path("/tmp") / name)) << "the host's /tmp must not see it";
+  EXPECT_EQ(probe("write_file", {(agent_ / "notes.txt").string()}).token, "OPEN");
+}
+
+TEST_F(Escape, SymlinkOut) {  // (a)4
+  EXPECT_DENIED(
+      probe("fs_op", {"symlink_read", (user_ / ".ssh").string(), (ws_ / "k").string(), "id_ed25519"}),
+      (Tokens{"ENOENT", "EACCES"}));
+  EXPECT_DENIED(
+      probe("fs_op", {"symlink_read", (agent_ / ".ssh").string(), (ws_ / "k2").string(), "id_ed25519"}),
+      (Tokens{"ENOENT", "EACCES", "EMPTY"}));
+  // ln -s / r && echo x > r/etc/hosts
+  ASSERT_EQ(::symlink("/", (ws_ / "r").c_str()), 0);
+  EXPECT_DENIED(probe("write_file", {(ws_ / "r/etc/hosts").string()}), (Tokens{"EROFS", "EACCES"}));
+}
+
+TEST_F(Escape, HardlinkASecretIn) {  // (a)6
+  EXPECT_DENIED(probe("fs_op", {"link", (agent_ / ".aws/credentials").string(), (ws_ / "c").string()}),
+                (Tokens{"EXDEV", "EACCES", "ENOENT", "EPERM"}));
+  EXPECT_DENIED(probe("fs_op", {"link", (agent_ / ".netrc").string(), (ws_ / "n").string()}),
+                (Tokens{"EXDEV", "EACCES", "EPERM"}));
+  EXPECT_DENIED(probe("fs_op", {"link", "/etc/passwd", (ws_ / "p").string()}),
+                (Tokens{"EXDEV", "EACCES", "EPERM"}));
+}
+
+TEST_F(Escape, ReadOnlyCarveIns) {  // (a)7
+  const fs::path git = ws_ / ".git";
+  EXPECT_DENIED(probe("write_file", {(git / "config").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write_file", {(git / "hooks/pre-commit").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("fs_op", {"unlink", (git / "config").string()}), (Tokens{"EROFS", "EBUSY", "EACCES"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / "README").string(), (git / "config").string()}),
+                (Tokens{"EROFS", "EBUSY", "EACCES", "EXDEV"}));
+  EXPECT_DENIED(probe("write_file", {(agent_ / ".bashrc").string()}), (Tokens{"EROFS", "EACCES"}));
+}
+
+TEST_F(Escape, RenameAroundTheProtectedGitDir) {  // (a)8
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".git").string(), (ws_ / ".g").string()}),
+                (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".git/hooks").string(), (ws_ / ".git/h2").string()}),
+                (Tokens{"EBUSY", "EROFS"}));
+  EXPECT_TRUE(fs::exists(ws_ / ".git/HEAD"));
+}
+
+TEST_F(Escape, AllowGitCommitInRunFolder) {  // (a)7 ALLOW
+  const Outcome o =
+      run_sealed(*policy_, {"/usr/bin/git", "-c", "user.name=px", "-c", "user.email=px@example.com", "commit",
+                            "-q", "--allow-empty", "-m", "sealed"});
+  EXPECT_EQ(o.exit_code, 0) << o.error << o.output;
+  EXPECT_NE(shell_out("git -C " + ws_.string() + " log --oneline").find("sealed"), std::string::npos);
+}
+
+TEST_F(Escape, OtherProcessesRootAndEnviron) {  // (a)11, (a)16
+  EXPECT_DENIED(probe("read_file", {"/proc/1/environ"}), (Tokens{"EACCES", "EPERM"}));
+  EXPECT_DENIED(probe("read_file", {"/proc/1/root/etc/hostname"}), (Tokens{"EACCES", "EPERM"}));
+  EXPECT_DENIED(probe("read_file", {"/proc/1/cwd/README"}), (Tokens{"EACCES", "EPERM", "ENOENT"}));
+}
+
+TEST_F(Escape, OnlyStandardFdsAreInherited) {              // (a)12
+  const int leaked = ::open("/", O_RDONLY | O_DIRECTORY);  // no O_CLOEXEC on purpose
+  ASSERT_GE(leaked, 0);
+  const Outcome o = probe("proc_probe", {"fds"});
+  ::close(leaked);
+  EXPECT_EQ(o.token, "NONE") << o.output << " exit " << o.exit_code << " " << o.error;
+}
+
+TEST_F(Escape, UndoMountsFromANewNamespace) {  // (a)13
+  EXPECT_DENIED(probe("syscall_probe", {"unshare_mount_then_umount", (agent_ / ".ssh").string()}),
+                (Tokens{"EPERM"}));
+  for (const char* call : {"umount", "mount", "open_tree", "fsopen", "setns", "unshare_user"}) {
+    SCOPED_TRACE(call);
+    EXPECT_DENIED(probe("syscall_probe", {call}), (Tokens{"EPERM"}));
+  }
+}
+
+// ---- Credentials / environment --------------------------------------------
+
+TEST_F(Escape, EnvironmentCanaries) {  // (a)15
+  std::map<std::string, std::string> host = {{"PATH", "/usr/bin:/bin"},
+                                             {"OPENAI_API_KEY", "c1"},
+                                             {"HF_TOKEN", "c2"},
+                                             {"MYSQL_PWD", "c3"},
+                                             {"npm_config__authToken", "c4"},
+                                             {"GOOGLE_APPLICATION_CREDENTIALS", "c5"},
+                                             {"HTTPS_PROXY", "http://u:p@corp"},
+                                             {"GIT_CONFIG_PARAMETERS", "c6"},
+                                             {"DBUS_SESSION_BUS_ADDRESS", "c7"},
+                                             {"AWS_SECRET_ACCESS_KEY", "c8"},
+                                             {"GITHUB_TOKEN", "c9"},
+                                             {"SSH_AUTH_SOCK", "/run/x"},
+                                             {"LANG", "C.UTF-8"}};
+  const auto env = policy_->environment().apply(host);
+  const Outcome o = run_sealed(*policy_, {"/usr/bin/env"}, env);
+  EXPECT_EQ(o.exit_code, 0) << o.error;
+  for (const auto& [name, value] : host) {
+    if (name == "PATH" || name == "LANG") continue;
+    EXPECT_EQ(o.output.find(name + "="), std::string::npos) << name << " reached the command";
+  }
+  EXPECT_NE(o.output.find("LANG=C.UTF-8"), std::string::npos) << "kept variables must pass: " << o.output;
+}
+
+TEST_F(Escape, KernelKeyring) {  // (a)19
+  EXPECT_DENIED(probe("syscall_probe", {"keyctl"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("syscall_probe", {"add_key"}), (Tokens{"EPERM"}));
+}
+
+// ---- Processes, signals, ptrace, seccomp ----------------------------------
+
+TEST_F(Escape, PtraceOut) {  // (a)21
+  EXPECT_DENIED(probe("proc_probe", {"ptrace", "1"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("proc_probe", {"mem", "1"}), (Tokens{"EACCES", "EPERM"}));
+}
+
+TEST_F(Escape, SignalsOut) {  // (a)22
+  EXPECT_DENIED(probe("proc_probe", {"kill", "1"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("proc_probe", {"kill", std::to_string(::getpid())}), (Tokens{"ESRCH", "EPERM"}));
+}
+
+TEST_F(Escape, TerminalInjection) {  // (a)23
+  EXPECT_DENIED(probe("syscall_probe", {"tiocsti"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("syscall_probe", {"tiocsti_high"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("syscall_probe", {"tioclinux"}), (Tokens{"EPERM"}));
+}
+
+TEST_F(Escape, KillTheSupervisorKillsTheRun) {  // (a)27
+  const std::string marker = "31.4159" + std::to_string(::getpid() % 1000);
+  const pid_t supervisor = ::fork();
+  if (supervisor == 0) {
+    // A stand-in supervisor: it launches the seal, then is killed with -9.
+    auto r = run_sealed(*policy_, {"/bin/sleep", marker});
+    ::_exit(0);
+  }
+  auto sleeping = [&] {
+    return !shell_out("pgrep -f '[s]leep " + marker + "'").empty();  // [s]: not pgrep's own shell
+  };
+  for (int i = 0; i < 100 && !sleeping(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(sleeping()) << "the sealed sleep never started";
+  ::kill(supervisor, SIGKILL);
+  ::waitpid(supervisor, nullptr, 0);
+  for (int i = 0; i < 100 && sleeping(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(sleeping()) << "the sealed command outlived its supervisor";
+}
+
+TEST_F(Escape, SyscallAbiTricks) {  // (a)28
+  EXPECT_DENIED(probe("syscall_probe", {"int80"}), (Tokens{"ENOSYS"}));
+  EXPECT_DENIED(probe("syscall_probe", {"x32"}), (Tokens{"ENOSYS"}));
+}
+
+TEST_F(Escape, DangerousSyscalls) {  // (a)29
+  for (const char* call :
+       {"io_uring_setup", "bpf", "userfaultfd", "perf_event_open", "open_by_handle_at", "kexec_load"}) {
+    SCOPED_TRACE(call);
+    EXPECT_DENIED(probe("syscall_probe", {call}), (Tokens{"EPERM"}));
+  }
+  EXPECT_DENIED(probe("syscall_probe", {"clone3"}), (Tokens{"ENOSYS"}));
+}
+
+TEST_F(Escape, NoNewPrivileges) {  // (a)30
+  EXPECT_EQ(probe("proc_probe", {"nnp"}).token, "NNP1");
+}
+
+// ---- IPC / unix sockets ----------------------------------------------------
+
+UniqueFd listen_unix(const std::string& name, bool abstract) {
+  UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un u{};
+  u.sun_family = AF_UNIX;
+  const std::size_t off = abstract ? 1 : 0;
+  std::memcpy(u.sun_path + off, name.data(), name.size());
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + off + name.size());
+  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&u), len) != 0 || ::listen(s.get(), 4) != 0)
+    return UniqueFd();
+  return s;
+}
+
+TEST_F(Escape, HostUnixSocket) {  // (a)18, (a)31, (a)33
+  const fs::path sock = user_ / "daemon.sock";
+  UniqueFd l = listen_unix(sock.string(), false);
+  ASSERT_TRUE(l.valid());
+  EXPECT_DENIED(probe("net_probe", {"unix", sock.string()}), (Tokens{"ENOENT", "EACCES", "ECONNREFUSED"}));
+  EXPECT_DENIED(probe("net_probe", {"unix", "/run/dbus/system_bus_socket"}), (Tokens{"ENOENT", "EACCES"}));
+  EXPECT_DENIED(probe("net_probe", {"unix", "/var/run/docker.sock"}), (Tokens{"ENOENT", "EACCES"}));
+}
+
+TEST_F(Escape, AbstractSocket) {  // (a)32
+  const std::string name = "px-escape-" + std::to_string(::getpid());
+  UniqueFd l = listen_unix(name, true);
+  ASSERT_TRUE(l.valid());
+  EXPECT_DENIED(probe("net_probe", {"abstract", name}), (Tokens{"ECONNREFUSED", "EPERM", "EACCES"}));
+}
+
+// ---- Network ------------------------------------------------------------------
+
+TEST_F(Escape, BypassTheProxy) {  // (a)35
+  EXPECT_DENIED(probe("net_probe", {"tcp", "1.1.1.1", "443"}), (Tokens{"ENETUNREACH", "EACCES"}));
+  EXPECT_DENIED(probe("net_probe", {"udp_dns", "8.8.8.8"}), (Tokens{"ENETUNREACH"}));
+  EXPECT_DENIED(probe("net_probe", {"resolve", "example.com"}), (Tokens{"EAI"}));
+  // A server on the host's loopback is not the run's loopback.
+  EXPECT_DENIED(probe("net_probe", {"tcp", "127.0.0.1", "22"}), (Tokens{"ECONNREFUSED", "EACCES"}));
+  EXPECT_DENIED(probe("net_probe", {"bind", "8080"}), (Tokens{"EACCES"}));
+}
+
+// ---- ALLOW guards and exit statuses ---------------------------------------------
+
+TEST_F(Escape, AllowReadUsrAndRunShell) {
+  EXPECT_EQ(probe("read_file", {"/usr/lib/os-release"}).token, "OPEN");
+  EXPECT_EQ(probe("read_file", {(ws_ / "README").string()}).token, "OPEN");
+  EXPECT_EQ(run_sealed(*policy_, {"/bin/sh", "-c", "exit 7"}).exit_code, 7);
+  EXPECT_EQ(run_sealed(*policy_, {"/bin/sh", "-c", "kill -9 $$"}).exit_code, 128 + 9);
+  EXPECT_EQ(run_sealed(*policy_, {"/bin/sh", "-c", "echo hi | cat >/dev/null; ls /usr >/dev/null"}).exit_code,
+            0);
+}
+
+TEST_F(Escape, CommandNotFoundIsClear) {
+  auto r = resolve_command("no-such-command-px", {{"PATH", "/usr/bin:/bin"}}, *policy_);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::not_found);
+  EXPECT_NE(r.error().message.find("command not found"), std::string::npos);
+  auto hidden = resolve_command((user_ / "x").string(), {}, *policy_);
+  EXPECT_FALSE(hidden);
+}
+
+// ---- Real harnesses ----------------------------------------------------------------
+
+TEST_F(Escape, RealHarnessesStartInside) {
+  int ran = 0;
+  for (const char* name : {"claude", "codex", "opencode"}) {
+    const std::string path = "/usr/bin/" + std::string(name);
+    if (::access(path.c_str(), X_OK) != 0) {
+      std::printf("[  SKIP    ] %s is not installed (npm i -g ...)\n", name);
+      continue;
+    }
+    // opencode needs writable XDG dirs: the agent's home is writable here.
+    EnvMap env{{"PATH", "/usr/bin:/bin"}, {"HOME", agent_.string()}, {"TMPDIR", "/tmp"}};
+    const Outcome o = run_sealed(*policy_, {path, "--version"}, env);
+    EXPECT_EQ(o.exit_code, 0) << name << " --version failed inside the seal: " << o.error << o.output;
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "none of claude, codex, opencode is installed";
+}
+
+// ---- The expectation matrix, for real -----------------------------------------------
+
+#ifdef PARALLEX_HAVE_EXPECTATIONS
+TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
+  int checked = 0, gaps = 0;
+  for (const auto& file : expectations::expectation_files()) {
+    SCOPED_TRACE(file.string());
+    auto e = expectations::load(file);
+    ASSERT_TRUE(e) << e.error().message;
+    // Not under /tmp: inside the seal /tmp is the run's private temp dir.
+    auto layout = expectations::Layout::create(test_base());
+    ASSERT_TRUE(layout) << layout.error().message;
+    ASSERT_TRUE(layout.value().materialize(e.value()));
+    auto in = expectations::compose_inputs(e.value(), layout.value());
+    ASSERT_TRUE(in) << in.error().message;
+    in.value().grants.push_back({kProbes, policy::Access::read, "--grant"});
+    auto p = policy::compose(in.value());
+    ASSERT_TRUE(p) << p.error().message;
+    auto rows = layout.value().resolve(e.value().rows);
+    ASSERT_TRUE(rows) << rows.error().message;
+    const fs::path temp = layout.value().temp;
+    for (const auto& row : rows.value()) {
+      // The run's temp dir is /tmp inside the seal.
+      std::string path = row.path;
+      if (!path.empty() && (fs::path(path) == temp || path.rfind(temp.string() + "/", 0) == 0))
+        path = "/tmp" + path.substr(temp.string().size());
+      Outcome o;
+      bool allowed = false;
+      switch (row.op) {
+        case expectations::Op::read:
+          o = run_sealed(p.value(), {(kProbes / "read_file").string(), path});
+          allowed = o.token == "OPEN";
+          break;
+        case expectations::Op::write: {
+          const bool existed = fs::exists(path);
+          o = run_sealed(p.value(), {(kProbes / "write_file").string(), path});
+          allowed = o.token == "OPEN";
+          const bool read_only_path = std::any_of(p.value().read_only().begin(), p.value().read_only().end(),
+                                                  [&](const auto& r) { return r.path == fs::path(path); });
+          if (allowed && !row.allowed && !existed && read_only_path) {
+            std::printf("[  GAP     ] %s: a read-only path that does not exist can be created (%s)\n",
+                        row.describe(file).c_str(), "docs/linux-seal.md, Limitations");
+            ++gaps;
+            continue;
+          }
+          break;
+        }
+        case expectations::Op::create_git:
+          o = run_sealed(p.value(), {(kProbes / "fs_op").string(), "mkdir", path});
+          allowed = o.token == "OPEN";
+          if (allowed && !row.allowed) {
+            std::printf(
+                "[  GAP     ] %s: a new .git in the run folder is not blocked by the Linux view (%s)\n",
+                row.describe(file).c_str(), "docs/linux-seal.md, Limitations");
+            ++gaps;
+            continue;
+          }
+          break;
+        case expectations::Op::connect:
+          o = run_sealed(p.value(),
+                         {(kProbes / "net_probe").string(), "connect", row.host, std::to_string(row.port)});
+          allowed = o.token == "OPEN";
+          if (row.allowed && !allowed) {
+            const bool local = row.host == "localhost" || row.host.rfind("127.", 0) == 0 || row.host == "::1";
+            std::printf(
+                "[  GAP     ] %s: %s\n", row.describe(file).c_str(),
+                local ? "Local servers on Linux reach only servers inside the run's own network namespace"
+                      : "the proxy is not wired into sealed runs yet, so every run is offline");
+            ++gaps;
+            continue;
+          }
+          break;
+      }
+      EXPECT_TRUE(o.error.empty()) << row.describe(file) << ": " << o.error;
+      EXPECT_EQ(allowed, row.allowed)
+          << row.describe(file) << " (probe said " << o.token << "; seal notes: " << o.notes << ")";
+      ++checked;
+    }
+  }
+  std::printf("[  MATRIX  ] %d rows checked through the seal, %d known gaps shown above\n", checked, gaps);
+}
+#endif
+
+// ---- The unprivileged pass -------------------------------------------------------------
+
+TEST(EscapeUnprivileged, AsUnprivilegedUser) {
+  if (::getuid() != 0) GTEST_SKIP() << "already unprivileged: this whole run is the unprivileged pass";
+  if (std::getenv("PX_ESCAPE_CHILD")) GTEST_SKIP() << "nested";
+  const char* user = "pxtest";
+  if (!::getpwnam(user) && std::system("useradd -m pxtest >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
+  const passwd* pw = ::getpwnam(user);
+  ASSERT_NE(pw, nullptr);
+  const uid_t uid = pw->pw_uid;
+  const gid_t gid = pw->pw_gid;
+  const std::string home = pw->pw_dir;
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(out[1], STDERR_FILENO);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(90);
+    ::setenv("PX_ESCAPE_CHILD", "1", 1);
+    ::setenv("HOME", home.c_str(), 1);
+    ::setenv("TMPDIR", "/tmp", 1);
+    const std::string self = fs::canonical("/proc/self/exe").string();
+    ::execl(self.c_str(), self.c_str(), "--gtest_filter=Escape*:-EscapeUnprivileged.*", nullptr);
+    ::_exit(91);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  std::printf("---- the suite as %s (uid %u) ----\n%s---- end ----\n", user, uid, text.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the unprivileged pass failed (status " << status << ")";
+}
+
+}  // namespace
+}  // namespace px::seal
