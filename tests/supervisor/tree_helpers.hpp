@@ -1,0 +1,38 @@
+#pragma once
+// Real process trees for the kill-switch tests: a shell that starts N
+// processes, among them setsid daemons, a double fork and a busy loop, every
+// one marked in its environment so the test can find them all in /proc
+// without trusting the mechanism under test.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace px::supervisor::testing {
+
+namespace fs = std::filesystem;
+
+struct Tree {
+  pid_t root = 0;
+  std::string mark;  // PX_TREE_MARK=<mark> in every process of the tree
+  fs::path dir;      // the tree's files: ready, alive
+};
+
+// Forks the tree's root (a /bin/sh) with PDEATHSIG(SIGKILL); `cgroup_fd` >= 0
+// puts the child in that cgroup before exec. `new_pidns` makes the root pid 1
+// of a new pid namespace (needs root). Returns once `n` processes exist.
+Tree spawn_tree(int n, int cgroup_fd, bool new_pidns = false, bool wait_ready = true);
+// Waits until the tree said ready and `n` marked processes exist.
+bool wait_ready(const Tree& t, int n);
+// Every live (non-zombie) process whose environment holds the tree's mark.
+std::vector<pid_t> marked_processes(const std::string& mark);
+// Size of the tree's "alive" file (appended to by a setsid daemon every 20 ms).
+std::uintmax_t alive_size(const Tree& t);
+// Reaps the root if it has exited (no hang).
+void reap(pid_t pid);
+bool wait_until(const std::function<bool()>& cond, int ms);
+
+}  // namespace px::supervisor::testing
