@@ -15,7 +15,7 @@ packages=(
 )
 # Test-only tools: real clients and peers the tests and benchmarks run against.
 if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
-  packages+=(nodejs npm tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils)
+  packages+=(nodejs npm tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep)
 fi
 
 missing=()
