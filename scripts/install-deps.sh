@@ -15,7 +15,10 @@ packages=(
 )
 # Test-only tools: real clients and peers the tests and benchmarks run against.
 if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
-  packages+=(nodejs npm tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep)
+  # node and npm only when absent: a machine may have them from elsewhere (NodeSource).
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
+  packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep)
 fi
 
 missing=()
