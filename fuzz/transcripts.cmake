@@ -19,6 +19,9 @@ foreach(h claude_code codex opencode)
   target_compile_options(fuzz_transcripts_${h} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
   target_link_options(fuzz_transcripts_${h} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_transcripts_${h} PRIVATE px_transcripts_${h})
+  if(TARGET parallex_fuzzers)
+    add_dependencies(parallex_fuzzers fuzz_transcripts_${h})
+  endif()
   # libFuzzer writes new inputs into the first corpus dir: hand it a copy, not the sources.
   add_custom_command(TARGET fuzz_transcripts_${h} POST_BUILD
     COMMAND ${CMAKE_COMMAND} -E copy_directory ${CMAKE_CURRENT_LIST_DIR}/corpus/transcripts_${h}

@@ -11,6 +11,7 @@ for target in build-fuzz/fuzz/fuzz_*; do
   [ -x "$target" ] || continue
   name=$(basename "$target")
   corpus="fuzz/corpus/${name#fuzz_}"
+  [ -d "$corpus" ] || corpus="fuzz/corpus/${name#fuzz_}"; [ -d "$corpus" ] || corpus="fuzz/corpus/$(echo "${name#fuzz_}" | cut -d_ -f1)"
   work=$(mktemp -d)
   [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
   echo "fuzzing $name for ${seconds}s"
