@@ -163,7 +163,7 @@ HarnessContribution plugin_with(std::string path, Access access) {
   HarnessContribution h;
   h.plugin = "evil-plugin";
   h.harness = "Evil";
-  h.paths.push_back({std::move(path), access, false, "wants it"});
+  h.paths.push_back({std::move(path), access, false, "wants it", false});
   return h;
 }
 
@@ -230,8 +230,8 @@ TEST(ComposeTest, APluginsOwnStateIsAllowedAndDenyStillWins) {
   auto in = base_inputs();
   HarnessContribution h;
   h.plugin = "good-plugin";
-  h.paths.push_back({"~/.claude/projects", Access::write, false, "session state"});
-  h.paths.push_back({"~/.claude.json", Access::write, false, "settings"});
+  h.paths.push_back({"~/.claude/projects", Access::write, false, "session state", false});
+  h.paths.push_back({"~/.claude.json", Access::write, false, "settings", false});
   in.harness = h;
   auto p = compose(in);
   ASSERT_TRUE(p.has_value()) << p.error().message;

@@ -157,11 +157,11 @@ Result<policy::HarnessContribution> LoadedPlugin::contribute(policy::Platform pl
     auto* s = state_of<State>(ctx);
     const bool writable = access == PX_ACCESS_READ_WRITE || access == PX_ACCESS_STATE_DIR;
     s->out.paths.push_back({s->take(path), writable ? policy::Access::write : policy::Access::read, false,
-                            access == PX_ACCESS_STATE_DIR, reason ? s->take(reason) : ""});
+                            reason ? s->take(reason) : "", access == PX_ACCESS_STATE_DIR});
   };
   sink.executable_dir = [](void* ctx, const char* path, const char* reason) {
     auto* s = state_of<State>(ctx);
-    s->out.paths.push_back({s->take(path), policy::Access::read, true, false, reason ? s->take(reason) : ""});
+    s->out.paths.push_back({s->take(path), policy::Access::read, true, reason ? s->take(reason) : "", false});
   };
   sink.env = [](void* ctx, px_env_action action, const char* name, const char* value, const char* reason) {
     auto* s = state_of<State>(ctx);

@@ -17,8 +17,8 @@ struct HarnessContribution {
     std::string path;  // absolute or "~/..." (relative to the run's home)
     Access access = Access::read;
     bool executable_dir = false;
-    bool create_if_missing = false;  // a state dir the host creates before the run
     std::string reason;
+    bool create_if_missing = false;  // a state dir the host creates before the run
   };
   struct Env {
     enum class Action { keep, strip, set } action = Action::keep;
