@@ -362,7 +362,7 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& note
   for (const auto& path : plan.read_only) {
     UniqueFd target = reach_or_resolve(walker, path, err);
     if (!target) {
-      if (err == ENOENT) continue;
+      if (err == ENOENT || err == ENOTDIR) continue;  // absent, or under a gitfile (a worktree)
       return sys_error("protect " + path.string() + " read-only", err);
     }
     PX_TRY_ASSIGN(UniqueFd tree,
@@ -381,7 +381,7 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& note
   for (const auto& path : plan.hidden) {
     UniqueFd target = reach_or_resolve(walker, path, err);
     if (!target) {
-      if (err == ENOENT) continue;
+      if (err == ENOENT || err == ENOTDIR) continue;  // absent, or under a gitfile (a worktree)
       return sys_error("hide " + path.string(), err);
     }
     struct stat st {};
