@@ -62,6 +62,10 @@ CheckOutcome check_in_child(const std::filesystem::path& file) {
   }
   if (pid == 0) {
     read_end.reset();
+    // A crash must end the child by its signal so the parent can name it;
+    // a handler inherited from the host (a sanitizer's, say) would turn it
+    // into an ordinary exit.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
     exercise(file, write_end.get());
   }
   write_end.reset();
