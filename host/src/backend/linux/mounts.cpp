@@ -229,7 +229,9 @@ ViewPlan plan_view(const policy::Policy& policy) {
     if (::lstat(r.path.c_str(), &st) == 0) continue;
     const fs::path parent = r.path.parent_path();
     if (r.path.filename() == "hooks" && parent.filename() == ".git") {
-      plan.placeholders.push_back({r.path, true});
+      // Only inside a repository: a run folder without one never gets a stray .git.
+      struct stat git {};
+      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode)) plan.placeholders.push_back({r.path, true});
     } else if (agent_home && is_within(r.path, policy.run_home())) {
       plan.placeholders.push_back({r.path, false});
     } else {
@@ -248,8 +250,11 @@ void create_placeholders(ViewPlan& plan) {
     how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     UniqueFd parent(sys_openat2(AT_FDCWD, ph.path.parent_path().c_str(), how));
-    if (!parent && errno == ENOENT && ph.directory) {
+    if (!parent && errno == ENOENT) {
       // mkdir -p from the deepest existing ancestor, one component at a time, never through a symlink.
+      // (Placeholders lie in an existing .git or in an agent's own home, where the run may write
+      // anyway: an agent's ~/.config/fish/config.fish is made, parents included, so it can be bound
+      // read-only.)
       fs::path existing = ph.path.parent_path();
       std::vector<std::string> missing;
       while (!existing.empty() && existing != existing.root_path() && ::access(existing.c_str(), F_OK) != 0) {
