@@ -28,6 +28,42 @@ struct CommandInfo {
 
 std::vector<CommandInfo>& command_registry();
 
+// A sub-command of a command that lives in another component's file (e.g.
+// `agent snapshot` next to the snapshot commands), so that skipping that
+// component with PARALLEX_SKIP drops the sub-command with it. The parent
+// command adds every entry registered under its name.
+using SubSetup = Action (*)(CLI::App& sub);
+struct SubcommandInfo {
+  const char* parent;
+  const char* name;
+  const char* summary;
+  SubSetup setup;
+  int order;  // position in `parallex PARENT --help`
+};
+std::vector<SubcommandInfo>& subcommand_registry();
+// The entries under `parent`, in order.
+std::vector<SubcommandInfo> subcommands_of(const std::string& parent);
+
+// An option a command takes from another component: `agent -w NAME -- CMD`
+// comes from the workspace component. `setup` declares options on the parent
+// app and returns an action when they were given (empty otherwise), checked
+// after parsing.
+using ExtensionSetup = std::function<Action()> (*)(CLI::App& parent);
+struct ExtensionInfo {
+  const char* parent;
+  ExtensionSetup setup;
+};
+std::vector<ExtensionInfo>& extension_registry();
+
+struct SubcommandRegistrar {
+  SubcommandRegistrar(const char* parent, const char* name, const char* summary, SubSetup setup, int order) {
+    subcommand_registry().push_back({parent, name, summary, setup, order});
+  }
+};
+struct ExtensionRegistrar {
+  ExtensionRegistrar(const char* parent, ExtensionSetup setup) { extension_registry().push_back({parent, setup}); }
+};
+
 struct CommandRegistrar {
   CommandRegistrar(const char* name, const char* summary, Setup setup, int order) {
     command_registry().push_back({name, summary, setup, order});
@@ -40,3 +76,8 @@ struct CommandRegistrar {
 #define PX_CLI_CONCAT(a, b) PX_CLI_CONCAT2(a, b)
 #define PARALLEX_COMMAND(name, summary, order, setup_fn) \
   static const ::px::cli::CommandRegistrar PX_CLI_CONCAT(px_command_, __LINE__)(name, summary, setup_fn, order)
+#define PARALLEX_SUBCOMMAND(parent, name, summary, order, setup_fn)                                    \
+  static const ::px::cli::SubcommandRegistrar PX_CLI_CONCAT(px_subcommand_, __LINE__)(parent, name, summary, \
+                                                                                      setup_fn, order)
+#define PARALLEX_COMMAND_EXTENSION(parent, setup_fn) \
+  static const ::px::cli::ExtensionRegistrar PX_CLI_CONCAT(px_extension_, __LINE__)(parent, setup_fn)

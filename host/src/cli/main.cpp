@@ -14,6 +14,24 @@ std::vector<CommandInfo>& command_registry() {
   return registry;
 }
 
+std::vector<SubcommandInfo>& subcommand_registry() {
+  static std::vector<SubcommandInfo> registry;
+  return registry;
+}
+
+std::vector<SubcommandInfo> subcommands_of(const std::string& parent) {
+  std::vector<SubcommandInfo> out;
+  for (const auto& s : subcommand_registry())
+    if (parent == s.parent) out.push_back(s);
+  std::stable_sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.order < b.order; });
+  return out;
+}
+
+std::vector<ExtensionInfo>& extension_registry() {
+  static std::vector<ExtensionInfo> registry;
+  return registry;
+}
+
 }  // namespace px::cli
 
 int main(int argc, char** argv) {
