@@ -1,0 +1,127 @@
+// `parallex report --agent NAME [--run ID | --last | --since TIME] [--json | --html FILE]`
+// (`parallex agent report NAME ...` is the same command): what an agent did in
+// its runs, from its transcripts, its proxy log and git. `--runs-dir DIR` reads
+// the records of ad-hoc runs instead of an agent's.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "cli/report_cli.hpp"
+#include "common/paths.hpp"
+#include "common/redact.hpp"
+#include "report/report.hpp"
+#include "report/time_text.hpp"
+#include "report/views.hpp"
+
+namespace px::cli {
+namespace {
+
+struct Options {
+  std::string agent;
+  std::string runs_dir;
+  std::string home;
+  std::string run_id;
+  bool last = false;
+  std::string since;
+  bool json = false;
+  std::string html;
+};
+
+bool plain_name(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name.front() != '.';
+}
+
+Status write_html(const fs::path& file, const std::string& page) {
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << page;
+    if (!out) return Error::io("write the report to " + tmp.string(), errno);
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) return Error::io("write the report to " + file.string(), ec.value());
+  return ok();
+}
+
+int run(const Options& o) {
+  report::ReportRequest req;
+  if (!o.agent.empty()) {
+    if (!plain_name(o.agent)) return report_error(Error::invalid("\"" + o.agent + "\" is not an agent name."));
+    const fs::path root = parallex_data_dir() / "agents" / o.agent;
+    std::error_code ec;
+    if (!fs::is_directory(root, ec))
+      return report_error(Error::not_found("There is no agent named " + o.agent + " (no folder " + root.string() +
+                                           "); `parallex agent list` shows the agents."));
+    req.agent = o.agent;
+    req.runs_dir = o.runs_dir.empty() ? root / "runs" : fs::path(o.runs_dir);
+    req.agent_home = root / "home";
+    req.allowed_signers = root / "keys" / "allowed_signers";
+  } else if (!o.runs_dir.empty()) {
+    req.runs_dir = o.runs_dir;
+  } else {
+    return report_error(Error::invalid("Say whose runs to report: --agent NAME, or --runs-dir DIR for ad-hoc runs."));
+  }
+  if (!o.home.empty()) req.home = fs::path(o.home);
+  if (!o.run_id.empty()) req.selection.run_id = o.run_id;
+  if (!o.since.empty()) {
+    auto since = report::parse_since(o.since, report::now_ms());
+    if (!since) return report_error(since.error());
+    req.selection.since_ms = since.value();
+  }
+  req.selection.last = o.last || (o.run_id.empty() && o.since.empty());
+  const auto plugins = plugins::PluginSet::load_default();
+  req.plugins = &plugins;
+
+  const report::Json rep = report::build_report(req);
+  for (const auto& p : rep["problems"]) std::fprintf(stderr, "parallex: %s\n", p.get<std::string>().c_str());
+  if (o.json) {
+    std::printf("%s\n", rep.dump(2, ' ', false, report::Json::error_handler_t::replace).c_str());
+  } else if (!o.html.empty()) {
+    if (auto written = write_html(o.html, report::render_html(rep)); !written) return report_error(written.error());
+    std::printf("wrote the report of %zu run(s) to %s\n", rep["runs"].size(), redact(o.html).c_str());
+  } else {
+    std::fputs(report::render_terminal(rep, stdout_is_tty()).c_str(), stdout);
+  }
+  // A run asked for and not found is an error; missing sources are not (they are marked).
+  return rep["runs"].empty() && !rep["problems"].empty() ? 3 : 0;
+}
+
+}  // namespace
+
+namespace report_cmd {
+
+Action setup_report(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* agent = app.add_option("--agent", o->agent, "The agent whose runs to report");
+  app.add_option("name", o->agent, "The agent (same as --agent)")->excludes(agent);
+  app.add_option("--runs-dir", o->runs_dir, "A folder of run records (RUN-ID/run.json), e.g. of ad-hoc runs");
+  app.add_option("--home", o->home, "Where to look for the harness transcripts (default: the run's home)");
+  auto* run_id = app.add_option("--run", o->run_id, "One run, by id");
+  auto* last = app.add_flag("--last", o->last, "The last run (the default)");
+  auto* since = app.add_option("--since", o->since, "Every run since TIME (2026-11-29, 2026-11-29T14:00Z, or 2h, 3d)");
+  run_id->excludes(last)->excludes(since);
+  last->excludes(since);
+  auto* json = app.add_flag("--json", o->json, "Print the report as JSON (docs/reports.md)");
+  app.add_option("--html", o->html, "Write the report as one self-contained HTML page to FILE")->excludes(json);
+  return [o] { return run(*o); };
+}
+
+}  // namespace report_cmd
+
+namespace {
+
+Action setup(CLI::App& app, GlobalOptions&) { return report_cmd::setup_report(app); }
+
+}  // namespace
+
+PARALLEX_COMMAND("report", "What an agent did in its runs: files, commands, hosts, commits", 22, setup);
+PARALLEX_SUBCOMMAND("agent", "report", "What the agent did in its runs: files, commands, hosts, commits", 40,
+                    report_cmd::setup_report);
+
+}  // namespace px::cli

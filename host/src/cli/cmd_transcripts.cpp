@@ -1,0 +1,133 @@
+// `parallex transcripts --harness NAME [--json] PATH...`: the sessions a harness
+// plugin extracts from transcript files or folders, in the shape of the
+// fixtures' EXPECTED.json sessions (docs/transcripts.md) — for users, and for
+// plugin authors checking their parser.
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "common/redact.hpp"
+#include "pluginhost/plugin_set.hpp"
+
+namespace px::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct Options {
+  std::string harness;
+  bool json = false;
+  std::vector<std::string> paths;
+};
+
+// Transcripts hold whatever the model and its tools printed: escape control
+// characters so that none reaches the terminal.
+std::string shown(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else out += static_cast<char>(c);
+  }
+  return redact(out);
+}
+
+std::string str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+void redact_all(Json& j) {
+  if (j.is_string()) j = redact(j.get_ref<const std::string&>());
+  else if (j.is_structured())
+    for (auto& child : j) redact_all(child);
+}
+
+void print_summary(const Json& s) {
+  std::printf("%s session %s\n", shown(str(s, "_harness")).c_str(), shown(str(s, "session_id")).c_str());
+  if (!str(s, "parent_session_id").empty()) std::printf("  parent    %s\n", shown(str(s, "parent_session_id")).c_str());
+  std::printf("  cwd       %s\n", shown(str(s, "cwd")).c_str());
+  std::string models;
+  for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
+  std::printf("  models    %s\n", shown(models).c_str());
+  std::printf("  time      %s -> %s\n", shown(str(s, "started_at")).c_str(), shown(str(s, "ended_at")).c_str());
+  const auto list = [&](const char* title, const char* key) {
+    const auto items = s.value(key, Json::array());
+    std::printf("  %s (%zu)\n", title, items.size());
+    for (const auto& i : items) std::printf("    %s\n", shown(i.is_string() ? i.get<std::string>() : i.dump()).c_str());
+  };
+  list("files read", "files_read");
+  const auto changed = s.value("files_changed", Json::array());
+  std::printf("  files changed (%zu)\n", changed.size());
+  for (const auto& c : changed)
+    std::printf("    %-7s %-12s %s%s\n", shown(str(c, "action")).c_str(), shown(str(c, "tool")).c_str(),
+                str(c, "from").empty() ? "" : (shown(str(c, "from")) + " -> ").c_str(), shown(str(c, "path")).c_str());
+  const auto commands = s.value("commands", Json::array());
+  std::printf("  commands (%zu)\n", commands.size());
+  for (const auto& c : commands) {
+    const std::string exit = c.contains("exit_code") && c["exit_code"].is_number() ? c["exit_code"].dump() : "?";
+    std::printf("    [%s %s] %s  (in %s)\n", exit.c_str(), shown(str(c, "status")).c_str(),
+                shown(str(c, "command")).c_str(), shown(str(c, "cwd")).c_str());
+  }
+  list("urls", "urls");
+  list("web searches", "web_searches");
+  if (s.contains("token_usage") && !s["token_usage"].is_null())
+    std::printf("  tokens    %s\n", shown(s["token_usage"].dump()).c_str());
+  if (s.value("malformed_lines", 0) > 0) std::printf("  malformed lines skipped: %d\n", s.value("malformed_lines", 0));
+  std::printf("\n");
+}
+
+int run(const Options& o) {
+  const auto set = plugins::PluginSet::load_default();
+  auto plugin = set.require(o.harness);
+  if (!plugin) return report_error(plugin.error());
+  if (!plugin.value()->has_transcripts())
+    return report_error(Error::unsupported("The " + o.harness + " plugin does not read transcripts."));
+  auto parsed = plugin.value()->parse_transcripts(o.paths, 0, 0);
+  if (!parsed) return report_error(parsed.error());
+  for (const auto& [path, message] : parsed.value().warnings)
+    std::fprintf(stderr, "parallex: warning: %s%s%s\n", shown(path).c_str(), path.empty() ? "" : ": ",
+                 shown(message).c_str());
+  Json sessions = Json::array();
+  for (const auto& text : parsed.value().sessions) {
+    auto s = Json::parse(text, nullptr, false);
+    if (s.is_discarded() || !s.is_object()) {
+      std::fprintf(stderr, "parallex: warning: the %s plugin returned a session that is not a JSON object\n",
+                   o.harness.c_str());
+      continue;
+    }
+    redact_all(s);
+    sessions.push_back(std::move(s));
+  }
+  if (o.json) {
+    std::printf("%s\n", sessions.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+  } else {
+    if (sessions.empty()) std::printf("no %s session found in the given paths\n", o.harness.c_str());
+    for (auto s : sessions) {
+      s["_harness"] = o.harness;
+      print_summary(s);
+    }
+  }
+  // Nothing found and something could not be read: that is a failure to report.
+  return sessions.empty() && !parsed.value().warnings.empty() ? 1 : 0;
+}
+
+Action setup(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<Options>();
+  app.add_option("--harness", o->harness, "The harness plugin whose parser reads them (claude-code, codex, opencode)")
+      ->required();
+  app.add_flag("--json", o->json, "Print the sessions as a JSON array");
+  app.add_option("paths", o->paths, "Transcript files or folders (e.g. ~/.claude/projects)")->required();
+  return [o] { return run(*o); };
+}
+
+}  // namespace
+
+PARALLEX_COMMAND("transcripts", "Print the sessions a harness plugin reads from transcript files", 60, setup);
+
+}  // namespace px::cli

@@ -1,0 +1,262 @@
+#include "report/report.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/redact.hpp"
+#include "report/git_commits.hpp"
+#include "report/proxy_summary.hpp"
+#include "report/time_text.hpp"
+#include "report/transcript_sessions.hpp"
+
+namespace px::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kLimits =
+    "This is not a full audit. A program can read files or reach the network without appearing in any of these "
+    "sources, and the transcripts are the agent's own files, which it could have changed.";
+
+const char* kRecordLimits =
+    "Written by Parallex: what was started, where, under which policy, when and how it ended; not what the "
+    "program did.";
+const char* kProxyLimits =
+    "Only connections made through the run's proxy: host, port, verdict and byte counts. HTTPS is not opened, so "
+    "no URL or content. A program that ignores the proxy settings (possible when unsealed) and servers on this "
+    "machine reached directly do not appear.";
+const char* kGitLimits =
+    "Only commits reachable from a ref at the run's end and not at its start. Uncommitted changes, commits made "
+    "and then dropped, and changes outside the repository do not appear; author names and dates are what the "
+    "committer wrote.";
+
+std::string string_or(const nlohmann::json& j, const char* key, const std::string& fallback = "") {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+Json load_record(const fs::path& file, Source& source) {
+  source.name = "run record";
+  source.location = file.string();
+  source.cannot_show = kRecordLimits;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    source.status = "missing";
+    source.message = "The run record " + file.string() + " does not exist; the run's command, times and folder "
+                     "are unknown, so its transcripts and commits cannot be matched.";
+    return nullptr;
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto record = Json::parse(buffer.str(), nullptr, false);
+  if (!in || record.is_discarded() || !record.is_object()) {
+    source.status = "missing";
+    source.message = "The run record " + file.string() + " is not valid JSON; the run's command, times and folder "
+                     "are unknown, so its transcripts and commits cannot be matched.";
+    return nullptr;
+  }
+  return record;
+}
+
+void add_unique(Json& list, std::set<std::string>& seen, const Json& value, const std::string& key) {
+  if (seen.insert(key).second) list.push_back(value);
+}
+
+}  // namespace
+
+void redact_strings(Json& value) {
+  if (value.is_string()) {
+    value = redact(value.get_ref<const std::string&>());
+  } else if (value.is_array() || value.is_object()) {
+    for (auto& child : value) redact_strings(child);
+  }
+}
+
+Json aggregate_activity(const Json& sessions) {
+  Json read = Json::array(), changed = Json::array(), commands = Json::array(), urls = Json::array(),
+       searches = Json::array();
+  std::set<std::string> seen_read, seen_changed, seen_urls, seen_searches;
+  for (const auto& s : sessions) {
+    const std::string harness = string_or(s, "harness");
+    const std::string session = string_or(s, "session_id");
+    if (auto it = s.find("files_read"); it != s.end() && it->is_array())
+      for (const auto& p : *it)
+        if (p.is_string()) add_unique(read, seen_read, p, p.get<std::string>());
+    if (auto it = s.find("files_changed"); it != s.end() && it->is_array())
+      for (const auto& c : *it)
+        if (c.is_object())
+          add_unique(changed, seen_changed, c,
+                     string_or(c, "path") + '\0' + string_or(c, "tool") + '\0' + string_or(c, "action"));
+    if (auto it = s.find("commands"); it != s.end() && it->is_array())
+      for (const auto& c : *it)
+        if (c.is_object()) {
+          Json command = c;
+          command["session_id"] = session;
+          commands.push_back(std::move(command));
+        }
+    if (auto it = s.find("urls"); it != s.end() && it->is_array())
+      for (const auto& u : *it)
+        if (u.is_string()) add_unique(urls, seen_urls, u, u.get<std::string>());
+    if (auto it = s.find("web_searches"); it != s.end() && it->is_array())
+      for (const auto& q : *it)
+        if (q.is_string()) add_unique(searches, seen_searches, q, q.get<std::string>());
+  }
+  return Json{{"files_read", read},
+              {"files_changed", changed},
+              {"commands", commands},
+              {"urls", urls},
+              {"web_searches", searches}};
+}
+
+Json report_run(const ReportRequest& req, const fs::path& run_dir) {
+  const std::string id = run_dir.filename().string();
+  Source record_source;
+  const Json record = load_record(run_dir / "run.json", record_source);
+  const bool have_record = record.is_object();
+  const Json empty = Json::object();
+  const Json& r = have_record ? record : empty;
+
+  Json run;
+  run["id"] = id;
+  run["agent"] = string_or(r, "agent", req.agent);
+  run["command"] = string_or(r, "command");
+  run["argv"] = r.contains("argv") && r["argv"].is_array() ? r["argv"] : Json::array();
+  run["harness"] = string_or(r, "harness");
+  run["run_folder"] = string_or(r, "run_folder");
+  run["sealed"] = r.contains("sealed") && r["sealed"].is_boolean() ? r["sealed"] : Json(nullptr);
+  run["network"] = string_or(r, "network");
+  run["started_at"] = r.contains("started_at") ? r["started_at"] : Json(nullptr);
+  run["ended_at"] = r.contains("ended_at") ? r["ended_at"] : Json(nullptr);
+  const auto started = parse_iso_ms(string_or(r, "started_at"));
+  const auto ended = parse_iso_ms(string_or(r, "ended_at"));
+  run["duration_ms"] = started && ended ? Json(*ended - *started) : Json(nullptr);
+  run["exit_status"] = r.contains("exit_status") && r["exit_status"].is_number_integer() ? r["exit_status"] : Json(nullptr);
+  run["notices"] = r.contains("notices") && r["notices"].is_array() ? r["notices"] : Json::array();
+  std::vector<Source> sources{record_source};
+  std::vector<std::string> warnings;
+  if (have_record && !ended)
+    warnings.push_back("The run has no end time: it is still going, or its supervisor stopped before writing it. "
+                       "Sessions and commits up to now are shown.");
+
+  // Transcripts: the sessions of the run's window, from the home the run used.
+  fs::path home;
+  if (req.home) home = *req.home;
+  else if (r.contains("policy") && r["policy"].is_object() && !string_or(r["policy"], "run_home").empty())
+    home = string_or(r["policy"], "run_home");
+  else if (req.agent_home) home = *req.agent_home;
+  Json sessions = Json::array();
+  if (!have_record || !started) {
+    sources.push_back(Source{"transcripts", home.string(), "missing",
+                             "Without the run's start time, its sessions cannot be told from others.", ""});
+  } else if (!req.plugins) {
+    sources.push_back(Source{"transcripts", home.string(), "missing", "No plugins are loaded.", ""});
+  } else {
+    SessionQuery sq{home, string_or(r, "harness"), *started, ended ? *ended : 0};
+    Sessions found = sessions_in_window(*req.plugins, sq);
+    sessions = std::move(found.sessions);
+    for (auto& s : found.sources) sources.push_back(std::move(s));
+  }
+  run["activity"] = aggregate_activity(sessions);
+  run["sessions"] = std::move(sessions);
+
+  // Proxy log: always the one beside the record (the record's path may be stale if the folder moved).
+  Source proxy_source{"proxy log", (run_dir / "proxy.jsonl").string(), "used", "", kProxyLimits};
+  const bool had_proxy = !have_record || !string_or(r, "proxy_log").empty();
+  std::error_code ec;
+  if (!had_proxy && !fs::exists(run_dir / "proxy.jsonl", ec)) {
+    proxy_source.status = "none";
+    proxy_source.message = "The run was offline: it had no proxy, so no host was reached through one.";
+    run["hosts"] = Json{{"reached", Json::array()}, {"refused", Json::array()}, {"failed", Json::array()},
+                        {"lines", 0},               {"bad_lines", 0}};
+  } else {
+    run["hosts"] = summarize_proxy_log(run_dir / "proxy.jsonl", proxy_source);
+  }
+  sources.push_back(proxy_source);
+
+  // Git: commits in the run folder.
+  Source git_source{"git", "", "used", "", kGitLimits};
+  if (!have_record) {
+    git_source.status = "missing";
+    git_source.message = "Without the run record, the run folder and its refs at start are unknown.";
+    run["commits"] = Json::array();
+  } else {
+    CommitQuery cq;
+    cq.run_folder = string_or(r, "run_folder");
+    cq.refs_start = r.contains("refs_start") ? r["refs_start"] : Json(nullptr);
+    cq.head_start = string_or(r, "head_start");
+    cq.refs_end = r.contains("refs_end") ? r["refs_end"] : Json(nullptr);
+    cq.allowed_signers = req.allowed_signers;
+    cq.since_ms = started.value_or(0);
+    cq.until_ms = ended.value_or(0);
+    run["commits"] = commits_made(cq, git_source);
+  }
+  sources.push_back(git_source);
+
+  Json source_list = Json::array();
+  for (const auto& s : sources) {
+    source_list.push_back(s.to_json());
+    if (s.status == "missing" || s.status == "partial") warnings.push_back(s.name + ": " + s.message);
+  }
+  run["sources"] = std::move(source_list);
+  run["warnings"] = warnings;
+  return run;
+}
+
+Json build_report(const ReportRequest& req) {
+  Json report;
+  report["schema"] = kSchema;
+  report["generated_at"] = format_iso_ms(now_ms());
+  report["agent"] = req.agent;
+  report["runs_dir"] = req.runs_dir.string();
+  report["selection"] = Json{{"run", req.selection.run_id ? Json(*req.selection.run_id) : Json(nullptr)},
+                             {"last", req.selection.last},
+                             {"since", req.selection.since_ms ? Json(format_iso_ms(*req.selection.since_ms))
+                                                              : Json(nullptr)}};
+  report["runs"] = Json::array();
+  report["problems"] = Json::array();
+  report["limits"] = kLimits;
+
+  const std::string who = req.agent.empty() ? "in " + req.runs_dir.string() : "of agent " + req.agent;
+  auto ids = list_run_ids(req.runs_dir);
+  if (req.selection.run_id) {
+    const std::string& id = *req.selection.run_id;
+    std::error_code ec;
+    const bool plain = id.find('/') == std::string::npos && id != "." && id != ".." && !id.empty();
+    if (!plain || !fs::is_directory(req.runs_dir / id, ec)) {
+      std::string known;
+      if (ids)
+        for (auto it = ids.value().rbegin(); it != ids.value().rend() && it - ids.value().rbegin() < 5; ++it)
+          known += (known.empty() ? "" : ", ") + *it;
+      report["problems"].push_back("There is no run " + id + " " + who + (known.empty() ? "." : "; the latest are: " + known + "."));
+    } else {
+      report["runs"].push_back(report_run(req, req.runs_dir / id));
+    }
+  } else if (!ids) {
+    report["problems"].push_back(ids.error().message);
+  } else if (ids.value().empty()) {
+    report["problems"].push_back("No run has been recorded " + who + " yet.");
+  } else if (req.selection.since_ms) {
+    for (const auto& id : ids.value()) {
+      Source ignored;
+      const Json record = load_record(req.runs_dir / id / "run.json", ignored);
+      const Json& r = record.is_object() ? record : Json::object();
+      const auto started = parse_iso_ms(string_or(r, "started_at"));
+      const auto ended = parse_iso_ms(string_or(r, "ended_at"));
+      // A run still going (no end) or one that ended after TIME overlaps it; a run
+      // without a readable record is listed, marked, rather than hidden.
+      const std::int64_t last_moment = ended ? *ended : (started ? now_ms() : 0);
+      if (last_moment >= *req.selection.since_ms || !started) report["runs"].push_back(report_run(req, req.runs_dir / id));
+    }
+    if (report["runs"].empty())
+      report["problems"].push_back("No run " + who + " since " + format_iso_ms(*req.selection.since_ms) + ".");
+  } else {
+    report["runs"].push_back(report_run(req, req.runs_dir / ids.value().back()));
+  }
+  redact_strings(report);
+  return report;
+}
+
+}  // namespace px::report

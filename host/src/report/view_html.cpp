@@ -1,0 +1,207 @@
+#include "report/time_text.hpp"
+#include "report/views.hpp"
+
+namespace px::report {
+
+namespace {
+
+std::string esc(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        // Other control characters have no business in a page; show them, escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+const char* kStyle = R"css(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1d2330;background:#fafbfc}
+h1{font-size:1.5rem;margin:0 0 .5rem}h2{font-size:1.25rem;margin:2.5rem 0 .5rem;border-bottom:2px solid #c8102e;padding-bottom:.25rem}
+h3{font-size:1.05rem;margin:1.5rem 0 .4rem}
+table{border-collapse:collapse;width:100%;margin:.25rem 0 1rem;background:#fff}
+th,td{border:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#eef1f4;font-weight:600}
+td.mono,code{font-family:ui-monospace,"SF Mono",Menlo,Consolas,monospace;font-size:12.5px;white-space:pre-wrap;word-break:break-all}
+.ok{color:#137333}.bad{color:#b3261e;font-weight:600}.warn{color:#9a6700}.dim{color:#667085}
+.none{color:#667085;font-style:italic}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.5rem 0}dt{color:#667085}dd{margin:0}
+.problem{background:#fdecea;border:1px solid #f5c2c0;padding:.5rem .75rem;margin:.5rem 0}
+.limits{background:#fff8e1;border:1px solid #f2d27a;padding:.5rem .75rem;margin:1rem 0}
+)css";
+
+struct Page {
+  std::string out;
+  void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+             const std::vector<bool>& mono = {}) {
+    if (rows.empty()) {
+      out += "<p class=\"none\">none</p>\n";
+      return;
+    }
+    out += "<table><thead><tr>";
+    for (const auto& h : header) out += "<th>" + esc(h) + "</th>";
+    out += "</tr></thead><tbody>\n";
+    for (const auto& row : rows) {
+      out += "<tr>";
+      for (std::size_t c = 0; c < row.size(); ++c)
+        out += (c < mono.size() && mono[c] ? "<td class=\"mono\">" : "<td>") + row[c] + "</td>";
+      out += "</tr>\n";
+    }
+    out += "</tbody></table>\n";
+  }
+};
+
+std::string cls(const char* klass, const std::string& escaped) {
+  return std::string("<span class=\"") + klass + "\">" + escaped + "</span>";
+}
+
+}  // namespace
+
+std::string render_html(const Json& report) {
+  Page p;
+  std::string& out = p.out;
+  const std::string agent = str(report, "agent");
+  const std::string title = "Parallex report" + (agent.empty() ? std::string() : " for agent " + agent);
+  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
+         esc(title) + "</title>\n<style>" + kStyle + "</style></head><body>\n";
+  out += "<h1>" + esc(title) + "</h1>\n<p class=\"dim\">Generated " + esc(str(report, "generated_at")) + " from " +
+         esc(str(report, "runs_dir")) + "</p>\n";
+  for (const auto& problem : report.value("problems", Json::array()))
+    out += "<div class=\"problem\">" + esc(problem.get<std::string>()) + "</div>\n";
+
+  for (const auto& run : report.value("runs", Json::array())) {
+    const std::string id = str(run, "id");
+    out += "<section class=\"run\" id=\"run-" + esc(id) + "\">\n<h2>Run " + esc(id) + "</h2>\n<dl>";
+    auto item = [&](const char* label, const std::string& html) {
+      out += std::string("<dt>") + label + "</dt><dd>" + html + "</dd>";
+    };
+    item("Agent", esc(str(run, "agent")));
+    item("Command", "<code>" + esc(str(run, "command")) + "</code>");
+    item("Harness", esc(str(run, "harness")));
+    item("Run folder", "<code>" + esc(str(run, "run_folder")) + "</code>");
+    item("Started", esc(str(run, "started_at")));
+    item("Ended", str(run, "ended_at").empty() ? cls("warn", "no end recorded") : esc(str(run, "ended_at")));
+    if (run.contains("duration_ms") && run["duration_ms"].is_number_integer())
+      item("Duration", esc(format_duration(run["duration_ms"].get<std::int64_t>())));
+    const std::string exit = exit_text(run.value("exit_status", Json(nullptr)));
+    item("Exit status", cls(exit == "0" ? "ok" : "bad", esc(exit)));
+    item("Seal", run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : cls("warn", "unsealed")) : "?");
+    item("Network", esc(str(run, "network")));
+    out += "</dl>\n";
+    for (const auto& n : run.value("notices", Json::array()))
+      if (n.is_string()) out += "<p class=\"warn\">" + esc(n.get<std::string>()) + "</p>\n";
+    for (const auto& w : run.value("warnings", Json::array()))
+      if (w.is_string()) out += "<div class=\"problem\">" + esc(w.get<std::string>()) + "</div>\n";
+
+    const auto sessions = run.value("sessions", Json::array());
+    out += "<h3 id=\"sessions-" + esc(id) + "\">Sessions</h3>\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& s : sessions) {
+      std::string models;
+      for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
+      rows.push_back({esc(str(s, "harness")), esc(str(s, "session_id")), esc(str(s, "cwd")), esc(models),
+                      esc(str(s, "started_at")), esc(str(s, "ended_at"))});
+    }
+    p.table({"Harness", "Session", "Working directory", "Models", "Started", "Ended"}, rows, {false, true, true});
+
+    const auto activity = run.value("activity", Json::object());
+    out += "<h3>Files read</h3>\n";
+    rows.clear();
+    for (const auto& f : activity.value("files_read", Json::array())) rows.push_back({esc(f.get<std::string>())});
+    p.table({"Path"}, rows, {true});
+
+    out += "<h3>Files changed</h3>\n";
+    rows.clear();
+    for (const auto& c : activity.value("files_changed", Json::array()))
+      rows.push_back({esc(str(c, "action")), esc(str(c, "tool")), esc(str(c, "path")), esc(str(c, "from"))});
+    p.table({"Action", "Tool", "Path", "From"}, rows, {false, false, true, true});
+
+    out += "<h3>Commands</h3>\n";
+    rows.clear();
+    for (const auto& c : activity.value("commands", Json::array())) {
+      const std::string st = str(c, "status");
+      rows.push_back({esc(str(c, "command")), esc(str(c, "cwd")),
+                      cls(st == "success" ? "ok" : st == "error" ? "bad" : "dim",
+                          esc(exit_text(c.value("exit_code", Json(nullptr))))),
+                      esc(st), esc(str(c, "tool"))});
+    }
+    p.table({"Command", "Working directory", "Exit", "Status", "Tool"}, rows, {true, true});
+
+    out += "<h3>URLs</h3>\n";
+    rows.clear();
+    for (const auto& u : activity.value("urls", Json::array())) rows.push_back({esc(u.get<std::string>()), "fetched"});
+    for (const auto& q : activity.value("web_searches", Json::array())) rows.push_back({esc(q.get<std::string>()), "search"});
+    p.table({"URL or query", "Kind"}, rows, {true});
+
+    out += "<h3>Hosts</h3>\n";
+    const auto hosts = run.value("hosts", Json::object());
+    rows.clear();
+    for (const char* kind : {"reached", "refused", "failed"})
+      for (const auto& h : hosts.value(kind, Json::array())) {
+        std::string reasons;
+        for (const auto& r : h.value("reasons", Json::array())) reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
+        rows.push_back({cls(std::string(kind) == "reached" ? "ok" : "bad", kind), esc(str(h, "host")), esc(str(h, "port")),
+                        esc(str(h, "connections")), esc(human_bytes(h.value("bytes_up", 0ULL))),
+                        esc(human_bytes(h.value("bytes_down", 0ULL))), esc(reasons)});
+      }
+    p.table({"Verdict", "Host", "Port", "Connections", "Sent", "Received", "Reason"}, rows, {false, true});
+    if (hosts.value("bad_lines", 0) > 0)
+      out += "<p class=\"warn\">" + std::to_string(hosts.value("bad_lines", 0)) +
+             " line(s) of the proxy log are not decisions and were skipped.</p>\n";
+
+    out += "<h3>Commits</h3>\n";
+    rows.clear();
+    for (const auto& c : run.value("commits", Json::array())) {
+      const auto author = c.value("author", Json::object());
+      const auto sig = c.value("signature", Json::object());
+      const std::string status = str(sig, "status");
+      std::string files;
+      for (const auto& f : c.value("files", Json::array()))
+        files += esc(str(f, "status")) + " <code>" + esc(str(f, "path")) + "</code><br>";
+      rows.push_back({"<code>" + esc(str(c, "short_id")) + "</code>",
+                      esc(str(author, "name")) + " &lt;" + esc(str(author, "email")) + "&gt;",
+                      cls(status == "verified" ? "ok" : status == "bad" ? "bad" : "dim", esc(status)) +
+                          (str(sig, "detail").empty() ? "" : "<br><span class=\"dim\">" + esc(str(sig, "detail")) + "</span>"),
+                      "<code>" + esc(str(c, "message")) + "</code>", files});
+    }
+    p.table({"Commit", "Author", "Signature", "Message", "Files"}, rows);
+
+    out += "<h3>Sources</h3>\n";
+    rows.clear();
+    for (const auto& s : run.value("sources", Json::array())) {
+      const std::string status = str(s, "status");
+      rows.push_back({esc(str(s, "name")),
+                      cls(status == "used" ? "ok" : status == "missing" ? "bad" : status == "partial" ? "warn" : "dim",
+                          esc(status)),
+                      esc(str(s, "location")), esc(str(s, "message")), esc(str(s, "cannot_show"))});
+    }
+    p.table({"Source", "Status", "Location", "Problem", "Cannot show"}, rows, {false, false, true});
+    out += "</section>\n";
+  }
+  out += "<div class=\"limits\">" + esc(str(report, "limits")) + "</div>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace px::report

@@ -1,0 +1,231 @@
+#include <cstdio>
+#include <vector>
+
+#include "report/time_text.hpp"
+#include "report/views.hpp"
+
+namespace px::report {
+
+namespace {
+
+struct Style {
+  bool on;
+  std::string operator()(const char* code, const std::string& text) const {
+    return on ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+  }
+};
+
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+std::string str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// Column widths from the cells; the last column is never padded.
+void table(std::string& out, const std::vector<std::vector<std::string>>& rows, const Style& style,
+           const std::vector<std::string>& header) {
+  if (rows.empty()) {
+    out += "  " + style("2", "(none)") + "\n";
+    return;
+  }
+  std::vector<std::size_t> width(header.size(), 0);
+  for (std::size_t c = 0; c < header.size(); ++c) width[c] = display_width(header[c]);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::min<std::size_t>(std::max(width[c], display_width(row[c])), 48);
+  auto line = [&](const std::vector<std::string>& cells, bool head) {
+    std::string l = "  ";
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      std::string cell = cells[c];
+      const bool last = c + 1 == cells.size();
+      if (!last && display_width(cell) < width[c]) cell += std::string(width[c] - display_width(cell), ' ');
+      l += head ? style("1", cell) : cell;
+      if (!last) l += "  ";
+    }
+    out += l + "\n";
+  };
+  line(header, true);
+  for (const auto& row : rows) line(row, false);
+}
+
+void heading(std::string& out, const Style& style, const std::string& title, std::size_t count) {
+  out += "\n" + style("1;36", title) + " (" + std::to_string(count) + ")\n";
+}
+
+}  // namespace
+
+std::string display_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      // C1 controls (CSI among them) act on terminals too.
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[++i]));
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  char buf[32];
+  if (bytes < 1024) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else if (bytes < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  else if (bytes < 1024ULL * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / 1073741824.0);
+  return buf;
+}
+
+std::string exit_text(const Json& e) {
+  if (e.is_number_integer()) return std::to_string(e.get<long long>());
+  return "unknown";
+}
+
+std::string render_terminal(const Json& report, bool colour) {
+  const Style style{colour};
+  std::string out;
+  const auto& problems = report.value("problems", Json::array());
+  for (const auto& p : problems) out += style("1;31", "problem: ") + display_text(p.get<std::string>()) + "\n";
+  const auto& runs = report.value("runs", Json::array());
+  for (const auto& run : runs) {
+    out += "\n" + style("1", "Run " + display_text(str(run, "id"))) +
+           (str(run, "agent").empty() ? "" : "  agent " + display_text(str(run, "agent"))) + "\n";
+    const auto row = [&](const char* label, const std::string& value) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "  %-10s", label);
+      out += style("2", buf) + value + "\n";
+    };
+    row("command", display_text(str(run, "command")));
+    row("harness", display_text(str(run, "harness").empty() ? "-" : str(run, "harness")));
+    row("folder", display_text(str(run, "run_folder")));
+    std::string times = display_text(str(run, "started_at")) + " -> " +
+                        (str(run, "ended_at").empty() ? "(no end)" : display_text(str(run, "ended_at")));
+    if (run.contains("duration_ms") && run["duration_ms"].is_number_integer())
+      times += "  (" + format_duration(run["duration_ms"].get<std::int64_t>()) + ")";
+    row("time", times);
+    const std::string exit = exit_text(run["exit_status"]);
+    row("exit", exit == "0" ? style("32", exit) : style("31", exit));
+    const std::string sealed = run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : "UNSEALED") : "?";
+    row("seal", (sealed == "UNSEALED" ? style("33", sealed) : sealed) + ", network " + display_text(str(run, "network")));
+    for (const auto& n : run.value("notices", Json::array()))
+      if (n.is_string()) row("notice", display_text(n.get<std::string>()));
+
+    const auto& sessions = run.value("sessions", Json::array());
+    heading(out, style, "Sessions", sessions.size());
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& s : sessions) {
+      std::string models;
+      for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
+      rows.push_back({display_text(str(s, "harness")), display_text(str(s, "session_id")), display_text(str(s, "cwd")),
+                      display_text(models), display_text(str(s, "started_at")) + " -> " + display_text(str(s, "ended_at"))});
+    }
+    table(out, rows, style, {"HARNESS", "SESSION", "CWD", "MODELS", "TIME"});
+
+    const auto& activity = run.value("activity", Json::object());
+    const auto& read = activity.value("files_read", Json::array());
+    heading(out, style, "Files read", read.size());
+    rows.clear();
+    for (const auto& p : read) rows.push_back({display_text(p.get<std::string>())});
+    table(out, rows, style, {"PATH"});
+
+    const auto& changed = activity.value("files_changed", Json::array());
+    heading(out, style, "Files changed", changed.size());
+    rows.clear();
+    for (const auto& c : changed) {
+      std::string path = display_text(str(c, "path"));
+      if (!str(c, "from").empty()) path = display_text(str(c, "from")) + " -> " + path;
+      rows.push_back({display_text(str(c, "action")), display_text(str(c, "tool")), path});
+    }
+    table(out, rows, style, {"ACTION", "TOOL", "PATH"});
+
+    const auto& commands = activity.value("commands", Json::array());
+    heading(out, style, "Commands", commands.size());
+    rows.clear();
+    for (const auto& c : commands) {
+      const std::string st = str(c, "status");
+      const std::string exit_cell = exit_text(c.value("exit_code", Json(nullptr)));
+      rows.push_back({st == "success" ? style("32", exit_cell) : st == "error" ? style("31", exit_cell) : exit_cell,
+                      display_text(st), display_text(str(c, "cwd")), display_text(str(c, "command"))});
+    }
+    table(out, rows, style, {"EXIT", "STATUS", "CWD", "COMMAND"});
+
+    const auto& urls = activity.value("urls", Json::array());
+    heading(out, style, "URLs", urls.size());
+    rows.clear();
+    for (const auto& u : urls) rows.push_back({display_text(u.get<std::string>())});
+    for (const auto& q : activity.value("web_searches", Json::array()))
+      rows.push_back({"search: " + display_text(q.get<std::string>())});
+    table(out, rows, style, {"URL"});
+
+    const auto& hosts = run.value("hosts", Json::object());
+    std::size_t host_count = 0;
+    rows.clear();
+    for (const char* kind : {"reached", "refused", "failed"}) {
+      for (const auto& h : hosts.value(kind, Json::array())) {
+        ++host_count;
+        std::string reasons;
+        for (const auto& r : h.value("reasons", Json::array())) reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
+        const std::string verdict = std::string(kind);
+        rows.push_back({verdict == "reached" ? style("32", verdict) : style("31", verdict),
+                        display_text(str(h, "host")) + ":" + str(h, "port"), str(h, "connections"),
+                        human_bytes(h.value("bytes_up", 0ULL)), human_bytes(h.value("bytes_down", 0ULL)),
+                        display_text(reasons)});
+      }
+    }
+    heading(out, style, "Hosts", host_count);
+    table(out, rows, style, {"VERDICT", "HOST", "CONNECTIONS", "UP", "DOWN", "REASON"});
+    if (hosts.value("bad_lines", 0) > 0)
+      out += "  " + style("33", std::to_string(hosts.value("bad_lines", 0)) + " bad line(s) in the proxy log skipped") + "\n";
+
+    const auto& commits = run.value("commits", Json::array());
+    heading(out, style, "Commits", commits.size());
+    rows.clear();
+    for (const auto& c : commits) {
+      const auto& author = c.value("author", Json::object());
+      const std::string sig = c.value("signature", Json::object()).value("status", "");
+      std::string files;
+      for (const auto& f : c.value("files", Json::array()))
+        files += (files.empty() ? "" : ", ") + str(f, "status").substr(0, 1) + " " + str(f, "path");
+      rows.push_back({str(c, "short_id"), display_text(str(author, "name") + " <" + str(author, "email") + ">"),
+                      sig == "verified" ? style("32", sig) : sig == "bad" ? style("31", sig) : sig,
+                      display_text(str(c, "summary")) + (files.empty() ? "" : style("2", "  [" + display_text(files) + "]"))});
+    }
+    table(out, rows, style, {"COMMIT", "AUTHOR", "SIGNATURE", "MESSAGE"});
+
+    const auto& sources = run.value("sources", Json::array());
+    heading(out, style, "Sources", sources.size());
+    for (const auto& s : sources) {
+      const std::string status = str(s, "status");
+      const std::string status_cell = status == "used"      ? style("32", status)
+                                      : status == "missing" ? style("1;31", status)
+                                      : status == "partial" ? style("33", status)
+                                                            : status;
+      out += "  " + style("1", display_text(str(s, "name"))) + "  " + status_cell +
+             (str(s, "location").empty() ? "" : "  " + display_text(str(s, "location"))) + "\n";
+      if (!str(s, "message").empty()) out += "    " + display_text(str(s, "message")) + "\n";
+      if (!str(s, "cannot_show").empty()) out += "    " + style("2", "cannot show: " + display_text(str(s, "cannot_show"))) + "\n";
+    }
+  }
+  if (!str(report, "limits").empty()) out += "\n" + style("2", display_text(str(report, "limits"))) + "\n";
+  return out;
+}
+
+}  // namespace px::report

@@ -1,0 +1,383 @@
+// The proof that the parsers read what the real programs write today: each real
+// client (Claude Code, Codex, opencode) runs one scripted task against
+// fake_model_server.py — read a file, write one, edit one, run a command that
+// succeeds and one that fails — with its home in a temp folder. Then
+// `parallex transcripts` and `parallex report` must show exactly those actions.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/paths.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string sh_output(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+int sh(const std::string& command) {
+  const int rc = std::system(command.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string tool(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  auto found = px::find_executable(name, path ? path : "/usr/local/bin:/usr/bin:/bin");
+  return found ? found->string() : "";
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string iso_now() {
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  return buf;
+}
+
+// The scripted model server, one per test, on an ephemeral loopback port.
+class ModelServer {
+ public:
+  ModelServer(const fs::path& dir, const fs::path& workdir) : dir_(dir) {
+    const std::string python = tool("python3");
+    if (python.empty()) return;
+    const std::string script = std::string(PARALLEX_SOURCE_DIR) + "/tests/e2e/fake_model_server.py";
+    const std::string port_file = (dir / "port").string(), actions = (dir / "actions.jsonl").string(),
+                      requests = (dir / "requests.jsonl").string(), wd = workdir.string();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl(python.c_str(), python.c_str(), script.c_str(), "--port-file", port_file.c_str(), "--actions",
+              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    for (int i = 0; i < 600 && !fs::exists(dir / "port"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (fs::exists(dir / "port")) port_ = std::stoi(read_text(dir / "port"));
+  }
+  ~ModelServer() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  ModelServer(const ModelServer&) = delete;
+  ModelServer& operator=(const ModelServer&) = delete;
+  int port() const { return port_; }
+  // What the server told the client to do, in order.
+  std::vector<json> actions() const {
+    std::vector<json> out;
+    std::istringstream in(read_text(dir_ / "actions.jsonl"));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) out.push_back(json::parse(line));
+    return out;
+  }
+
+ private:
+  fs::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+struct Client {
+  std::string harness;     // plugin name
+  std::string executable;  // on PATH
+};
+
+class RealClient : public ::testing::TestWithParam<Client> {
+ protected:
+  void SetUp() override {
+    const Client& c = GetParam();
+    if (tool(c.executable).empty())
+      GTEST_SKIP() << "SKIPPED: " << c.executable << " is not installed (npm i -g @anthropic-ai/claude-code "
+                   << "@openai/codex opencode-ai); its transcripts were not checked";
+    if (tool("python3").empty()) GTEST_SKIP() << "SKIPPED: python3 is needed for the scripted model server";
+    if (!fs::exists(parallex())) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
+    // Under the build dir, not /tmp: Codex refuses to set up its helpers under a temp dir.
+    std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-XXXXXX").string();
+    ASSERT_TRUE(::mkdtemp(tmpl.data()));
+    root_ = fs::canonical(tmpl);
+    home_ = root_ / "home";
+    work_ = root_ / "work";
+    fs::create_directories(home_);
+    fs::create_directories(work_);
+    std::ofstream(work_ / "edit.txt") << "old line\n";
+    sh("git -C " + quote(work_.string()) + " init -q");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty() && !HasFailure()) fs::remove_all(root_, ec);
+    else if (!root_.empty()) std::printf("[ kept ] %s\n", root_.c_str());
+  }
+
+  static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
+  static std::string plugin_env() { return "PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " "; }
+
+  // Runs the client in work_ with its home in home_; returns its exit status.
+  int run_client(int port) {
+    const std::string base = "cd " + quote(work_.string()) + " && env -i HOME=" + quote(home_.string()) +
+                             " PATH=" + quote(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") +
+                             " TERM=dumb LANG=C.UTF-8 ";
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    const std::string log = " </dev/null >" + quote((root_ / "client.log").string()) + " 2>&1";
+    const std::string& h = GetParam().harness;
+    if (h == "claude-code")
+      return sh(base + "ANTHROPIC_BASE_URL=" + url + " ANTHROPIC_API_KEY=sk-ant-e2e-fake-key-0000000000 " +
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 IS_SANDBOX=1 timeout 300 claude -p 'do the scripted task' " +
+                "--dangerously-skip-permissions --model claude-sonnet-4-5" + log);
+    if (h == "codex") {
+      fs::create_directories(home_ / ".codex");
+      const std::string provider = "model_providers.fake={base_url=\"" + url +
+                                   "/v1\",env_key=\"OPENAI_API_KEY\",wire_api=\"responses\",name=\"fake\"}";
+      return sh(base + "CODEX_HOME=" + quote((home_ / ".codex").string()) +
+                " OPENAI_API_KEY=sk-e2e-fake-key-00000000000000000000 timeout 300 codex exec --skip-git-repo-check "
+                "--dangerously-bypass-approvals-and-sandbox -m gpt-5 -c model_provider=fake -c " +
+                quote(provider) + " 'do the scripted task'" + log);
+    }
+    // opencode: a provider of its own kind pointing at the fake Anthropic endpoint.
+    const json config{
+        {"$schema", "https://opencode.ai/config.json"},
+        {"autoupdate", false},
+        {"share", "disabled"},
+        {"permission", {{"edit", "allow"}, {"bash", "allow"}}},
+        {"provider",
+         {{"fake",
+           {{"npm", "@ai-sdk/anthropic"},
+            {"name", "Fake"},
+            {"options", {{"baseURL", url + "/v1"}, {"apiKey", "sk-ant-e2e-fake-key-0000000000"}}},
+            {"models", {{"claude-fake", {{"name", "Claude Fake"}, {"tool_call", true}}}}}}}}},
+        {"model", "fake/claude-fake"}};
+    fs::create_directories(home_ / ".config/opencode");
+    std::ofstream(home_ / ".config/opencode/opencode.json") << config.dump(2);
+    return sh(base + "OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 timeout 300 opencode run " +
+              "--model fake/claude-fake 'do the scripted task'" + log);
+  }
+
+  std::string transcript_root() const {
+    const std::string& h = GetParam().harness;
+    if (h == "claude-code") return (home_ / ".claude/projects").string();
+    if (h == "codex") return (home_ / ".codex/sessions").string();
+    return (home_ / ".local/share/opencode").string();
+  }
+
+  // What the transcripts must show, from the actions the server scripted.
+  struct Expected {
+    json files_read = json::array(), files_changed = json::array(), commands = json::array();
+  };
+  Expected expected(const std::vector<json>& actions) const {
+    const std::string& h = GetParam().harness;
+    Expected e;
+    for (const auto& a : actions) {
+      const std::string kind = a["kind"];
+      if (kind == "read") {
+        e.files_read.push_back(a["path"]);
+      } else if (kind == "write" || kind == "edit") {
+        const std::string t = h == "claude-code" ? (kind == "write" ? "Write" : "Edit")
+                              : h == "opencode"  ? std::string(kind)
+                                                 : "apply_patch";
+        e.files_changed.push_back({{"path", a["path"]}, {"tool", t}, {"action", kind == "write" ? "create" : "modify"}});
+      } else {
+        const int code = a["exit_code"];
+        e.commands.push_back({{"command", a["command"]},
+                              {"cwd", work_.string()},
+                              {"exit_code", code},
+                              {"status", code == 0 ? "success" : "error"},
+                              {"tool", h == "claude-code" ? "Bash" : h == "opencode" ? "bash" : a.value("tool", "")}});
+      }
+    }
+    return e;
+  }
+
+  static json strip_commands(const json& commands) {
+    json out = json::array();
+    for (const auto& c : commands)
+      out.push_back({{"command", c.value("command", "")},
+                     {"cwd", c.value("cwd", "")},
+                     {"exit_code", c.value("exit_code", json(nullptr))},
+                     {"status", c.value("status", "")},
+                     {"tool", c.value("tool", "")}});
+    return out;
+  }
+  static json strip_changes(const json& changes) {
+    json out = json::array();
+    for (const auto& c : changes)
+      out.push_back({{"path", c.value("path", "")}, {"tool", c.value("tool", "")}, {"action", c.value("action", "")}});
+    return out;
+  }
+
+  fs::path root_, home_, work_;
+};
+
+}  // namespace
+
+TEST_P(RealClient, TranscriptsAndReportShowExactlyTheScriptedActions) {
+  const std::string& harness = GetParam().harness;
+  ModelServer server(root_, work_);
+  ASSERT_GT(server.port(), 0) << "the scripted model server did not start";
+  const std::string started = iso_now();
+  const int status = run_client(server.port());
+  const std::string ended = iso_now();
+  const std::string client_log = read_text(root_ / "client.log");
+  ASSERT_EQ(status, 0) << GetParam().executable << " failed:\n" << client_log.substr(0, 4000);
+  const auto actions = server.actions();
+  ASSERT_EQ(actions.size(), 5u) << "the client did not follow the whole script:\n" << client_log.substr(0, 4000);
+  // The client really did it.
+  EXPECT_EQ(read_text(work_ / "edit.txt"), "new line\n");
+  EXPECT_TRUE(fs::exists(work_ / "new.txt"));
+  const Expected want = expected(actions);
+
+  // 1. `parallex transcripts` on the client's own folder.
+  const std::string out = sh_output(plugin_env() + quote(parallex()) + " transcripts --harness " + harness +
+                                    " --json " + quote(transcript_root()) + " 2>" + quote((root_ / "transcripts.err").string()));
+  auto sessions = json::parse(out, nullptr, false);
+  ASSERT_TRUE(sessions.is_array()) << out.substr(0, 2000) << read_text(root_ / "transcripts.err");
+  ASSERT_EQ(sessions.size(), 1u) << sessions.dump(1).substr(0, 4000);
+  const json& s = sessions[0];
+  EXPECT_EQ(s["cwd"], work_.string());
+  EXPECT_EQ(s["files_read"], want.files_read) << s.dump(1);
+  EXPECT_EQ(strip_changes(s["files_changed"]), want.files_changed) << s.dump(1);
+  EXPECT_EQ(strip_commands(s["commands"]), want.commands) << s.dump(1);
+  EXPECT_TRUE(s["urls"].empty());
+  EXPECT_EQ(s.value("malformed_lines", -1), 0);
+
+  // 2. `parallex report` on a run record around the client's run, with its home.
+  const fs::path runs = root_ / "runs", run_dir = runs / "20261129-000000-e2e0";
+  fs::create_directories(run_dir);
+  const json record{{"id", run_dir.filename().string()},
+                    {"agent", ""},
+                    {"command", GetParam().executable + " (scripted)"},
+                    {"harness", harness},
+                    {"run_folder", work_.string()},
+                    {"sealed", false},
+                    {"network", "offline"},
+                    {"policy", {{"run_home", home_.string()}}},
+                    {"started_at", started},
+                    {"ended_at", ended},
+                    {"exit_status", status},
+                    {"proxy_log", ""}};
+  std::ofstream(run_dir / "run.json") << record.dump(2);
+  const std::string rep_text =
+      sh_output(plugin_env() + quote(parallex()) + " report --runs-dir " + quote(runs.string()) + " --json 2>/dev/null");
+  auto rep = json::parse(rep_text, nullptr, false);
+  ASSERT_TRUE(rep.is_object()) << rep_text.substr(0, 2000);
+  ASSERT_EQ(rep["runs"].size(), 1u);
+  const json& activity = rep["runs"][0]["activity"];
+  EXPECT_EQ(activity["files_read"], want.files_read);
+  EXPECT_EQ(strip_changes(activity["files_changed"]), want.files_changed);
+  EXPECT_EQ(strip_commands(activity["commands"]), want.commands);
+  bool transcripts_used = false;
+  for (const auto& src : rep["runs"][0]["sources"])
+    if (src["name"] == "transcripts (" + harness + ")") transcripts_used = src["status"] == "used";
+  EXPECT_TRUE(transcripts_used) << rep["runs"][0]["sources"].dump(1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, RealClient,
+                         ::testing::Values(Client{"claude-code", "claude"}, Client{"codex", "codex"},
+                                           Client{"opencode", "opencode"}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.harness;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+// The same script through `parallex agent run` (unsealed: the seal's own tests
+// live elsewhere), then `parallex report --agent NAME`: the agent's own home
+// holds the transcripts, the run record the window and the refs.
+TEST(AgentRun, ClaudeCodeThroughParallexAgentRunAndReport) {
+  if (tool("claude").empty()) GTEST_SKIP() << "SKIPPED: claude is not installed (npm i -g @anthropic-ai/claude-code)";
+  if (tool("python3").empty()) GTEST_SKIP() << "SKIPPED: python3 is needed for the scripted model server";
+  const std::string px = std::string(PARALLEX_BINARY_DIR) + "/parallex";
+  if (!fs::exists(px)) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
+  std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-agent-XXXXXX").string();
+  ASSERT_TRUE(::mkdtemp(tmpl.data()));
+  const fs::path root = fs::canonical(tmpl), work = root / "work", data = root / "parallex";
+  fs::create_directories(work);
+  std::ofstream(work / "edit.txt") << "old line\n";
+  const std::string git = "git -C " + quote(work.string()) + " -c user.name=t -c user.email=t@example.com ";
+  sh(git + "init -q && " + git + "add -A && " + git + "commit -q -m base");
+  // The agent store lives in a private PARALLEX_HOME, never the user's.
+  const std::string env = "PARALLEX_HOME=" + quote(data.string()) + " PARALLEX_PLUGIN_PATH=" +
+                          quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
+  ASSERT_EQ(sh(env + quote(px) + " agent new e2ebot --email e2ebot@example.com --allow example.com --local-servers on" +
+               " >" + quote((root / "new.log").string()) + " 2>&1"),
+            0)
+      << read_text(root / "new.log");
+  ModelServer server(root, work);
+  ASSERT_GT(server.port(), 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  // IS_SANDBOX does not pass the run's environment filter, so permissions are granted per tool.
+  const int status = sh("cd " + quote(work.string()) + " && " + env + "ANTHROPIC_BASE_URL=" + url +
+                        " ANTHROPIC_API_KEY=sk-ant-e2e-fake-key-0000000000 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 "
+                        "timeout 300 " + quote(px) + " agent run e2ebot --in " + quote(work.string()) +
+                        " --unsealed -- claude -p 'do the scripted task' --allowedTools Read Write Edit Bash "
+                        "--model claude-sonnet-4-5 </dev/null >" + quote((root / "run.log").string()) + " 2>&1");
+  ASSERT_EQ(status, 0) << read_text(root / "run.log");
+  ASSERT_EQ(server.actions().size(), 5u) << read_text(root / "run.log");
+  const std::string report_text = sh_output(env + quote(px) + " agent report e2ebot --json 2>/dev/null");
+  const std::string fallback = report_text.empty() || report_text[0] != '{'
+                                   ? sh_output(env + quote(px) + " report --agent e2ebot --json 2>/dev/null")
+                                   : report_text;
+  auto rep = json::parse(fallback, nullptr, false);
+  ASSERT_TRUE(rep.is_object()) << fallback.substr(0, 2000);
+  ASSERT_EQ(rep["runs"].size(), 1u);
+  const json& run = rep["runs"][0];
+  EXPECT_EQ(run["agent"], "e2ebot");
+  EXPECT_EQ(run["exit_status"], 0);
+  const json& a = run["activity"];
+  EXPECT_EQ(a["files_read"], json::array({(work / "edit.txt").string()}));
+  const json changes = json::array({{{"path", (work / "new.txt").string()}, {"tool", "Write"}, {"action", "create"}},
+                                    {{"path", (work / "edit.txt").string()}, {"tool", "Edit"}, {"action", "modify"}}});
+  json got_changes = json::array();
+  for (const auto& c : a["files_changed"])
+    got_changes.push_back({{"path", c["path"]}, {"tool", c["tool"]}, {"action", c["action"]}});
+  EXPECT_EQ(got_changes, changes);
+  ASSERT_EQ(a["commands"].size(), 2u) << a.dump(1);
+  EXPECT_EQ(a["commands"][0]["command"], "echo px-e2e-ok");
+  EXPECT_EQ(a["commands"][0]["exit_code"], 0);
+  EXPECT_EQ(a["commands"][1]["command"], "ls /nonexistent-px-e2e");
+  EXPECT_EQ(a["commands"][1]["exit_code"], 2);
+  EXPECT_EQ(a["commands"][1]["status"], "error");
+  for (const auto& s : run["sources"]) {
+    if (s["name"] == "transcripts (claude-code)" || s["name"] == "run record") {
+      EXPECT_EQ(s["status"], "used") << s.dump();
+    }
+  }
+  std::error_code ec;
+  if (!::testing::Test::HasFailure()) fs::remove_all(root, ec);
+}

@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""A scripted model server on loopback for the end-to-end tests of the real clients.
+
+It answers the Anthropic Messages API (POST /v1/messages, streamed as SSE the way
+Claude Code and opencode's Anthropic provider read it) and the OpenAI Responses API
+(POST /v1/responses, streamed, for Codex's custom provider). Every conversation
+follows one script of tool calls in the client's working folder:
+
+  1. read   edit.txt
+  2. write  new.txt            (a new file)
+  3. edit   edit.txt           ("old line" -> "new line")
+  4. run    echo px-e2e-ok      (succeeds)
+  5. run    ls /nonexistent-px-e2e   (fails, exit status 2)
+  6. a final text answer
+
+The server is stateless: the step is the number of tool results already in the
+request. Which tool names it uses depends on the tools the client offers, and every
+call it makes is appended to --actions (JSON lines) so that the test can say
+exactly what the transcript must show.
+
+Usage: fake_model_server.py --port-file FILE --actions FILE --workdir DIR
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ARGS = None
+LOCK = threading.Lock()
+GOOD_COMMAND = "echo px-e2e-ok"
+BAD_COMMAND = "ls /nonexistent-px-e2e"
+
+
+def log_action(client, action):
+    with LOCK:
+        with open(ARGS.actions, "a") as f:
+            f.write(json.dumps(dict(action, client=client)) + "\n")
+
+
+def path(name):
+    return os.path.join(ARGS.workdir, name)
+
+
+# ---- the script, as abstract steps ------------------------------------------------
+
+def step_action(step):
+    """The abstract action of step `step` (0-based), or None when the script is done."""
+    return [
+        {"kind": "read", "path": path("edit.txt")},
+        {"kind": "write", "path": path("new.txt"), "content": "created by the fake model\n"},
+        {"kind": "edit", "path": path("edit.txt"), "old": "old line", "new": "new line"},
+        {"kind": "command", "command": GOOD_COMMAND, "exit_code": 0},
+        {"kind": "command", "command": BAD_COMMAND, "exit_code": 2},
+    ][step] if step < 5 else None
+
+
+# ---- Anthropic Messages ------------------------------------------------------------
+
+def anthropic_tool_call(tools, action):
+    """(tool name, input) for Claude Code's or opencode's tool set."""
+    names = {t.get("name") for t in tools}
+    k = action["kind"]
+    if "Read" in names:  # Claude Code
+        if k == "read":
+            return "Read", {"file_path": action["path"]}
+        if k == "write":
+            return "Write", {"file_path": action["path"], "content": action["content"]}
+        if k == "edit":
+            return "Edit", {"file_path": action["path"], "old_string": action["old"], "new_string": action["new"]}
+        return "Bash", {"command": action["command"], "description": "scripted command"}
+    # opencode
+    if k == "read":
+        return "read", {"filePath": action["path"]}
+    if k == "write":
+        return "write", {"filePath": action["path"], "content": action["content"]}
+    if k == "edit":
+        return "edit", {"filePath": action["path"], "oldString": action["old"], "newString": action["new"]}
+    return "bash", {"command": action["command"], "description": "scripted command"}
+
+
+def count_anthropic_results(messages):
+    n = 0
+    for m in messages:
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            n += sum(1 for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+    return n
+
+
+def sse(handler, events):
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    for name, data in events:
+        chunk = ""
+        if name:
+            chunk += "event: " + name + "\n"
+        chunk += "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n"
+        handler.wfile.write(chunk.encode())
+        handler.wfile.flush()
+    handler.close_connection = True
+
+
+def anthropic_reply(handler, body):
+    tools = body.get("tools") or []
+    model = body.get("model", "claude-sonnet-4-5")
+    messages = body.get("messages") or []
+    tool_names = {t.get("name") for t in tools}
+    client = "claude-code" if "Read" in tool_names else "opencode"
+    # Side requests (titles, quota probes) carry no file tools: a short text answer.
+    scripted = bool({"Read", "read"} & tool_names)
+    action = step_action(count_anthropic_results(messages)) if scripted else None
+    msg_id = "msg_" + uuid.uuid4().hex[:20]
+    usage = {"input_tokens": 12, "output_tokens": 7, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    if action:
+        name, tool_input = anthropic_tool_call(tools, action)
+        log_action(client, action)
+        block = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": name, "input": tool_input}
+        stop = "tool_use"
+    else:
+        block = {"type": "text", "text": "done" if scripted else "Scripted session"}
+        stop = "end_turn"
+    if not body.get("stream"):
+        reply = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [block],
+                 "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        data = json.dumps(reply).encode()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+        return
+    events = [("message_start", {"type": "message_start", "message": {
+        "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}})]
+    if block["type"] == "tool_use":
+        events.append(("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+    else:
+        events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                                               "content_block": {"type": "text", "text": ""}}))
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                               "delta": {"type": "text_delta", "text": block["text"]}}))
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": 7}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    sse(handler, events)
+
+
+# ---- OpenAI Responses (Codex) --------------------------------------------------------
+
+def tool_names_openai(tools):
+    names = set()
+    for t in tools:
+        names.add(t.get("name") or (t.get("function") or {}).get("name") or t.get("type"))
+    return names
+
+
+def count_openai_results(items):
+    return sum(1 for i in items if isinstance(i, dict) and i.get("type") in (
+        "function_call_output", "custom_tool_call_output", "local_shell_call_output"))
+
+
+def patch_for(action):
+    rel = os.path.relpath(action["path"], ARGS.workdir)
+    if action["kind"] == "write":
+        lines = "".join("+" + l + "\n" for l in action["content"].rstrip("\n").split("\n"))
+        return "*** Begin Patch\n*** Add File: " + rel + "\n" + lines + "*** End Patch\n"
+    return ("*** Begin Patch\n*** Update File: " + rel + "\n@@\n-" + action["old"] + "\n+" + action["new"] +
+            "\n*** End Patch\n")
+
+
+def codex_item(tools, action):
+    """A Responses output item carrying the step as a call of a tool Codex offered."""
+    names = tool_names_openai(tools)
+    call_id = "call_" + uuid.uuid4().hex[:20]
+    k = action["kind"]
+    shell = "exec_command" if "exec_command" in names else ("shell_command" if "shell_command" in names else "shell")
+    if k == "read":
+        if "read_file" in names:
+            return {"type": "function_call", "name": "read_file", "call_id": call_id,
+                    "arguments": json.dumps({"file_path": action["path"]})}, dict(action, tool="read_file")
+        # No read tool offered: the read becomes a command (which is not a file read).
+        action = {"kind": "command", "command": "cat " + action["path"], "exit_code": 0}
+        k = "command"
+    if k in ("write", "edit"):
+        patch = patch_for(action)
+        custom = any(t.get("type") == "custom" and t.get("name") == "apply_patch" for t in tools)
+        if custom:
+            return {"type": "custom_tool_call", "name": "apply_patch", "call_id": call_id, "input": patch,
+                    "status": "completed"}, dict(action, tool="apply_patch")
+        if "apply_patch" in names:
+            return {"type": "function_call", "name": "apply_patch", "call_id": call_id,
+                    "arguments": json.dumps({"input": patch})}, dict(action, tool="apply_patch")
+        # No patch tool offered: the patch goes through the shell tool as a heredoc,
+        # which Codex intercepts and applies as a patch (a file change, not a command).
+        action = dict(action, via_shell=True)
+        heredoc = "apply_patch <<'EOF'\n" + patch + "EOF\n"
+        if shell == "exec_command":
+            args = {"cmd": heredoc, "workdir": ARGS.workdir, "yield_time_ms": 10000}
+        elif shell == "shell_command":
+            args = {"command": heredoc, "workdir": ARGS.workdir}
+        else:
+            args = {"command": ["apply_patch", patch], "workdir": ARGS.workdir}
+        return {"type": "function_call", "name": shell, "call_id": call_id, "arguments": json.dumps(args)}, \
+            dict(action, tool="apply_patch")
+    if shell == "exec_command":
+        args = {"cmd": action["command"], "workdir": ARGS.workdir, "yield_time_ms": 10000}
+    elif shell == "shell_command":
+        args = {"command": action["command"], "workdir": ARGS.workdir}
+    else:
+        args = {"command": ["bash", "-lc", action["command"]], "workdir": ARGS.workdir}
+    return {"type": "function_call", "name": shell, "call_id": call_id, "arguments": json.dumps(args)}, \
+        dict(action, tool=shell)
+
+
+def openai_reply(handler, body):
+    tools = body.get("tools") or []
+    items = body.get("input") or []
+    names = tool_names_openai(tools)
+    scripted = bool(names & {"exec_command", "shell", "shell_command", "apply_patch"})
+    action = step_action(count_openai_results(items)) if scripted else None
+    resp_id = "resp_" + uuid.uuid4().hex[:20]
+    model = body.get("model", "gpt-test")
+    output = []
+    if action:
+        item, done = codex_item(tools, action)
+        if item:
+            item["id"] = "fc_" + uuid.uuid4().hex[:20]
+            output.append(item)
+            log_action("codex", done)
+    if not output:
+        output.append({"type": "message", "id": "msg_" + uuid.uuid4().hex[:20], "role": "assistant",
+                       "status": "completed",
+                       "content": [{"type": "output_text", "text": "done", "annotations": []}]})
+    usage = {"input_tokens": 20, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 9,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 29}
+    base = {"id": resp_id, "object": "response", "created_at": 0, "model": model, "output": []}
+    events = [("response.created", {"type": "response.created", "response": dict(base, status="in_progress")})]
+    for i, item in enumerate(output):
+        events.append(("response.output_item.added",
+                       {"type": "response.output_item.added", "output_index": i, "item": item}))
+        events.append(("response.output_item.done",
+                       {"type": "response.output_item.done", "output_index": i, "item": item}))
+    events.append(("response.completed", {"type": "response.completed",
+                                          "response": dict(base, status="completed", output=output, usage=usage)}))
+    sse(handler, events)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        if ARGS.verbose:
+            sys.stderr.write("fake-model: " + (fmt % args) + "\n")
+
+    def _empty(self, code=200):
+        self.send_response(code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_HEAD(self):
+        self._empty()
+
+    def do_GET(self):
+        if self.path.startswith("/v1/models"):
+            data = json.dumps({"object": "list", "data": [{"id": "gpt-test", "object": "model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self._empty(404)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        if ARGS.requests:
+            with LOCK:
+                with open(ARGS.requests, "a") as f:
+                    f.write(json.dumps({"path": self.path, "tools": sorted(
+                        str(n) for n in tool_names_openai(body.get("tools") or [])),
+                        "stream": body.get("stream"),
+                        "input_types": [i.get("type") for i in (body.get("input") or []) if isinstance(i, dict)]})
+                        + "\n")
+        if self.path.startswith("/v1/messages/count_tokens"):
+            data = b'{"input_tokens": 10}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif self.path.startswith("/v1/messages"):
+            anthropic_reply(self, body)
+        elif self.path.startswith("/v1/responses"):
+            openai_reply(self, body)
+        else:
+            self._empty(404)
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--port-file", required=True)
+    p.add_argument("--actions", required=True)
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--requests", default="")
+    p.add_argument("--verbose", action="store_true")
+    ARGS = p.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(ARGS.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(ARGS.port_file + ".tmp", ARGS.port_file)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
