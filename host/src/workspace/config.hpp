@@ -1,0 +1,30 @@
+#pragma once
+// The project's config, `.parallex/config.yaml`. Strict: an unknown key, a
+// wrong type or a malformed host is an error naming the file and line.
+//
+//   sandbox_workspaces: true    # seal workspaced runs (default true)
+//   profile: developer          # a profile over the default one (name or YAML file)
+//   allow: [github.com]         # hosts workspaced runs may reach (default: every host)
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace px::workspace {
+
+struct ProjectConfig {
+  bool sandbox_workspaces = true;
+  int sandbox_workspaces_line = 0;  // 0: the default
+  std::optional<std::string> profile;
+  std::vector<std::string> allow;  // empty: online (every host, through the proxy)
+  bool has_allow = false;
+};
+
+Result<ProjectConfig> parse_project_config(std::string_view yaml_text, const std::string& display_name);
+// A missing file is the default config; an unreadable or malformed one is an error.
+Result<ProjectConfig> load_project_config(const std::filesystem::path& file);
+
+}  // namespace px::workspace

@@ -1,0 +1,62 @@
+#include "workspace/github_token.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "common/redact.hpp"
+
+namespace px::workspace {
+
+namespace {
+
+bool all_of(std::string_view s, bool underscore) {
+  for (char c : s) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && !(underscore && c == '_')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string check_github_token(std::string_view t) {
+  if (t.empty()) return "it is empty";
+  // Fine-grained: github_pat_<22>_<59>; classic: ghp_<36>. Lengths are
+  // checked loosely (GitHub may lengthen them), characters strictly.
+  if (t.rfind("github_pat_", 0) == 0) {
+    const auto rest = t.substr(11);
+    if (rest.size() < 30 || rest.size() > 255 || !all_of(rest, true))
+      return "it starts with github_pat_ but the rest is not a token (letters, digits and _ only)";
+    return {};
+  }
+  if (t.rfind("ghp_", 0) == 0) {
+    const auto rest = t.substr(4);
+    if (rest.size() < 30 || rest.size() > 255 || !all_of(rest, false))
+      return "it starts with ghp_ but the rest is not a token (letters and digits only)";
+    return {};
+  }
+  if (t.find_first_of(" \t\r\n") != std::string_view::npos) return "it holds more than one word or line";
+  return "it does not start with github_pat_ (a fine-grained token) or ghp_ (a classic token)";
+}
+
+Result<std::optional<std::string>> load_github_token(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::optional<std::string>{};
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error::io("cannot read the GitHub token file " + file.string(), errno);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto last = token.find_last_not_of(" \t\r\n");
+  token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);
+  if (auto problem = check_github_token(token); !problem.empty())
+    return Error::invalid(
+        "The GitHub token file " + file.string() + " is not usable: " + problem +
+        ". Put a fine-grained personal access token (github_pat_...) scoped to this repository "
+        "in it, alone on one line, or remove the file to work without push and PR access.");
+  register_secret(token);
+  return std::optional<std::string>(std::move(token));
+}
+
+}  // namespace px::workspace
