@@ -507,6 +507,32 @@ TEST_F(WorkspacedRunTest, OfflineCutsTheNetwork) {
     }
 }
 
+TEST_F(WorkspacedRunTest, AgentDashWRunsAsTheAgentInAFreshWorkspace) {
+  auto made = px(repo_, "agent new tabby --email tabby@example.com --allow example.org");
+  ASSERT_EQ(made.status, 0) << made.err;
+  const std::string probe =
+      "echo \"agent=$PARALLEX_AGENT network=$PARALLEX_NETWORK hosts=$PARALLEX_ALLOWED_HOSTS\" > who.txt; "
+      "git config user.email >> who.txt; "
+      "if cat \"$HOME/.config/gh/hosts.yml\" >/dev/null 2>&1; then echo hosts-read; else echo hosts-no; fi >> who.txt";
+  auto r = px(repo_, "agent -w tabby --name as-agent -- /bin/sh -c " + quote(probe));
+  if (unsealable(r)) GTEST_SKIP() << "SKIPPED: this kernel cannot seal: " << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string who = read_file(repo_ / ".parallex/workspaces/as-agent/who.txt");
+  EXPECT_NE(who.find("agent=tabby network=allowlist hosts=example.org"), std::string::npos) << who;
+  EXPECT_NE(who.find("tabby@example.com"), std::string::npos) << "its own git identity: " << who;
+  EXPECT_EQ(who.find("test@example.com"), std::string::npos) << "never the user's: " << who;
+  EXPECT_NE(who.find("hosts-no"), std::string::npos) << who;
+  // The run is the agent's: its record is in the agent's store.
+  EXPECT_FALSE(fs::is_empty(root_ / "data/agents/tabby/runs"));
+  // `agent -w` with a sub-command, or an unknown agent, is refused before anything is made.
+  auto both = px(repo_, "agent -w tabby list");
+  EXPECT_NE(both.status, 0);
+  auto unknown = px(repo_, "agent -w nobody -- true");
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.err.find("nobody"), std::string::npos) << unknown.err;
+  EXPECT_EQ(git_out(repo_, "worktree list --porcelain").find("nobody"), std::string::npos);
+}
+
 TEST_F(WorkspacedRunTest, ProjectHostsAndRefusedHostEvents) {
   fs::create_directories(repo_ / ".parallex");
   std::ofstream(repo_ / ".parallex/config.yaml") << "allow: [example.com]\n";

@@ -136,6 +136,7 @@ std::string config_to_yaml(const AgentConfig& c) {
   }
   e << YAML::EndSeq;
   e << YAML::Key << "share_harness_config" << YAML::Value << c.share_harness_config;
+  e << YAML::Key << "decoys" << YAML::Value << c.decoys;
   e << YAML::Key << "sealed" << YAML::Value << c.sealed;
   e << YAML::EndMap;
   return std::string(
@@ -207,6 +208,7 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
     }
     if (root["share_harness_config"]) c.share_harness_config = root["share_harness_config"].as<bool>();
     if (root["sealed"]) c.sealed = root["sealed"].as<bool>();
+    if (root["decoys"]) c.decoys = root["decoys"].as<bool>();
   } catch (const YAML::Exception& e) {
     return corrupt(e.what());
   }

@@ -36,6 +36,7 @@ struct AgentConfig {
   bool local_servers = false;
   std::vector<Grant> grants;
   bool share_harness_config = false;
+  bool decoys = false;  // decoy credentials planted in its home, watched during runs
   bool sealed = true;
   std::string created;  // UTC, ISO 8601
 };

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #include "agents/git_config.hpp"
 #include "agents/names.hpp"
@@ -17,8 +19,15 @@
 #include "cli/agents_cli.hpp"
 #include "cli/output.hpp"
 #include "cli/policy_options.hpp"
+#include "cli/run_support.hpp"
 #include "common/paths.hpp"
 #include "pluginhost/plugin_set.hpp"
+#ifdef PX_HAVE_MCP
+#include "mcp/browser.hpp"
+#endif
+#ifdef PX_HAVE_SUPERVISOR
+#include "supervisor/decoys.hpp"
+#endif
 
 namespace px::cli::agent_cmd {
 
@@ -151,10 +160,27 @@ std::string fingerprint(const AgentPaths& p) {
 
 // ---- new ---------------------------------------------------------------
 
+// Plants the decoy credentials in the agent's home and says where.
+Status plant_decoys_in(const AgentPaths& p) {
+#ifdef PX_HAVE_SUPERVISOR
+  PX_TRY_ASSIGN(auto planted, supervisor::plant_decoys(p.home()));
+  for (const auto& f : supervisor::decoy_paths(p.home()))
+    std::fprintf(stderr, "parallex: decoy credential %s%s\n", f.c_str(),
+                 std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)");
+  std::fprintf(stderr, "parallex: any open of them during a run is flagged in the run record and at its end\n");
+  return ok();
+#else
+  (void)p;
+  return Error::unsupported("This build of Parallex has no supervisor, so decoys could not be watched.");
+#endif
+}
+
 struct NewOptions {
   std::string name, email;
   RuleFlags rules;
   bool share = false;
+  std::string browser;  // "" or "chromium"
+  bool decoys = false;
 };
 
 int do_new(const NewOptions& o) {
@@ -162,6 +188,7 @@ int do_new(const NewOptions& o) {
   c.name = o.name;
   c.email = o.email;
   c.share_harness_config = o.share;
+  c.decoys = o.decoys;
   if (auto s = agents::check_name(o.name); !s) return report_error(s.error());
   if (auto s = agents::check_email(o.email); !s) return report_error(s.error());
   std::vector<std::string> notes;
@@ -174,6 +201,19 @@ int do_new(const NewOptions& o) {
     auto linked = agents::link_shared_harness_config(p, user_home());
     if (!linked) return report_error(linked.error());
     for (const auto& n : linked.value()) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+  }
+  if (c.decoys) {
+    if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
+  }
+  if (o.browser == "chromium") {
+#ifdef PX_HAVE_MCP
+    auto profile = mcp::create_agent_browser_profile(p.home(), c.name);
+    if (!profile) return report_error(profile.error());
+    std::fprintf(stderr, "parallex: its own Chromium profile is %s; open it with `parallex agent browser %s`\n",
+                 profile.value().user_data_dir.c_str(), c.name.c_str());
+#else
+    std::fprintf(stderr, "parallex: this build of Parallex has no browser support; no browser profile was made\n");
+#endif
   }
   std::printf("Made agent %s in %s\n", c.name.c_str(), p.root.c_str());
   std::printf("  commits as  %s (agent) <%s>, signed with %s\n", c.name.c_str(), c.email.c_str(),
@@ -211,6 +251,7 @@ nlohmann::json describe(const Loaded& a, bool full) {
   j["git_config"] = a.paths.gitconfig().string();
   j["share_harness_config"] = c.share_harness_config;
   j["sealed"] = c.sealed;
+  j["decoys"] = c.decoys;
   nlohmann::json dirs = nlohmann::json::object();
   auto set = plugins::PluginSet::load_default();
   for (const auto& plugin : set.plugins()) {
@@ -291,6 +332,7 @@ int do_show(const std::string& name, bool json) {
   if (c.share_harness_config)
     for (const auto& f : j["shared_harness_files"])
       std::printf("Shared (ro)  %s\n", f.get<std::string>().c_str());
+  if (c.decoys) std::printf("Decoys       planted in its home; any open during a run is flagged\n");
   std::printf("Store        %s\n", a.value().paths.root.c_str());
   return 0;
 }
@@ -303,6 +345,7 @@ struct SetOptions {
   RuleFlags rules;
   std::vector<std::string> disallow, ungrant, remove_repos;
   std::string share;  // "", "on", "off"
+  std::string decoys;  // "", "on", "off"
 };
 
 int do_set(const SetOptions& o) {
@@ -342,6 +385,17 @@ int do_set(const SetOptions& o) {
           Error::invalid("--ungrant " + g + ": the agent has no grant for " + path.string() + "."));
   }
   if (!o.share.empty()) c.share_harness_config = o.share == "on";
+  if (!o.decoys.empty()) {
+    const bool was = c.decoys;
+    c.decoys = o.decoys == "on";
+    if (c.decoys) {
+      if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
+    } else if (was) {
+      std::fprintf(stderr,
+                   "parallex: decoys are no longer watched; the decoy files stay in %s (they hold nothing real)\n",
+                   p.home().c_str());
+    }
+  }
   if (auto s = agents::save_config(p, c); !s) return report_error(s.error());
   if (auto s = agents::write_git_identity(p, c, self_exe()); !s) return report_error(s.error());
   if (c.share_harness_config) {
@@ -369,6 +423,11 @@ int do_delete(const std::string& name, bool yes) {
   auto paths = agents::find_agent(agents::default_agents_root(), name);
   if (!paths) return report_error(paths.error());
   const AgentPaths& p = paths.value();
+  if (agent_is_running(name))
+    return report_error(Error::conflict("Agent " + name +
+                                        " is running; deleting it now would pull its home from under the run. "
+                                        "End the run first (`parallex runs`, `parallex kill RUN-ID`), then "
+                                        "delete it."));
   // A damaged agent can still be deleted: that is how it is got rid of.
   auto config = agents::load_config(p);
   const std::string fp = fingerprint(p);
@@ -417,7 +476,8 @@ int do_key(const std::string& name) {
 // ---- registration ------------------------------------------------------
 
 Action setup(CLI::App& app, GlobalOptions&) {
-  app.require_subcommand(1);
+  // One sub-command, or an option another component adds (`agent -w NAME -- CMD`).
+  app.require_subcommand(0, 1);
   auto chosen = std::make_shared<Action>();
   auto add = [&](const char* name, const char* summary, const std::function<Action(CLI::App&)>& fn) {
     CLI::App* sub = app.add_subcommand(name, summary);
@@ -433,6 +493,11 @@ Action setup(CLI::App& app, GlobalOptions&) {
     add_rule_flags(s, o->rules);
     s.add_flag("--share-harness-config", o->share,
                "Share your CLAUDE.md, skills and plugins with it, read-only");
+    s.add_flag("--decoys", o->decoys,
+               "Plant decoy credentials in its home; any open of them during a run is flagged");
+    s.add_option("--browser", o->browser,
+                 "Give it a browser profile of its own (red, its name in the title, signed in to nothing)")
+        ->check(CLI::IsMember({"chromium"}));
     return Action([o] { return do_new(*o); });
   });
   add("list", "List the agents", [](CLI::App& s) {
@@ -458,6 +523,8 @@ Action setup(CLI::App& app, GlobalOptions&) {
     s.add_option("--share-harness-config", o->share,
                  "Share your CLAUDE.md, skills and plugins read-only: on or off")
         ->check(CLI::IsMember({"on", "off"}));
+    s.add_option("--decoys", o->decoys, "Decoy credentials in its home, flagged when opened: on or off")
+        ->check(CLI::IsMember({"on", "off"}));
     return Action([o] { return do_set(*o); });
   });
   add("delete", "Delete an agent, its key, token and sign-ins, for good", [](CLI::App& s) {
@@ -476,7 +543,23 @@ Action setup(CLI::App& app, GlobalOptions&) {
   add("credential", "Git credential helper of an agent (git runs it)", setup_credential);
   add("sign-in", "Copy your harness sign-in into an agent's home, after asking", setup_sign_in);
   add("run", "Run a command as an agent, sealed, through its network rules", setup_run);
-  return [chosen] { return *chosen ? (*chosen)() : 2; };
+  for (const auto& sub : subcommands_of("agent")) add(sub.name, sub.summary, sub.setup);
+  std::vector<std::function<Action()>> extensions;
+  for (const auto& ext : extension_registry())
+    if (std::string_view(ext.parent) == "agent") extensions.push_back(ext.setup(app));
+  return [chosen, extensions, &app] {
+    for (const auto& resolve : extensions) {
+      if (Action action = resolve()) {
+        if (*chosen)
+          return report_error(Error::invalid("`parallex agent -w` runs on its own; it does not combine with `agent " +
+                                             app.get_subcommands().front()->get_name() + "`."));
+        return action();
+      }
+    }
+    if (*chosen) return (*chosen)();
+    return report_error(Error::invalid("`parallex agent` needs a sub-command (new, list, show, run, ...) or -w NAME "
+                                       "-- CMD; see `parallex agent --help`."));
+  };
 }
 
 }  // namespace

@@ -148,6 +148,7 @@ int do_run(const RunOptions& o) {
   request.runs_dir = p.runs();
   request.sealed = !o.unsealed;
   request.accept_weaker_seal = o.accept_weaker_seal;
+  if (c.decoys) request.decoy_home = p.home();
   request.record_extra = extra;
   request.on_finish = [dir](nlohmann::json& record) {
     if (auto refs = agents::repository_refs(dir); refs && refs.value()) {

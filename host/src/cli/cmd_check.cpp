@@ -26,6 +26,9 @@
 #include "cli/output.hpp"
 #include "cli/policy_options.hpp"
 #include "common/paths.hpp"
+#ifdef PX_HAVE_SUPERVISOR
+#include "supervisor/run_control.hpp"
+#endif
 
 namespace px::cli {
 namespace {
@@ -269,6 +272,16 @@ int check(const Options& o) {
   const auto guarantees = seal::detect_guarantees();
   bool required_missing = false;
   for (const auto& g : guarantees) required_missing |= g.required && !g.enforced;
+#ifdef PX_HAVE_SUPERVISOR
+  const auto tracking = supervisor::probe_tracking();
+  nlohmann::json kill_switch{{"mechanism", supervisor::to_string(tracking.mechanism)},
+                             {"description", tracking.description},
+                             {"cannot_catch", tracking.cannot_catch}};
+#else
+  nlohmann::json kill_switch{{"mechanism", "none"},
+                             {"description", "this build of Parallex has no supervisor"},
+                             {"cannot_catch", "every process: runs are not tracked"}};
+#endif
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& g : guarantees)
@@ -280,6 +293,7 @@ int check(const Options& o) {
     print_json({{"platform", "linux"},
                 {"landlock_abi", seal::landlock::abi_version()},
                 {"guarantees", list},
+                {"kill_switch", kill_switch},
                 {"ready", !required_missing}});
   } else {
     utsname u{};
@@ -291,6 +305,9 @@ int check(const Options& o) {
           "  %-8s %s\n           %s%s\n", g.enforced ? "enforced" : "MISSING", g.name.c_str(),
           g.detail.c_str(),
           !g.enforced && g.required ? " [required: `parallex run` refuses without --allow-weaker-seal]" : "");
+    std::printf("Kill switch (process tracking): %s\n           %s\n",
+                kill_switch["description"].get<std::string>().c_str(),
+                kill_switch["cannot_catch"].get<std::string>().c_str());
     std::printf("%s\n", required_missing ? "Some required guarantees are missing."
                                          : "Every required guarantee is enforced.");
   }

@@ -6,6 +6,9 @@
 #include <cstdlib>
 
 #include "common/paths.hpp"
+#ifdef PX_HAVE_SUPERVISOR
+#include "supervisor/registry.hpp"
+#endif
 
 extern char** environ;
 
@@ -35,5 +38,15 @@ Result<fs::path> make_run_temp() {
 }
 
 fs::path adhoc_runs_dir() { return parallex_data_dir() / "runs"; }
+
+bool agent_is_running(const std::string& name) {
+#ifdef PX_HAVE_SUPERVISOR
+  for (const auto& r : supervisor::list_runs(parallex_runtime_dir()).live)
+    if (r.agent == name) return true;
+#else
+  (void)name;
+#endif
+  return false;
+}
 
 }  // namespace px::cli

@@ -14,5 +14,7 @@ std::map<std::string, std::string> host_environment();
 Result<std::filesystem::path> make_run_temp();
 // Records of ad-hoc runs (not an agent's): <data>/runs.
 std::filesystem::path adhoc_runs_dir();
+// Whether a live run (its supervisor answering) is running as agent `name`.
+bool agent_is_running(const std::string& name);
 
 }  // namespace px::cli

@@ -45,6 +45,18 @@ std::string decoy_content(const std::string& name) {
   return "https://deploy-bot:ghp_" + random_chars(36, kAlnum) + "@github.com\n";
 }
 
+// Running, not a zombie: an exited process has already left its cgroup, so
+// asking which run it belongs to would wrongly say "none".
+bool process_running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  const char state = stat[close + 2];
+  return state != 'Z' && state != 'X' && state != 'x';
+}
+
 std::string describe_process(pid_t pid) {
   if (pid <= 0) return {};
   std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
@@ -198,9 +210,9 @@ void DecoyWatch::drain_fanotify() {
       hit.event = (m->mask & FAN_OPEN) ? "open" : "read";
       hit.pid = pid;
       hit.process = describe_process(pid);
-      // A process that is gone cannot be checked: kept, to be safe.
-      const bool alive = ::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0;
-      if (belongs_to_run_ && alive && !belongs_to_run_(pid)) continue;
+      // A process that is gone cannot be checked: kept, to be safe. It is
+      // asked again after the check, since it may have exited in between.
+      if (belongs_to_run_ && process_running(pid) && !belongs_to_run_(pid) && process_running(pid)) continue;
       add_hit(std::move(hit));
     }
   }

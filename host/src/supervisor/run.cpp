@@ -23,6 +23,7 @@
 #include "policy/policy_json.hpp"
 #include "proxy/proxy.hpp"
 #include "common/paths.hpp"
+#include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/run_control.hpp"
 #include "supervisor/unsealed_launch.hpp"
@@ -172,6 +173,31 @@ Result<RunOutcome> run(RunRequest r) {
   PX_TRY(wait_while_globally_paused(parallex_runtime_dir(), hooks.notice));
   outcome.notices.push_back(control->mechanism_note());
 
+  // Landlock cannot refuse one name in a writable folder, so a `git init` in a
+  // run folder that had no repository is caught after the run instead: its
+  // hooks and config were written by the run, and git would run them for you.
+  const fs::path run_git = policy.run_folder() / ".git";
+  const bool had_git = fs::symlink_status(run_git, ec).type() != fs::file_type::not_found;
+
+  // Decoys are watched from before the command starts until it has ended.
+  std::unique_ptr<DecoyWatch> decoy_watch;
+  if (!r.decoy_home.empty()) {
+    RunControl* ctl = control.get();
+    auto belongs = [ctl](pid_t pid) {
+      for (pid_t p : ctl->processes())
+        if (p == pid) return true;
+      return false;
+    };
+    auto watch = DecoyWatch::start(r.decoy_home, belongs);
+    if (watch) {
+      decoy_watch = std::move(watch).value();
+      record["decoys"] = {{"method", decoy_watch->method()}, {"watched", decoy_watch->watched()}};
+    } else {
+      hooks.notice("the decoy credentials are not watched in this run: " + watch.error().message);
+      record["decoys"] = {{"error", redact(watch.error().message)}};
+    }
+  }
+
   seal::EnvMap env = policy.environment().apply(r.host_env);
   for (const auto& [k, v] : control->child_environment()) env[k] = v;
   // The harness's own sandbox cannot nest inside ours: its plugin's switches
@@ -251,6 +277,17 @@ Result<RunOutcome> run(RunRequest r) {
     status = run_unsealed(r.argv, env, r.cwd.empty() ? policy.run_folder() : r.cwd, control->cgroup_fd());
   }
 
+  if (decoy_watch) {
+    nlohmann::json hits = nlohmann::json::array();
+    for (const auto& hit : decoy_watch->stop()) {
+      hits.push_back(to_json(hit));
+      std::string line = "DECOY " + hit.event + ": " + hit.path.string() +
+                         (hit.process.empty() ? " (process unknown)" : " by " + hit.process);
+      outcome.decoy_hits.push_back(redact(line));
+      std::fprintf(stderr, "parallex: %s\n", outcome.decoy_hits.back().c_str());
+    }
+    record["decoy_hits"] = hits;
+  }
   control->finish();
   record["kill_switch"] = control->record();
   if (server) {
@@ -258,6 +295,14 @@ Result<RunOutcome> run(RunRequest r) {
     for (const auto& h : server->refused_hosts()) outcome.refused_hosts.push_back(h.host + ":" + std::to_string(h.port));
     const std::string refused = proxy::format_refused(server->refused_hosts());
     if (!refused.empty()) std::fprintf(stderr, "%s", refused.c_str());
+  }
+  if (!had_git && fs::symlink_status(run_git, ec).type() != fs::file_type::not_found) {
+    const std::string made = "the run made a git repository in " + policy.run_folder().string() +
+                             " (.git was not there before): its hooks and config were written by the run and "
+                             "git would run them for you; review or remove " + run_git.string();
+    outcome.notices.push_back(made);
+    record["git_repository_created"] = run_git.string();
+    std::fprintf(stderr, "parallex: WARNING: %s\n", made.c_str());
   }
   record["ended_at"] = iso_now();
   record["notices"] = outcome.notices;

@@ -29,6 +29,9 @@ struct RunRequest {
   fs::path runs_dir;                               // the run's record goes to runs_dir/RUN-ID/
   bool sealed = true;                              // false: `--unsealed`, said in one line
   bool accept_weaker_seal = false;                 // run even where a guarantee is missing
+  // Where decoy credentials were planted (an agent's home); opens of them
+  // during the run are recorded as "decoy_hits" and printed at the end.
+  fs::path decoy_home;
   // Extra fields for run.json (e.g. the repository refs at start).
   nlohmann::json record_extra = nlohmann::json::object();
   // Called after the command ended, before run.json is written; may add fields.
@@ -41,6 +44,7 @@ struct RunOutcome {
   fs::path record_dir;            // runs_dir/RUN-ID
   std::vector<std::string> refused_hosts;
   std::vector<std::string> notices;  // what the seal could not guarantee, refusals seen
+  std::vector<std::string> decoy_hits;  // one line per open of a decoy credential
 };
 
 // A new run id: time-sortable and unique ("20261129-190433-4f2a").

@@ -1,0 +1,141 @@
+// `parallex agent snapshot|snapshots|rewind NAME`: the snapshot store of an
+// agent's home (its git and gh settings, sign-ins, harness config and
+// history). Its signing key and token live beside the home, never in it, so
+// they are never snapshotted and a rewind keeps the ones it has.
+#ifdef PX_HAVE_AGENTS
+#include <memory>
+#include <optional>
+
+#include "agents/store.hpp"
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "cli/run_support.hpp"
+#include "cli/snapshot_output.hpp"
+#include "snapshot/snapshot.hpp"
+
+namespace px::cli {
+namespace {
+
+namespace snap = px::snapshot;
+using namespace snapshot_output;
+
+Result<agents::AgentPaths> agent_paths(const std::string& name) {
+  return agents::find_agent(agents::default_agents_root(), name);
+}
+
+int do_snapshot(const std::string& name, bool json) {
+  auto p = agent_paths(name);
+  if (!p) return report_error(p.error());
+  auto store = snap::Store::open(p.value().snapshots());
+  if (!store) return report_error(store.error());
+  if (agent_is_running(name))
+    std::fprintf(stderr, "parallex: agent %s is running; the snapshot holds its home as it is this moment\n",
+                 name.c_str());
+  ProgressBar bar;
+  snap::TakeOptions t;
+  t.source = p.value().home();
+  t.label = "by hand";
+  t.kind = "manual";
+  t.progress = bar.fn();
+  auto r = store.value().take(t);
+  bar.clear();
+  if (!r) return report_error(r.error());
+  print_taken(r.value(), json);
+  return 0;
+}
+
+struct ListOptions {
+  std::string name;
+  bool json = false, prune = false;
+  std::optional<std::size_t> keep;
+};
+
+int do_snapshots(const ListOptions& o) {
+  auto p = agent_paths(o.name);
+  if (!p) return report_error(p.error());
+  if (o.prune != o.keep.has_value())
+    return report_error(Error::invalid("--prune and --keep N go together: `parallex agent snapshots " + o.name +
+                                 " --prune --keep N` keeps the newest N."));
+  // The agent's store is made with the agent; opening it makes its layout if no snapshot was taken yet.
+  auto store = snap::Store::open(p.value().snapshots());
+  if (!store) return report_error(store.error());
+  if (o.prune) {
+    auto r = store.value().prune(*o.keep);
+    if (!r) return report_error(r.error());
+    std::printf("Removed %zu snapshots and %llu objects (%s freed).\n", r.value().removed_ids.size(),
+                static_cast<unsigned long long>(r.value().objects_removed), human(r.value().bytes_freed).c_str());
+    return 0;
+  }
+  auto list = store.value().list();
+  if (!list) return report_error(list.error());
+  print_list(list.value(), o.json,
+             "Agent " + o.name + " has no snapshots yet; one is taken before every `parallex agent run`.");
+  return 0;
+}
+
+struct RewindOptions {
+  std::string name, to;
+  bool dry_run = false;
+};
+
+int do_rewind(const RewindOptions& o) {
+  auto p = agent_paths(o.name);
+  if (!p) return report_error(p.error());
+  auto store = snap::Store::open(p.value().snapshots());
+  if (!store) return report_error(store.error());
+  auto existing = store.value().list();
+  if (!existing) return report_error(existing.error());
+  if (existing.value().empty())
+    return report_error(
+        Error::not_found("Agent " + o.name + " has no snapshots yet, so there is nothing to rewind to."));
+  const std::string name = o.name;
+  ProgressBar bar;
+  snap::RewindOptions r;
+  r.source = p.value().home();
+  if (!o.to.empty()) r.to = o.to;
+  r.dry_run = o.dry_run;
+  r.is_busy = [name] { return agent_is_running(name); };
+  r.progress = bar.fn();
+  auto res = store.value().rewind(r);
+  bar.clear();
+  if (!res) return report_error(res.error());
+  print_rewind(res.value(), o.dry_run, "agent " + o.name + "'s home", "parallex agent rewind " + o.name + " --to ");
+  return 0;
+}
+
+Action setup_snapshot(CLI::App& app) {
+  auto name = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  app.add_option("name", *name, "The agent")->required();
+  app.add_flag("--json", *json, "Print the snapshot as JSON");
+  return [name, json] { return do_snapshot(*name, *json); };
+}
+
+Action setup_snapshots(CLI::App& app) {
+  auto o = std::make_shared<ListOptions>();
+  app.add_option("name", o->name, "The agent")->required();
+  app.add_flag("--json", o->json, "Print JSON");
+  app.add_flag("--prune", o->prune, "Remove all but the newest --keep N snapshots and free their space");
+  app.add_option("--keep", o->keep, "How many snapshots --prune keeps")->check(CLI::NonNegativeNumber);
+  return [o] { return do_snapshots(*o); };
+}
+
+Action setup_rewind(CLI::App& app) {
+  auto o = std::make_shared<RewindOptions>();
+  app.add_option("name", o->name, "The agent")->required();
+  app.add_option("--to", o->to, "Snapshot id or unique prefix (default: the newest that is not a pre-rewind one)");
+  app.add_flag("--dry-run", o->dry_run, "Only list what would change");
+  return [o] { return do_rewind(*o); };
+}
+
+}  // namespace
+
+PARALLEX_SUBCOMMAND("agent", "snapshot", "Snapshot an agent's home now (one is taken before every run)", 30,
+                    setup_snapshot);
+PARALLEX_SUBCOMMAND("agent", "snapshots", "List an agent's snapshots, or prune them (--prune --keep N)", 31,
+                    setup_snapshots);
+PARALLEX_SUBCOMMAND("agent", "rewind", "Put an agent's home back as a snapshot had it (undoable)", 32,
+                    setup_rewind);
+
+}  // namespace px::cli
+#endif  // PX_HAVE_AGENTS

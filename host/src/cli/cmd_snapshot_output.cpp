@@ -1,0 +1,162 @@
+// Output shared by the snapshot commands (see snapshot_output.hpp).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+#include "cli/snapshot_output.hpp"
+#include "common/redact.hpp"
+#include "snapshot/manifest.hpp"
+
+namespace px::cli::snapshot_output {
+
+namespace snap = px::snapshot;
+
+std::string human(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string local_time(std::int64_t ns) {
+  std::time_t t = static_cast<std::time_t>(ns / 1000000000);
+  struct tm tm {};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+ProgressBar::ProgressBar() : tty_(::isatty(STDOUT_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+ProgressBar::~ProgressBar() { clear(); }
+
+snap::ProgressFn ProgressBar::fn() {
+  if (!tty_) return {};
+  return [this](const snap::Progress& p) { update(p); };
+}
+
+void ProgressBar::clear() {
+  if (!drawn_) return;
+  std::fputs("\r\033[K", stdout);
+  std::fflush(stdout);
+  drawn_ = false;
+}
+
+void ProgressBar::update(const snap::Progress& p) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    double rate = static_cast<double>(p.bytes_done) / secs;
+    int pct =
+        p.bytes_total
+            ? static_cast<int>(100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total))
+            : 0;
+    pct = std::min(pct, 100);
+    std::string bar(static_cast<std::size_t>(pct / 5), '#');
+    bar.resize(20, '.');
+    std::printf("\r\033[K%-9s [%s] %3d%%  %llu/%llu files  %s/%s  %s/s", p.phase, bar.c_str(), pct,
+                static_cast<unsigned long long>(p.files_done), static_cast<unsigned long long>(p.files_total),
+                human(p.bytes_done).c_str(), human(p.bytes_total).c_str(),
+                human(static_cast<std::uint64_t>(rate)).c_str());
+    std::fflush(stdout);
+    drawn_ = true;
+}
+
+int report(const Error& e) {
+  std::fprintf(stderr, "parallex: %s\n", redact(e.message).c_str());
+  switch (e.kind) {
+    case ErrorKind::invalid_input:
+      return 2;
+    case ErrorKind::conflict:
+      return 3;
+    case ErrorKind::not_found:
+      return 4;
+    default:
+      return 1;
+  }
+}
+
+nlohmann::json info_json(const snap::SnapshotInfo& i) {
+  return {{"id", i.id},
+          {"time", local_time(i.time_ns)},
+          {"time_ns", i.time_ns},
+          {"kind", i.kind},
+          {"label", i.label},
+          {"files", i.files},
+          {"entries", i.entries},
+          {"bytes", i.bytes},
+          {"new_bytes", i.new_bytes},
+          {"incomplete", i.incomplete},
+          {"warnings", i.warnings}};
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", redact(w).c_str());
+}
+
+void print_taken(const snap::SnapshotInfo& i, bool json) {
+  if (json) {
+    std::printf("%s\n", info_json(i).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("Snapshot %s: %llu files, %s, %s new%s\n", i.id.c_str(), static_cast<unsigned long long>(i.files),
+                human(i.bytes).c_str(), human(i.new_bytes).c_str(),
+                i.incomplete ? " (incomplete, see warnings)" : "");
+  }
+  print_warnings(i.warnings);
+}
+
+void print_list(const std::vector<snap::SnapshotInfo>& list, bool json, const std::string& empty_note) {
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& i : list) arr.push_back(info_json(i));
+    std::printf("%s\n", arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return;
+  }
+  if (list.empty()) {
+    std::printf("%s\n", empty_note.c_str());
+    return;
+  }
+  std::printf("%-23s  %-19s  %-10s  %7s  %10s  %10s  %s\n", "ID", "TIME", "KIND", "FILES", "BYTES", "NEW",
+              "RUN");
+  for (const auto& i : list) {
+    std::printf("%-23s  %-19s  %-10s  %7llu  %10s  %10s  %s%s\n", i.id.c_str(), local_time(i.time_ns).c_str(),
+                i.kind.c_str(), static_cast<unsigned long long>(i.files), human(i.bytes).c_str(),
+                human(i.new_bytes).c_str(), snap::display_name(i.label).c_str(),
+                i.incomplete ? " (incomplete)" : "");
+  }
+}
+
+void print_rewind(const snap::RewindResult& v, bool dry_run, const std::string& what,
+                  const std::string& undo_hint) {
+  std::size_t n = 0;
+  for (const auto& c : v.changes) {
+    if (dry_run || c.kind == snap::Change::Kind::keep) {
+      std::printf("  %-10s %s%s%s\n", snap::to_string(c.kind), snap::display_name(c.path).c_str(),
+                  c.note.empty() ? "" : "  (", c.note.empty() ? "" : (c.note + ")").c_str());
+    }
+    n += c.kind != snap::Change::Kind::keep;
+  }
+  if (dry_run) {
+    std::printf("Dry run: rewinding %s to %s would make %zu changes.\n", what.c_str(), v.target_id.c_str(), n);
+  } else if (v.undo_id.empty()) {
+    std::printf("%s already matches snapshot %s; nothing changed.\n", what.c_str(), v.target_id.c_str());
+  } else {
+    std::printf("Rewound %s to %s: %llu files written, %llu entries removed.\n", what.c_str(),
+                v.target_id.c_str(), static_cast<unsigned long long>(v.files_written),
+                static_cast<unsigned long long>(v.entries_removed));
+    std::printf("The state before the rewind is snapshot %s; undo with:\n  %s%s\n", v.undo_id.c_str(),
+                undo_hint.c_str(), v.undo_id.c_str());
+  }
+  print_warnings(v.warnings);
+}
+
+}  // namespace px::cli::snapshot_output

@@ -1,0 +1,49 @@
+#pragma once
+// What `parallex snapshot ...` and `parallex agent snapshot|snapshots|rewind`
+// print: sizes, times, a progress bar, the JSON of a snapshot and the result of
+// a rewind. Implemented in cmd_snapshot_output.cpp (skipped with the snapshot
+// component).
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "snapshot/snapshot.hpp"
+
+namespace px::cli::snapshot_output {
+
+std::string human(std::uint64_t bytes);
+std::string local_time(std::int64_t ns);
+nlohmann::json info_json(const snapshot::SnapshotInfo& info);
+void print_warnings(const std::vector<std::string>& warnings);
+// Prints the error (redacted) and returns the exit status for its kind.
+int report(const Error& e);
+void print_taken(const snapshot::SnapshotInfo& info, bool json);
+void print_list(const std::vector<snapshot::SnapshotInfo>& list, bool json, const std::string& empty_note);
+// `undo_hint` is the command that rewinds to a given snapshot id, minus the id.
+void print_rewind(const snapshot::RewindResult& result, bool dry_run, const std::string& what,
+                  const std::string& undo_hint);
+
+// Drawn on stdout only when it is a terminal and the operation has run for a
+// second; silent otherwise so scripts and logs see only the result.
+class ProgressBar {
+ public:
+  ProgressBar();
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  snapshot::ProgressFn fn();
+  void clear();
+
+ private:
+  void update(const snapshot::Progress& p);
+
+  bool tty_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_, last_{};
+};
+
+}  // namespace px::cli::snapshot_output
