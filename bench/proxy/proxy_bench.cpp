@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -132,6 +133,21 @@ int open_tunnel(const Target& t) {
   return fd;
 }
 
+// CPU seconds (user + system) the process has used so far.
+double cpu_seconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string f;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) stime = std::stoull(f);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 long rss_kib(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string key;
@@ -166,6 +182,7 @@ int main(int argc, char** argv) {
 
   // Throughput: best of three 1 GiB transfers through one tunnel.
   double best = 0;
+  const double cpu_before = pid > 0 ? cpu_seconds(pid) : 0;
   std::vector<char> buf(256 * 1024);
   for (int round = 0; round < 3; ++round) {
     const int fd = open_tunnel(t);
@@ -179,6 +196,10 @@ int main(int argc, char** argv) {
     if (got != bytes) std::fprintf(stderr, "short transfer: %zu of %zu\n", got, bytes);
     best = std::max(best, static_cast<double>(got) / s / 1e6);
   }
+
+  // The proxy's CPU per GiB relayed: what it costs, apart from the machine's load.
+  const double cpu_per_gib =
+      pid > 0 ? (cpu_seconds(pid) - cpu_before) / (3.0 * static_cast<double>(bytes) / (1 << 30)) : 0;
 
   // Set-up latency: connect, tunnel, one round trip, close.
   std::vector<double> lat;
@@ -209,7 +230,7 @@ int main(int argc, char** argv) {
     per_tunnel = static_cast<double>(after - before) / tunnels;
     for (int fd : open) ::close(fd);
   }
-  std::printf("%s\t%.0f\t%.0f\t%.0f\t%.1f\n", label.c_str(), best, lat[lat.size() / 2], lat[lat.size() * 99 / 100],
-              per_tunnel);
+  std::printf("%s\t%.0f\t%.0f\t%.0f\t%.1f\t%.0f\n", label.c_str(), best, lat[lat.size() / 2],
+              lat[lat.size() * 99 / 100], per_tunnel, cpu_per_gib * 1000);
   return 0;
 }

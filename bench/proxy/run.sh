@@ -55,11 +55,12 @@ else
 fi
 
 direct_mbps="$(printf '%s\n' "${rows[0]}" | cut -f2)"
-printf '| %-11s | %12s | %9s | %10s | %10s | %24s |\n' "path" "MB/s (1 GiB)" "vs direct" "set-up p50" "set-up p99" "KiB per idle tunnel (1000)"
-printf '|%s|%s|%s|%s|%s|%s|\n' "-------------" "--------------" "-----------" "------------" "------------" "----------------------------"
+printf '| %-11s | %12s | %9s | %14s | %10s | %10s | %24s |\n' "path" "MB/s (1 GiB)" "vs direct" "proxy CPU/GiB" "set-up p50" "set-up p99" "KiB per idle tunnel (1000)"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' "-------------" "--------------" "-----------" "----------------" "------------" "------------" "----------------------------"
 for row in "${rows[@]}"; do
-  IFS=$'\t' read -r label mbps p50 p99 kib <<< "$row"
+  IFS=$'\t' read -r label mbps p50 p99 kib cpu <<< "$row"
   pct="$(awk -v a="$mbps" -v b="$direct_mbps" 'BEGIN { printf "%.0f%%", 100 * a / b }')"
-  [ "$label" = direct-tcp ] && kib="-"
-  printf '| %-11s | %12s | %9s | %7s us | %7s us | %24s |\n' "$label" "$mbps" "$pct" "$p50" "$p99" "$kib"
+  [ "$label" = direct-tcp ] && kib="-" && cpu="-"
+  [ "$cpu" = "-" ] || cpu="$cpu ms"
+  printf '| %-11s | %12s | %9s | %14s | %7s us | %7s us | %24s |\n' "$label" "$mbps" "$pct" "$cpu" "$p50" "$p99" "$kib"
 done

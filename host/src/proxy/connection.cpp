@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@ namespace {
 constexpr std::size_t kHeadReadChunk = 4096;
 constexpr auto kLinger = std::chrono::seconds(2);
 constexpr int kReadsPerTurn = 16;  // then yield, so one busy tunnel cannot starve the others
+// Bytes a tunnel's pipe may hold: larger means fewer system calls. The kernel
+// caps it (fs.pipe-max-size, and a per-user budget); the default is kept then.
+constexpr int kPipeBytes = 1 << 20;
 
 std::string_view status_text(int status) {
   switch (status) {
@@ -297,6 +301,67 @@ void Connection::arm(Direction& d) {
 void Connection::on_readable(Direction& d, const error_code& ec) {
   if (state_ != State::relaying) return;
   if (ec) return close("error");
+  if (target_.is_connect && !d.copy) return splice_readable(d);
+  copy_readable(d);
+}
+
+void Connection::splice_readable(Direction& d) {
+  if (!d.pipe_read) {
+    int fds[2];
+    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+      d.copy = true;
+      return copy_readable(d);
+    }
+    d.pipe_read = UniqueFd(fds[0]);
+    d.pipe_write = UniqueFd(fds[1]);
+    (void)::fcntl(fds[1], F_SETPIPE_SZ, kPipeBytes);
+  }
+  for (int turn = 0; turn < kReadsPerTurn; ++turn) {
+    const ssize_t n = ::splice(d.from->native_handle(), nullptr, d.pipe_write.get(), nullptr, kPipeBytes,
+                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return arm(d);
+      if (errno == EINTR) continue;
+      if ((errno == EINVAL || errno == ENOSYS) && turn == 0 && d.in_pipe == 0) {
+        d.copy = true;  // a socket the kernel cannot splice from
+        return copy_readable(d);
+      }
+      return close("error");
+    }
+    if (n == 0) return on_source_eof(d);
+    last_activity_ = Clock::now();
+    *d.counter += static_cast<std::uint64_t>(n);
+    d.in_pipe += static_cast<std::size_t>(n);
+    if (!flush_pipe(d)) return;
+  }
+  arm(d);
+}
+
+bool Connection::flush_pipe(Direction& d) {
+  while (d.in_pipe > 0) {
+    const ssize_t m = ::splice(d.pipe_read.get(), nullptr, d.to->native_handle(), nullptr, d.in_pipe,
+                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (m < 0 && errno == EINTR) continue;
+    if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // The receiver is slow: stop reading this side until the pipe is drained.
+      d.to->async_wait(tcp::socket::wait_write, [self = shared_from_this(), &d](const error_code& e) {
+        if (self->state_ != State::relaying) return;
+        if (e) return self->close("error");
+        self->last_activity_ = Clock::now();
+        if (self->flush_pipe(d)) self->arm(d);
+      });
+      return false;
+    }
+    if (m <= 0) {
+      close("error");
+      return false;
+    }
+    d.in_pipe -= static_cast<std::size_t>(m);
+  }
+  return true;
+}
+
+void Connection::copy_readable(Direction& d) {
   auto& buf = server_.scratch;
   for (int turn = 0; turn < kReadsPerTurn; ++turn) {
     std::size_t want = buf.size();

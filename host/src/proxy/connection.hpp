@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/unique_fd.hpp"
 #include "proxy/decision_log.hpp"
 #include "proxy/request_parser.hpp"
 
@@ -29,8 +30,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   enum class State { head, auth_wait, resolving, connecting, relaying, lingering, closed };
-  // One direction of the relay. Reads go through the server's shared scratch
-  // buffer; `pending` holds bytes only while the receiver is slow, so an idle
+  // One direction of the relay. A CONNECT tunnel moves bytes socket -> pipe ->
+  // socket inside the kernel (splice), the pipe made on its first byte. Plain
+  // HTTP, whose body is framed, reads through the server's shared scratch
+  // buffer; `pending` holds bytes only while the receiver is slow. An idle
   // tunnel owns no buffer at all.
   struct Direction {
     boost::asio::ip::tcp::socket* from = nullptr;
@@ -42,6 +45,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool limited = false;       // Content-Length framing
     std::uint64_t remaining = 0;
     std::unique_ptr<ChunkedTracker> chunked;
+    UniqueFd pipe_read, pipe_write;  // splice path only
+    std::size_t in_pipe = 0;         // bytes read into the pipe, not yet written on
+    bool copy = false;               // splice is not available: copy through user space
   };
 
   void wait_head();
@@ -56,6 +62,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start_relay();
   void arm(Direction& d);
   void on_readable(Direction& d, const boost::system::error_code& ec);
+  void copy_readable(Direction& d);
+  void splice_readable(Direction& d);
+  // Writes what the pipe holds to the receiver; false when it must wait for
+  // the receiver (it re-arms the reader itself once drained) or failed.
+  bool flush_pipe(Direction& d);
   void on_source_eof(Direction& d);
 
   // Refuses the request: logs, answers `status` with an x-proxy-error header,
