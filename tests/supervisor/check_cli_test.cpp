@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "supervisor/cgroup.hpp"
 #include "supervisor/run_control.hpp"
 
 namespace {
@@ -33,4 +34,16 @@ TEST(CheckCommand, NamesTheTrackingMechanism) {
 
   const std::string text = run(std::string(PARALLEX_EXE) + " check");
   EXPECT_NE(text.find("Kill switch (process tracking): " + probe.description), std::string::npos) << text;
+}
+
+// The seal's first process is born in the run's cgroup (clone3
+// CLONE_INTO_CGROUP) or, where the kernel cannot, enters it before anything
+// runs: either way what the command sees is the run's cgroup.
+TEST(SealedRun, IsInItsCgroupFromTheStart) {
+  if (!px::supervisor::probe_cgroup().usable) GTEST_SKIP() << px::supervisor::probe_cgroup().why_not;
+  for (const std::string env : {"", "PARALLEX_NO_CLONE_INTO_CGROUP=1 "}) {
+    const std::string out = run(std::string("cd ") + PARALLEX_BINARY_DIR + " && env " + env + PARALLEX_EXE +
+                                " run -- cat /proc/self/cgroup 2>&1");
+    EXPECT_NE(out.find("/parallex/"), std::string::npos) << env << out;
+  }
 }

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,10 +168,7 @@ Result<RunCgroup> RunCgroup::create(const CgroupProbe& where, const std::string&
     cg.removed_ = true;
     return Error::io("open the run's cgroup " + cg.path_.string(), err);
   }
-  cg.events_watch_ = UniqueFd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
-  if (cg.events_watch_ &&
-      ::inotify_add_watch(cg.events_watch_.get(), (cg.path_ / "cgroup.events").c_str(), IN_MODIFY) < 0)
-    cg.events_watch_.reset();
+  cg.events_watch_ = UniqueFd(::openat(cg.dir_.get(), "cgroup.events", O_RDONLY | O_CLOEXEC));
   if (limits.pids_max && fs::exists(cg.path_ / "pids.max")) {
     if (write_text(cg.path_ / "pids.max", std::to_string(*limits.pids_max)))
       cg.applied_.push_back("pids.max=" + std::to_string(*limits.pids_max));
@@ -224,11 +220,14 @@ Status RunCgroup::wait_events(const char* key, bool value, std::chrono::millisec
   // file (CGROUP_FILE_NOTIFY_MIN_INTV), so a freeze right after a thaw would
   // be reported up to 20 ms late. The flag is re-read every 100 us for the
   // first 50 ms (a freeze normally completes in well under a millisecond),
-  // then on inotify modify events (drained before the first read, so none is lost).
+  // then on the file's change notifications (POLLPRI; re-armed by reading it,
+  // before the first check, so none is lost).
   const UniqueFd& in = events_watch_;
-  char drain[4096];
-  while (in && ::read(in.get(), drain, sizeof drain) > 0) {
-  }
+  char drain[256];
+  const auto rearm = [&] {
+    if (in) (void)!::pread(in.get(), drain, sizeof drain, 0);
+  };
+  rearm();
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   for (;;) {
@@ -243,12 +242,8 @@ Status RunCgroup::wait_events(const char* key, bool value, std::chrono::millisec
       std::this_thread::sleep_for(std::chrono::microseconds(100));
       continue;
     }
-    pollfd p{in.get(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::min<long>(left, 50))) > 0) {
-      char buf[4096];
-      while (::read(in.get(), buf, sizeof buf) > 0) {
-      }
-    }
+    pollfd p{in.get(), POLLPRI, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<long>(left, 50))) > 0) rearm();
   }
 }
 

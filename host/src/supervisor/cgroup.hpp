@@ -79,7 +79,7 @@ class RunCgroup {
   Result<bool> populated() const;
   Result<bool> frozen() const;
 
-  // Writes cgroup.freeze and waits (inotify on cgroup.events) until the kernel
+  // Writes cgroup.freeze and waits (polling cgroup.events) until the kernel
   // reports "frozen 1", i.e. every task of the subtree is stopped.
   Status freeze(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   Status thaw(std::chrono::milliseconds timeout = std::chrono::seconds(5));
@@ -95,8 +95,9 @@ class RunCgroup {
 
   fs::path path_;
   UniqueFd dir_;
-  // One inotify watch on cgroup.events for the cgroup's life: closing an
-  // inotify fd waits for an SRCU grace period (~20 ms), too slow per pause.
+  // cgroup.events, open for the cgroup's life and polled for POLLPRI (kernfs
+  // change notification). Not inotify: closing an inotify fd waits for an SRCU
+  // grace period (~15 ms), which every run would pay at its end.
   UniqueFd events_watch_;
   std::vector<std::string> applied_;
   bool removed_ = false;

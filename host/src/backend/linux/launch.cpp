@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "backend/linux/cgroup_spawn.hpp"
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/mounts.hpp"
 #include "backend/linux/net.hpp"
@@ -324,7 +325,21 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
     return sys_error("socketpair for the seal");
   UniqueFd mine(sv[0]);
   const pid_t supervisor = ::getpid();
-  const pid_t pid = ::fork();
+  pid_t pid = 0;
+  if (spec.cgroup_fd >= 0 && !std::getenv("PARALLEX_NO_CLONE_INTO_CGROUP")) {
+    // Born in the run's cgroup: tracked from its first instruction, and no migration.
+    pid = spawn_in_cgroup(spec.cgroup_fd, [&] {
+      mine.reset();
+      run_outer(p, sv[1], supervisor);
+    });
+    if (pid < 0) {
+      const int err = errno;
+      ::close(sv[1]);
+      errno = err;
+      return sys_error("start the seal in the run's cgroup");
+    }
+  }
+  if (pid == 0) pid = ::fork();
   if (pid < 0) {
     ::close(sv[1]);
     return sys_error("fork the seal");
