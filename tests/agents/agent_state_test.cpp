@@ -218,3 +218,30 @@ TEST_F(AgentStateTest, AGitRepositoryMadeByTheRunIsCaught) {
   EXPECT_EQ(quiet.err.find("made a git repository"), std::string::npos) << quiet.err;
   EXPECT_FALSE(run_records("initer").back().contains("git_repository_created"));
 }
+
+TEST_F(AgentStateTest, ItsOwnBrowserProfileIsMadeAndMarked) {
+  make_agent("browsy", "--browser chromium");
+  const fs::path profile = paths("browsy").home() / ".parallex" / "chromium";
+  ASSERT_TRUE(fs::is_directory(profile / "Default"));
+  EXPECT_EQ(mode_of(profile), 0700u);
+  const auto marker = parse_or_fail(slurp(profile / "parallex-agent.json"));
+  EXPECT_EQ(marker["agent"], "browsy");
+  EXPECT_EQ(marker["window_name"], "browsy (agent)");
+  const auto prefs = parse_or_fail(slurp(profile / "Default" / "Preferences"));
+  EXPECT_EQ(prefs["signin"]["allowed"], false);
+  EXPECT_EQ(prefs["profile"]["name"], "browsy (agent)");
+  // Nothing of the user's browser came with it.
+  EXPECT_FALSE(fs::exists(profile / "Default" / "Cookies"));
+  EXPECT_FALSE(fs::exists(profile / "Default" / "Login Data"));
+  // Made again by hand, the marks are refreshed and what Chromium wrote is kept.
+  spit(profile / "Default" / "Bookmarks", "{}");
+  auto again = px("agent browser browsy --create-only");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_TRUE(fs::exists(profile / "Default" / "Bookmarks"));
+  auto unknown = px("agent browser nobody --create-only");
+  EXPECT_EQ(unknown.status, 3) << unknown.err;
+  EXPECT_NE(unknown.err.find("nobody"), std::string::npos) << unknown.err;
+  auto bad = px("agent new other --email o@example.com --browser firefox");
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_FALSE(fs::exists(paths("other").root));
+}

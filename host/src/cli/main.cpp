@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 has a code per kind of mistake; ours is one: 2, a usage error.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   px::init_logging(global.verbose ? "debug" : global.log_level);
   try {

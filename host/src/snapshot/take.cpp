@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <thread>
 
 #include "snapshot/fault.hpp"
 #include "snapshot/safe_fs.hpp"
@@ -31,7 +33,9 @@ class Walker {
 
   // Takes ownership of `fd`; the folder stays open while its children are
   // walked, so depth costs one fd per level and no path is ever resolved twice.
-  void walk(int fd, const std::string& prefix) {
+  // With `defer` set, sub-folders are listed there instead of walked (the
+  // top level of a parallel walk).
+  void walk(int fd, const std::string& prefix, std::vector<std::string>* defer = nullptr) {
     DIR* d = ::fdopendir(fd);
     if (d == nullptr) {
       warn(prefix, std::strerror(errno));
@@ -80,14 +84,32 @@ class Walker {
         items.back().e.flags |= kUnreadable;
         continue;
       }
-      int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0) {
-        warn(rel, std::strerror(errno));
-        items.back().e.flags |= kUnreadable;
+      if (defer) {
+        defer->push_back(rel);
         continue;
       }
-      walk(sub, rel);
+      if (!walk_into(dirfd, name, rel)) items.back().e.flags |= kUnreadable;
     }
+  }
+
+  // Opens the folder `name` of `dirfd` (never through a link) and walks it;
+  // false (with a warning) when it cannot be opened.
+  bool walk_into(int dirfd, const std::string& name, const std::string& rel) {
+    int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) {
+      warn(rel, std::strerror(errno));
+      return false;
+    }
+    walk(sub, rel);
+    return true;
+  }
+
+  // Adds what another walker found.
+  void absorb(Walker&& other) {
+    items.insert(items.end(), std::make_move_iterator(other.items.begin()),
+                 std::make_move_iterator(other.items.end()));
+    warnings.insert(warnings.end(), other.warnings.begin(), other.warnings.end());
+    incomplete = incomplete || other.incomplete;
   }
 
   void warn(const std::string& rel, const std::string& why) {
@@ -138,7 +160,29 @@ Result<Scan> scan_tree(StoreFds& fds, const fs::path& store_dir, const TakeOptio
   Walker walker(root_st.st_dev, excludes, shown);
   int walk_fd = ::fcntl(root.get(), F_DUPFD_CLOEXEC, 0);
   if (walk_fd < 0) return Error::io("Could not open " + shown, errno);
-  walker.walk(walk_fd, "");
+  // The walk is mostly the kernel's path lookups and directory reads: the
+  // top-level folders are walked on every core at once.
+  std::vector<std::string> tops;
+  walker.walk(walk_fd, "", &tops);
+  const unsigned threads =
+      static_cast<unsigned>(std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, tops.size()}));
+  std::vector<Walker> found(tops.size(), Walker(root_st.st_dev, excludes, shown));
+  std::vector<char> opened(tops.size(), 0);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < tops.size();)
+      opened[i] = found[i].walk_into(root.get(), tops[i], tops[i]) ? 1 : 0;
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (std::size_t i = 0; i < tops.size(); ++i) {
+    if (!opened[i])
+      for (auto& it : walker.items)
+        if (it.e.path == tops[i]) it.e.flags |= kUnreadable;
+    walker.absorb(std::move(found[i]));
+  }
   std::sort(walker.items.begin(), walker.items.end(),
             [](const Item& a, const Item& b) { return path_less(a.e.path, b.e.path); });
   cache.load(fds.root, source);

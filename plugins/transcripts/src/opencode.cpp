@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -50,7 +51,14 @@ std::optional<std::int64_t> int_of(const json& j, const char* key) {
   if (!j.is_object()) return std::nullopt;
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
-  if (it->is_number_float()) return static_cast<std::int64_t>(it->get<double>());
+  if (it->is_number_float()) {
+    // Only a value an int64 can hold: converting any other double is undefined.
+    const double d = it->get<double>();
+    if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;
+    return static_cast<std::int64_t>(d);
+  }
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    return std::nullopt;
   return it->get<std::int64_t>();
 }
 

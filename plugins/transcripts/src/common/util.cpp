@@ -94,6 +94,8 @@ std::optional<std::int64_t> parse_iso8601_ms(std::string_view s) {
 }
 
 std::string format_iso8601_ms(std::int64_t ms) {
+  // Years 0000 to 9999: what the format can spell, and no overflow below.
+  ms = std::clamp<std::int64_t>(ms, -62167219200000, 253402300799999);
   std::int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
   auto milli = static_cast<int>(ms - secs * 1000);
   std::int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
