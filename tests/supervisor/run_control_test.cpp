@@ -219,6 +219,27 @@ TEST_P(RunControlTest, FinishKillsDetachedLeftovers) {
   fs::remove_all(tree.dir);
 }
 
+TEST_P(RunControlTest, OwnsItsProcessesAndNoOthers) {
+  // The fallback owns what its tracker holds; a tree without its own pid
+  // namespace, in a test process that has run other trackers, loses orphans to
+  // init, which a sealed run's namespace prevents (the kill-switch e2e test).
+  if (!use_cgroup) GTEST_SKIP() << "cgroup membership only; the fallback is covered through a sealed run";
+  Counters c;
+  auto rc = start("rc-own-" + std::to_string(::getpid()), c);
+  ASSERT_TRUE(rc);
+  Tree tree = spawn_tree(8, rc->cgroup_fd(), false, false);
+  ASSERT_TRUE(rc->attach(tree.root));
+  ASSERT_TRUE(wait_ready(tree, 8));
+  for (const pid_t p : marked_processes(tree.mark)) EXPECT_TRUE(rc->owns_process(p)) << "pid " << p;
+  EXPECT_FALSE(rc->owns_process(::getpid()));
+  EXPECT_FALSE(rc->owns_process(1));
+  ASSERT_TRUE(rc->kill("test"));
+  EXPECT_TRUE(wait_until([&] { return marked_processes(tree.mark).empty(); }, 3000));
+  reap(tree.root);
+  rc->finish();
+  fs::remove_all(tree.dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(Mechanisms, RunControlTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& p) {
                            return p.param ? "Cgroup" : "Fallback";

@@ -19,6 +19,7 @@ constexpr const char* kFile = "statcache";
 
 void StatCache::load(int store_dir, const std::string& source) {
   loaded_.clear();
+  kept_.clear();
   next_.clear();
   auto text = read_file_at(store_dir, kFile, "the stat cache");
   if (!text) return;
@@ -62,9 +63,21 @@ const std::string* StatCache::lookup(const std::string& rel, const struct stat& 
   return &i.hash;
 }
 
+const std::string* StatCache::reuse(const std::string& rel, const struct stat& st) {
+  auto it = loaded_.find(rel);
+  if (it == loaded_.end()) return nullptr;
+  const Item& i = it->second;
+  if (i.dev != static_cast<std::uint64_t>(st.st_dev) || i.ino != static_cast<std::uint64_t>(st.st_ino) ||
+      i.size != static_cast<std::uint64_t>(st.st_size) || i.mtime_ns != mtime_ns(st) ||
+      i.ctime_ns != ctime_ns(st))
+    return nullptr;
+  kept_.push_back(&*it);
+  return &i.hash;
+}
+
 void StatCache::put(const std::string& rel, const struct stat& st, const std::string& hash) {
-  if (!dirty_ && lookup(rel, st) != nullptr && loaded_.at(rel).hash == hash) {
-    next_[rel] = loaded_.at(rel);
+  if (const std::string* known = lookup(rel, st); known && *known == hash) {
+    kept_.push_back(&*loaded_.find(rel));
     return;
   }
   dirty_ = true;
@@ -79,12 +92,12 @@ void StatCache::put(const std::string& rel, const struct stat& st, const std::st
 Status StatCache::save(int store_dir, int tmp_dir, const std::string& source,
                        std::int64_t walk_start_ns) const {
   // Unchanged tree: the file on disk already says all of this.
-  if (!dirty_ && next_.size() == loaded_.size()) return ok();
+  if (!dirty_ && next_.empty() && kept_.size() == loaded_.size()) return ok();
   std::string out = "parallex-statcache 1 " + escape_bytes(source) + "\n";
-  out.reserve(next_.size() * 140);
+  out.reserve((next_.size() + kept_.size()) * 140);
   char buf[128];
-  for (const auto& [rel, i] : next_) {
-    if (i.ctime_ns >= walk_start_ns - kRacyMarginNs) continue;
+  auto line = [&](const std::string& rel, const Item& i) {
+    if (i.ctime_ns >= walk_start_ns - kRacyMarginNs) return;
     int n =
         std::snprintf(buf, sizeof buf, "%llu %llu %llu %lld %lld ", static_cast<unsigned long long>(i.dev),
                       static_cast<unsigned long long>(i.ino), static_cast<unsigned long long>(i.size),
@@ -94,7 +107,10 @@ Status StatCache::save(int store_dir, int tmp_dir, const std::string& source,
     out += ' ';
     out += escape_bytes(rel);
     out += '\n';
-  }
+  };
+  for (const auto* entry : kept_)
+    if (!next_.count(entry->first)) line(entry->first, entry->second);
+  for (const auto& [rel, i] : next_) line(rel, i);
   std::string tmp = "c-" + random_hex(8);
   UniqueFd fd(::openat(tmp_dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return Error::io("Could not write the snapshot stat cache", errno);

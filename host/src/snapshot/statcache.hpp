@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -18,6 +19,9 @@ class StatCache {
   void load(int store_dir, const std::string& source);
   // The hash recorded for this path if the file looks untouched since.
   const std::string* lookup(const std::string& rel, const struct stat& st) const;
+  // lookup(), and on a hit the entry is kept for the next save: one hash-table
+  // probe and no copy per unchanged file (the common case of a snapshot).
+  const std::string* reuse(const std::string& rel, const struct stat& st);
   void put(const std::string& rel, const struct stat& st, const std::string& hash);
   // Entries whose ctime is not clearly before `walk_start_ns` are dropped: a
   // write in the same timestamp tick as the hash would otherwise go unseen.
@@ -27,10 +31,12 @@ class StatCache {
   void filter(Pred keep) {
     for (auto it = next_.begin(); it != next_.end();)
       it = keep(it->second.hash) ? std::next(it) : next_.erase(it);
+    std::erase_if(kept_, [&](const auto* entry) { return !keep(entry->second.hash); });
     dirty_ = true;
   }
   void adopt_loaded() {
-    next_ = loaded_;
+    kept_.clear();
+    for (const auto& entry : loaded_) kept_.push_back(&entry);
     dirty_ = true;
   }
   bool empty() const { return loaded_.empty(); }
@@ -41,9 +47,11 @@ class StatCache {
     std::int64_t mtime_ns = 0, ctime_ns = 0;
     std::string hash;
   };
-  std::unordered_map<std::string, Item> loaded_;
-  std::unordered_map<std::string, Item> next_;
-  bool dirty_ = false;  // next_ differs from what is on disk
+  using Map = std::unordered_map<std::string, Item>;
+  Map loaded_;                                  // as on disk; not changed after load()
+  std::vector<const Map::value_type*> kept_;    // loaded entries that still hold
+  Map next_;                                    // new or changed entries
+  bool dirty_ = false;  // the next save differs from what is on disk
 };
 
 }  // namespace px::snapshot

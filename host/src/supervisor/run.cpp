@@ -183,11 +183,7 @@ Result<RunOutcome> run(RunRequest r) {
   std::unique_ptr<DecoyWatch> decoy_watch;
   if (!r.decoy_home.empty()) {
     RunControl* ctl = control.get();
-    auto belongs = [ctl](pid_t pid) {
-      for (pid_t p : ctl->processes())
-        if (p == pid) return true;
-      return false;
-    };
+    auto belongs = [ctl](pid_t pid) { return ctl->owns_process(pid); };
     auto watch = DecoyWatch::start(r.decoy_home, belongs);
     if (watch) {
       decoy_watch = std::move(watch).value();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <fstream>
 
 #include "common/paths.hpp"
 #include "supervisor/control_socket.hpp"
@@ -270,6 +271,22 @@ std::vector<pid_t> RunControl::processes() const {
   if (tracker_->root() == 0) return out;
   for (const auto& p : tracker_->scan()) out.push_back(p.pid);
   return out;
+}
+
+bool RunControl::owns_process(pid_t pid) const {
+  if (cgroup_) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+    const std::string leaf = "/" + cgroup_->path().filename().string();
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("0::", 0) != 0) continue;
+      const std::string path = line.substr(3);
+      return path.size() >= leaf.size() && path.compare(path.size() - leaf.size(), leaf.size(), leaf) == 0;
+    }
+    return false;
+  }
+  for (const pid_t p : processes())
+    if (p == pid) return true;
+  return false;
 }
 
 nlohmann::json RunControl::status() const {

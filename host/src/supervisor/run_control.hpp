@@ -107,6 +107,10 @@ class RunControl {
   RunState state() const;
   // The run's processes now (cgroup.procs, or the tracked tree).
   std::vector<pid_t> processes() const;
+  // Whether `pid` is one of the run's processes. With a cgroup this asks the
+  // process's own /proc/PID/cgroup, which still names the run's cgroup while
+  // the process exits (cgroup.procs no longer lists it by then).
+  bool owns_process(pid_t pid) const;
   nlohmann::json status() const;
   // For run.json: mechanism, note, pauses and kills with their times.
   nlohmann::json record() const;
