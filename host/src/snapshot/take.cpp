@@ -30,6 +30,12 @@ struct Dirent64 {
   char d_name[1];
 };
 
+// strerror is not safe across threads (the walk runs on several).
+std::string error_text(int err) {
+  const char* text = ::strerrordesc_np(err);
+  return text ? text : "error " + std::to_string(err);
+}
+
 struct Item {
   Entry e;
   struct stat st {};
@@ -56,7 +62,7 @@ class Walker {
       const long n = ::syscall(SYS_getdents64, dirfd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        warn(prefix, std::strerror(errno));
+        warn(prefix, error_text(errno));
         break;
       }
       if (n == 0) break;
@@ -79,7 +85,7 @@ class Walker {
       if (is_excluded(rel, excludes_)) continue;
       Item item;
       if (::fstatat(dirfd, name.c_str(), &item.st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno != ENOENT) warn(rel, std::strerror(errno));
+        if (errno != ENOENT) warn(rel, error_text(errno));
         continue;
       }
       Entry& e = item.e;
@@ -95,7 +101,7 @@ class Walker {
         std::string target(static_cast<std::size_t>(item.st.st_size) + 1, '\0');
         ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
         if (n < 0) {
-          warn(rel, std::strerror(errno));
+          warn(rel, error_text(errno));
           continue;
         }
         target.resize(static_cast<std::size_t>(n));
@@ -122,7 +128,7 @@ class Walker {
   bool walk_into(int dirfd, const std::string& name, const std::string& rel) {
     int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0) {
-      warn(rel, std::strerror(errno));
+      warn(rel, error_text(errno));
       return false;
     }
     walk(sub, rel);
@@ -257,7 +263,7 @@ Result<Scan> scan_tree(StoreFds& fds, const fs::path& store_dir, const TakeOptio
         item->drop = true;  // deleted since the walk: it is not part of this state
       } else {
         e.flags |= kUnreadable;
-        walker.warn(e.path, std::strerror(err));
+        walker.warn(e.path, error_text(err));
       }
       continue;
     }
