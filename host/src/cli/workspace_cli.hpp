@@ -1,5 +1,5 @@
 #pragma once
-// Shared by `parallex harness -w` (cmd_harness.cpp) and `parallex workspace
+// Shared by `parallex harness -w` (cmd_workspace_harness.cpp) and `parallex workspace
 // agent` (cmd_workspace.cpp): a fresh workspace, then the command sealed to it.
 // Implemented in cmd_workspace_run.cpp.
 #include <CLI/CLI.hpp>
