@@ -139,6 +139,7 @@ TEST_F(AgentStateTest, DecoysAreFlaggedWhenOpenedInASealedRun) {
   ASSERT_FALSE(record["decoy_hits"].empty()) << record.dump(2);
   EXPECT_NE(record["decoy_hits"][0]["path"].get<std::string>().find(".config/aws/credentials"),
             std::string::npos);
+  EXPECT_EQ(caught.err.find("DECOY open"), caught.err.rfind("DECOY open")) << "said once: " << caught.err;
 
   // Switched off: no longer watched.
   ASSERT_EQ(px("agent set bait --decoys off").status, 0);
@@ -212,6 +213,11 @@ TEST_F(AgentStateTest, AGitRepositoryMadeByTheRunIsCaught) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("made a git repository"), std::string::npos) << r.err;
   EXPECT_EQ(run_records("initer").back()["git_repository_created"], (plain / ".git").string());
+  EXPECT_EQ(r.err.find("made a git repository"), r.err.rfind("made a git repository")) << "said once: " << r.err;
+  // The report of that run says so too.
+  auto report = px("agent report initer --json");
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(report.out.find("made a git repository"), std::string::npos) << report.out;
   // In a repository that had one already, nothing is said.
   auto quiet = px("agent run initer --in " + q(repo.string()) + " -- git status --short");
   ASSERT_EQ(quiet.status, 0) << quiet.err;

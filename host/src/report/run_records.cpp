@@ -1,6 +1,9 @@
 #include "report/run_records.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 namespace px::report {
 
@@ -21,7 +24,26 @@ Result<std::vector<std::string>> list_run_ids(const fs::path& runs_dir) {
     if (fs::exists(dir / "run.json", ec) || fs::exists(dir / "proxy.jsonl", ec))
       ids.push_back(dir.filename().string());
   }
-  std::sort(ids.begin(), ids.end());
+  // Run ids sort by the second only (two runs in one second share a prefix):
+  // order by the start time in the record, to the millisecond, then by id.
+  std::vector<std::pair<std::string, std::string>> keyed;
+  keyed.reserve(ids.size());
+  for (auto& id : ids) {
+    std::string started;
+    std::ifstream in(runs_dir / id / "run.json");
+    const auto record = nlohmann::json::parse(in, nullptr, false);
+    if (record.is_object() && record.contains("started_at") && record["started_at"].is_string())
+      started = record["started_at"].get<std::string>();
+    // Without a start time, the id's own time in the same spelling:
+    // 20261129-190433-4f2a -> 2026-11-29T19:04:33.000Z.
+    if (started.empty() && id.size() >= 15 && id[8] == '-')
+      started = id.substr(0, 4) + "-" + id.substr(4, 2) + "-" + id.substr(6, 2) + "T" + id.substr(9, 2) + ":" +
+                id.substr(11, 2) + ":" + id.substr(13, 2) + ".000Z";
+    keyed.emplace_back(started, std::move(id));
+  }
+  std::sort(keyed.begin(), keyed.end());
+  ids.clear();
+  for (auto& [key, id] : keyed) ids.push_back(std::move(id));
   return ids;
 }
 

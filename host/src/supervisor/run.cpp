@@ -181,6 +181,9 @@ Result<RunOutcome> run(RunRequest r) {
 
   // Decoys are watched from before the command starts until it has ended.
   std::unique_ptr<DecoyWatch> decoy_watch;
+  // What the run did that the user must hear of at its end (printed here, kept
+  // in the record's notices for reports).
+  std::vector<std::string> alerts;
   if (!r.decoy_home.empty()) {
     RunControl* ctl = control.get();
     auto belongs = [ctl](pid_t pid) { return ctl->owns_process(pid); };
@@ -280,6 +283,7 @@ Result<RunOutcome> run(RunRequest r) {
       std::string line = "DECOY " + hit.event + ": " + hit.path.string() +
                          (hit.process.empty() ? " (process unknown)" : " by " + hit.process);
       outcome.decoy_hits.push_back(redact(line));
+      alerts.push_back(outcome.decoy_hits.back());
       std::fprintf(stderr, "parallex: %s\n", outcome.decoy_hits.back().c_str());
     }
     record["decoy_hits"] = hits;
@@ -296,12 +300,13 @@ Result<RunOutcome> run(RunRequest r) {
     const std::string made = "the run made a git repository in " + policy.run_folder().string() +
                              " (.git was not there before): its hooks and config were written by the run and "
                              "git would run them for you; review or remove " + run_git.string();
-    outcome.notices.push_back(made);
+    alerts.push_back(made);
     record["git_repository_created"] = run_git.string();
     std::fprintf(stderr, "parallex: WARNING: %s\n", made.c_str());
   }
   record["ended_at"] = iso_now();
   record["notices"] = outcome.notices;
+  for (const auto& a : alerts) record["notices"].push_back(a);
   record["refused_hosts"] = outcome.refused_hosts;
   if (status) {
     outcome.exit_status = status.value();
