@@ -134,6 +134,10 @@ std::function<Action()> setup_agent_workspace(CLI::App& agent_app) {
   CLI::Option* w = agent_app.add_option("-w,--workspace", run->agent,
                                         "Run as agent NAME in a fresh workspace, sealed to it: -w NAME -- CMD");
   workspace_cmd::add_workspaced_run_options(agent_app, *run);
+  // In `parallex agent --help` these belong to -w, apart from the sub-commands.
+  for (const char* name : {"--name", "--from", "--harness", "--offline", "--events", "command"})
+    if (CLI::Option* opt = agent_app.get_option_no_throw(name)) opt->group("With -w NAME (a workspaced tab)");
+  w->group("With -w NAME (a workspaced tab)");
   return [run, w]() -> Action {
     if (w->count() == 0) {
       if (!run->command.empty())
