@@ -1,5 +1,5 @@
 // libFuzzer target over everything the proxy reads from a client before it
-// connects anywhere: the head parser, the request's meaning, the auth header,
+// connects anywhere: the ClientHello of a tunnel, the head parser, the request's meaning, the auth header,
 // the host rule and the chunked-body tracker.
 #include <cstddef>
 #include <cstdint>
@@ -8,10 +8,16 @@
 
 #include "proxy/host_rules.hpp"
 #include "proxy/request_parser.hpp"
+#include "proxy/tls_sni.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace px::proxy;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
+
+  // The first bytes of a tunnel, read as a TLS ClientHello.
+  const ClientHelloSni hello = read_client_hello_sni(input);
+  if (hello.status == ClientHelloSni::Status::found && hello.host.empty()) __builtin_trap();
+  if (hello.status == ClientHelloSni::Status::found) (void)sni_matches(hello.host, "allowed.test");
 
   Request request;
   const ParseResult parsed = parse_request_head(input, HeadLimits{}, request);

@@ -12,6 +12,7 @@
 #include "proxy/host_rules.hpp"
 #include "proxy/reasons.hpp"
 #include "proxy/server_core.hpp"
+#include "proxy/tls_sni.hpp"
 
 namespace px::proxy {
 namespace asio = boost::asio;
@@ -26,6 +27,8 @@ constexpr int kReadsPerTurn = 16;  // then yield, so one busy tunnel cannot star
 // Bytes a tunnel's pipe may hold: larger means fewer system calls. The kernel
 // caps it (fs.pipe-max-size, and a per-user budget); the default is kept then.
 constexpr int kPipeBytes = 1 << 20;
+// A ClientHello larger than this is not what any TLS client sends.
+constexpr std::size_t kMaxHelloBytes = 32 * 1024;
 
 std::string_view status_text(int status) {
   switch (status) {
@@ -278,6 +281,13 @@ void Connection::start_relay() {
   state_ = State::relaying;
   last_activity_ = Clock::now();
   request_ = {};
+  if (target_.is_connect) {
+    hello_pending_ = true;
+    hello_ = std::move(outgoing_);  // bytes the client sent with its CONNECT
+    outgoing_ = std::string();
+    arm(down_);
+    return decide_hello();
+  }
   if (outgoing_.empty()) {
     outgoing_ = std::string();
     if (!up_.done) arm(up_);
@@ -293,6 +303,62 @@ void Connection::start_relay() {
   });
 }
 
+void Connection::read_hello() {
+  char buf[4096];
+  error_code rec;
+  const std::size_t n = client_.read_some(asio::buffer(buf, sizeof buf), rec);
+  if (rec == asio::error::would_block || rec == asio::error::try_again) return arm(up_);
+  if (rec == asio::error::eof) {
+    // The client gave up before a whole ClientHello: pass on what it sent, then its end.
+    hello_pending_ = false;
+    if (hello_.empty()) return on_source_eof(up_);
+    outgoing_ = std::move(hello_);
+    hello_ = std::string();
+    asio::async_write(upstream_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& e, std::size_t) {
+      if (self->state_ != State::relaying) return;
+      if (e) return self->close("error");
+      self->outgoing_ = std::string();
+      self->on_source_eof(self->up_);
+    });
+    return;
+  }
+  if (rec) return close("error");
+  last_activity_ = Clock::now();
+  *up_.counter += n;
+  hello_.append(buf, n);
+  decide_hello();
+}
+
+void Connection::decide_hello() {
+  using Status = ClientHelloSni::Status;
+  const auto hello = read_client_hello_sni(hello_);
+  if (hello.status == Status::need_more) {
+    if (hello_.size() >= kMaxHelloBytes) return refuse_tunnel(reason::tls_hello_unreadable);
+    return arm(up_);
+  }
+  if (hello.status == Status::malformed) return refuse_tunnel(reason::tls_hello_unreadable);
+  if (hello.status == Status::found && !sni_matches(hello.host, target_.endpoint.host))
+    return refuse_tunnel(reason::sni_mismatch);
+  // Not TLS, no server name, or the CONNECT host itself: the tunnel is open.
+  hello_pending_ = false;
+  if (hello_.empty()) return arm(up_);
+  outgoing_ = std::move(hello_);
+  hello_ = std::string();
+  asio::async_write(upstream_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& e, std::size_t) {
+    if (self->state_ != State::relaying) return;
+    if (e) return self->close("error");
+    self->outgoing_ = std::string();
+    self->arm(self->up_);
+  });
+}
+
+void Connection::refuse_tunnel(std::string_view why) {
+  decision_.verdict = "denied";
+  decision_.reason = why;
+  server_.note_refused(decision_.host, decision_.port, why);
+  close(why);
+}
+
 void Connection::arm(Direction& d) {
   d.from->async_wait(tcp::socket::wait_read,
                      [self = shared_from_this(), &d](const error_code& ec) { self->on_readable(d, ec); });
@@ -301,6 +367,7 @@ void Connection::arm(Direction& d) {
 void Connection::on_readable(Direction& d, const error_code& ec) {
   if (state_ != State::relaying) return;
   if (ec) return close("error");
+  if (&d == &up_ && hello_pending_) return read_hello();
   if (target_.is_connect && !d.copy) return splice_readable(d);
   copy_readable(d);
 }

@@ -68,6 +68,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // the receiver (it re-arms the reader itself once drained) or failed.
   bool flush_pipe(Direction& d);
   void on_source_eof(Direction& d);
+  // A CONNECT tunnel's first client bytes are held until the TLS ClientHello,
+  // if that is what they are, shows which server it asks for.
+  void read_hello();
+  void decide_hello();
+  void refuse_tunnel(std::string_view why);
 
   // Refuses the request: logs, answers `status` with an x-proxy-error header,
   // then closes after a short drain so the client reads the answer.
@@ -90,6 +95,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Target target_;
   Decision decision_;
   bool logged_ = false;
+  bool hello_pending_ = false;  // CONNECT: the ClientHello is not checked yet
+  std::string hello_;           // the client's first bytes while it is pending
   Direction up_;    // client -> upstream
   Direction down_;  // upstream -> client
   std::unique_ptr<boost::asio::steady_timer> delay_;

@@ -41,6 +41,10 @@ inline constexpr std::string_view offline = "network-offline";
 inline constexpr std::string_view local_servers_off = "local-servers-off";
 inline constexpr std::string_view local_address = "resolved-to-local-address";
 inline constexpr std::string_view paused = "paused";
+// A CONNECT tunnel whose TLS ClientHello names another server (domain
+// fronting), or starts like TLS but cannot be read: closed after the 200.
+inline constexpr std::string_view sni_mismatch = "sni-mismatch";
+inline constexpr std::string_view tls_hello_unreadable = "tls-hello-unreadable";
 
 // Capacity and upstream (503, 502, 504).
 inline constexpr std::string_view too_many_connections = "too-many-connections";
