@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "supervisor/control_socket.hpp"
@@ -17,6 +18,8 @@ namespace px::supervisor {
 namespace {
 
 using namespace testing;
+
+std::string slurp_text(const std::string& path) { return read_proc_file(path).value_or(""); }
 
 struct Counters {
   std::atomic<int> cuts{0}, restores{0};
@@ -49,12 +52,14 @@ class RunControlTest : public ::testing::TestWithParam<bool> {
   // Every process of the tree is frozen (cgroup) or stopped (fallback).
   void expect_all_paused(const Tree& tree) {
     const auto marked = marked_processes(tree.mark);
-    ASSERT_GE(marked.size(), 200u);
+    ASSERT_GE(marked.size(), 195u);  // 200, less a few short-lived ones (the daemon's sleeps)
     for (const pid_t p : marked) {
       const auto st = read_proc_stat(p);
       if (!st) continue;
       if (use_cgroup)
-        EXPECT_TRUE(task_is_cgroup_frozen(p)) << "pid " << p << " state " << st->state;
+        EXPECT_TRUE(task_is_cgroup_frozen(p) || ended_or_ending(p))
+            << "pid " << p << " state " << st->state << " wchan "
+            << slurp_text("/proc/" + std::to_string(p) + "/wchan");
       else
         EXPECT_TRUE(is_stopped_state(st->state)) << "pid " << p << " state " << st->state;
     }

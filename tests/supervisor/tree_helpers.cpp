@@ -10,6 +10,7 @@
 #include <csignal>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "supervisor/cgroup.hpp"
@@ -34,7 +35,28 @@ echo ok > "$d/ready"
 wait
 )SH";
 
+// PF_EXITING in /proc/PID/stat's flags: the process is on its way out and
+// has left its cgroup already, though not yet a zombie.
+bool exiting(pid_t pid) {
+  const auto text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!text) return true;
+  const std::string& stat = *text;
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return true;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  unsigned long flags = 0;
+  for (int i = 3; i <= 9 && fields >> field; ++i)
+    if (i == 9) flags = std::stoul(field);
+  return (flags & 0x4) != 0;
+}
+
 }  // namespace
+
+bool ended_or_ending(pid_t pid) {
+  const auto st = read_proc_stat(pid);
+  return !st || st->state == 'Z' || st->state == 'X' || exiting(pid);
+}
 
 bool wait_until(const std::function<bool()>& cond, int ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
@@ -54,7 +76,7 @@ std::vector<pid_t> marked_processes(const std::string& mark) {
     if (pid <= 0) continue;
     if (!proc_environ_has(pid, "PX_TREE_MARK=" + mark)) continue;
     const auto st = read_proc_stat(pid);
-    if (st && st->state != 'Z' && st->state != 'X') out.push_back(pid);
+    if (st && st->state != 'Z' && st->state != 'X' && !exiting(pid)) out.push_back(pid);
   }
   ::closedir(d);
   return out;

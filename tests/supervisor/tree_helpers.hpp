@@ -27,6 +27,9 @@ struct Tree {
 Tree spawn_tree(int n, int cgroup_fd, bool new_pidns = false, bool wait_ready = true);
 // Waits until the tree said ready and `n` marked processes exist.
 bool wait_ready(const Tree& t, int n);
+// Gone, a zombie, or exiting (it has left its cgroup already): a check that
+// raced with the end of a short-lived process of the tree asks this.
+bool ended_or_ending(pid_t pid);
 // Every live (non-zombie) process whose environment holds the tree's mark.
 std::vector<pid_t> marked_processes(const std::string& mark);
 // Size of the tree's "alive" file (appended to by a setsid daemon every 20 ms).

@@ -41,12 +41,11 @@ fs::path adhoc_runs_dir() { return parallex_data_dir() / "runs"; }
 
 bool agent_is_running(const std::string& name) {
 #ifdef PX_HAVE_SUPERVISOR
-  for (const auto& r : supervisor::list_runs(parallex_runtime_dir()).live)
-    if (r.agent == name) return true;
+  return supervisor::agent_has_live_run(parallex_runtime_dir(), name);
 #else
   (void)name;
-#endif
   return false;
+#endif
 }
 
 }  // namespace px::cli

@@ -62,12 +62,11 @@ Result<AgentView> agent_for(const ToolContext& ctx, const Json& args) {
 
 bool agent_running(const std::string& name) {
 #ifdef PX_MCP_HAVE_SUPERVISOR
-  for (const auto& r : supervisor::list_runs(parallex_runtime_dir()).live)
-    if (r.agent == name) return true;
+  return supervisor::agent_has_live_run(parallex_runtime_dir(), name);
 #else
   (void)name;
-#endif
   return false;
+#endif
 }
 
 // ---- list_workspaces

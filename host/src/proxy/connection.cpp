@@ -311,16 +311,7 @@ void Connection::read_hello() {
   if (rec == asio::error::eof) {
     // The client gave up before a whole ClientHello: pass on what it sent, then its end.
     hello_pending_ = false;
-    if (hello_.empty()) return on_source_eof(up_);
-    outgoing_ = std::move(hello_);
-    hello_ = std::string();
-    asio::async_write(upstream_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& e, std::size_t) {
-      if (self->state_ != State::relaying) return;
-      if (e) return self->close("error");
-      self->outgoing_ = std::string();
-      self->on_source_eof(self->up_);
-    });
-    return;
+    return release_hello([](Connection& c) { c.on_source_eof(c.up_); });
   }
   if (rec) return close("error");
   last_activity_ = Clock::now();
@@ -341,15 +332,20 @@ void Connection::decide_hello() {
     return refuse_tunnel(reason::sni_mismatch);
   // Not TLS, no server name, or the CONNECT host itself: the tunnel is open.
   hello_pending_ = false;
-  if (hello_.empty()) return arm(up_);
+  release_hello([](Connection& c) { c.arm(c.up_); });
+}
+
+void Connection::release_hello(void (*then)(Connection&)) {
+  if (hello_.empty()) return then(*this);
   outgoing_ = std::move(hello_);
   hello_ = std::string();
-  asio::async_write(upstream_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& e, std::size_t) {
-    if (self->state_ != State::relaying) return;
-    if (e) return self->close("error");
-    self->outgoing_ = std::string();
-    self->arm(self->up_);
-  });
+  asio::async_write(upstream_, asio::buffer(outgoing_),
+                    [self = shared_from_this(), then](const error_code& e, std::size_t) {
+                      if (self->state_ != State::relaying) return;
+                      if (e) return self->close("error");
+                      self->outgoing_ = std::string();
+                      then(*self);
+                    });
 }
 
 void Connection::refuse_tunnel(std::string_view why) {

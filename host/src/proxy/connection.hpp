@@ -73,6 +73,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_hello();
   void decide_hello();
   void refuse_tunnel(std::string_view why);
+  // Sends the held first bytes upstream, then `then`.
+  void release_hello(void (*then)(Connection&));
 
   // Refuses the request: logs, answers `status` with an x-proxy-error header,
   // then closes after a short drain so the client reads the answer.

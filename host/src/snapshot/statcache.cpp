@@ -52,27 +52,26 @@ void StatCache::load(int store_dir, const std::string& source) {
   }
 }
 
+namespace {
+// The file looks untouched since its hash was taken.
+template <class Item>
+bool unchanged(const Item& i, const struct stat& st) {
+  return i.dev == static_cast<std::uint64_t>(st.st_dev) && i.ino == static_cast<std::uint64_t>(st.st_ino) &&
+         i.size == static_cast<std::uint64_t>(st.st_size) && i.mtime_ns == mtime_ns(st) &&
+         i.ctime_ns == ctime_ns(st);
+}
+}  // namespace
+
 const std::string* StatCache::lookup(const std::string& rel, const struct stat& st) const {
   auto it = loaded_.find(rel);
-  if (it == loaded_.end()) return nullptr;
-  const Item& i = it->second;
-  if (i.dev != static_cast<std::uint64_t>(st.st_dev) || i.ino != static_cast<std::uint64_t>(st.st_ino) ||
-      i.size != static_cast<std::uint64_t>(st.st_size) || i.mtime_ns != mtime_ns(st) ||
-      i.ctime_ns != ctime_ns(st))
-    return nullptr;
-  return &i.hash;
+  return it != loaded_.end() && unchanged(it->second, st) ? &it->second.hash : nullptr;
 }
 
 const std::string* StatCache::reuse(const std::string& rel, const struct stat& st) {
   auto it = loaded_.find(rel);
-  if (it == loaded_.end()) return nullptr;
-  const Item& i = it->second;
-  if (i.dev != static_cast<std::uint64_t>(st.st_dev) || i.ino != static_cast<std::uint64_t>(st.st_ino) ||
-      i.size != static_cast<std::uint64_t>(st.st_size) || i.mtime_ns != mtime_ns(st) ||
-      i.ctime_ns != ctime_ns(st))
-    return nullptr;
+  if (it == loaded_.end() || !unchanged(it->second, st)) return nullptr;
   kept_.push_back(&*it);
-  return &i.hash;
+  return &it->second.hash;
 }
 
 void StatCache::put(const std::string& rel, const struct stat& st, const std::string& hash) {

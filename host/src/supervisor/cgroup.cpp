@@ -22,11 +22,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_proc_file(path.string());
 }
 
 // cgroupfs wants one write per value, without a stream's buffering games.
@@ -296,7 +292,10 @@ bool task_is_cgroup_frozen(pid_t pid) {
   const auto st = read_proc_stat(pid);
   if (!st || st->state == 'R') return false;
   const auto wchan = read_text("/proc/" + std::to_string(pid) + "/wchan").value_or("");
-  return wchan == "do_freezer_trap" || wchan == "get_signal";
+  if (wchan == "do_freezer_trap" || wchan == "get_signal") return true;
+  // A parent waiting for its vfork child counts as frozen for the cgroup
+  // (wait_for_vfork_done enters the frozen state; it is inlined in kernel_clone).
+  return st->state == 'D' && (wchan == "kernel_clone" || wchan == "wait_for_vfork_done");
 }
 
 }  // namespace px::supervisor

@@ -109,7 +109,8 @@ class RunCgroup {
 int enter_cgroup(int cgroup_fd) noexcept;
 
 // True when the task shows the cgroup freezer's trap (state S/D and wchan in
-// the signal path). Used by tests and `runs` to check a frozen process.
+// the signal path), or waits for a vfork child, which the freezer counts as
+// frozen. Used by tests and `runs` to check a frozen process.
 bool task_is_cgroup_frozen(pid_t pid);
 
 }  // namespace px::supervisor

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "supervisor/proc.hpp"
 #include "supervisor/registry.hpp"
 
 namespace px::supervisor {
@@ -48,22 +49,15 @@ std::string decoy_content(const std::string& name) {
 // Running, not a zombie: an exited process has already left its cgroup, so
 // asking which run it belongs to would wrongly say "none".
 bool process_running(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return false;
-  const char state = stat[close + 2];
-  return state != 'Z' && state != 'X' && state != 'x';
+  const auto st = read_proc_stat(pid);
+  return st && st->state != 'Z' && st->state != 'X' && st->state != 'x';
 }
 
 std::string describe_process(pid_t pid) {
   if (pid <= 0) return {};
-  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(comm, name);
-  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  std::string name = read_proc_file("/proc/" + std::to_string(pid) + "/comm").value_or("");
+  if (const auto nl = name.find('\n'); nl != std::string::npos) name.resize(nl);
+  std::string args = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
   for (auto& c : args)
     if (c == '\0') c = ' ';
   while (!args.empty() && args.back() == ' ') args.pop_back();

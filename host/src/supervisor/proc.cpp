@@ -18,8 +18,10 @@
 namespace px::supervisor {
 namespace {
 
-// Whole small file through one fd (proc files are generated on read).
-std::optional<std::string> slurp(const std::string& path) {
+
+}  // namespace
+
+std::optional<std::string> read_proc_file(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
   std::string out;
@@ -36,8 +38,6 @@ std::optional<std::string> slurp(const std::string& path) {
   return out;
 }
 
-}  // namespace
-
 int sys_pidfd_open(pid_t pid, unsigned flags) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags));
 }
@@ -47,7 +47,7 @@ int sys_pidfd_send_signal(int pidfd, int sig) {
 }
 
 std::optional<ProcStat> read_proc_stat(pid_t pid) {
-  auto text = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   if (!text) return std::nullopt;
   // The comm field may hold spaces and parentheses: the state follows the last ')'.
   const auto close = text->rfind(')');
@@ -79,7 +79,7 @@ std::vector<pid_t> proc_children(pid_t pid) {
   if (!dir) return out;
   while (const dirent* e = ::readdir(dir)) {
     if (e->d_name[0] == '.') continue;
-    auto text = slurp(task_dir + "/" + e->d_name + "/children");
+    auto text = read_proc_file(task_dir + "/" + e->d_name + "/children");
     if (!text) continue;
     const char* p = text->c_str();
     char* end = nullptr;
@@ -102,7 +102,7 @@ std::uint64_t proc_ns_inode(pid_t pid, const char* kind) {
 }
 
 std::string proc_cgroup_v2(pid_t pid) {
-  auto text = slurp("/proc/" + std::to_string(pid) + "/cgroup");
+  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/cgroup");
   if (!text) return {};
   std::size_t pos = 0;
   while (pos < text->size()) {
@@ -116,7 +116,7 @@ std::string proc_cgroup_v2(pid_t pid) {
 }
 
 bool proc_environ_has(pid_t pid, const std::string& entry) {
-  auto text = slurp("/proc/" + std::to_string(pid) + "/environ");
+  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/environ");
   if (!text) return false;
   std::size_t pos = 0;
   while (pos < text->size()) {

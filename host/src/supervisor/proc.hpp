@@ -18,6 +18,10 @@ struct ProcStat {
   std::uint64_t start_time = 0;  // clock ticks after boot: (pid, start_time) names a process for good
 };
 
+// A whole /proc (or cgroupfs) file through one fd; nullopt when it cannot be
+// read, e.g. the process is gone. Never an iostream: libstdc++'s filebuf
+// throws when read() fails, which /proc does (ESRCH) for an exiting process.
+std::optional<std::string> read_proc_file(const std::string& path);
 // Parses /proc/<pid>/stat; nullopt when the process is gone.
 std::optional<ProcStat> read_proc_stat(pid_t pid);
 // Children of every thread of `pid` (/proc/<pid>/task/*/children).

@@ -108,6 +108,12 @@ bool process_alive(pid_t pid, std::uint64_t start_time) {
   return start_time == 0 || st->start_time == start_time;
 }
 
+bool agent_has_live_run(const fs::path& runtime_dir, const std::string& agent) {
+  for (const auto& r : list_runs(runtime_dir).live)
+    if (r.agent == agent) return true;
+  return false;
+}
+
 ListedRuns list_runs(const fs::path& runtime_dir) {
   ListedRuns out;
   const fs::path runs = runtime_dir / "runs";

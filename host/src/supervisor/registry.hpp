@@ -48,6 +48,8 @@ struct ListedRuns {
 // Every registered run whose supervisor is alive and answers on its socket.
 // Entries of dead supervisors (pid gone or socket refusing) are removed.
 ListedRuns list_runs(const fs::path& runtime_dir);
+// Whether a live run is running as agent `agent` (delete and rewind wait for it).
+bool agent_has_live_run(const fs::path& runtime_dir, const std::string& agent);
 
 // "2026-11-29T19:04:33Z"
 std::string utc_now_iso();

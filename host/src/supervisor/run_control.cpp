@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <fstream>
+#include <sstream>
 
 #include "common/paths.hpp"
 #include "supervisor/control_socket.hpp"
@@ -275,7 +275,7 @@ std::vector<pid_t> RunControl::processes() const {
 
 bool RunControl::owns_process(pid_t pid) const {
   if (cgroup_) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+    std::istringstream in(read_proc_file("/proc/" + std::to_string(pid) + "/cgroup").value_or(""));
     const std::string leaf = "/" + cgroup_->path().filename().string();
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("0::", 0) != 0) continue;
