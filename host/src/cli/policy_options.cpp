@@ -85,14 +85,8 @@ Result<PreparedPolicy> prepare_policy(const PolicyOptions& o, PrepareContext con
   }
   in.grants = std::move(grants);
   in.network = std::move(net);
+  in.secret_env = context.secret_env;
   PX_TRY_ASSIGN(auto composed, policy::compose(in));
-  if (!context.secret_env.empty()) {
-    // Profiles have no way to mark a variable secret yet; the Policy is not
-    // shared at this point, so marking it here is safe. (To move into compose.)
-    auto& rules = const_cast<policy::EnvironmentRules&>(composed.environment());
-    for (auto& set : rules.set)
-      if (context.secret_env.count(set.name)) set.secret = true;
-  }
   return PreparedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notes)};
 }
 

@@ -28,7 +28,7 @@ struct Placeholders {
 const char* shell_rc_files[] = {".bashrc", ".bash_profile", ".bash_login", ".profile",
                                 ".zshrc",  ".zshenv",       ".zprofile",   ".config/fish/config.fish"};
 
-void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph) {
+void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph, const std::set<std::string>& secret) {
   auto origin = [&](int line) { return Origin::profile(p.name, line); };
   for (const auto& e : p.read) b.allow(ph.expand(e.value, ph.user_home), Access::read, e.reason, origin(e.line));
   for (const auto& e : p.write) b.allow(ph.expand(e.value, ph.user_home), Access::write, e.reason, origin(e.line));
@@ -46,7 +46,8 @@ void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph) {
   if (p.local_servers) b.local_servers(*p.local_servers, origin(p.local_servers_line));
   for (const auto& e : p.env_keep) b.keep_env(e.value, e.reason, origin(e.line));
   for (const auto& e : p.env_strip) b.strip_env(e.value, e.reason, origin(e.line));
-  for (const auto& s : p.env_set) b.set_env(s.name, s.value, "set by the profile", origin(s.line));
+  for (const auto& s : p.env_set)
+    b.set_env(s.name, s.value, "set by the profile", origin(s.line), secret.count(s.name) > 0);
   if (p.dangerously_allow_home) {
     b.allow_whole_home(true);
     b.weakening("dangerously_allow_home (" + origin(p.dangerously_allow_home_line).describe() + ")");
@@ -119,7 +120,7 @@ Result<Policy> compose(const ComposeInputs& in) {
             Origin::builtin());
   b.set_env("PARALLEX_RUN", "1", "tells programs (and parallex itself) they run inside a seal", Origin::builtin());
 
-  for (const auto& p : in.profiles) apply_profile(b, p, ph);
+  for (const auto& p : in.profiles) apply_profile(b, p, ph, in.secret_env);
 
   if (agent_run) {
     const Origin origin = Origin::agent(in.agent->name);

@@ -54,6 +54,9 @@ struct ComposeInputs {
   std::optional<HarnessContribution> harness;
   std::vector<PathFlag> grants;
   NetworkFlags network;
+  // Variables set by a profile whose values are secret (a workspace's scoped
+  // GitHub token): shown redacted wherever the policy is printed.
+  std::set<std::string> secret_env;
 };
 
 Result<Policy> compose(const ComposeInputs& inputs);
