@@ -29,7 +29,7 @@ std::string new_run_id() {
 std::string new_run_id() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
-  localtime_r(&t, &tm);
+  gmtime_r(&t, &tm);  // UTC, as supervisor::new_run_id: ids sort the same in every build
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   std::random_device rd;
