@@ -18,7 +18,7 @@ scripts/build.sh -DPARALLEX_WERROR=ON
 echo "== unit tests under ASan+UBSan"
 # The unit tests of each component; the escape and end-to-end suites, which
 # run sealed processes and real clients, run in the main build above.
-unit_tests=(test_policy test_pluginhost test_plugins test_seatbelt test_proxy test_snapshot test_transcripts
+unit_tests=(test_common test_policy test_pluginhost test_plugins test_seatbelt test_proxy test_snapshot test_transcripts
             test_agents test_report test_supervisor test_workspace test_mcp)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPARALLEX_SANITIZE=ON -DPARALLEX_BUILD_BENCH=OFF >/dev/null
 targets=()

@@ -30,6 +30,18 @@ names+=("parallex start-up only (no seal)")
 cmds+=("$PARALLEX check --probe none")
 names+=("parallex policy show -- /bin/true (start-up + policy, no seal)")
 cmds+=("$PARALLEX policy show -- /bin/true")
+# The floor of any host built on the chosen libraries: an empty C++ program
+# linked with the shared libraries parallex loads (as ldd lists them), so the
+# dynamic loader maps and relocates the same set.
+if command -v c++ >/dev/null; then
+  libs=()
+  while read -r lib; do libs+=("$lib"); done < <(ldd "$PARALLEX" | awk '$3 ~ /^\// {print $3}' | grep -v -e '/libc\.so' -e '/libm\.so' -e 'ld-linux')
+  echo 'int main() { return 0; }' > "$work/floor.cpp"
+  if c++ -O2 -o "$work/floor" "$work/floor.cpp" -Wl,--no-as-needed "${libs[@]}" 2>/dev/null; then
+    names+=("empty C++ program linked with parallex's ${#libs[@]} libraries")
+    cmds+=("$work/floor")
+  fi
+fi
 if command -v bwrap >/dev/null; then
   # Equivalent to the seal's shape: user/pid/net/ipc/uts namespaces, the
   # profile's system dirs read-only, a writable run folder, private /tmp,

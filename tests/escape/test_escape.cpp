@@ -8,10 +8,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <linux/seccomp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,8 +28,10 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/linux/audit_log.hpp"
 #include "backend/linux/capabilities.hpp"
 #include "backend/linux/launch.hpp"
+#include "backend/linux/seccomp.hpp"
 #include "policy/compose.hpp"
 #include "policy/profile.hpp"
 #ifdef PARALLEX_HAVE_EXPECTATIONS
@@ -61,6 +67,7 @@ struct Outcome {
   int exit_code = -1;
   std::string error;  // the seal's own failure, if any
   std::string notes;  // what the seal left out or could not enforce
+  Refusals refusals;  // what the seal recorded refusing
 };
 
 // Runs `argv` inside the seal of `policy`, capturing stdout through a pipe
@@ -99,6 +106,7 @@ Outcome run_sealed(const policy::Policy& policy, std::vector<std::string> argv, 
   }
   out.exit_code = result->value().exit_code;
   for (const auto& note : result->value().notes) out.notes += note + "; ";
+  out.refusals = result->value().refusals;
   if (const auto at = out.output.find("RESULT "); at != std::string::npos) {
     std::istringstream line(out.output.substr(at + 7));
     line >> out.token;
@@ -331,6 +339,152 @@ TEST_F(Escape, TerminalInjection) {  // (a)23
   EXPECT_DENIED(probe("syscall_probe", {"tiocsti"}), (Tokens{"EPERM"}));
   EXPECT_DENIED(probe("syscall_probe", {"tiocsti_high"}), (Tokens{"EPERM"}));
   EXPECT_DENIED(probe("syscall_probe", {"tioclinux"}), (Tokens{"EPERM"}));
+}
+
+// What the seal refused reaches the supervisor (issue 3, item 6): each refused
+// call, named with its argument where that is the point, and the process.
+bool recorded(const Refusals& r, const std::string& call, const std::string& process) {
+  return std::any_of(r.items.begin(), r.items.end(), [&](const Refusal& x) {
+    return x.call == call && x.process == process && x.count >= 1;
+  });
+}
+
+std::string listing(const Refusals& r) {
+  return "recorded: [" + r.summary() +
+         "], not collected: " + (r.not_collected.empty() ? std::string("-") : r.not_collected.front());
+}
+
+TEST_F(Escape, RefusedCallsAreRecorded) {
+  const Outcome ptrace = probe("proc_probe", {"ptrace", "1"});
+  EXPECT_DENIED(ptrace, (Tokens{"EPERM"}));
+  ASSERT_EQ(ptrace.refusals.collected_from, std::vector<std::string>{"seccomp (user notification)"})
+      << listing(ptrace.refusals);
+  EXPECT_TRUE(recorded(ptrace.refusals, "ptrace", "proc_probe")) << listing(ptrace.refusals);
+
+  const Outcome sti = probe("syscall_probe", {"tiocsti_high"});
+  EXPECT_DENIED(sti, (Tokens{"EPERM"}));
+  EXPECT_TRUE(recorded(sti.refusals, "ioctl TIOCSTI", "syscall_probe")) << listing(sti.refusals);
+
+  const Outcome userns = probe("syscall_probe", {"unshare_user"});
+  EXPECT_DENIED(userns, (Tokens{"EPERM"}));
+  EXPECT_TRUE(recorded(userns.refusals, "unshare CLONE_NEWUSER", "syscall_probe"))
+      << listing(userns.refusals);
+
+  // Landlock's refusals are not collected, and the record says so.
+  ASSERT_FALSE(ptrace.refusals.not_collected.empty());
+  EXPECT_NE(ptrace.refusals.not_collected.back().find("Landlock"), std::string::npos);
+}
+
+// Landlock's refusals come from the kernel audit log. Root switches audit on
+// for this test when it is off, and back off after.
+TEST_F(Escape, LandlockRefusalsFromTheAuditLog) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to switch the kernel audit on";
+  const audit::KernelAudit before = audit::kernel_audit();
+  if (before == audit::KernelAudit::unknown) GTEST_SKIP() << "the kernel audit status cannot be read here";
+  if (before == audit::KernelAudit::off) {
+    ASSERT_TRUE(audit::set_kernel_audit(true));
+  }
+  // The run folder's parent is part of the view's skeleton: there, not listable.
+  const Outcome o = run_sealed(*policy_, {"/bin/ls", base_.string()});
+  if (before == audit::KernelAudit::off) {
+    EXPECT_TRUE(audit::set_kernel_audit(false));
+  }
+  EXPECT_NE(o.exit_code, 0) << o.output;
+  ASSERT_TRUE(std::count(o.refusals.collected_from.begin(), o.refusals.collected_from.end(),
+                         "Landlock (kernel audit log)"))
+      << listing(o.refusals);
+  const bool found = std::any_of(o.refusals.items.begin(), o.refusals.items.end(), [&](const Refusal& r) {
+    return r.source == "landlock" && r.call == "fs.read_dir " + base_.string() && r.process == "ls";
+  });
+  EXPECT_TRUE(found) << listing(o.refusals);
+}
+
+TEST(LandlockLog, KeepsOnlyTheRunsDomain) {
+  auto rec = [](int type, const std::string& text) {
+    auto r = audit::parse_record(type, text);
+    EXPECT_TRUE(r) << text;
+    return r.value_or(audit::Record{});
+  };
+  // Quoted and hex-encoded (the kernel's form for strings with spaces) values.
+  const auto hex = rec(
+      1423,
+      "audit(1.2:7): domain=abc blockers=fs.read_file path=2F746D702F6120622F7365637265 dev=\"vda\" ino=9");
+  EXPECT_EQ(hex.serial, 7u);
+  EXPECT_EQ(hex.fields.at("path"), "/tmp/a b/secre");
+  EXPECT_FALSE(audit::parse_record(1423, "garbage"));
+  EXPECT_FALSE(audit::parse_record(1423, "audit(1.2:x): domain=1"));
+
+  const auto log_of = [&](pid_t creator) {
+    auto log = audit::LandlockLog();
+    log.set_domain_creator(creator);
+    log.take(rec(1423, "audit(1.2:7): domain=abc blockers=fs.read_file path=\"/etc/x\" dev=\"vda\" ino=9"));
+    log.take(rec(
+        1424, "audit(1.2:7): domain=abc status=allocated mode=enforcing pid=42 uid=0 exe=\"/p\" comm=\"p\""));
+    log.take(rec(1300, "audit(1.2:7): arch=c000003e syscall=257 pid=43 comm=\"cat\" exe=\"/usr/bin/cat\""));
+    log.take(rec(1423, "audit(1.3:8): domain=def blockers=fs.write_file path=\"/other\" dev=\"vda\" ino=9"));
+    log.take(rec(
+        1424, "audit(1.3:8): domain=def status=allocated mode=enforcing pid=99 uid=0 exe=\"/q\" comm=\"q\""));
+    log.take(rec(1424, "audit(1.4:9): domain=abc status=deallocated denials=1"));
+    Refusals out;
+    log.finish(out);
+    return out;
+  };
+  const Refusals ours = log_of(42);
+  ASSERT_EQ(ours.items.size(), 1u) << ours.summary();
+  EXPECT_EQ(ours.items[0].call, "fs.read_file /etc/x");
+  EXPECT_EQ(ours.items[0].process, "cat");
+  EXPECT_EQ(log_of(7).items.size(), 0u) << "another run's domain was attributed";
+}
+
+TEST_F(Escape, AllowOrdinaryWorkRecordsNoRefusal) {
+  const Outcome o = run_sealed(*policy_, {"/bin/sh", "-c", "ls /usr/bin >/dev/null && echo RESULT OK"});
+  EXPECT_EQ(o.token, "OK") << o.output << o.error;
+  EXPECT_EQ(o.refusals.total(), 0u) << listing(o.refusals);
+}
+
+// A sandbox around parallex may already hold the one seccomp listener a
+// process may have: the same refusals then come from the kernel, and the
+// record says they were not collected.
+TEST(SeccompListener, TakenListenerFallsBackToKernelAnswers) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    sock_filter allow_all[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    sock_fprog outer{1, allow_all};
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(10);
+    const long held =
+        ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &outer);
+    if (held < 0) ::_exit(11);
+    auto program = seccomp::prepare();
+    if (!program || !program.value().notifies) ::_exit(12);
+    auto loaded = seccomp::load(program.value());
+    if (!loaded) ::_exit(13);
+    if (loaded.value().listener) ::_exit(14);
+    if (loaded.value().not_collected.find("EBUSY") == std::string::npos) ::_exit(15);
+    // Refused by the kernel's own answer, without waiting on a listener.
+    if (::syscall(SYS_ptrace, PTRACE_ATTACH, 1, 0, 0) != -1 || errno != EPERM) ::_exit(16);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step " << WEXITSTATUS(status)
+                                    << " failed (10 nnp, 11 outer listener, 12 prepare, 13 load, 14 listener "
+                                       "given, 15 no EBUSY note, 16 ptrace not EPERM)";
+}
+
+TEST(SeccompListener, AnsweredInKernelHasNoWaitingReturn) {
+  auto program = seccomp::prepare();
+  ASSERT_TRUE(program) << program.error().message;
+  auto count = [](const seccomp::Program& p, std::uint32_t k) {
+    return std::count_if(p.instructions.begin(), p.instructions.end(),
+                         [&](const sock_filter& i) { return i.code == (BPF_RET | BPF_K) && i.k == k; });
+  };
+  ASSERT_GT(count(program.value(), SECCOMP_RET_USER_NOTIF), 0);
+  seccomp::answer_in_kernel(program.value());
+  EXPECT_EQ(count(program.value(), SECCOMP_RET_USER_NOTIF), 0);
+  EXPECT_GT(count(program.value(), SECCOMP_RET_ERRNO | EPERM), 0);
+  EXPECT_FALSE(program.value().notifies);
 }
 
 TEST_F(Escape, KillTheSupervisorKillsTheRun) {  // (a)27
@@ -568,7 +722,15 @@ TEST(EscapeUnprivileged, AsUnprivilegedUser) {
   ::close(out[0]);
   int status = 0;
   ::waitpid(child, &status, 0);
-  std::printf("---- the suite as %s (uid %u) ----\n%s---- end ----\n", user, uid, text.c_str());
+  // ctest reads "[  SKIPPED ]" anywhere in the output as this test's own skip:
+  // the inner pass's skips are relayed under another spelling (and counted).
+  int inner_skips = 0;
+  for (std::size_t at = text.find("[  SKIPPED ]"); at != std::string::npos; at = text.find("[  SKIPPED ]", at)) {
+    text.replace(at, 12, "[ skipped  ]");
+    ++inner_skips;
+  }
+  std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user, uid, inner_skips,
+              text.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "the unprivileged pass failed (status " << status << ")";
 }

@@ -1,10 +1,12 @@
 // `parallex check` names the kill switch's tracking mechanism and what it
 // cannot catch: the real executable against the real probe of this machine.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <array>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -46,4 +48,45 @@ TEST(SealedRun, IsInItsCgroupFromTheStart) {
                                 " run -- cat /proc/self/cgroup 2>&1");
     EXPECT_NE(out.find("/parallex/"), std::string::npos) << env << out;
   }
+}
+
+// What the seal refused is printed at the end of the run and kept in its
+// record, with where it came from and what was not collected.
+TEST(SealedRun, PrintsAndRecordsWhatTheSealRefused) {
+  char templ[] = "/tmp/px-refusals-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ), nullptr);
+  const std::string home = templ;
+  const std::string out = run("cd " + std::string(PARALLEX_BINARY_DIR) + " && PARALLEX_HOME=" + home + " " +
+                              PARALLEX_EXE + " run -- /usr/bin/unshare -U /bin/true 2>&1");
+  EXPECT_NE(out.find("the seal refused 1 request: unshare CLONE_NEWUSER (unshare)"), std::string::npos) << out;
+  const std::string records = run("cat " + home + "/runs/*/run.json");
+  auto record = nlohmann::json::parse(records, nullptr, false);
+  ASSERT_FALSE(record.is_discarded()) << records;
+  const auto& refusals = record["seal_refusals"];
+  ASSERT_TRUE(refusals.is_object()) << record.dump(2);
+  EXPECT_EQ(refusals["collected_from"][0], "seccomp (user notification)");
+  ASSERT_EQ(refusals["refused"].size(), 1u) << refusals.dump(2);
+  EXPECT_EQ(refusals["refused"][0]["source"], "seccomp");
+  EXPECT_EQ(refusals["refused"][0]["call"], "unshare CLONE_NEWUSER");
+  EXPECT_EQ(refusals["refused"][0]["process"], "unshare");
+  EXPECT_EQ(refusals["refused"][0]["count"], 1);
+  // Landlock's are collected or the record says why not.
+  const bool landlock_collected = refusals["collected_from"].size() == 2;
+  EXPECT_TRUE(landlock_collected || refusals["not_collected"].dump().find("Landlock") != std::string::npos)
+      << refusals.dump(2);
+  run("rm -rf " + home);
+}
+
+TEST(CheckCommand, SaysWhatARunRecordsOfRefusals) {
+  auto j = nlohmann::json::parse(run(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_TRUE(j.contains("refusals_recorded")) << j.dump(2);
+  std::set<std::string> ids;
+  for (const auto& r : j["refusals_recorded"]) {
+    ids.insert(r["id"].get<std::string>());
+    EXPECT_FALSE(r["detail"].get<std::string>().empty());
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"seccomp.record", "landlock.audit"}));
+  // Recording is not part of the seal's strength.
+  for (const auto& g : j["guarantees"]) EXPECT_EQ(ids.count(g["id"].get<std::string>()), 0u) << g.dump();
 }

@@ -245,11 +245,18 @@ int sealed(const Options& o) {
     const bool held =
         token != "OPEN" && token.rfind("seal failed", 0) != 0 && token.rfind("no answer", 0) != 0;
     if (!held) ++open_ways;
+    // Where the seal told the supervisor what it refused (seccomp), say so.
+    const std::string recorded = result ? result.value().refusals.summary() : std::string();
     if (o.json)
-      rows.push_back({{"way_out", way.what}, {"expected", "denied"}, {"result", token}, {"held", held}});
+      rows.push_back({{"way_out", way.what},
+                      {"expected", "denied"},
+                      {"result", token},
+                      {"held", held},
+                      {"recorded", recorded}});
     else
-      std::printf("%-46s %-9s %s%s\n", way.what.c_str(), "denied",
-                  held ? "denied: " : "OPEN: ", token.c_str());
+      std::printf("%-46s %-9s %s%s%s\n", way.what.c_str(), "denied",
+                  held ? "denied: " : "OPEN: ", token.c_str(),
+                  recorded.empty() ? "" : ("  [recorded: " + recorded + "]").c_str());
   }
   if (fs::exists(canary, ec)) {
     ++open_ways;
@@ -270,6 +277,7 @@ int check(const Options& o) {
   }
   if (o.sealed) return sealed(o);
   const auto guarantees = seal::detect_guarantees();
+  const auto recording = seal::detect_refusal_recording();
   bool required_missing = false;
   for (const auto& g : guarantees) required_missing |= g.required && !g.enforced;
 #ifdef PX_HAVE_SUPERVISOR
@@ -290,9 +298,13 @@ int check(const Options& o) {
                       {"enforced", g.enforced},
                       {"required", g.required},
                       {"detail", g.detail}});
+    nlohmann::json recorded = nlohmann::json::array();
+    for (const auto& g : recording)
+      recorded.push_back({{"id", g.id}, {"what", g.name}, {"recorded", g.enforced}, {"detail", g.detail}});
     print_json({{"platform", "linux"},
                 {"landlock_abi", seal::landlock::abi_version()},
                 {"guarantees", list},
+                {"refusals_recorded", recorded},
                 {"kill_switch", kill_switch},
                 {"ready", !required_missing}});
   } else {
@@ -305,6 +317,10 @@ int check(const Options& o) {
           "  %-8s %s\n           %s%s\n", g.enforced ? "enforced" : "MISSING", g.name.c_str(),
           g.detail.c_str(),
           !g.enforced && g.required ? " [required: `parallex run` refuses without --allow-weaker-seal]" : "");
+    std::printf("What a run records of the seal's refusals:\n");
+    for (const auto& g : recording)
+      std::printf("  %-8s %s\n           %s\n", g.enforced ? "recorded" : "NOT", g.name.c_str(),
+                  g.detail.c_str());
     std::printf("Kill switch (process tracking): %s\n           %s\n",
                 kill_switch["description"].get<std::string>().c_str(),
                 kill_switch["cannot_catch"].get<std::string>().c_str());

@@ -1,22 +1,27 @@
 #include "policy/sha256.hpp"
 
-#include <openssl/evp.h>
+// SHA256_Init/Update/Final are deprecated in OpenSSL 3 in favour of EVP, but
+// EVP's first use sets up the provider machinery: about a millisecond, which
+// every `parallex run` paid for one digest of its policy.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 #include <array>
-#include <cstdio>
 
 namespace px::policy {
 
 std::string sha256_hex(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr);
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> md{};
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, data.data(), data.size());
+  SHA256_Final(md.data(), &ctx);
   std::string hex;
-  hex.reserve(len * 2);
+  hex.reserve(md.size() * 2);
   static const char* digits = "0123456789abcdef";
-  for (unsigned int i = 0; i < len; ++i) {
-    hex.push_back(digits[md[i] >> 4]);
-    hex.push_back(digits[md[i] & 0xf]);
+  for (unsigned char b : md) {
+    hex.push_back(digits[b >> 4]);
+    hex.push_back(digits[b & 0xf]);
   }
   return hex;
 }

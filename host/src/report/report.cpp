@@ -17,18 +17,22 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kLimits =
-    "This is not a full audit. A program can read files or reach the network without appearing in any of these "
+    "This is not a full audit. A program can read files or reach the network without appearing in any of "
+    "these "
     "sources, and the transcripts are the agent's own files, which it could have changed.";
 
 const char* kRecordLimits =
     "Written by Parallex: what was started, where, under which policy, when and how it ended; not what the "
     "program did.";
 const char* kProxyLimits =
-    "Only connections made through the run's proxy: host, port, verdict and byte counts. HTTPS is not opened, so "
-    "no URL or content. A program that ignores the proxy settings (possible when unsealed) and servers on this "
+    "Only connections made through the run's proxy: host, port, verdict and byte counts. HTTPS is not "
+    "opened, so "
+    "no URL or content. A program that ignores the proxy settings (possible when unsealed) and servers on "
+    "this "
     "machine reached directly do not appear.";
 const char* kGitLimits =
-    "Only commits reachable from a ref at the run's end and not at its start. Uncommitted changes, commits made "
+    "Only commits reachable from a ref at the run's end and not at its start. Uncommitted changes, commits "
+    "made "
     "and then dropped, and changes outside the repository do not appear; author names and dates are what the "
     "committer wrote.";
 
@@ -44,7 +48,8 @@ Json load_record(const fs::path& file, Source& source) {
   std::error_code ec;
   if (!fs::exists(file, ec)) {
     source.status = "missing";
-    source.message = "The run record " + file.string() + " does not exist; the run's command, times and folder "
+    source.message = "The run record " + file.string() +
+                     " does not exist; the run's command, times and folder "
                      "are unknown, so its transcripts and commits cannot be matched.";
     return nullptr;
   }
@@ -54,7 +59,8 @@ Json load_record(const fs::path& file, Source& source) {
   auto record = Json::parse(buffer.str(), nullptr, false);
   if (!in || record.is_discarded() || !record.is_object()) {
     source.status = "missing";
-    source.message = "The run record " + file.string() + " is not valid JSON; the run's command, times and folder "
+    source.message = "The run record " + file.string() +
+                     " is not valid JSON; the run's command, times and folder "
                      "are unknown, so its transcripts and commits cannot be matched.";
     return nullptr;
   }
@@ -133,20 +139,26 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   const auto started = parse_iso_ms(string_or(r, "started_at"));
   const auto ended = parse_iso_ms(string_or(r, "ended_at"));
   run["duration_ms"] = started && ended ? Json(*ended - *started) : Json(nullptr);
-  run["exit_status"] = r.contains("exit_status") && r["exit_status"].is_number_integer() ? r["exit_status"] : Json(nullptr);
+  run["exit_status"] =
+      r.contains("exit_status") && r["exit_status"].is_number_integer() ? r["exit_status"] : Json(nullptr);
   run["notices"] = r.contains("notices") && r["notices"].is_array() ? r["notices"] : Json::array();
+  run["seal_refusals"] =
+      r.contains("seal_refusals") && r["seal_refusals"].is_object() ? r["seal_refusals"] : Json(nullptr);
   std::vector<Source> sources{record_source};
   std::vector<std::string> warnings;
   if (have_record && !ended)
-    warnings.push_back("The run has no end time: it is still going, or its supervisor stopped before writing it. "
-                       "Sessions and commits up to now are shown.");
+    warnings.push_back(
+        "The run has no end time: it is still going, or its supervisor stopped before writing it. "
+        "Sessions and commits up to now are shown.");
 
   // Transcripts: the sessions of the run's window, from the home the run used.
   fs::path home;
-  if (req.home) home = *req.home;
+  if (req.home)
+    home = *req.home;
   else if (r.contains("policy") && r["policy"].is_object() && !string_or(r["policy"], "run_home").empty())
     home = string_or(r["policy"], "run_home");
-  else if (req.agent_home) home = *req.agent_home;
+  else if (req.agent_home)
+    home = *req.agent_home;
   Json sessions = Json::array();
   if (!have_record || !started) {
     sources.push_back(Source{"transcripts", home.string(), "missing",
@@ -169,8 +181,11 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   if (!had_proxy && !fs::exists(run_dir / "proxy.jsonl", ec)) {
     proxy_source.status = "none";
     proxy_source.message = "The run was offline: it had no proxy, so no host was reached through one.";
-    run["hosts"] = Json{{"reached", Json::array()}, {"refused", Json::array()}, {"failed", Json::array()},
-                        {"lines", 0},               {"bad_lines", 0}};
+    run["hosts"] = Json{{"reached", Json::array()},
+                        {"refused", Json::array()},
+                        {"failed", Json::array()},
+                        {"lines", 0},
+                        {"bad_lines", 0}};
   } else {
     run["hosts"] = summarize_proxy_log(run_dir / "proxy.jsonl", proxy_source);
   }
@@ -211,10 +226,10 @@ Json build_report(const ReportRequest& req) {
   report["generated_at"] = format_iso_ms(now_ms());
   report["agent"] = req.agent;
   report["runs_dir"] = req.runs_dir.string();
-  report["selection"] = Json{{"run", req.selection.run_id ? Json(*req.selection.run_id) : Json(nullptr)},
-                             {"last", req.selection.last},
-                             {"since", req.selection.since_ms ? Json(format_iso_ms(*req.selection.since_ms))
-                                                              : Json(nullptr)}};
+  report["selection"] =
+      Json{{"run", req.selection.run_id ? Json(*req.selection.run_id) : Json(nullptr)},
+           {"last", req.selection.last},
+           {"since", req.selection.since_ms ? Json(format_iso_ms(*req.selection.since_ms)) : Json(nullptr)}};
   report["runs"] = Json::array();
   report["problems"] = Json::array();
   report["limits"] = kLimits;
@@ -230,7 +245,8 @@ Json build_report(const ReportRequest& req) {
       if (ids)
         for (auto it = ids.value().rbegin(); it != ids.value().rend() && it - ids.value().rbegin() < 5; ++it)
           known += (known.empty() ? "" : ", ") + *it;
-      report["problems"].push_back("There is no run " + id + " " + who + (known.empty() ? "." : "; the latest are: " + known + "."));
+      report["problems"].push_back("There is no run " + id + " " + who +
+                                   (known.empty() ? "." : "; the latest are: " + known + "."));
     } else {
       report["runs"].push_back(report_run(req, req.runs_dir / id));
     }
@@ -248,10 +264,12 @@ Json build_report(const ReportRequest& req) {
       // A run still going (no end) or one that ended after TIME overlaps it; a run
       // without a readable record is listed, marked, rather than hidden.
       const std::int64_t last_moment = ended ? *ended : (started ? now_ms() : 0);
-      if (last_moment >= *req.selection.since_ms || !started) report["runs"].push_back(report_run(req, req.runs_dir / id));
+      if (last_moment >= *req.selection.since_ms || !started)
+        report["runs"].push_back(report_run(req, req.runs_dir / id));
     }
     if (report["runs"].empty())
-      report["problems"].push_back("No run " + who + " since " + format_iso_ms(*req.selection.since_ms) + ".");
+      report["problems"].push_back("No run " + who + " since " + format_iso_ms(*req.selection.since_ms) +
+                                   ".");
   } else {
     report["runs"].push_back(report_run(req, req.runs_dir / ids.value().back()));
   }

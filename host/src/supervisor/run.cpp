@@ -5,11 +5,10 @@
 #include "supervisor/run.hpp"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
@@ -19,10 +18,10 @@
 #include <random>
 
 #include "backend/linux/launch.hpp"
+#include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "policy/policy_json.hpp"
 #include "proxy/proxy.hpp"
-#include "common/paths.hpp"
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/run_control.hpp"
@@ -34,21 +33,25 @@ namespace {
 
 std::string iso_now() {
   const auto now = std::chrono::system_clock::now();
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   return buf;
 }
 
 proxy::NetworkMode to_proxy_mode(policy::NetworkMode mode) {
   switch (mode) {
-    case policy::NetworkMode::online: return proxy::NetworkMode::online;
-    case policy::NetworkMode::allowlist: return proxy::NetworkMode::allowlist;
-    case policy::NetworkMode::offline: return proxy::NetworkMode::offline;
+    case policy::NetworkMode::online:
+      return proxy::NetworkMode::online;
+    case policy::NetworkMode::allowlist:
+      return proxy::NetworkMode::allowlist;
+    case policy::NetworkMode::offline:
+      return proxy::NetworkMode::offline;
   }
   return proxy::NetworkMode::offline;
 }
@@ -79,6 +82,18 @@ Status write_record(const fs::path& dir, const nlohmann::json& record) {
   return ok();
 }
 
+// {"collected_from": [...], "not_collected": [...], "refused": [{call, process, count}], "more": N}
+nlohmann::json refusals_json(const seal::Refusals& refusals) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& r : refusals.items)
+    items.push_back(
+        {{"source", r.source}, {"call", redact(r.call)}, {"process", redact(r.process)}, {"count", r.count}});
+  return {{"collected_from", refusals.collected_from},
+          {"not_collected", refusals.not_collected},
+          {"refused", items},
+          {"more", refusals.more}};
+}
+
 std::string join(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
@@ -106,7 +121,8 @@ Result<RunOutcome> run(RunRequest r) {
   outcome.record_dir = r.runs_dir / outcome.run_id;
   std::error_code ec;
   fs::create_directories(outcome.record_dir, ec);
-  if (ec) return Error::io("cannot create the run's record folder " + outcome.record_dir.string(), ec.value());
+  if (ec)
+    return Error::io("cannot create the run's record folder " + outcome.record_dir.string(), ec.value());
   ::chmod(outcome.record_dir.c_str(), 0700);
   fs::create_directories(r.policy.temp_dir(), ec);
   if (ec) return Error::io("cannot create the run's temp dir " + r.policy.temp_dir().string(), ec.value());
@@ -118,7 +134,10 @@ Result<RunOutcome> run(RunRequest r) {
   for (const auto& g : policy.grants()) {
     if (!g.create_if_missing || fs::exists(g.path, ec)) continue;
     fs::create_directories(g.path, ec);
-    if (ec) return Error::io("cannot create the harness state dir " + g.path.string() + " (" + g.origin.describe() + ")", ec.value());
+    if (ec)
+      return Error::io(
+          "cannot create the harness state dir " + g.path.string() + " (" + g.origin.describe() + ")",
+          ec.value());
     ::chmod(g.path.c_str(), 0700);
   }
   const bool wants_network = policy.network().mode != policy::NetworkMode::offline;
@@ -237,7 +256,8 @@ Result<RunOutcome> run(RunRequest r) {
       spec.want_proxy_socket = wants_network;
       if (wants_network) {
         spec.on_proxy_socket = [&](UniqueFd fd, std::uint16_t port) -> Result<seal::EnvMap> {
-          PX_TRY_ASSIGN(auto started, proxy::ProxyServer::adopt(proxy_config(policy, password, proxy_log), std::move(fd)));
+          PX_TRY_ASSIGN(auto started,
+                        proxy::ProxyServer::adopt(proxy_config(policy, password, proxy_log), std::move(fd)));
           std::lock_guard lock(proxy_mutex);
           server = std::move(started);
           if (network_cut) server->cut();
@@ -261,11 +281,21 @@ Result<RunOutcome> run(RunRequest r) {
           std::fprintf(stderr, "parallex: %s\n", redact(launched.value().message).c_str());
         outcome.notices = launched.value().notes;
         status = launched.value().exit_code;
+        const seal::Refusals& refusals = launched.value().refusals;
+        record["seal_refusals"] = refusals_json(refusals);
+        if (refusals.total() > 0) {
+          const std::string line = "the seal refused " + std::to_string(refusals.total()) + " request" +
+                                   (refusals.total() == 1 ? "" : "s") + ": " + refusals.summary();
+          outcome.seal_refusals = redact(line);
+          alerts.push_back(outcome.seal_refusals);
+          std::fprintf(stderr, "parallex: %s\n", outcome.seal_refusals.c_str());
+        }
       }
     }
   } else {
-    std::fprintf(stderr, "parallex: UNSEALED: this run is not confined; it can read and write what you can%s\n",
-                 wants_network ? " (its network still goes to the proxy for tools that honour proxy variables)" : "");
+    std::fprintf(
+        stderr, "parallex: UNSEALED: this run is not confined; it can read and write what you can%s\n",
+        wants_network ? " (its network still goes to the proxy for tools that honour proxy variables)" : "");
     outcome.notices.push_back("unsealed: no filesystem, process or network confinement");
     if (wants_network) {
       auto started = proxy::ProxyServer::listen(proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
@@ -292,14 +322,16 @@ Result<RunOutcome> run(RunRequest r) {
   record["kill_switch"] = control->record();
   if (server) {
     server->stop();
-    for (const auto& h : server->refused_hosts()) outcome.refused_hosts.push_back(h.host + ":" + std::to_string(h.port));
+    for (const auto& h : server->refused_hosts())
+      outcome.refused_hosts.push_back(h.host + ":" + std::to_string(h.port));
     const std::string refused = proxy::format_refused(server->refused_hosts());
     if (!refused.empty()) std::fprintf(stderr, "%s", refused.c_str());
   }
   if (!had_git && fs::symlink_status(run_git, ec).type() != fs::file_type::not_found) {
     const std::string made = "the run made a git repository in " + policy.run_folder().string() +
                              " (.git was not there before): its hooks and config were written by the run and "
-                             "git would run them for you; review or remove " + run_git.string();
+                             "git would run them for you; review or remove " +
+                             run_git.string();
     alerts.push_back(made);
     record["git_repository_created"] = run_git.string();
     std::fprintf(stderr, "parallex: WARNING: %s\n", made.c_str());

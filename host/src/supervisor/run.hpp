@@ -5,11 +5,10 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "policy/policy.hpp"
@@ -22,13 +21,13 @@ struct RunRequest {
   explicit RunRequest(policy::Policy p) : policy(std::move(p)) {}
 
   policy::Policy policy;
-  std::vector<std::string> argv;                   // argv[0] as the user typed it
-  std::map<std::string, std::string> host_env;     // the caller's environment (the policy filters it)
-  fs::path cwd;                                    // usually policy.run_folder()
-  std::string agent;                               // empty for ad-hoc runs
-  fs::path runs_dir;                               // the run's record goes to runs_dir/RUN-ID/
-  bool sealed = true;                              // false: `--unsealed`, said in one line
-  bool accept_weaker_seal = false;                 // run even where a guarantee is missing
+  std::vector<std::string> argv;                // argv[0] as the user typed it
+  std::map<std::string, std::string> host_env;  // the caller's environment (the policy filters it)
+  fs::path cwd;                                 // usually policy.run_folder()
+  std::string agent;                            // empty for ad-hoc runs
+  fs::path runs_dir;                            // the run's record goes to runs_dir/RUN-ID/
+  bool sealed = true;                           // false: `--unsealed`, said in one line
+  bool accept_weaker_seal = false;              // run even where a guarantee is missing
   // Where decoy credentials were planted (an agent's home); opens of them
   // during the run are recorded as "decoy_hits" and printed at the end.
   fs::path decoy_home;
@@ -40,11 +39,12 @@ struct RunRequest {
 
 struct RunOutcome {
   std::string run_id;
-  int exit_status = 0;            // the command's; 128+N for a signal; 127 when not found
-  fs::path record_dir;            // runs_dir/RUN-ID
+  int exit_status = 0;  // the command's; 128+N for a signal; 127 when not found
+  fs::path record_dir;  // runs_dir/RUN-ID
   std::vector<std::string> refused_hosts;
-  std::vector<std::string> notices;  // what the seal could not guarantee, refusals seen
+  std::vector<std::string> notices;     // what the seal could not guarantee, refusals seen
   std::vector<std::string> decoy_hits;  // one line per open of a decoy credential
+  std::string seal_refusals;            // "the seal refused 2 requests: ptrace (sh), ..." or empty
 };
 
 // A new run id: time-sortable and unique ("20261129-190433-4f2a").

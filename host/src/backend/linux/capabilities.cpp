@@ -1,6 +1,7 @@
 #include "backend/linux/capabilities.hpp"
 
 #include <sched.h>
+#include <seccomp.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/linux/audit_log.hpp"
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/seccomp.hpp"
 #include "backend/linux/sys.hpp"
@@ -122,8 +124,6 @@ std::vector<Guarantee> detect_guarantees() {
   ll("landlock.ioctl_dev", "Landlock: device ioctls only on the run's terminal devices", 5, false);
   ll("landlock.scopes", "Landlock: no signal to, nor abstract socket of, a process outside the run", 6, false,
      landlock::supports_scopes());
-  ll("landlock.audit", "Landlock: the command's denials are logged to the kernel audit log", 7, false);
-
   const bool sc = seccomp::available();
   out.push_back({"seccomp", "seccomp: ptrace, io_uring, bpf, keyctl, mount, new namespaces, TIOCSTI refused",
                  sc, true,
@@ -135,6 +135,30 @@ std::vector<Guarantee> detect_guarantees() {
   out.push_back({"cgroup2", "cgroup v2: the supervisor can freeze and kill the whole run", cg, false,
                  cg ? "cgroup2 mounted at " + where
                     : "no cgroup2 mount: the supervisor falls back to tracking processes"});
+  return out;
+}
+
+std::vector<Guarantee> detect_refusal_recording() {
+  std::vector<Guarantee> out;
+  const bool notify = seccomp::available() && seccomp_api_get() >= 5;
+  out.push_back(
+      {"seccomp.record", "seccomp: every refused call (user notification)", notify, false,
+       notify ? "seccomp user notification is available"
+              : "this kernel or libseccomp lacks seccomp user notification: refusals are not recorded"});
+  // Landlock reports denials only to the audit log: the run records them when
+  // the log is on and this user may read it.
+  {
+    const audit::KernelAudit state = audit::kernel_audit();
+    const int abi = landlock::abi_version();
+    const bool on = abi >= 7 && state == audit::KernelAudit::on;
+    out.push_back(
+        {"landlock.audit", "Landlock: refused file and TCP accesses (from the kernel audit log)", on, false,
+         abi < 7 ? "Landlock ABI " + std::to_string(abi) + " is below 7: it reports no denials"
+         : on    ? "Landlock ABI " + std::to_string(abi) + ", kernel audit on"
+         : state == audit::KernelAudit::off
+             ? "the kernel audit is off (auditctl -e 1 turns it on); seccomp refusals are recorded anyway"
+             : "reading the kernel audit log needs root; seccomp refusals are recorded anyway"});
+  }
   return out;
 }
 

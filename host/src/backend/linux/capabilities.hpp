@@ -18,5 +18,8 @@ struct Guarantee {
 
 // Probes the kernel for real (forks a short-lived child to try the namespaces).
 std::vector<Guarantee> detect_guarantees();
+// What a run records of what the seal refused (seccomp, Landlock): not part of
+// the seal's strength, so never a reason to call it weaker. `enforced` means recorded.
+std::vector<Guarantee> detect_refusal_recording();
 
 }  // namespace px::seal

@@ -5,15 +5,17 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
+#include "backend/linux/audit_log.hpp"
 #include "backend/linux/cgroup_spawn.hpp"
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/mounts.hpp"
@@ -56,6 +58,9 @@ double now_ms() {
 // 'P' port + fd : the proxy's listening socket; the supervisor answers
 //                 'V' k=v\0k=v\0... or 'F' message
 // 'X' errno text: execve failed
+// 'S' [+ fd]     : the command is about to exec; the seccomp filter's listener
+//                  (refused calls wait on it), when the kernel gave one
+// 'R' text       : refusals that will not be recorded, and why
 
 bool send_message(int sock, char kind, const std::string& text, int fd = -1) {
   std::string buf(1, kind);
@@ -78,21 +83,21 @@ bool send_message(int sock, char kind, const std::string& text, int fd = -1) {
 }
 
 // Returns false at EOF or error. `fd` receives a passed descriptor, if any.
-bool receive_message(int sock, std::string& out, UniqueFd* fd) {
-  std::string buf(256 * 1024, '\0');
+bool receive_message(int sock, std::string& out, UniqueFd* fd, pid_t* sender = nullptr) {
+  // One buffer per thread: zeroing 256 KiB per message showed in start-up.
+  static thread_local std::vector<char> buf(256 * 1024);
   iovec iov{buf.data(), buf.size()};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(ucred))] = {};
   msg.msg_control = cbuf;
   msg.msg_controllen = sizeof cbuf;
   ssize_t n;
   do n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n <= 0) return false;
-  buf.resize(static_cast<std::size_t>(n));
-  out = std::move(buf);
+  out.assign(buf.data(), static_cast<std::size_t>(n));
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
       int passed = -1;
@@ -101,6 +106,10 @@ bool receive_message(int sock, std::string& out, UniqueFd* fd) {
         *fd = UniqueFd(passed);
       else
         ::close(passed);
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && sender) {
+      ucred cred{};
+      std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+      *sender = cred.pid;  // translated by the kernel into the receiver's pid namespace
     }
   }
   return true;
@@ -168,7 +177,14 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   step(control, userns::drop_capabilities());
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(control, sys_error("prctl(PR_SET_NO_NEW_PRIVS)"));
   if (ruleset) step(control, landlock::restrict_self(*ruleset));
-  step(control, seccomp::load(p.seccomp));
+  seccomp::Loaded filter = value_or_fail(control, seccomp::load(p.seccomp));
+  if (!filter.not_collected.empty()) send_message(control, 'R', filter.not_collected);
+  // The listener must not cross execve: whoever holds it can let refused calls
+  // through. The message also tells the supervisor (by its credentials) which
+  // process created the run's Landlock domain.
+  if (!send_message(control, 'S', "", filter.listener.get()))
+    fail(control, sys_error("hand the seccomp listener to the supervisor"));
+  filter.listener.reset();
   ::execve(p.executable.c_str(), argv.data(), envp.data());
   const int err = errno;
   send_message(control, 'X',
@@ -252,6 +268,25 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   ::_exit(pidns::exit_code(status));
 }
 
+// Opens the run's reader of Landlock's audit records, or says why there is none.
+std::string landlock_log_for_run(std::optional<audit::LandlockLog>& log) {
+  const std::string prefix = "Landlock refusals (files, TCP) are not recorded: ";
+  if (landlock::abi_version() < 7) return prefix + "Landlock reports them from ABI 7 on";
+  switch (audit::kernel_audit()) {
+    case audit::KernelAudit::off:
+      return prefix +
+             "Landlock reports them only to the kernel audit log, which is off (auditctl -e 1 turns it on)";
+    case audit::KernelAudit::unknown:
+      return prefix + "Landlock reports them only to the kernel audit log, which needs root to read";
+    case audit::KernelAudit::on:
+      break;
+  }
+  auto subscribed = audit::LandlockLog::subscribe();
+  if (!subscribed) return prefix + subscribed.error().message;
+  log.emplace(std::move(subscribed).value());
+  return {};
+}
+
 landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPlan& view, bool in_view) {
   using landlock::Grant;
   landlock::Plan plan;
@@ -324,6 +359,12 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return sys_error("socketpair for the seal");
   UniqueFd mine(sv[0]);
+  // Each message carries its sender's pid: the command's is its Landlock domain's creator.
+  const int on = 1;
+  ::setsockopt(mine.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+  // Subscribed before the command exists, so none of its records is missed.
+  std::optional<audit::LandlockLog> landlock_log;
+  std::string landlock_not_collected = landlock_log_for_run(landlock_log);
   const pid_t supervisor = ::getpid();
   pid_t pid = 0;
   if (spec.cgroup_fd >= 0 && !std::getenv("PARALLEX_NO_CLONE_INTO_CGROUP")) {
@@ -363,6 +404,8 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
   out.pid = pid;
   out.control = std::move(mine);
   out.spec = &spec;
+  out.landlock_log = std::move(landlock_log);
+  out.landlock_not_collected = std::move(landlock_not_collected);
   out.notes = std::move(p.view.notes);
   return out;
 }
@@ -377,8 +420,9 @@ Result<LaunchResult> wait(SealedProcess& process) {
   result.notes = process.notes;
   std::optional<Error> setup_error;
   std::string msg;
-  UniqueFd passed;
-  while (receive_message(process.control.get(), msg, &passed)) {
+  UniqueFd passed, listener;
+  pid_t sender = -1;
+  while (receive_message(process.control.get(), msg, &passed, &sender)) {
     const char kind = msg.empty() ? '?' : msg[0];
     const std::string text = msg.size() > 1 ? msg.substr(1) : std::string();
     if (kind == 'N') {
@@ -389,6 +433,11 @@ Result<LaunchResult> wait(SealedProcess& process) {
           Error{static_cast<ErrorKind>(k >= 0 && k <= 7 ? k : 7), text.size() > 1 ? text.substr(1) : text};
     } else if (kind == 'X') {
       result.message = text.substr(text.find(' ') + 1);
+    } else if (kind == 'S') {
+      if (passed) listener = std::move(passed);
+      if (process.landlock_log && sender > 0) process.landlock_log->set_domain_creator(sender);
+    } else if (kind == 'R') {
+      result.refusals.not_collected.push_back(text);
     } else if (kind == 'P') {
       std::string reply = "Fno proxy socket was passed";
       if (passed && process.spec && process.spec->on_proxy_socket) {
@@ -406,9 +455,26 @@ Result<LaunchResult> wait(SealedProcess& process) {
     passed.reset();
   }
   process.control.reset();
+  if (listener) result.refusals.collected_from.push_back("seccomp (user notification)");
+  if (process.landlock_log)
+    result.refusals.collected_from.push_back("Landlock (kernel audit log)");
+  else
+    result.refusals.not_collected.push_back(process.landlock_not_collected);
+  if (listener || process.landlock_log) {
+    const UniqueFd seal_exited(static_cast<int>(::syscall(SYS_pidfd_open, process.pid, 0)));
+    serve_refusals(listener ? listener.get() : -1, seal_exited.get(),
+                   process.landlock_log ? &*process.landlock_log : nullptr, result.refusals);
+    listener.reset();
+  }
   int status = 0;
   pid_t r;
   while ((r = ::waitpid(process.pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  // After the reap: the kernel frees the run's Landlock domain, and says so
+  // in its last record, only once nothing of the seal is left.
+  if (process.landlock_log) {
+    process.landlock_log->finish(result.refusals);
+    process.landlock_log.reset();
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);

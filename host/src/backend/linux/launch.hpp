@@ -10,9 +10,12 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/linux/audit_log.hpp"
+#include "backend/linux/refusals.hpp"
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
@@ -52,6 +55,7 @@ struct LaunchResult {
   int exit_code = 0;               // the command's status; 128+N for signal N; 127/126 when it could not run
   std::string message;             // why the command could not run (exit 126/127), else empty
   std::vector<std::string> notes;  // what the seal left out or could not enforce
+  Refusals refusals;               // what the seal refused, where the kernel told us
 };
 
 // A started seal: `pid` is the outer process (the supervisor may put it in a cgroup).
@@ -60,6 +64,8 @@ struct SealedProcess {
   UniqueFd control;  // supervisor end of the control socket
   const LaunchSpec* spec = nullptr;
   std::vector<std::string> notes;
+  std::optional<audit::LandlockLog> landlock_log;  // when the kernel audit log is readable
+  std::string landlock_not_collected;              // else why Landlock's refusals go unrecorded
 };
 
 // `name` resolved against the PATH of `env` (or taken as a path), and checked

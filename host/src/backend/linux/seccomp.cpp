@@ -99,7 +99,9 @@ Result<Program> prepare() {
   if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); rc != 0)
     return sys_error("seccomp_attr_set NNP", -rc);
 
-  const std::uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+  // API level 5: the kernel and libseccomp both know user notification.
+  const bool notifies = seccomp_api_get() >= 5;
+  const std::uint32_t eperm = notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
   for (const char* name : kRefused) PX_TRY(rule(ctx, eperm, name));
   // clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc
   // fall back to clone, whose flags argument is checked below.
@@ -121,18 +123,43 @@ Result<Program> prepare() {
   if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0)
     return Error::internal("seccomp_export_bpf wrote " + std::to_string(size) + " bytes");
   Program program;
+  program.notifies = notifies;
   program.instructions.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
   if (::pread(mem.get(), program.instructions.data(), static_cast<std::size_t>(size), 0) != size)
     return sys_error("read back the seccomp program");
   return program;
 }
 
-Status load(const Program& program) {
-  sock_fprog prog{static_cast<unsigned short>(program.instructions.size()),
-                  const_cast<sock_filter*>(program.instructions.data())};
+void answer_in_kernel(Program& program) {
+  for (sock_filter& insn : program.instructions)
+    if (insn.code == (BPF_RET | BPF_K) && insn.k == SECCOMP_RET_USER_NOTIF)
+      insn.k = SECCOMP_RET_ERRNO | EPERM;
+  program.notifies = false;
+}
+
+Result<Loaded> load(Program& program) {
+  Loaded loaded;
+  sock_fprog prog{static_cast<unsigned short>(program.instructions.size()), program.instructions.data()};
+  if (program.notifies) {
+    const long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (fd >= 0) {
+      loaded.listener = UniqueFd(static_cast<int>(fd));
+      return loaded;
+    }
+    // One listener per filter chain: a sandbox around parallex may hold it.
+    const int err = errno;
+    if (err != EBUSY && err != EINVAL) return sys_error("seccomp(SET_MODE_FILTER, NEW_LISTENER)", err);
+    loaded.not_collected = std::string("seccomp refusals are not recorded: the kernel refused a listener (") +
+                           errno_name(err) + (err == EBUSY ? ": a sandbox around parallex holds one)" : ")");
+    answer_in_kernel(program);
+    prog.filter = program.instructions.data();
+  } else {
+    loaded.not_collected =
+        "seccomp refusals are not recorded: this kernel or libseccomp lacks user notification";
+  }
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
     return sys_error("seccomp(SET_MODE_FILTER)");
-  return ok();
+  return loaded;
 }
 
 bool available() {

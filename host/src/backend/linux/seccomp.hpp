@@ -4,14 +4,27 @@
 // by the command's process as the very last step before execve (load).
 #include <linux/filter.h>
 
+#include <string>
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/unique_fd.hpp"
 
 namespace px::seal::seccomp {
 
 struct Program {
   std::vector<sock_filter> instructions;
+  // Refused calls wait for the supervisor's answer (SECCOMP_RET_USER_NOTIF),
+  // which records them: the only way to learn what the seal refused without
+  // the kernel's audit log. The answer is always the refusal.
+  bool notifies = false;
+};
+
+// The filter as loaded: the listener the supervisor answers refusals on (empty
+// when refusals go unrecorded), and why not when they do.
+struct Loaded {
+  UniqueFd listener;
+  std::string not_collected;
 };
 
 // Refuses (EPERM unless noted): ptrace, process_vm_readv/writev, io_uring_*,
@@ -22,8 +35,12 @@ struct Program {
 // filter can see), the TIOCSTI/TIOCLINUX ioctls with any high bits, and every
 // syscall of another ABI (ia32 via int 0x80, x32): ENOSYS.
 Result<Program> prepare();
-// no_new_privs must be set already.
-Status load(const Program& program);
+// no_new_privs must be set already. When the kernel refuses a listener (an
+// outer sandbox holds one: EBUSY), the same filter is loaded answering EPERM
+// itself, and `not_collected` says so.
+Result<Loaded> load(Program& program);
+// Every "wait for the supervisor" return of `program` becomes EPERM.
+void answer_in_kernel(Program& program);
 // True when the kernel accepts a seccomp filter.
 bool available();
 

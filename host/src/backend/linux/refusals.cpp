@@ -1,0 +1,150 @@
+#include "backend/linux/refusals.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "backend/linux/audit_log.hpp"
+
+namespace px::seal {
+
+namespace {
+
+// Enough to see what a run kept trying, small enough that a process looping
+// on a refused call cannot grow the supervisor.
+constexpr std::size_t kMaxDistinct = 64;
+
+std::string namespace_flags(std::uint64_t flags) {
+  static const std::pair<std::uint64_t, const char*> kNames[] = {
+      {CLONE_NEWUSER, "CLONE_NEWUSER"},     {CLONE_NEWNS, "CLONE_NEWNS"},   {CLONE_NEWNET, "CLONE_NEWNET"},
+      {CLONE_NEWPID, "CLONE_NEWPID"},       {CLONE_NEWIPC, "CLONE_NEWIPC"}, {CLONE_NEWUTS, "CLONE_NEWUTS"},
+      {CLONE_NEWCGROUP, "CLONE_NEWCGROUP"}, {0x00000080, "CLONE_NEWTIME"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames)
+    if (flags & bit) out += (out.empty() ? "" : "|") + std::string(name);
+  return out;
+}
+
+// The comm of `pid` in the supervisor's pid namespace; the process is blocked
+// in the refused call while this reads, so the pid is still its own (checked
+// after with the notification id).
+std::string comm_of(std::uint32_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/comm";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[64];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string comm(buf, static_cast<std::size_t>(n));
+  while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.pop_back();
+  // The process names itself: nothing it chose may reach a terminal as control bytes.
+  for (char& c : comm)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  return comm;
+}
+
+struct NotifyDeleter {
+  seccomp_notif* req;
+  seccomp_notif_resp* resp;
+  ~NotifyDeleter() { seccomp_notify_free(req, resp); }
+};
+
+}  // namespace
+
+void Refusals::add(const std::string& source, const std::string& call, const std::string& process) {
+  for (Refusal& r : items) {
+    if (r.source == source && r.call == call && r.process == process) {
+      ++r.count;
+      return;
+    }
+  }
+  if (items.size() >= kMaxDistinct) {
+    ++more;
+    return;
+  }
+  items.push_back({source, call, process, 1});
+}
+
+std::uint64_t Refusals::total() const {
+  std::uint64_t n = more;
+  for (const Refusal& r : items) n += r.count;
+  return n;
+}
+
+std::string Refusals::summary() const {
+  std::string out;
+  for (const Refusal& r : items) {
+    if (!out.empty()) out += ", ";
+    out += r.call;
+    if (r.count > 1) out += " x" + std::to_string(r.count);
+    if (!r.process.empty()) out += " (" + r.process + ")";
+  }
+  if (more) out += ", and " + std::to_string(more) + " more";
+  return out;
+}
+
+std::string describe_refused_call(std::uint32_t arch, int nr, std::uint64_t arg0, std::uint64_t arg1) {
+  std::unique_ptr<char, decltype(&std::free)> name(seccomp_syscall_resolve_num_arch(arch, nr), &std::free);
+  std::string call = name ? name.get() : "syscall " + std::to_string(nr);
+  if (call == "ioctl") {
+    const std::uint32_t request = static_cast<std::uint32_t>(arg1);
+    if (request == TIOCSTI) return "ioctl TIOCSTI";
+    if (request == TIOCLINUX) return "ioctl TIOCLINUX";
+  }
+  if (call == "unshare" || call == "clone") {
+    const std::string flags = namespace_flags(arg0);
+    if (!flags.empty()) return call + " " + flags;
+  }
+  return call;
+}
+
+void serve_refusals(int listener, int seal_exited, audit::LandlockLog* landlock, Refusals& out) {
+  seccomp_notif* req = nullptr;
+  seccomp_notif_resp* resp = nullptr;
+  if (listener >= 0 && seccomp_notify_alloc(&req, &resp) != 0) listener = -1;
+  NotifyDeleter owner{req, resp};
+  for (;;) {
+    pollfd fds[3] = {
+        {listener, POLLIN, 0}, {seal_exited, POLLIN, 0}, {landlock ? landlock->fd() : -1, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[2].revents & POLLIN) landlock->read_available();
+    if (fds[0].revents & POLLIN) {
+      // The kernel fills the whole struct; libseccomp wants it zeroed first.
+      std::memset(req, 0, sizeof *req);
+      if (seccomp_notify_receive(listener, req) != 0) continue;  // the caller died meanwhile
+      const std::string call =
+          describe_refused_call(req->data.arch, req->data.nr, req->data.args[0], req->data.args[1]);
+      std::string process = comm_of(req->pid);
+      if (seccomp_notify_id_valid(listener, req->id) != 0) process.clear();
+      out.add("seccomp", call, process);
+      resp->id = req->id;
+      resp->val = 0;
+      resp->error = -EPERM;
+      resp->flags = 0;
+      seccomp_notify_respond(listener, resp);
+      continue;
+    }
+    // Stop listening when every process of the seal is gone (the filter has
+    // no users), or the seal's outer process exited; without a pidfd, on hang-up.
+    if (fds[1].revents & POLLIN) break;
+    if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+      if (seal_exited < 0 || !landlock) break;
+      listener = -1;
+    }
+    if (listener < 0 && seal_exited < 0 && !landlock) break;
+  }
+}
+
+}  // namespace px::seal

@@ -1,0 +1,44 @@
+#pragma once
+// What the seal refused, as the kernel reports it to the supervisor: each
+// system call the seccomp filter refuses waits on the filter's listener until
+// the supervisor records it and answers EPERM. Landlock's refusals reach only
+// the kernel's audit log, read where it is on and readable (audit_log.hpp);
+// the record says what was not collected and why.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace px::seal {
+
+struct Refusal {
+  std::string source;   // "seccomp" or "landlock"
+  std::string call;     // "ptrace", "ioctl TIOCSTI", "unshare CLONE_NEWUSER"
+  std::string process;  // the refused process's comm, as the kernel had it
+  std::uint64_t count = 0;
+};
+
+struct Refusals {
+  std::vector<std::string> collected_from;  // "seccomp (user notification)"
+  std::vector<std::string> not_collected;   // what was not recorded, and why
+  std::vector<Refusal> items;               // distinct (call, process), first seen first
+  std::uint64_t more = 0;                   // refusals past the cap of distinct items
+
+  void add(const std::string& source, const std::string& call, const std::string& process);
+  std::uint64_t total() const;
+  // "ptrace ×2 (strace), ioctl TIOCSTI (probe)"; empty when nothing was refused.
+  std::string summary() const;
+};
+
+// A refused call named from its arch, number and first two arguments, as the filter saw it.
+std::string describe_refused_call(std::uint32_t arch, int nr, std::uint64_t arg0, std::uint64_t arg1);
+
+namespace audit {
+class LandlockLog;
+}
+
+// Until `seal_exited` (a pidfd of the seal's outer process) is readable:
+// answers and records every notification on `listener` (-1: none), and reads
+// `landlock` (nullptr: none) as its records come; LandlockLog::finish adds them.
+void serve_refusals(int listener, int seal_exited, audit::LandlockLog* landlock, Refusals& out);
+
+}  // namespace px::seal
