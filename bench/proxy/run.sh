@@ -55,12 +55,21 @@ else
 fi
 
 direct_mbps="$(printf '%s\n' "${rows[0]}" | cut -f2)"
-printf '| %-11s | %12s | %9s | %14s | %10s | %10s | %24s |\n' "path" "MB/s (1 GiB)" "vs direct" "proxy CPU/GiB" "set-up p50" "set-up p99" "KiB per idle tunnel (1000)"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' "-------------" "--------------" "-----------" "----------------" "------------" "------------" "----------------------------"
+cores="$(nproc)"
+# The ceiling: the most this machine's cores could carry through the proxy if
+# every byte cost what it cost here (both ends + the proxy, CPU per GiB), as a
+# share of direct. On 2 cores the proxy is a third party competing for them.
+printf '| %-11s | %12s | %9s | %14s | %14s | %10s | %10s | %24s |\n' "path" "MB/s (1 GiB)" "vs direct" "proxy CPU/GiB" "$cores-core ceiling" "set-up p50" "set-up p99" "KiB per idle tunnel (1000)"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' "-------------" "--------------" "-----------" "----------------" "----------------" "------------" "------------" "----------------------------"
 for row in "${rows[@]}"; do
-  IFS=$'\t' read -r label mbps p50 p99 kib cpu <<< "$row"
+  IFS=$'\t' read -r label mbps p50 p99 kib cpu ends <<< "$row"
   pct="$(awk -v a="$mbps" -v b="$direct_mbps" 'BEGIN { printf "%.0f%%", 100 * a / b }')"
+  ceiling="-"
+  if [ "$label" != direct-tcp ]; then
+    ceiling="$(awk -v n="$cores" -v p="$cpu" -v e="$ends" -v d="$direct_mbps" \
+      'BEGIN { c = n / ((p + e) / 1000) * 1073.741824; r = 100 * c / d; if (r > 100) r = 100; printf "%.0f%% of direct", r }')"
+  fi
   [ "$label" = direct-tcp ] && kib="-" && cpu="-"
   [ "$cpu" = "-" ] || cpu="$cpu ms"
-  printf '| %-11s | %12s | %9s | %14s | %7s us | %7s us | %24s |\n' "$label" "$mbps" "$pct" "$cpu" "$p50" "$p99" "$kib"
+  printf '| %-11s | %12s | %9s | %14s | %16s | %7s us | %7s us | %24s |\n' "$label" "$mbps" "$pct" "$cpu" "$ceiling" "$p50" "$p99" "$kib"
 done

@@ -49,6 +49,7 @@ const Step kSteps[] = {
     {"see a process outside the run (pid 1 of the machine)", false,
      "test \"$(cat /proc/1/comm)\" != parallex && test \"$(cat /proc/1/comm)\" != sh"},
     {"gain privileges with sudo", false, "sudo -n true"},
+    {"undo the seal from a new user namespace", false, "unshare -Ur true"},
 };
 
 Result<fs::path> prepare_demo_folder() {
