@@ -256,7 +256,7 @@ void LandlockLog::finish(Refusals& out) {
   // kauditd sends asynchronously: drain until quiet, and while a domain of the
   // run is known, until the kernel says it was freed (its last record).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
-  for (;;) {
+  while (sock_) {
     read_available();
     const bool done = ours_deallocated();
     if (std::chrono::steady_clock::now() >= deadline) break;
