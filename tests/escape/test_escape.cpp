@@ -520,6 +520,36 @@ TEST_F(Escape, DangerousSyscalls) {  // (a)29
   EXPECT_DENIED(probe("syscall_probe", {"clone3"}), (Tokens{"ENOSYS"}));
 }
 
+// Socket families: kernel surface a sealed run has no use for is refused as
+// unsupported, whatever the high bits of the argument; the four a program
+// needs open (the ALLOW guard).
+TEST_F(Escape, SocketFamiliesOutsideTheFourAreUnsupported) {
+  for (const char* family :
+       {"17" /*AF_PACKET*/, "40" /*AF_VSOCK*/, "38" /*AF_ALG*/, "31" /*AF_BLUETOOTH*/, "44" /*AF_XDP*/,
+        "0x100000011" /*AF_PACKET with a high bit*/, "46", "0x7fffffff"}) {
+    SCOPED_TRACE(family);
+    const Outcome o = probe("syscall_probe", {"socket", family});
+    EXPECT_DENIED(o, (Tokens{"EAFNOSUPPORT"}));
+    EXPECT_EQ(o.refusals.total(), 1u) << listing(o.refusals);
+  }
+  const Outcome packet = probe("syscall_probe", {"socket", "17"});
+  EXPECT_TRUE(recorded(packet.refusals, "socket AF_PACKET", "syscall_probe")) << listing(packet.refusals);
+}
+
+TEST_F(Escape, AllowUnixInetInet6NetlinkSockets) {
+  for (const char* family : {"1", "2", "10", "16", "0x100000002" /*AF_INET: the kernel reads an int*/}) {
+    SCOPED_TRACE(family);
+    const Outcome o = probe("syscall_probe", {"socket", family});
+    if (std::string(family) == "0x100000002") {
+      // High bits: refused outright rather than reasoned about.
+      EXPECT_DENIED(o, (Tokens{"EAFNOSUPPORT"}));
+      continue;
+    }
+    EXPECT_EQ(o.token, "OPEN") << o.output << o.error;
+    EXPECT_EQ(o.refusals.total(), 0u) << listing(o.refusals);
+  }
+}
+
 TEST_F(Escape, NoNewPrivileges) {  // (a)30
   EXPECT_EQ(probe("proc_probe", {"nnp"}).token, "NNP1");
 }
@@ -725,7 +755,8 @@ TEST(EscapeUnprivileged, AsUnprivilegedUser) {
   // ctest reads "[  SKIPPED ]" anywhere in the output as this test's own skip:
   // the inner pass's skips are relayed under another spelling (and counted).
   int inner_skips = 0;
-  for (std::size_t at = text.find("[  SKIPPED ]"); at != std::string::npos; at = text.find("[  SKIPPED ]", at)) {
+  for (std::size_t at = text.find("[  SKIPPED ]"); at != std::string::npos;
+       at = text.find("[  SKIPPED ]", at)) {
     text.replace(at, 12, "[ skipped  ]");
     ++inner_skips;
   }

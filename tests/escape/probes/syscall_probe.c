@@ -1,13 +1,15 @@
 /* Dangerous syscalls and ABI tricks. Usage: syscall_probe NAME
  * NAME: io_uring_setup bpf userfaultfd perf_event_open open_by_handle_at
  *       kexec_load keyctl add_key clone3 unshare_user unshare_mount_then_umount
- *       mount open_tree fsopen setns tiocsti tiocsti_high tioclinux int80 x32 */
+ *       mount open_tree fsopen setns tiocsti tiocsti_high tioclinux int80 x32
+ *       socket FAMILY (a number; OK and the fd closed when it opened) */
 #include "probe.h"
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,6 +53,16 @@ int main(int argc, char** argv) {
     __asm__ volatile("int $0x80" : "=a"(rc) : "a"(20L) : "memory");
     if (rc < 0) { errno = (int)-rc; return px_errno_result(-1); }
     return px_result("OPEN");
+  }
+  if (!strcmp(n, "socket") && argc > 2) {
+    /* The family as the raw 64-bit argument: the kernel reads only an int. */
+    const unsigned long family = strtoul(argv[2], NULL, 0);
+    const int type = (family == AF_PACKET || family == AF_NETLINK) ? SOCK_RAW
+                     : family == AF_ALG                           ? SOCK_SEQPACKET
+                                                                  : SOCK_STREAM;
+    const long fd = syscall(SYS_socket, family, type, 0);
+    if (fd >= 0) close((int)fd);
+    return px_errno_result(fd < 0 ? -1 : 0);
   }
   if (!strcmp(n, "x32")) return px_errno_result(syscall(0x40000000L | SYS_getpid));
   return 2;

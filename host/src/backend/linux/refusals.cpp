@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +32,39 @@ std::string namespace_flags(std::uint64_t flags) {
   for (const auto& [bit, name] : kNames)
     if (flags & bit) out += (out.empty() ? "" : "|") + std::string(name);
   return out;
+}
+
+std::string family_name(std::uint64_t family) {
+  static const std::pair<std::uint64_t, const char*> kNames[] = {{AF_AX25, "AF_AX25"},
+                                                                 {AF_IPX, "AF_IPX"},
+                                                                 {AF_APPLETALK, "AF_APPLETALK"},
+                                                                 {AF_BRIDGE, "AF_BRIDGE"},
+                                                                 {AF_X25, "AF_X25"},
+                                                                 {AF_KEY, "AF_KEY"},
+                                                                 {AF_PACKET, "AF_PACKET"},
+                                                                 {AF_RDS, "AF_RDS"},
+                                                                 {AF_PPPOX, "AF_PPPOX"},
+                                                                 {AF_LLC, "AF_LLC"},
+                                                                 {AF_CAN, "AF_CAN"},
+                                                                 {AF_TIPC, "AF_TIPC"},
+                                                                 {AF_BLUETOOTH, "AF_BLUETOOTH"},
+                                                                 {AF_ALG, "AF_ALG"},
+                                                                 {AF_NFC, "AF_NFC"},
+                                                                 {AF_VSOCK, "AF_VSOCK"},
+                                                                 {AF_KCM, "AF_KCM"},
+                                                                 {AF_QIPCRTR, "AF_QIPCRTR"},
+                                                                 {AF_SMC, "AF_SMC"},
+                                                                 {AF_XDP, "AF_XDP"},
+                                                                 {AF_MCTP, "AF_MCTP"}};
+  for (const auto& [value, name] : kNames)
+    if (value == family) return name;
+  return "family " + std::to_string(family);
+}
+
+// The errno a refused call gets: what a program expects from an unsupported
+// socket family, else "not permitted".
+int refusal_errno(const std::string& call) {
+  return call.rfind("socket", 0) == 0 ? EAFNOSUPPORT : EPERM;
 }
 
 // The comm of `pid` in the supervisor's pid namespace; the process is blocked
@@ -100,6 +134,7 @@ std::string describe_refused_call(std::uint32_t arch, int nr, std::uint64_t arg0
     if (request == TIOCSTI) return "ioctl TIOCSTI";
     if (request == TIOCLINUX) return "ioctl TIOCLINUX";
   }
+  if (call == "socket" || call == "socketpair") return call + " " + family_name(arg0);
   if (call == "unshare" || call == "clone") {
     const std::string flags = namespace_flags(arg0);
     if (!flags.empty()) return call + " " + flags;
@@ -131,7 +166,7 @@ void serve_refusals(int listener, int seal_exited, audit::LandlockLog* landlock,
       out.add("seccomp", call, process);
       resp->id = req->id;
       resp->val = 0;
-      resp->error = -EPERM;
+      resp->error = -refusal_errno(call);
       resp->flags = 0;
       seccomp_notify_respond(listener, resp);
       continue;

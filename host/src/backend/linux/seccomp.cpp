@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -66,6 +67,10 @@ const char* const kRefused[] = {
     "setns",
 };
 
+// AF_MAX of this kernel generation (AF_MCTP is 45); a newer family is refused
+// until it is known.
+constexpr std::uint64_t kLastFamily = 46;
+
 constexpr std::uint64_t kNamespaceFlags[] = {CLONE_NEWUSER,   CLONE_NEWNS,  CLONE_NEWNET,
                                              CLONE_NEWPID,    CLONE_NEWIPC, CLONE_NEWUTS,
                                              CLONE_NEWCGROUP, 0x00000080 /*CLONE_NEWTIME*/};
@@ -109,6 +114,20 @@ Result<Program> prepare() {
   for (std::uint64_t flag : kNamespaceFlags) {
     PX_TRY(rule(ctx, eperm, "unshare", 1, masked_eq(0, flag, flag)));
     PX_TRY(rule(ctx, eperm, "clone", 1, masked_eq(0, flag, flag)));
+  }
+  // Socket families: the four a program needs (unix, IPv4, IPv6, netlink for
+  // its own interfaces); every other family is kernel surface a sealed run has
+  // no use for (AF_PACKET, AF_VSOCK, AF_ALG, ...), refused as unsupported. The
+  // kernel reads the family as an int: low 32 bits compared, and any value with
+  // high bits set or past the last family is refused too.
+  for (const char* call : {"socket", "socketpair"}) {
+    for (std::uint64_t family = 0; family < kLastFamily; ++family) {
+      if (family == AF_UNIX || family == AF_INET || family == AF_INET6 || family == AF_NETLINK) continue;
+      PX_TRY(rule(ctx, notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1,
+                  masked_eq(0, 0xFFFFFFFFULL, family)));
+    }
+    PX_TRY(rule(ctx, notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1,
+                scmp_arg_cmp{0, SCMP_CMP_GE, kLastFamily, 0}));
   }
   // The kernel truncates the ioctl request to 32 bits, so compare the low 32
   // bits only: TIOCSTI | 0x100000000 is still TIOCSTI.

@@ -32,7 +32,8 @@ struct Loaded {
 // open_by_handle_at, kexec_*, module loading, reboot, swapon/off, chroot,
 // mount/umount2/pivot_root and the new mount API, setns, unshare/clone with a
 // namespace flag, clone3 (ENOSYS, so libc falls back to clone, whose flags a
-// filter can see), the TIOCSTI/TIOCLINUX ioctls with any high bits, and every
+// filter can see), the TIOCSTI/TIOCLINUX ioctls with any high bits, sockets
+// of any family but unix, IPv4, IPv6 and netlink (EAFNOSUPPORT), and every
 // syscall of another ABI (ia32 via int 0x80, x32): ENOSYS.
 Result<Program> prepare();
 // no_new_privs must be set already. When the kernel refuses a listener (an
