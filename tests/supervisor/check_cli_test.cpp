@@ -5,9 +5,10 @@
 
 #include <array>
 #include <cstdio>
+#include <map>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "supervisor/cgroup.hpp"
@@ -58,7 +59,8 @@ TEST(SealedRun, PrintsAndRecordsWhatTheSealRefused) {
   const std::string home = templ;
   const std::string out = run("cd " + std::string(PARALLEX_BINARY_DIR) + " && PARALLEX_HOME=" + home + " " +
                               PARALLEX_EXE + " run -- /usr/bin/unshare -U /bin/true 2>&1");
-  EXPECT_NE(out.find("the seal refused 1 request: unshare CLONE_NEWUSER (unshare)"), std::string::npos) << out;
+  EXPECT_NE(out.find("the seal refused 1 request: unshare CLONE_NEWUSER (unshare)"), std::string::npos)
+      << out;
   const std::string records = run("cat " + home + "/runs/*/run.json");
   auto record = nlohmann::json::parse(records, nullptr, false);
   ASSERT_FALSE(record.is_discarded()) << records;
@@ -89,4 +91,29 @@ TEST(CheckCommand, SaysWhatARunRecordsOfRefusals) {
   EXPECT_EQ(ids, (std::set<std::string>{"seccomp.record", "landlock.audit"}));
   // Recording is not part of the seal's strength.
   for (const auto& g : j["guarantees"]) EXPECT_EQ(ids.count(g["id"].get<std::string>()), 0u) << g.dump();
+}
+
+// `check --sealed`: a real sealed run per way out; each is denied, the exit
+// status says so, and what seccomp refused is recorded by the supervisor.
+TEST(CheckCommand, SealedEveryWayOutHoldsAndSeccompRefusalsAreRecorded) {
+  const std::string cmd =
+      "cd /tmp && " + std::string(PARALLEX_EXE) + " check --sealed --json; echo \"exit=$?\"";
+  const std::string out = run(cmd);
+  const auto exit_at = out.rfind("exit=");
+  ASSERT_NE(exit_at, std::string::npos) << out;
+  if (out.find("could not be set up") != std::string::npos)
+    GTEST_SKIP() << "this kernel cannot seal: " << out;
+  auto j = nlohmann::json::parse(out.substr(0, exit_at), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(out.substr(exit_at), "exit=0\n");
+  EXPECT_EQ(j["open"], 0) << j.dump(2);
+  ASSERT_GE(j["ways_out"].size(), 14u) << j.dump(2);
+  std::map<std::string, std::string> recorded;
+  for (const auto& w : j["ways_out"]) {
+    EXPECT_TRUE(w["held"].get<bool>()) << w.dump();
+    recorded[w["way_out"].get<std::string>()] = w["recorded"].get<std::string>();
+  }
+  EXPECT_EQ(recorded["ptrace an outside process"], "ptrace (parallex)");
+  EXPECT_EQ(recorded["inject a keystroke (TIOCSTI | 1<<32)"], "ioctl TIOCSTI (parallex)");
+  EXPECT_EQ(recorded["open a raw packet socket (AF_PACKET)"], "socket AF_PACKET (parallex)");
 }

@@ -138,6 +138,13 @@ std::string run_probe(const std::string& name, const std::string& arg) {
     if (name == "tiocsti-high") request |= 1UL << 32;
     return ::syscall(SYS_ioctl, 0, request, &c) == 0 ? "OPEN" : err();
   }
+  if (name == "packet-socket") {
+    // Raw frames of every interface: refused as an unsupported family.
+    const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (fd < 0) return err();
+    ::close(fd);
+    return "OPEN";
+  }
   return "EINVAL";
 }
 
@@ -207,6 +214,7 @@ int sealed(const Options& o) {
       {"connect to an outside abstract socket", "abstract", abstract_name},
       {"inject a keystroke (TIOCSTI)", "tiocsti", ""},
       {"inject a keystroke (TIOCSTI | 1<<32)", "tiocsti-high", ""},
+      {"open a raw packet socket (AF_PACKET)", "packet-socket", ""},
   };
   int open_ways = 0;
   nlohmann::json rows = nlohmann::json::array();
