@@ -6,11 +6,11 @@ namespace px::workspace::git {
 
 void init() {
   static std::once_flag once;
-  std::call_once(once, [] { git_libgit2_init(); });
+  std::call_once(once, [] { git2::git_libgit2_init(); });
 }
 
 Error error(const std::string& what, ErrorKind kind) {
-  const git_error* e = git_error_last();
+  const git_error* e = git2::git_error_last();
   std::string detail = e && e->message ? e->message : "unknown libgit2 error";
   return Error{kind, what + ": " + detail};
 }
@@ -18,14 +18,14 @@ Error error(const std::string& what, ErrorKind kind) {
 Result<Repo> open(const std::string& path) {
   init();
   git_repository* repo = nullptr;
-  if (git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
+  if (git2::git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
     return error("cannot open the git repository " + path);
   return Repo(repo);
 }
 
 std::string oid_hex(const git_oid& oid, std::size_t length) {
   char buf[GIT_OID_HEXSZ + 1] = {};
-  git_oid_tostr(buf, sizeof buf, &oid);
+  git2::git_oid_tostr(buf, sizeof buf, &oid);
   return std::string(buf).substr(0, length);
 }
 
