@@ -4,9 +4,5 @@
 #   fuzz_proxy_request_parser -max_total_time=60 -max_len=4096 <build>/fuzz/corpus/proxy
 parallex_add_fuzzer(proxy_request_parser
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/proxy_request_parser.cpp
-  LINKS px_proxy)
-parallex_target_defaults(fuzz_proxy_request_parser)
-target_compile_options(fuzz_proxy_request_parser PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
-# libFuzzer writes new inputs into the first corpus dir: hand it a copy, not the sources.
-add_custom_command(TARGET fuzz_proxy_request_parser POST_BUILD
-  COMMAND ${CMAKE_COMMAND} -E copy_directory ${CMAKE_CURRENT_LIST_DIR}/corpus/proxy ${CMAKE_BINARY_DIR}/fuzz/corpus/proxy)
+  LINKS px_proxy
+  CORPUS proxy)

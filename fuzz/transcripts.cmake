@@ -13,17 +13,8 @@ foreach(lib px_transcripts_common px_transcripts_claude_code px_transcripts_code
 endforeach()
 
 foreach(h claude_code codex opencode)
-  add_executable(fuzz_transcripts_${h} ${CMAKE_CURRENT_LIST_DIR}/transcripts_${h}.cpp)
-  parallex_target_defaults(fuzz_transcripts_${h})
+  parallex_add_fuzzer(transcripts_${h}
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/transcripts_${h}.cpp
+    LINKS px_transcripts_${h})
   target_include_directories(fuzz_transcripts_${h} PRIVATE ${CMAKE_CURRENT_LIST_DIR})
-  target_compile_options(fuzz_transcripts_${h} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
-  target_link_options(fuzz_transcripts_${h} PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_libraries(fuzz_transcripts_${h} PRIVATE px_transcripts_${h})
-  if(TARGET parallex_fuzzers)
-    add_dependencies(parallex_fuzzers fuzz_transcripts_${h})
-  endif()
-  # libFuzzer writes new inputs into the first corpus dir: hand it a copy, not the sources.
-  add_custom_command(TARGET fuzz_transcripts_${h} POST_BUILD
-    COMMAND ${CMAKE_COMMAND} -E copy_directory ${CMAKE_CURRENT_LIST_DIR}/corpus/transcripts_${h}
-            ${CMAKE_BINARY_DIR}/fuzz/corpus/transcripts_${h})
 endforeach()

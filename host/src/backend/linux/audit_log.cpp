@@ -101,13 +101,6 @@ std::string unhex(const std::string& s) {
   return out;
 }
 
-// Strings the audited process chose (paths, comm) may hold anything.
-std::string printable(std::string s) {
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) c = '?';
-  return s;
-}
-
 // "fs.read_file /etc/shadow", "net.connect_tcp daddr=1.1.1.1 dest=443": the
 // blockers, then the object (the path, else the other fields but dev and ino).
 std::string describe_access(const Record& r) {

@@ -80,10 +80,7 @@ std::string comm_of(std::uint32_t pid) {
   if (n <= 0) return {};
   std::string comm(buf, static_cast<std::size_t>(n));
   while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.pop_back();
-  // The process names itself: nothing it chose may reach a terminal as control bytes.
-  for (char& c : comm)
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  return comm;
+  return printable(std::move(comm));
 }
 
 struct NotifyDeleter {
@@ -93,6 +90,12 @@ struct NotifyDeleter {
 };
 
 }  // namespace
+
+std::string printable(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) c = '?';
+  return text;
+}
 
 void Refusals::add(const std::string& source, const std::string& call, const std::string& process) {
   for (Refusal& r : items) {
