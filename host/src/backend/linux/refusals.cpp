@@ -62,9 +62,12 @@ std::string family_name(std::uint64_t family) {
 }
 
 // The errno a refused call gets: what a program expects from an unsupported
-// socket family, else "not permitted".
-int refusal_errno(const std::string& call) {
-  return call.rfind("socket", 0) == 0 ? EAFNOSUPPORT : EPERM;
+// socket family, else "not permitted". Only native calls reach the listener
+// (another ABI is answered ENOSYS by the filter itself).
+int refusal_errno(int nr) {
+  static const int socket_nr = seccomp_syscall_resolve_name("socket");
+  static const int socketpair_nr = seccomp_syscall_resolve_name("socketpair");
+  return nr == socket_nr || nr == socketpair_nr ? EAFNOSUPPORT : EPERM;
 }
 
 // The comm of `pid` in the supervisor's pid namespace; the process is blocked
@@ -169,7 +172,7 @@ void serve_refusals(int listener, int seal_exited, audit::LandlockLog* landlock,
       out.add("seccomp", call, process);
       resp->id = req->id;
       resp->val = 0;
-      resp->error = -refusal_errno(call);
+      resp->error = -refusal_errno(req->data.nr);
       resp->flags = 0;
       seccomp_notify_respond(listener, resp);
       continue;
