@@ -157,7 +157,8 @@ std::vector<Guarantee> detect_refusal_recording() {
          : on    ? "Landlock ABI " + std::to_string(abi) + ", kernel audit on"
          : state == audit::KernelAudit::off
              ? "the kernel audit is off (auditctl -e 1 turns it on); seccomp refusals are recorded anyway"
-             : "reading the kernel audit log needs root; seccomp refusals are recorded anyway"});
+             : "reading the kernel audit log needs root (CAP_AUDIT_CONTROL, CAP_AUDIT_READ); seccomp "
+               "refusals are recorded anyway"});
   }
   return out;
 }

@@ -277,7 +277,9 @@ std::string landlock_log_for_run(std::optional<audit::LandlockLog>& log) {
       return prefix +
              "Landlock reports them only to the kernel audit log, which is off (auditctl -e 1 turns it on)";
     case audit::KernelAudit::unknown:
-      return prefix + "Landlock reports them only to the kernel audit log, which needs root to read";
+      return prefix +
+             "Landlock reports them only to the kernel audit log, which needs root to read "
+             "(CAP_AUDIT_CONTROL, CAP_AUDIT_READ)";
     case audit::KernelAudit::on:
       break;
   }
