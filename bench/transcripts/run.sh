@@ -70,6 +70,14 @@ if command -v ccusage >/dev/null 2>&1; then
 fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), cores: $(nproc)" >&2
 
+# The floor of any reader: only copying the files out of the page cache, with
+# as many readers as cores (no parsing at all).
+read_floor() {
+  find "$1" -type f -print0 | xargs -0 -P "$(nproc)" -n 16 cat > /dev/null
+}
+export -f read_floor 2>/dev/null || true
+floors=()
+
 printf '| set | size (MB) | parallex wall (s) | parallex CPU (s) | parallex MB/s (wall / CPU) | ccusage wall (s) | ccusage CPU (s) | ccusage MB/s (wall / CPU) | parallex faster: wall | parallex faster: CPU |\n'
 printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for set in claude codex; do
@@ -78,6 +86,8 @@ for set in claude codex; do
   mb=$(echo "$bytes / 1000000" | bc -l)
   find "$dir" -type f -exec cat {} + > /dev/null  # warm the page cache for both tools
   if [[ $set == claude ]]; then harness=claude-code; else harness=codex; fi
+  read -r fw _ < <(measure bash -c "$(declare -f read_floor); read_floor '$dir'")
+  floors+=("$harness: $(fmt "$fw" 3) s")
   read -r ow oc < <(measure "$bench_bin" --harness "$harness" "$dir")
   cw="n/a"; ccpu="n/a"; cmbs="n/a"; rw="n/a"; rc="n/a"
   if [[ -n "$ccusage_bin" ]]; then
@@ -93,3 +103,5 @@ for set in claude codex; do
   printf '| %s | %.0f | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n' "$harness" "$mb" "$(fmt "$ow")" "$(fmt "$oc")" \
     "$(fmt "$(echo "$mb / $ow" | bc -l)" 0)" "$(fmt "$(echo "$mb / $oc" | bc -l)" 0)" "$cw" "$ccpu" "$cmbs" "$rw" "$rc"
 done
+echo
+echo "Reading the files only (cat, $(nproc) readers, no parsing): ${floors[*]}"
