@@ -33,6 +33,16 @@ for _ in $(seq 50); do [ -s "$work/parallex.out" ] && break; sleep 0.1; done
 pport="$(head -1 "$work/parallex.out" | sed 's/.*://')"
 rows+=("$("$work/proxy_bench" --label parallex --proxy "$pport" --auth "px:$password" --pid "$ppid")")
 
+# The reference: the simplest relay there is (blocking splice, a thread per
+# direction, nothing checked). Its row is the most a relay gets on this machine.
+c++ -O2 -std=c++20 -pthread -o "$work/reference_relay" "$here/reference_relay.cpp"
+"$work/reference_relay" > "$work/reference.out" 2>&1 &
+pids+=($!)
+rpid=$!
+for _ in $(seq 50); do [ -s "$work/reference.out" ] && break; sleep 0.1; done
+rport="$(head -1 "$work/reference.out" | sed 's/.*://')"
+rows+=("$("$work/proxy_bench" --label reference --proxy "$rport" --auth "px:$password" --pid "$rpid")")
+
 if command -v tinyproxy >/dev/null; then
   tport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   cat > "$work/tinyproxy.conf" <<CONF
