@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include <random>
 
 #include "backend/linux/launch.hpp"
+#include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "policy/policy_json.hpp"
@@ -30,19 +30,6 @@
 namespace px::supervisor {
 
 namespace {
-
-std::string iso_now() {
-  const auto now = std::chrono::system_clock::now();
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
-}
 
 proxy::NetworkMode to_proxy_mode(policy::NetworkMode mode) {
   switch (mode) {
@@ -158,7 +145,7 @@ Result<RunOutcome> run(RunRequest r) {
                         {"network", policy::to_string(policy.network().mode)},
                         {"policy_digest", policy.digest()},
                         {"policy", policy::to_json(policy)},
-                        {"started_at", iso_now()},
+                        {"started_at", iso_utc_now()},
                         {"proxy_log", wants_network ? proxy_log.string() : ""}};
   for (const auto& a : r.argv) record["argv"].push_back(redact(a));
   for (auto& [k, v] : r.record_extra.items()) record[k] = v;
@@ -336,7 +323,7 @@ Result<RunOutcome> run(RunRequest r) {
     record["git_repository_created"] = run_git.string();
     std::fprintf(stderr, "parallex: WARNING: %s\n", made.c_str());
   }
-  record["ended_at"] = iso_now();
+  record["ended_at"] = iso_utc_now();
   record["notices"] = outcome.notices;
   for (const auto& a : alerts) record["notices"].push_back(a);
   record["refused_hosts"] = outcome.refused_hosts;

@@ -4,27 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 
+#include "common/clock.hpp"
 #include "common/redact.hpp"
 
 namespace px::workspace {
-
-std::string iso_time_now() {
-  const auto now = std::chrono::system_clock::now();
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
-}
 
 Result<EventSink> EventSink::open(const std::string& target) {
   EventSink sink;
@@ -64,7 +50,7 @@ void EventSink::emit(const std::string& event, nlohmann::json fields) {
   if (fd_ < 0) return;
   nlohmann::json line = nlohmann::json::object();
   line["event"] = event;
-  line["time"] = iso_time_now();
+  line["time"] = iso_utc_now();
   for (auto& [k, v] : fields.items()) line[k] = std::move(v);
   // Every string a run produced could hold a secret.
   std::string text = redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";

@@ -28,6 +28,4 @@ class EventSink {
   bool failed_ = false;
 };
 
-std::string iso_time_now();
-
 }  // namespace px::workspace

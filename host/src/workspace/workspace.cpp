@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "workspace/events.hpp"
 #include "workspace/git_util.hpp"
@@ -46,7 +47,7 @@ Status write_state(const Project& p, const WorkspaceInfo& w) {
                         {"branch", w.branch},
                         {"base", w.base},
                         {"base_commit", w.base_commit},
-                        {"created_at", iso_time_now()}}
+                        {"created_at", iso_utc_now()}}
              .dump(2)
       << "\n";
   if (!out) return Error::io("cannot write " + state_file(p, w.name).string(), errno);
