@@ -13,11 +13,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
+#include "common/clock.hpp"
 #include "common/paths.hpp"
 
 namespace fs = std::filesystem;
@@ -60,18 +60,6 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-std::string iso_now() {
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
-}
-
 // The scripted model server, one per test, on an ephemeral loopback port.
 class ModelServer {
  public:
@@ -84,10 +72,12 @@ class ModelServer {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::execl(python.c_str(), python.c_str(), script.c_str(), "--port-file", port_file.c_str(), "--actions",
-              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(), static_cast<char*>(nullptr));
+              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(),
+              static_cast<char*>(nullptr));
       ::_exit(127);
     }
-    for (int i = 0; i < 600 && !fs::exists(dir / "port"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < 600 && !fs::exists(dir / "port"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (fs::exists(dir / "port")) port_ = std::stoi(read_text(dir / "port"));
   }
   ~ModelServer() {
@@ -141,8 +131,10 @@ class RealClient : public ::testing::TestWithParam<Client> {
   }
   void TearDown() override {
     std::error_code ec;
-    if (!root_.empty() && !HasFailure()) fs::remove_all(root_, ec);
-    else if (!root_.empty()) std::printf("[ kept ] %s\n", root_.c_str());
+    if (!root_.empty() && !HasFailure())
+      fs::remove_all(root_, ec);
+    else if (!root_.empty())
+      std::printf("[ kept ] %s\n", root_.c_str());
   }
 
   static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
@@ -158,16 +150,18 @@ class RealClient : public ::testing::TestWithParam<Client> {
     const std::string& h = GetParam().harness;
     if (h == "claude-code")
       return sh(base + "ANTHROPIC_BASE_URL=" + url + " ANTHROPIC_API_KEY=sk-ant-e2e-fake-key-0000000000 " +
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 IS_SANDBOX=1 timeout 300 claude -p 'do the scripted task' " +
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 IS_SANDBOX=1 timeout 300 claude -p 'do the "
+                "scripted task' " +
                 "--dangerously-skip-permissions --model claude-sonnet-4-5" + log);
     if (h == "codex") {
       fs::create_directories(home_ / ".codex");
       const std::string provider = "model_providers.fake={base_url=\"" + url +
                                    "/v1\",env_key=\"OPENAI_API_KEY\",wire_api=\"responses\",name=\"fake\"}";
-      return sh(base + "CODEX_HOME=" + quote((home_ / ".codex").string()) +
-                " OPENAI_API_KEY=sk-e2e-fake-key-00000000000000000000 timeout 300 codex exec --skip-git-repo-check "
-                "--dangerously-bypass-approvals-and-sandbox -m gpt-5 -c model_provider=fake -c " +
-                quote(provider) + " 'do the scripted task'" + log);
+      return sh(
+          base + "CODEX_HOME=" + quote((home_ / ".codex").string()) +
+          " OPENAI_API_KEY=sk-e2e-fake-key-00000000000000000000 timeout 300 codex exec --skip-git-repo-check "
+          "--dangerously-bypass-approvals-and-sandbox -m gpt-5 -c model_provider=fake -c " +
+          quote(provider) + " 'do the scripted task'" + log);
     }
     // opencode: a provider of its own kind pointing at the fake Anthropic endpoint.
     const json config{
@@ -184,7 +178,8 @@ class RealClient : public ::testing::TestWithParam<Client> {
         {"model", "fake/claude-fake"}};
     fs::create_directories(home_ / ".config/opencode");
     std::ofstream(home_ / ".config/opencode/opencode.json") << config.dump(2);
-    return sh(base + "OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 timeout 300 opencode run " +
+    return sh(base +
+              "OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 timeout 300 opencode run " +
               "--model fake/claude-fake 'do the scripted task'" + log);
   }
 
@@ -210,14 +205,17 @@ class RealClient : public ::testing::TestWithParam<Client> {
         const std::string t = h == "claude-code" ? (kind == "write" ? "Write" : "Edit")
                               : h == "opencode"  ? std::string(kind)
                                                  : "apply_patch";
-        e.files_changed.push_back({{"path", a["path"]}, {"tool", t}, {"action", kind == "write" ? "create" : "modify"}});
+        e.files_changed.push_back(
+            {{"path", a["path"]}, {"tool", t}, {"action", kind == "write" ? "create" : "modify"}});
       } else {
         const int code = a["exit_code"];
         e.commands.push_back({{"command", a["command"]},
                               {"cwd", work_.string()},
                               {"exit_code", code},
                               {"status", code == 0 ? "success" : "error"},
-                              {"tool", h == "claude-code" ? "Bash" : h == "opencode" ? "bash" : a.value("tool", "")}});
+                              {"tool", h == "claude-code" ? "Bash"
+                                       : h == "opencode"  ? "bash"
+                                                          : a.value("tool", "")}});
       }
     }
     return e;
@@ -236,7 +234,8 @@ class RealClient : public ::testing::TestWithParam<Client> {
   static json strip_changes(const json& changes) {
     json out = json::array();
     for (const auto& c : changes)
-      out.push_back({{"path", c.value("path", "")}, {"tool", c.value("tool", "")}, {"action", c.value("action", "")}});
+      out.push_back(
+          {{"path", c.value("path", "")}, {"tool", c.value("tool", "")}, {"action", c.value("action", "")}});
     return out;
   }
 
@@ -249,21 +248,23 @@ TEST_P(RealClient, TranscriptsAndReportShowExactlyTheScriptedActions) {
   const std::string& harness = GetParam().harness;
   ModelServer server(root_, work_);
   ASSERT_GT(server.port(), 0) << "the scripted model server did not start";
-  const std::string started = iso_now();
+  const std::string started = px::iso_utc_now();
   const int status = run_client(server.port());
-  const std::string ended = iso_now();
+  const std::string ended = px::iso_utc_now();
   const std::string client_log = read_text(root_ / "client.log");
   ASSERT_EQ(status, 0) << GetParam().executable << " failed:\n" << client_log.substr(0, 4000);
   const auto actions = server.actions();
-  ASSERT_EQ(actions.size(), 5u) << "the client did not follow the whole script:\n" << client_log.substr(0, 4000);
+  ASSERT_EQ(actions.size(), 5u) << "the client did not follow the whole script:\n"
+                                << client_log.substr(0, 4000);
   // The client really did it.
   EXPECT_EQ(read_text(work_ / "edit.txt"), "new line\n");
   EXPECT_TRUE(fs::exists(work_ / "new.txt"));
   const Expected want = expected(actions);
 
   // 1. `parallex transcripts` on the client's own folder.
-  const std::string out = sh_output(plugin_env() + quote(parallex()) + " transcripts --harness " + harness +
-                                    " --json " + quote(transcript_root()) + " 2>" + quote((root_ / "transcripts.err").string()));
+  const std::string out =
+      sh_output(plugin_env() + quote(parallex()) + " transcripts --harness " + harness + " --json " +
+                quote(transcript_root()) + " 2>" + quote((root_ / "transcripts.err").string()));
   auto sessions = json::parse(out, nullptr, false);
   ASSERT_TRUE(sessions.is_array()) << out.substr(0, 2000) << read_text(root_ / "transcripts.err");
   ASSERT_EQ(sessions.size(), 1u) << sessions.dump(1).substr(0, 4000);
@@ -291,8 +292,8 @@ TEST_P(RealClient, TranscriptsAndReportShowExactlyTheScriptedActions) {
                     {"exit_status", status},
                     {"proxy_log", ""}};
   std::ofstream(run_dir / "run.json") << record.dump(2);
-  const std::string rep_text =
-      sh_output(plugin_env() + quote(parallex()) + " report --runs-dir " + quote(runs.string()) + " --json 2>/dev/null");
+  const std::string rep_text = sh_output(plugin_env() + quote(parallex()) + " report --runs-dir " +
+                                         quote(runs.string()) + " --json 2>/dev/null");
   auto rep = json::parse(rep_text, nullptr, false);
   ASSERT_TRUE(rep.is_object()) << rep_text.substr(0, 2000);
   ASSERT_EQ(rep["runs"].size(), 1u);
@@ -320,7 +321,8 @@ INSTANTIATE_TEST_SUITE_P(Clients, RealClient,
 // live elsewhere), then `parallex report --agent NAME`: the agent's own home
 // holds the transcripts, the run record the window and the refs.
 TEST(AgentRun, ClaudeCodeThroughParallexAgentRunAndReport) {
-  if (tool("claude").empty()) GTEST_SKIP() << "SKIPPED: claude is not installed (npm i -g @anthropic-ai/claude-code)";
+  if (tool("claude").empty())
+    GTEST_SKIP() << "SKIPPED: claude is not installed (npm i -g @anthropic-ai/claude-code)";
   if (tool("python3").empty()) GTEST_SKIP() << "SKIPPED: python3 is needed for the scripted model server";
   const std::string px = std::string(PARALLEX_BINARY_DIR) + "/parallex";
   if (!fs::exists(px)) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
@@ -332,21 +334,25 @@ TEST(AgentRun, ClaudeCodeThroughParallexAgentRunAndReport) {
   const std::string git = "git -C " + quote(work.string()) + " -c user.name=t -c user.email=t@example.com ";
   sh(git + "init -q && " + git + "add -A && " + git + "commit -q -m base");
   // The agent store lives in a private PARALLEX_HOME, never the user's.
-  const std::string env = "PARALLEX_HOME=" + quote(data.string()) + " PARALLEX_PLUGIN_PATH=" +
-                          quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
-  ASSERT_EQ(sh(env + quote(px) + " agent new e2ebot --email e2ebot@example.com --allow example.com --local-servers on" +
-               " >" + quote((root / "new.log").string()) + " 2>&1"),
+  const std::string env = "PARALLEX_HOME=" + quote(data.string()) +
+                          " PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
+  ASSERT_EQ(sh(env + quote(px) +
+               " agent new e2ebot --email e2ebot@example.com --allow example.com --local-servers on" + " >" +
+               quote((root / "new.log").string()) + " 2>&1"),
             0)
       << read_text(root / "new.log");
   ModelServer server(root, work);
   ASSERT_GT(server.port(), 0);
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
   // IS_SANDBOX does not pass the run's environment filter, so permissions are granted per tool.
-  const int status = sh("cd " + quote(work.string()) + " && " + env + "ANTHROPIC_BASE_URL=" + url +
-                        " ANTHROPIC_API_KEY=sk-ant-e2e-fake-key-0000000000 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 "
-                        "timeout 300 " + quote(px) + " agent run e2ebot --in " + quote(work.string()) +
-                        " --unsealed -- claude -p 'do the scripted task' --allowedTools Read Write Edit Bash "
-                        "--model claude-sonnet-4-5 </dev/null >" + quote((root / "run.log").string()) + " 2>&1");
+  const int status =
+      sh("cd " + quote(work.string()) + " && " + env + "ANTHROPIC_BASE_URL=" + url +
+         " ANTHROPIC_API_KEY=sk-ant-e2e-fake-key-0000000000 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 "
+         "timeout 300 " +
+         quote(px) + " agent run e2ebot --in " + quote(work.string()) +
+         " --unsealed -- claude -p 'do the scripted task' --allowedTools Read Write Edit Bash "
+         "--model claude-sonnet-4-5 </dev/null >" +
+         quote((root / "run.log").string()) + " 2>&1");
   ASSERT_EQ(status, 0) << read_text(root / "run.log");
   ASSERT_EQ(server.actions().size(), 5u) << read_text(root / "run.log");
   const std::string report_text = sh_output(env + quote(px) + " agent report e2ebot --json 2>/dev/null");
@@ -361,8 +367,9 @@ TEST(AgentRun, ClaudeCodeThroughParallexAgentRunAndReport) {
   EXPECT_EQ(run["exit_status"], 0);
   const json& a = run["activity"];
   EXPECT_EQ(a["files_read"], json::array({(work / "edit.txt").string()}));
-  const json changes = json::array({{{"path", (work / "new.txt").string()}, {"tool", "Write"}, {"action", "create"}},
-                                    {{"path", (work / "edit.txt").string()}, {"tool", "Edit"}, {"action", "modify"}}});
+  const json changes =
+      json::array({{{"path", (work / "new.txt").string()}, {"tool", "Write"}, {"action", "create"}},
+                   {{"path", (work / "edit.txt").string()}, {"tool", "Edit"}, {"action", "modify"}}});
   json got_changes = json::array();
   for (const auto& c : a["files_changed"])
     got_changes.push_back({{"path", c["path"]}, {"tool", c["tool"]}, {"action", c["action"]}});

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/clock.hpp"
+
 namespace px::report {
 
 namespace {
@@ -60,7 +62,8 @@ std::optional<std::int64_t> parse_iso_ms(const std::string& s) {
     }
   }
   if (at != s.size()) return std::nullopt;
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
+    return std::nullopt;
   std::tm tm{};
   tm.tm_year = year - 1900;
   tm.tm_mon = month - 1;
@@ -73,17 +76,12 @@ std::optional<std::int64_t> parse_iso_ms(const std::string& s) {
 }
 
 std::string format_iso_ms(std::int64_t ms) {
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
+  return iso_utc_ms(ms);
 }
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -105,9 +103,10 @@ Result<std::int64_t> parse_since(const std::string& text, std::int64_t now) {
                                                    : 0;
     if (unit) return now - n * unit;
   }
-  return Error::invalid("--since " + text +
-                        " is neither a time (2026-11-29, 2026-11-29T14:00, 2026-11-29T14:00:00Z; UTC unless a zone "
-                        "is given) nor an age (90s, 30m, 2h, 3d, 1w).");
+  return Error::invalid(
+      "--since " + text +
+      " is neither a time (2026-11-29, 2026-11-29T14:00, 2026-11-29T14:00:00Z; UTC unless a zone "
+      "is given) nor an age (90s, 30m, 2h, 3d, 1w).");
 }
 
 std::string format_duration(std::int64_t ms) {
