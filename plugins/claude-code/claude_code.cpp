@@ -54,6 +54,13 @@ class ClaudeCodePlugin final : public Plugin {
           "so its own sandbox is turned off for this run (--settings outranks your settings "
           "files)");
 
+    // As root, Claude Code refuses --dangerously-skip-permissions unless it is
+    // told it runs in a sandbox. Inside the seal it does (the host sets this
+    // only for sealed runs, as every nested-sandbox switch).
+    out.nested_sandbox_env("IS_SANDBOX", "1",
+                           "Claude Code runs sealed: as root it accepts --dangerously-skip-permissions only "
+                           "when IS_SANDBOX=1 says it is inside a sandbox");
+
     out.suggested_host("api.anthropic.com", "Claude Code's model API; it is the only host Claude Code needs");
     out.suggested_host("platform.claude.com",
                        "refreshes a Claude subscription sign-in (OAuth token endpoint)");

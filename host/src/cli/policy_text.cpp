@@ -46,6 +46,8 @@ std::string render_policy(const policy::Policy& p) {
   const auto& net = p.network();
   out << "\nNetwork     " << policy::to_string(net.mode) << " [" << net.mode_origin.describe() << "]";
   if (net.mode == policy::NetworkMode::offline) out << ": no connection at all";
+  else if (net.mode == policy::NetworkMode::allowlist && net.hosts.empty())
+    out << ": no host; only this machine's servers (Local servers), through the run's proxy, logged";
   else out << ": only through the run's proxy, every connection logged";
   out << "\n";
   for (const auto& h : net.hosts)

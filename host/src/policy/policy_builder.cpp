@@ -212,8 +212,9 @@ Result<Policy> PolicyBuilder::build() {
     }
   }
   auto& net = policy_.network_;
-  if (net.mode == NetworkMode::allowlist && net.hosts.empty()) {
-    // An empty allowlist blocks everything: say so plainly as offline.
+  if (net.mode == NetworkMode::allowlist && net.hosts.empty() && !net.local_servers) {
+    // An empty allowlist blocks everything: say so plainly as offline. (With
+    // Local servers on it means "this machine's servers only".)
     net.mode = NetworkMode::offline;
     net.mode_origin = Origin::builtin("no host is allowed");
   }

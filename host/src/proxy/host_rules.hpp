@@ -36,6 +36,10 @@ Verdict check_host_name(std::string_view raw, std::string& normalized);
 Verdict parse_authority(std::string_view authority, bool port_required, std::uint16_t default_port,
                         HostPort& out);
 
+// "localhost", "127.0.0.1" or "[::1]" (as parse_authority leaves them): the
+// names by which a client means this machine. Only Local servers reaches them.
+bool is_loopback_name(std::string_view host);
+
 // True when `host` equals `rule` or is a subdomain of it (on a label boundary).
 // Both must already be normalized.
 bool host_matches(std::string_view host, std::string_view rule);

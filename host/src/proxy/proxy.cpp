@@ -223,8 +223,13 @@ Status write_password_file(const std::filesystem::path& path, const std::string&
   return ok();
 }
 
-std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password) {
+std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password,
+                                                                   bool local_servers) {
   const std::string url = "http://px:" + password + "@127.0.0.1:" + std::to_string(port);
+  // Without Local servers, loopback is the run's own (its test servers), so
+  // clients go there directly. With it, "localhost" means this machine's
+  // servers, which only the proxy can reach: nothing is exempt.
+  const std::string no_proxy = local_servers ? "" : "localhost,127.0.0.1,::1";
   return {
       {"HTTP_PROXY", url},
       {"HTTPS_PROXY", url},
@@ -232,8 +237,8 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t
       {"http_proxy", url},
       {"https_proxy", url},
       {"all_proxy", url},
-      {"NO_PROXY", "localhost,127.0.0.1,::1"},
-      {"no_proxy", "localhost,127.0.0.1,::1"},
+      {"NO_PROXY", no_proxy},
+      {"no_proxy", no_proxy},
       // git reads these as `-c` settings; Basic up front saves a 407 round trip.
       {"GIT_CONFIG_COUNT", "2"},
       {"GIT_CONFIG_KEY_0", "http.proxy"},

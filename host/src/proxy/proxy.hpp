@@ -107,8 +107,11 @@ Result<std::string> read_password_file(const std::filesystem::path& path);
 Status write_password_file(const std::filesystem::path& path, const std::string& password);
 
 // The environment a proxied child gets: HTTP(S)_PROXY, ALL_PROXY (both cases),
-// NO_PROXY for loopback, and git's http.proxy through GIT_CONFIG_*.
-std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password);
+// NO_PROXY for loopback (empty with Local servers: then loopback names mean
+// this machine's servers, reached through the proxy), and git's http.proxy
+// through GIT_CONFIG_*.
+std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password,
+                                                                   bool local_servers = false);
 
 // The end-of-run lines: "refused (outside the rule): host:port  reason  ×count".
 std::string format_refused(const std::vector<RefusedHost>& refused);

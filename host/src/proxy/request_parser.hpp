@@ -61,7 +61,9 @@ struct Target {
 };
 
 // Checks the request's meaning: CONNECT authority-form or absolute-form http://
-// only, no userinfo, Host consistent, unambiguous body framing.
+// only, no userinfo, Host consistent, unambiguous body framing. A target of
+// 127.0.0.1 or [::1] is read whole and answered with ip-literal-refused: the
+// caller lets it through to this machine when Local servers is on.
 Verdict interpret(const Request& request, Target& out);
 
 enum class AuthResult { missing, wrong, ok };

@@ -116,10 +116,13 @@ Result<RunOutcome> run(RunRequest r) {
   ::chmod(r.policy.temp_dir().c_str(), 0700);
 
   const policy::Policy& policy = r.policy;
-  // Harness state dirs that do not exist yet: made now, outside the seal, so
-  // the grant can cover them (the builder checked they lie in the run's home).
+  // Harness state dirs that do not exist yet in an agent's own home (Parallex's
+  // state): made now, so the grant can cover them. In the user's own home
+  // nothing is made: the seal shows them empty and keeps what the run wrote.
+  const bool own_home = policy.run_home() != policy.user_home();
   for (const auto& g : policy.grants()) {
-    if (!g.create_if_missing || fs::exists(g.path, ec)) continue;
+    if (!g.create_if_missing || !own_home || !is_within(g.path, policy.run_home()) || fs::exists(g.path, ec))
+      continue;
     fs::create_directories(g.path, ec);
     if (ec)
       return Error::io(
@@ -207,10 +210,13 @@ Result<RunOutcome> run(RunRequest r) {
   for (const auto& [k, v] : control->child_environment()) env[k] = v;
   // The harness's own sandbox cannot nest inside ours: its plugin's switches
   // (shown by `policy show`) go in as variables or as arguments after argv[0].
+  // Unsealed, there is no seal for the harness's own sandbox to clash with,
+  // and nothing may claim the run is sandboxed.
   for (const auto& n : policy.nested_sandbox()) {
+    if (!r.sealed) continue;
     if (n.kind == policy::NestedSandboxSwitch::Kind::env) {
       env[n.name] = n.value;
-    } else if (r.sealed) {
+    } else {
       r.argv.insert(r.argv.begin() + 1, n.value);
     }
   }
@@ -249,11 +255,12 @@ Result<RunOutcome> run(RunRequest r) {
           server = std::move(started);
           if (network_cut) server->cut();
           seal::EnvMap extra;
-          for (auto& [k, v] : proxy::proxy_environment(port, password)) extra[k] = v;
+          for (auto& [k, v] : proxy::proxy_environment(port, password, policy.network().local_servers)) extra[k] = v;
           return extra;
         };
       }
       spec.cgroup_fd = control->cgroup_fd();
+      spec.state_dir = outcome.record_dir;
       auto launched = [&]() -> Result<seal::LaunchResult> {
         PX_TRY_ASSIGN(auto process, seal::spawn(spec));
         if (auto attached = control->attach(process.pid, spec.cgroup_fd >= 0); !attached)
@@ -288,7 +295,7 @@ Result<RunOutcome> run(RunRequest r) {
       auto started = proxy::ProxyServer::listen(proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
       if (!started) return started.error();
       server = std::move(started).value();
-      for (auto& [k, v] : proxy::proxy_environment(server->port(), password)) env[k] = v;
+      for (auto& [k, v] : proxy::proxy_environment(server->port(), password, policy.network().local_servers)) env[k] = v;
     }
     status = run_unsealed(r.argv, env, r.cwd.empty() ? policy.run_folder() : r.cwd, control->cgroup_fd());
   }

@@ -20,6 +20,7 @@
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/mounts.hpp"
 #include "backend/linux/net.hpp"
+#include "backend/linux/new_state.hpp"
 #include "backend/linux/pidns.hpp"
 #include "backend/linux/seccomp.hpp"
 #include "backend/linux/sys.hpp"
@@ -342,7 +343,7 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
     return Error::internal("seal::spawn needs an absolute executable (use resolve_command)");
   const policy::Policy& policy = *spec.policy;
   Prepared p;
-  p.view = mounts::plan_view(policy);
+  p.view = mounts::plan_view(policy, spec.state_dir.empty() ? fs::path() : spec.state_dir / "new-state");
   mounts::create_placeholders(p.view);
   p.landlock_view = plan_landlock(policy, p.view, true);
   p.landlock_host = plan_landlock(policy, p.view, false);
@@ -409,6 +410,8 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
   out.landlock_log = std::move(landlock_log);
   out.landlock_not_collected = std::move(landlock_not_collected);
   out.notes = std::move(p.view.notes);
+  for (const auto& b : p.view.binds)
+    if (b.fresh && !b.host.empty()) out.fresh.push_back(b);
   return out;
 }
 
@@ -481,6 +484,15 @@ Result<LaunchResult> wait(SealedProcess& process) {
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);
   if (r < 0) return sys_error("waitpid the seal");
+  // Nothing of the seal is left: what it wrote into fresh state dirs goes to
+  // the paths the policy granted, and their backing dirs go.
+  if (!process.fresh.empty()) {
+    std::vector<NewStateDir> dirs;
+    for (const auto& b : process.fresh) dirs.push_back({b.view, b.host});
+    for (auto& note : keep_new_state(dirs)) result.notes.push_back(std::move(note));
+    std::error_code ec;
+    fs::remove_all(process.fresh.front().host.parent_path(), ec);
+  }
   result.exit_code = pidns::exit_code(status);
   if (setup_error) {
     setup_error->message = "the seal could not be set up: " + setup_error->message;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/linux/audit_log.hpp"
+#include "backend/linux/mounts.hpp"
 #include "backend/linux/refusals.hpp"
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
@@ -45,6 +46,10 @@ struct LaunchSpec {
   // Without a proxy hook every sealed run is offline: its namespace has only lo.
   bool want_proxy_socket = false;
   ProxySocketHook on_proxy_socket;
+  // A folder of the run's private state on the host, never in the run's view
+  // (its record folder): harness state dirs missing from the user's tree are
+  // backed under it while the run lasts. Empty: they are left out.
+  fs::path state_dir;
   // The run's cgroup (an O_DIRECTORY fd), or -1: the seal's first process
   // enters it right after fork, before it can start anything, so no process
   // of the run is ever outside it (the kill switch freezes the whole cgroup).
@@ -64,6 +69,7 @@ struct SealedProcess {
   UniqueFd control;  // supervisor end of the control socket
   const LaunchSpec* spec = nullptr;
   std::vector<std::string> notes;
+  std::vector<mounts::Bind> fresh;                 // state dirs shown empty, kept after the run
   std::optional<audit::LandlockLog> landlock_log;  // when the kernel audit log is readable
   std::string landlock_not_collected;              // else why Landlock's refusals go unrecorded
 };

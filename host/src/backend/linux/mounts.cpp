@@ -173,9 +173,13 @@ Status build_dev(const Walker& walker, Walker& owner, std::map<std::string, Uniq
 
 }  // namespace
 
-ViewPlan plan_view(const policy::Policy& policy) {
+ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
   ViewPlan plan;
-  std::map<fs::path, bool> grants;  // path -> writable
+  struct Wanted {
+    bool writable = false;
+    bool state_dir = false;  // a harness state dir (the plugin said it is a directory)
+  };
+  std::map<fs::path, Wanted> grants;
   for (const auto& g : policy.grants()) {
     const fs::path path = normal_absolute(g.path);
     if (is_within(path, "/proc") || is_within(path, "/dev") || path == "/") {
@@ -184,23 +188,32 @@ ViewPlan plan_view(const policy::Policy& policy) {
     }
     if (!policy.temp_dir().empty() && is_within(path, policy.temp_dir())) continue;  // mounted at /tmp
     if (!policy.may_read(path)) continue;  // inside a deny: the deny wins
-    grants[path] = grants[path] || g.access == policy::Access::write;
+    Wanted& w = grants[path];
+    w.writable = w.writable || g.access == policy::Access::write;
+    w.state_dir = w.state_dir || g.create_if_missing;
   }
-  for (const auto& [path, writable] : grants) {
+  std::size_t fresh_count = 0;
+  for (const auto& [path, wanted] : grants) {
+    const bool writable = wanted.writable;
     // An ancestor grant that gives at least as much makes this bind redundant.
     bool covered = false;
-    for (const auto& [other, other_writable] : grants)
-      if (other != path && is_within(path, other) && (other_writable || !writable)) covered = true;
+    for (const auto& [other, other_wanted] : grants)
+      if (other != path && is_within(path, other) && (other_wanted.writable || !writable)) covered = true;
     if (covered) continue;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
-      // A harness's own writable state dir in the run's home (opencode's XDG
-      // dirs) is made empty first, as the harness would; other missing grants
-      // are optional tool dirs listed by profiles.
-      if (!(writable && is_within(path, policy.run_home()) && path != policy.run_home())) continue;
-      plan.placeholders.push_back({path, true});
+      // Missing. Nothing is made in the user's tree for it: optional tool
+      // dirs and state files not written yet are simply absent. A harness
+      // state dir (its type is known) is an empty dir of the run's own in the
+      // view, kept afterwards only if the run wrote into it. (In an agent's
+      // own home the supervisor made it already, so it is not missing there.)
+      if (wanted.state_dir && writable && !backing_root.empty()) {
+        Bind fresh{backing_root / std::to_string(fresh_count++), path, true, false, {}, true};
+        plan.binds.push_back(std::move(fresh));
+      }
+      continue;
     }
-    Bind bind{path, path, writable, false, {}};
+    Bind bind{path, path, writable, false, {}, false};
     if (S_ISLNK(st.st_mode)) {
       std::error_code ec;
       bind.symlink_target = fs::read_symlink(path, ec);
@@ -220,7 +233,10 @@ ViewPlan plan_view(const policy::Policy& policy) {
       return !b.scratch && b.symlink_target.empty() && is_within(p, b.view);
     });
   };
-  if (!policy.run_folder().empty()) plan.git_dirs.push_back(policy.run_folder() / ".git");
+  const fs::path run_git = policy.run_folder().empty() ? fs::path() : policy.run_folder() / ".git";
+  if (!run_git.empty()) plan.git_dirs.push_back(run_git);
+  struct stat git_st {};
+  const bool has_repository = !run_git.empty() && ::lstat(run_git.c_str(), &git_st) == 0;
   const bool agent_home = policy.run_home() != policy.user_home();
   for (const auto& r : policy.read_only()) {
     if (!under_a_bind(r.path)) continue;
@@ -231,9 +247,12 @@ ViewPlan plan_view(const policy::Policy& policy) {
     if (r.path.filename() == "hooks" && parent.filename() == ".git") {
       // Only inside a repository: a run folder without one never gets a stray .git.
       struct stat git {};
-      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode)) plan.placeholders.push_back({r.path, true});
+      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode))
+        plan.placeholders.push_back({r.path, true});
     } else if (agent_home && is_within(r.path, policy.run_home())) {
       plan.placeholders.push_back({r.path, false});
+    } else if (!has_repository && is_within(r.path, run_git)) {
+      // No repository: nothing of .git to protect (a new .git is caught after the run).
     } else {
       plan.notes.push_back(r.path.string() +
                            " is read-only in the policy but does not exist, so the run could create it");
@@ -270,19 +289,35 @@ void create_placeholders(ViewPlan& plan) {
       }
       parent = std::move(cur);
     }
-    const char* name = ph.path.filename().c_str();
+    // A named copy: filename() returns a temporary, and its c_str() would dangle.
+    const std::string name = ph.path.filename().string();
     bool made = false;
     if (parent) {
       if (ph.directory) {
-        made = ::mkdirat(parent.get(), name, 0755) == 0 || errno == EEXIST;
+        made = ::mkdirat(parent.get(), name.c_str(), 0755) == 0 || errno == EEXIST;
       } else {
-        UniqueFd f(::openat(parent.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+        UniqueFd f(
+            ::openat(parent.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
         made = f.valid() || errno == EEXIST;
       }
     }
     if (!made)
       plan.notes.push_back(ph.path.string() + " is read-only in the policy but could not be made (" +
                            errno_name(errno) + "), so the run could create it");
+  }
+  // The backing dirs of fresh binds live in the run's private state, which
+  // the caller made 0700; a failure leaves the bind out (the run sees no dir).
+  for (auto& b : plan.binds) {
+    if (!b.fresh) continue;
+    std::error_code ec;
+    fs::create_directories(b.host, ec);
+    if (ec) {
+      plan.notes.push_back("left out " + b.view.string() +
+                           ": cannot make its empty dir in the run's state (" + ec.message() + ")");
+      b.host.clear();
+    } else {
+      ::chmod(b.host.c_str(), 0700);
+    }
   }
 }
 
@@ -298,7 +333,7 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& note
   std::vector<UniqueFd> sources(plan.binds.size());
   for (std::size_t i = 0; i < plan.binds.size(); ++i) {
     const Bind& b = plan.binds[i];
-    if (!b.symlink_target.empty()) continue;
+    if (!b.symlink_target.empty() || b.host.empty()) continue;
     const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b.writable ? 0 : MOUNT_ATTR_RDONLY);
     auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE, attrs, b.host.string());
     if (!tree) {

@@ -28,6 +28,11 @@ struct Bind {
   bool writable = false;
   bool scratch = false;     // the run's temp dir: mount points may be made in it
   fs::path symlink_target;  // non-empty: the host path is a symlink, recreated in the view
+  // A harness state dir that does not exist in the user's tree: the view gets
+  // an empty directory of the run's own (`host` is its backing dir in the
+  // run's private state), and what the run writes there is kept afterwards
+  // (keep_new_state). Nothing is made in the user's tree before the run.
+  bool fresh = false;
 };
 
 struct ViewPlan {
@@ -37,8 +42,10 @@ struct ViewPlan {
   std::vector<fs::path> hidden;     // denied paths inside binds: covered by empty read-only mounts
   std::vector<std::string> notes;   // grants left out, and why
   // Read-only paths that do not exist yet but must not be created by the run:
-  // made empty on the host first (a `.git/hooks` dir; a shell rc file in an
-  // agent's own home), so that they can be bound read-only.
+  // made empty first, so that they can be bound read-only. Only ever in trees
+  // a run may change anyway: a `.git/hooks` dir in the run folder's existing
+  // repository, a shell rc file in an agent's own home. Never in the user's
+  // home, and never of a guessed type.
   struct Placeholder {
     fs::path path;
     bool directory = false;
@@ -46,10 +53,14 @@ struct ViewPlan {
   std::vector<Placeholder> placeholders;
 };
 
-ViewPlan plan_view(const policy::Policy& policy);
+// `backing_root`: a folder of the run's private state (not its temp dir,
+// which the command sees at /tmp) under which fresh state dirs get their
+// backing dirs; empty: missing state dirs are left out.
+ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root);
 
 // In the supervisor: creates plan.placeholders that are still missing, never
-// through a symlink (O_EXCL|O_NOFOLLOW, parents resolved without symlinks).
+// through a symlink (O_EXCL|O_NOFOLLOW, parents resolved without symlinks),
+// and the backing dirs of fresh binds.
 void create_placeholders(ViewPlan& plan);
 
 // unshare(CLONE_NEWNS), then every mount private: nothing we mount leaks out,
