@@ -48,17 +48,16 @@ TEST_F(ProxyTest, ConnectCarriesBytesBothWays) {
   EXPECT_EQ(lines[0]["bytes_down"], payload.size());
   EXPECT_EQ(lines[0]["closed"], "eof");
   EXPECT_EQ(lines[0]["address"], "127.0.0.1");
-  for (const char* key : {"time", "reason", "duration_ms", "status"})
-    EXPECT_TRUE(lines[0].contains(key)) << key;
+  for (const char* key : {"time", "reason", "duration_ms", "status"}) EXPECT_TRUE(lines[0].contains(key)) << key;
 }
 
 TEST_F(ProxyTest, PlainHttpIsForwardedWithoutProxyHeaders) {
   start();
-  const std::string resp =
-      roundtrip(port_, "POST http://allowed.test:" + std::to_string(http_.port()) +
-                           "/path?q=1 HTTP/1.1\r\nHost: evil.test\r\n" + auth() +
-                           "Proxy-Connection: keep-alive\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                           "Content-Length: 5\r\n\r\nhello");
+  const std::string resp = roundtrip(
+      port_, "POST http://allowed.test:" + std::to_string(http_.port()) +
+                 "/path?q=1 HTTP/1.1\r\nHost: evil.test\r\n" + auth() +
+                 "Proxy-Connection: keep-alive\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 "Content-Length: 5\r\n\r\nhello");
   EXPECT_EQ(status_of(resp), 200) << resp;
   EXPECT_NE(resp.find("hello from upstream"), std::string::npos);
   const auto reqs = http_.requests();
@@ -72,9 +71,9 @@ TEST_F(ProxyTest, ChunkedBodyIsForwardedExactlyAndNothingAfterIt) {
   start();
   const std::string body = "5\r\nhello\r\n0\r\n\r\n";
   const std::string resp =
-      roundtrip(port_, "POST http://allowed.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" +
-                           auth() + "Transfer-Encoding: chunked\r\n\r\n" + body +
-                           "GET http://evil.test/ HTTP/1.1\r\n" + auth() + "\r\n");
+      roundtrip(port_, "POST http://allowed.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" + auth() +
+                          "Transfer-Encoding: chunked\r\n\r\n" + body +
+                          "GET http://evil.test/ HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(status_of(resp), 200) << resp;
   const auto reqs = http_.requests();
   ASSERT_EQ(reqs.size(), 1u);
@@ -108,8 +107,8 @@ TEST_F(ProxyTest, AdoptsAListeningSocket) {
   auto server = ProxyServer::adopt(c, UniqueFd(fd), resolver_.resolver());
   ASSERT_TRUE(server) << server.error().message;
   EXPECT_EQ(server.value()->port(), port);
-  const std::string resp = roundtrip(
-      port, "GET http://allowed.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
+  const std::string resp = roundtrip(port, "GET http://allowed.test:" + std::to_string(http_.port()) +
+                                              "/ HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(status_of(resp), 200) << resp;
 }
 
@@ -124,8 +123,7 @@ TEST_F(ProxyTest, CutClosesTunnelsAndRefusesUntilRestore) {
   EXPECT_TRUE(proxy_->is_cut());
   EXPECT_EQ(read_until(fd, {}, 2s), "");  // closed by the cut
   ::close(fd);
-  const std::string connect =
-      "CONNECT allowed.test:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n";
+  const std::string connect = "CONNECT allowed.test:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n";
   std::string resp = roundtrip(port_, connect);
   EXPECT_EQ(status_of(resp), 403);
   EXPECT_EQ(header_of(resp, "x-proxy-error"), "paused");
@@ -159,13 +157,12 @@ TEST_F(ProxyTest, StopClosesEverythingAndIsIdempotent) {
 TEST_F(ProxyTest, RebindingToLocalAddressIsRefusedWithoutLocalServers) {
   start([](ProxyConfig& c) { c.local_servers = false; });
   const std::string resp = roundtrip(port_, "CONNECT rebind.allowed.test:" + std::to_string(echo_.port()) +
-                                                " HTTP/1.1\r\n" + auth() + "\r\n");
+                                               " HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(status_of(resp), 403);
   EXPECT_EQ(header_of(resp, "x-proxy-error"), reason::local_address);
   EXPECT_EQ(echo_.connections(), 0);
   EXPECT_EQ(resolver_.asked(), std::vector<std::string>{"rebind.allowed.test"});
-  const std::string local = roundtrip(
-      port_, "CONNECT localhost:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n");
+  const std::string local = roundtrip(port_, "CONNECT localhost:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(header_of(local, "x-proxy-error"), reason::local_servers_off);
   proxy_->stop();
   const auto refused = proxy_->refused_hosts();
@@ -182,8 +179,7 @@ TEST_F(ProxyTest, LoopbackLiteralsAreLocalhostUnderLocalServers) {
   start();
   const std::string echo = std::to_string(echo_.port());
   const int fd = connect_to(port_);
-  send_all(fd,
-           "CONNECT 127.0.0.1:" + echo + " HTTP/1.1\r\nHost: 127.0.0.1:" + echo + "\r\n" + auth() + "\r\n");
+  send_all(fd, "CONNECT 127.0.0.1:" + echo + " HTTP/1.1\r\nHost: 127.0.0.1:" + echo + "\r\n" + auth() + "\r\n");
   ASSERT_EQ(status_of(read_until(fd, "\r\n\r\n")), 200);
   send_all(fd, "ping");
   EXPECT_EQ(read_until(fd, "ping"), "ping");
@@ -205,11 +201,11 @@ TEST_F(ProxyTest, LoopbackLiteralsAreLocalhostUnderLocalServers) {
 
 TEST_F(ProxyTest, LoopbackLiteralsStayRefusedWithoutLocalServers) {
   start([](ProxyConfig& c) { c.local_servers = false; });
-  const std::string connect = roundtrip(
-      port_, "CONNECT 127.0.0.1:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n");
+  const std::string connect =
+      roundtrip(port_, "CONNECT 127.0.0.1:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(header_of(connect, "x-proxy-error"), reason::ip_literal);
-  const std::string plain = roundtrip(port_, "GET http://[::1]:" + std::to_string(http_.port()) +
-                                                 "/page.html HTTP/1.1\r\n" + auth() + "\r\n");
+  const std::string plain = roundtrip(
+      port_, "GET http://[::1]:" + std::to_string(http_.port()) + "/page.html HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(header_of(plain, "x-proxy-error"), reason::ip_literal);
   EXPECT_EQ(echo_.connections() + http_.connections(), 0);
   proxy_->stop();
@@ -223,10 +219,7 @@ TEST_F(ProxyTest, LoopbackLiteralsStayRefusedWithoutLocalServers) {
 }
 
 TEST_F(ProxyTest, LocalServersForwardLocalhostOnAnyPort) {
-  start([](ProxyConfig& c) {
-    c.allowed_ports = {443};
-    c.allowed_hosts = {};
-  });
+  start([](ProxyConfig& c) { c.allowed_ports = {443}; c.allowed_hosts = {}; });
   const int fd = connect_to(port_);
   send_all(fd, "CONNECT localhost:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n");
   ASSERT_EQ(status_of(read_until(fd, "\r\n\r\n")), 200);
@@ -241,15 +234,10 @@ TEST_F(ProxyTest, OfflineAndOnlineModes) {
   std::string resp = roundtrip(port_, "CONNECT allowed.test:443 HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(header_of(resp, "x-proxy-error"), reason::offline);
   proxy_.reset();
-  start([](ProxyConfig& c) {
-    c.mode = NetworkMode::online;
-    c.allowed_hosts = {};
-  });
-  resp = roundtrip(port_, "GET http://sub.allowed.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" +
-                              auth() + "\r\n");
+  start([](ProxyConfig& c) { c.mode = NetworkMode::online; c.allowed_hosts = {}; });
+  resp = roundtrip(port_, "GET http://sub.allowed.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(status_of(resp), 200);
-  resp = roundtrip(
-      port_, "GET http://unknown.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
+  resp = roundtrip(port_, "GET http://unknown.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(status_of(resp), 502);
   EXPECT_EQ(header_of(resp, "x-proxy-error"), reason::resolve_failed);
 }
@@ -289,16 +277,14 @@ TEST_F(ProxyTest, ConnectionCapAnswers503AndOthersStillWork) {
   ::close(hogs.back());
   hogs.pop_back();
   std::this_thread::sleep_for(100ms);
-  const std::string ok = roundtrip(
-      port_, "GET http://allowed.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
+  const std::string ok = roundtrip(port_, "GET http://allowed.test:" + std::to_string(http_.port()) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(status_of(ok), 200);
   for (int fd : hogs) ::close(fd);
 }
 
 TEST_F(ProxyTest, WrongPasswordsAreSlowedDown) {
   start();
-  const std::string wrong =
-      "CONNECT allowed.test:443 HTTP/1.1\r\nProxy-Authorization: " + basic_auth("px", "nope") + "\r\n\r\n";
+  const std::string wrong = "CONNECT allowed.test:443 HTTP/1.1\r\nProxy-Authorization: " + basic_auth("px", "nope") + "\r\n\r\n";
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 3; ++i) EXPECT_EQ(status_of(roundtrip(port_, wrong)), 407);
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 600ms);  // 100 + 200 + 300 ms
@@ -308,15 +294,14 @@ TEST_F(ProxyTest, LogEscapesControlCharactersAndNeverHoldsThePassword) {
   start();
   roundtrip(port_, "CONNECT evil\x01\x1b[31m:443 HTTP/1.1\r\n" + auth() + "\r\n");
   roundtrip(port_, "CONNECT evil.test:443 HTTP/1.1\r\n" + auth() + "X: \xff\xfe\r\n\r\n");
-  roundtrip(port_, "GET http://evil.test/ HTTP/1.1\r\nProxy-Authorization: " +
-                       basic_auth("px", kPassword + "x") + "\r\n\r\n");
+  roundtrip(port_, "GET http://evil.test/ HTTP/1.1\r\nProxy-Authorization: " + basic_auth("px", kPassword + "x") + "\r\n\r\n");
   proxy_->stop();
   const std::string raw = read_file(dir_ / "proxy.jsonl");
   EXPECT_EQ(raw.find('\x1b'), std::string::npos);
   EXPECT_EQ(raw.find(kPassword), std::string::npos);
   EXPECT_EQ(raw.find(basic_auth("px", kPassword).substr(6)), std::string::npos);
   EXPECT_EQ(log_lines().size(), 3u);
-  struct stat st {};
+  struct stat st{};
   ASSERT_EQ(::stat((dir_ / "proxy.jsonl").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
@@ -352,7 +337,7 @@ TEST(Password, GeneratedWrittenAndRead) {
   const auto dir = temp_dir("pw");
   const auto file = dir / "pw";
   ASSERT_TRUE(write_password_file(file, a));
-  struct stat st {};
+  struct stat st{};
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(read_password_file(file).value(), a);

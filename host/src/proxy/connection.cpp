@@ -1,12 +1,13 @@
 #include "proxy/connection.hpp"
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 
 #include "proxy/host_rules.hpp"
 #include "proxy/reasons.hpp"
@@ -31,26 +32,16 @@ constexpr std::size_t kMaxHelloBytes = 32 * 1024;
 
 std::string_view status_text(int status) {
   switch (status) {
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 407:
-      return "Proxy Authentication Required";
-    case 408:
-      return "Request Timeout";
-    case 414:
-      return "URI Too Long";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Error";
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 407: return "Proxy Authentication Required";
+    case 408: return "Request Timeout";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Error";
   }
 }
 
@@ -59,15 +50,13 @@ std::string_view status_text(int status) {
 std::string explain(std::string_view reason, const std::string& host) {
   const std::string what = host.empty() ? std::string("this request") : host;
   if (reason == reason::not_allowed) {
-    return "parallex proxy: " + what +
-           " is outside this run's network rule. Add it to the run's allowed hosts to let it through.\n";
+    return "parallex proxy: " + what + " is outside this run's network rule. Add it to the run's allowed hosts to let it through.\n";
   }
   if (reason == reason::auth_required || reason == reason::auth_failed) {
     return "parallex proxy: this proxy needs the run's password (Proxy-Authorization: Basic).\n";
   }
   if (reason == reason::local_servers_off || reason == reason::local_address) {
-    return "parallex proxy: " + what +
-           " is on this machine or a private network; turn Local servers on to reach it.\n";
+    return "parallex proxy: " + what + " is on this machine or a private network; turn Local servers on to reach it.\n";
   }
   if (reason == reason::paused) return "parallex proxy: the network of this run is paused.\n";
   return "parallex proxy refused " + what + ": " + std::string(reason) + ".\n";
@@ -176,8 +165,7 @@ void Connection::decide_after_auth() {
   if (cfg.mode == NetworkMode::allowlist && !host_allowed(target_.endpoint.host, cfg.allowed_hosts)) {
     return refuse(403, reason::not_allowed, "denied", true);
   }
-  if (std::find(cfg.allowed_ports.begin(), cfg.allowed_ports.end(), target_.endpoint.port) ==
-      cfg.allowed_ports.end()) {
+  if (std::find(cfg.allowed_ports.begin(), cfg.allowed_ports.end(), target_.endpoint.port) == cfg.allowed_ports.end()) {
     return refuse(403, reason::port_not_allowed, "denied", true);
   }
   resolve();
@@ -259,8 +247,7 @@ void Connection::on_connected(const tcp::endpoint& ep) {
     decision_.status = 200;
     outgoing_ = "HTTP/1.1 200 Connection Established\r\n\r\n";
     asio::async_write(client_, asio::buffer(outgoing_),
-                      [self = shared_from_this(), leftover = std::move(leftover)](const error_code& wec,
-                                                                                  std::size_t) mutable {
+                      [self = shared_from_this(), leftover = std::move(leftover)](const error_code& wec, std::size_t) mutable {
                         if (wec) return self->close("error");
                         self->decision_.bytes_up += leftover.size();
                         self->outgoing_ = std::move(leftover);  // bytes the client sent early
@@ -278,8 +265,7 @@ void Connection::on_connected(const tcp::endpoint& ep) {
       break;
     case Target::Body::length:
       up_.limited = true;
-      body = body.substr(
-          0, static_cast<std::size_t>(std::min<std::uint64_t>(body.size(), target_.content_length)));
+      body = body.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(body.size(), target_.content_length)));
       up_.remaining = target_.content_length - body.size();
       up_.done = up_.remaining == 0;
       break;
@@ -315,14 +301,13 @@ void Connection::start_relay() {
     arm(down_);
     return;
   }
-  asio::async_write(upstream_, asio::buffer(outgoing_),
-                    [self = shared_from_this()](const error_code& ec, std::size_t) {
-                      if (self->state_ != State::relaying) return;
-                      if (ec) return self->close("error");
-                      self->outgoing_ = std::string();
-                      if (!self->up_.done) self->arm(self->up_);
-                      self->arm(self->down_);
-                    });
+  asio::async_write(upstream_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& ec, std::size_t) {
+    if (self->state_ != State::relaying) return;
+    if (ec) return self->close("error");
+    self->outgoing_ = std::string();
+    if (!self->up_.done) self->arm(self->up_);
+    self->arm(self->down_);
+  });
 }
 
 void Connection::read_hello() {
@@ -479,14 +464,13 @@ void Connection::copy_readable(Direction& d) {
       // The receiver is slow: keep the rest, stop reading this side until it
       // is delivered. Back-pressure instead of buffering without bound.
       d.pending.assign(buf.data() + written, buf.data() + forward);
-      asio::async_write(*d.to, asio::buffer(d.pending),
-                        [self = shared_from_this(), &d](const error_code& e, std::size_t) {
-                          if (self->state_ != State::relaying) return;
-                          if (e) return self->close("error");
-                          std::vector<char>().swap(d.pending);
-                          self->last_activity_ = Clock::now();
-                          if (!d.done) self->arm(d);
-                        });
+      asio::async_write(*d.to, asio::buffer(d.pending), [self = shared_from_this(), &d](const error_code& e, std::size_t) {
+        if (self->state_ != State::relaying) return;
+        if (e) return self->close("error");
+        std::vector<char>().swap(d.pending);
+        self->last_activity_ = Clock::now();
+        if (!d.done) self->arm(d);
+      });
       return;
     }
     if (d.done) return;  // plain HTTP body sent; the client side is not read again
@@ -528,14 +512,13 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
   request_ = {};
   state_ = State::lingering;
   deadline_ = Clock::now() + kLinger;
-  asio::async_write(client_, asio::buffer(outgoing_),
-                    [self = shared_from_this()](const error_code& ec, std::size_t) {
-                      if (self->state_ != State::lingering) return;
-                      if (ec) return self->close("error");
-                      error_code e;
-                      self->client_.shutdown(tcp::socket::shutdown_send, e);
-                      self->linger();
-                    });
+  asio::async_write(client_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& ec, std::size_t) {
+    if (self->state_ != State::lingering) return;
+    if (ec) return self->close("error");
+    error_code e;
+    self->client_.shutdown(tcp::socket::shutdown_send, e);
+    self->linger();
+  });
 }
 
 // Reads and drops what the client still sends until it closes: closing with

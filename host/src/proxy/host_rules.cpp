@@ -8,27 +8,20 @@
 namespace px::proxy {
 namespace {
 
-constexpr Verdict bad(std::string_view r) {
-  return {400, r};
-}
+constexpr Verdict bad(std::string_view r) { return {400, r}; }
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool is_hex(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'f');
-}
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // inet_aton and the WHATWG URL parser read a name whose last label is a number
 // (decimal, 0x-hex, or octal, which is decimal digits too) as an IPv4 address:
 // 127.1, 0x7f.1, 2130706433, 0177.0.0.1. Such names never reach a resolver.
 // An unbracketed IPv6 literal (::1, fe80::1): hex digits, ':' and '.' only.
 bool looks_like_ipv6(std::string_view s) {
-  return std::count(s.begin(), s.end(), ':') >= 2 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return is_hex(lower(c)) || c == ':' || c == '.'; });
+  return std::count(s.begin(), s.end(), ':') >= 2 && std::all_of(s.begin(), s.end(), [](char c) {
+           return is_hex(lower(c)) || c == ':' || c == '.';
+         });
 }
 
 bool last_label_is_number(std::string_view label) {
@@ -170,9 +163,8 @@ Result<std::string> normalize_rule(std::string_view entry) {
   std::string normalized;
   const Verdict v = check_host_name(entry, normalized);
   if (v.reason == reason::ip_literal) {
-    return Error::invalid(
-        "The allowed host '" + shown +
-        "' is an IP address; the proxy only allows host names. Give the name of the server.");
+    return Error::invalid("The allowed host '" + shown +
+                          "' is an IP address; the proxy only allows host names. Give the name of the server.");
   }
   if (!v.ok()) {
     return Error::invalid("The allowed host '" + shown +
@@ -190,9 +182,7 @@ struct V4Range {
   AddressClass cls;
 };
 
-constexpr std::uint32_t v4(unsigned a, unsigned b, unsigned c, unsigned d) {
-  return a << 24 | b << 16 | c << 8 | d;
-}
+constexpr std::uint32_t v4(unsigned a, unsigned b, unsigned c, unsigned d) { return a << 24 | b << 16 | c << 8 | d; }
 
 // The documentation ranges (192.0.2/24, 198.51.100/24, 203.0.113/24) are not
 // listed: they are not internal networks, and some sites route real gateways
@@ -226,9 +216,7 @@ AddressClass classify_v4(std::uint32_t a) {
 AddressClass classify(const boost::asio::ip::address& address) {
   if (address.is_v4()) return classify_v4(address.to_v4().to_uint());
   const auto b = address.to_v6().to_bytes();
-  const auto zero_prefix = [&](std::size_t n) {
-    return std::all_of(b.begin(), b.begin() + static_cast<long>(n), [](unsigned char x) { return x == 0; });
-  };
+  const auto zero_prefix = [&](std::size_t n) { return std::all_of(b.begin(), b.begin() + static_cast<long>(n), [](unsigned char x) { return x == 0; }); };
   if (zero_prefix(16)) return AddressClass::unspecified;
   if (zero_prefix(15) && b[15] == 1) return AddressClass::loopback;
   // IPv4 inside IPv6 (mapped, compatible, NAT64) could carry any IPv4 range.
@@ -246,24 +234,15 @@ AddressClass classify(const boost::asio::ip::address& address) {
 
 std::string_view to_string(AddressClass c) {
   switch (c) {
-    case AddressClass::global:
-      return "global";
-    case AddressClass::unspecified:
-      return "unspecified";
-    case AddressClass::loopback:
-      return "loopback";
-    case AddressClass::private_use:
-      return "private";
-    case AddressClass::link_local:
-      return "link-local";
-    case AddressClass::unique_local:
-      return "unique-local";
-    case AddressClass::v4_mapped:
-      return "ipv4-in-ipv6";
-    case AddressClass::multicast:
-      return "multicast";
-    case AddressClass::reserved:
-      return "reserved";
+    case AddressClass::global: return "global";
+    case AddressClass::unspecified: return "unspecified";
+    case AddressClass::loopback: return "loopback";
+    case AddressClass::private_use: return "private";
+    case AddressClass::link_local: return "link-local";
+    case AddressClass::unique_local: return "unique-local";
+    case AddressClass::v4_mapped: return "ipv4-in-ipv6";
+    case AddressClass::multicast: return "multicast";
+    case AddressClass::reserved: return "reserved";
   }
   return "unknown";
 }

@@ -11,9 +11,7 @@
 namespace px::proxy {
 namespace {
 
-constexpr ParseResult bad(int status, std::string_view r) {
-  return {ParseState::bad, status, r};
-}
+constexpr ParseResult bad(int status, std::string_view r) { return {ParseState::bad, status, r}; }
 
 bool is_tchar(unsigned char c) {
   if (c >= '0' && c <= '9') return true;
@@ -22,13 +20,9 @@ bool is_tchar(unsigned char c) {
 }
 
 // Field values: HTAB, SP, visible ASCII and obs-text. No NUL, CR, LF or DEL.
-bool is_value_char(unsigned char c) {
-  return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
+bool is_value_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
 
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -66,8 +60,7 @@ ParseResult parse_request_line(std::string_view line, Request& out) {
 }  // namespace
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
 }
 
 std::size_t Request::count(std::string_view name) const {
@@ -126,13 +119,11 @@ ParseResult parse_request_head(std::string_view buffer, const HeadLimits& limits
     if (colon == std::string_view::npos || colon == 0) return bad(400, reason::bad_header);
     const std::string_view name = line.substr(0, colon);
     // Includes "Host : x": whitespace is not a token character.
-    if (!std::all_of(name.begin(), name.end(),
-                     [](char c) { return is_tchar(static_cast<unsigned char>(c)); })) {
+    if (!std::all_of(name.begin(), name.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); })) {
       return bad(400, reason::bad_header);
     }
     const std::string_view value = line.substr(colon + 1);
-    if (!std::all_of(value.begin(), value.end(),
-                     [](char c) { return is_value_char(static_cast<unsigned char>(c)); })) {
+    if (!std::all_of(value.begin(), value.end(), [](char c) { return is_value_char(static_cast<unsigned char>(c)); })) {
       return bad(400, reason::bad_header);
     }
     if (out.headers.size() >= limits.max_header_fields) return bad(431, reason::too_many_headers);
@@ -144,9 +135,7 @@ ParseResult parse_request_head(std::string_view buffer, const HeadLimits& limits
 
 namespace {
 
-constexpr Verdict refuse(std::string_view r) {
-  return {400, r};
-}
+constexpr Verdict refuse(std::string_view r) { return {400, r}; }
 
 bool split_list_has_only(std::string_view value, std::string_view token) {
   return iequals(trim(value), token);
@@ -167,8 +156,7 @@ Verdict check_body_framing(const Request& request, Target& out) {
     out.body = Target::Body::chunked;
   } else if (n_cl == 1) {
     const std::string& v = request.find("content-length")->value;
-    if (v.empty() || v.size() > 15 ||
-        !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (v.empty() || v.size() > 15 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return refuse(reason::body_framing);
     }
     out.content_length = std::stoull(v);
@@ -201,8 +189,7 @@ Verdict interpret(const Request& request, Target& out) {
     if (host_header != nullptr) {
       HostPort h;
       const Verdict hv = parse_authority(host_header->value, false, out.endpoint.port, h);
-      if (!(hv.ok() || loopback_literal(hv, h)) || h.host != out.endpoint.host ||
-          h.port != out.endpoint.port) {
+      if (!(hv.ok() || loopback_literal(hv, h)) || h.host != out.endpoint.host || h.port != out.endpoint.port) {
         return refuse(reason::host_mismatch);
       }
     }
@@ -252,8 +239,7 @@ AuthResult check_proxy_auth(const Request& request, std::string_view password) {
   std::size_t padding = 0;
   for (std::size_t i = 0; i < encoded.size(); ++i) {
     const char c = encoded[i];
-    const bool b64 =
-        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+    const bool b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
     if (c == '=' && i + 2 >= encoded.size()) {
       ++padding;
     } else if (!b64 || padding > 0) {
@@ -288,8 +274,7 @@ std::string upstream_head(const Request& request, const Target& target) {
   // Hop-by-hop headers (RFC 9110 7.6.1) and every header the client named in
   // Connection stay here. Upgrade goes too: one request per connection, no h2c
   // or WebSocket switch behind the proxy's back.
-  std::vector<std::string> drop = {"connection", "keep-alive",     "te",  "trailer",
-                                   "upgrade",    "http2-settings", "host"};
+  std::vector<std::string> drop = {"connection", "keep-alive", "te", "trailer", "upgrade", "http2-settings", "host"};
   for (const auto& h : request.headers) {
     if (!iequals(h.name, "connection")) continue;
     std::string_view list = h.value;
@@ -315,8 +300,7 @@ std::string upstream_head(const Request& request, const Target& target) {
   out += "\r\n";
   for (const auto& h : request.headers) {
     if (h.name.size() >= 6 && iequals(std::string_view(h.name).substr(0, 6), "proxy-")) continue;
-    const bool dropped =
-        std::any_of(drop.begin(), drop.end(), [&](const std::string& d) { return iequals(h.name, d); });
+    const bool dropped = std::any_of(drop.begin(), drop.end(), [&](const std::string& d) { return iequals(h.name, d); });
     if (dropped) continue;
     out += h.name;
     out += ": ";
@@ -340,12 +324,9 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data) {
     switch (state_) {
       case S::size: {
         int digit = -1;
-        if (c >= '0' && c <= '9')
-          digit = c - '0';
-        else if (c >= 'a' && c <= 'f')
-          digit = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-          digit = c - 'A' + 10;
+        if (c >= '0' && c <= '9') digit = c - '0';
+        else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
         if (digit >= 0) {
           // 15 hex digits is 1 PiB: more is an overflow attempt.
           if (++size_digits_ > 15) return fail();
@@ -361,10 +342,8 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data) {
         break;
       }
       case S::size_ext:
-        if (c == '\r')
-          state_ = S::size_lf;
-        else if (!is_value_char(static_cast<unsigned char>(c)))
-          return fail();
+        if (c == '\r') state_ = S::size_lf;
+        else if (!is_value_char(static_cast<unsigned char>(c))) return fail();
         ++i;
         break;
       case S::size_lf:
@@ -373,8 +352,7 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data) {
         ++i;
         break;
       case S::data: {
-        const std::size_t take =
-            static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, data.size() - i));
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, data.size() - i));
         i += take;
         remaining_ -= take;
         if (remaining_ == 0) state_ = S::data_cr;
@@ -392,19 +370,14 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data) {
         ++i;
         break;
       case S::trailer_start:
-        if (c == '\r')
-          state_ = S::final_lf;
-        else if (c == '\n' || !is_value_char(static_cast<unsigned char>(c)))
-          return fail();
-        else
-          state_ = S::trailer;
+        if (c == '\r') state_ = S::final_lf;
+        else if (c == '\n' || !is_value_char(static_cast<unsigned char>(c))) return fail();
+        else state_ = S::trailer;
         ++i;
         break;
       case S::trailer:
-        if (c == '\r')
-          state_ = S::trailer_lf;
-        else if (!is_value_char(static_cast<unsigned char>(c)))
-          return fail();
+        if (c == '\r') state_ = S::trailer_lf;
+        else if (!is_value_char(static_cast<unsigned char>(c))) return fail();
         ++i;
         break;
       case S::trailer_lf:

@@ -207,10 +207,8 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
       // state dir (its type is known) is an empty dir of the run's own in the
       // view, kept afterwards only if the run wrote into it. (In an agent's
       // own home the supervisor made it already, so it is not missing there.)
-      if (wanted.state_dir && writable && !backing_root.empty()) {
-        Bind fresh{backing_root / std::to_string(fresh_count++), path, true, false, {}, true};
-        plan.binds.push_back(std::move(fresh));
-      }
+      if (wanted.state_dir && writable && !backing_root.empty())
+        plan.binds.push_back({backing_root / std::to_string(fresh_count++), path, true, false, {}, true});
       continue;
     }
     Bind bind{path, path, writable, false, {}, false};
@@ -247,8 +245,7 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
     if (r.path.filename() == "hooks" && parent.filename() == ".git") {
       // Only inside a repository: a run folder without one never gets a stray .git.
       struct stat git {};
-      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode))
-        plan.placeholders.push_back({r.path, true});
+      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode)) plan.placeholders.push_back({r.path, true});
     } else if (agent_home && is_within(r.path, policy.run_home())) {
       plan.placeholders.push_back({r.path, false});
     } else if (!has_repository && is_within(r.path, run_git)) {
@@ -296,8 +293,8 @@ void create_placeholders(ViewPlan& plan) {
       if (ph.directory) {
         made = ::mkdirat(parent.get(), name.c_str(), 0755) == 0 || errno == EEXIST;
       } else {
-        UniqueFd f(
-            ::openat(parent.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+        UniqueFd f(::openat(parent.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+                            0644));
         made = f.valid() || errno == EEXIST;
       }
     }
@@ -312,8 +309,8 @@ void create_placeholders(ViewPlan& plan) {
     std::error_code ec;
     fs::create_directories(b.host, ec);
     if (ec) {
-      plan.notes.push_back("left out " + b.view.string() +
-                           ": cannot make its empty dir in the run's state (" + ec.message() + ")");
+      plan.notes.push_back("left out " + b.view.string() + ": cannot make its empty dir in the run's state (" +
+                           ec.message() + ")");
       b.host.clear();
     } else {
       ::chmod(b.host.c_str(), 0700);
