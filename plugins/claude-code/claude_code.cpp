@@ -5,9 +5,7 @@
 
 #include "parallex_plugins/support.hpp"
 
-#ifdef PX_HAVE_TRANSCRIPTS
 #include <parallex_transcripts/claude_code.hpp>
-#endif
 
 namespace {
 
@@ -82,7 +80,6 @@ class ClaudeCodePlugin final : public Plugin {
                         "Sign the agent in once inside a run with /login (it shows a link and a code).");
   }
 
-#ifdef PX_HAVE_TRANSCRIPTS
   bool has_transcripts() const override {
     return true;
   }
@@ -93,7 +90,6 @@ class ClaudeCodePlugin final : public Plugin {
   std::vector<std::string> transcript_roots(const std::string& run_home) override {
     return parallex::transcripts::claude_code::roots(run_home);
   }
-#endif
 
  private:
   static void contribute_state(const ContributeInput& in, Contribution& out) {

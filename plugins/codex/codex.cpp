@@ -5,9 +5,7 @@
 
 #include "parallex_plugins/support.hpp"
 
-#ifdef PX_HAVE_TRANSCRIPTS
 #include <parallex_transcripts/codex.hpp>
-#endif
 
 namespace {
 
@@ -68,7 +66,6 @@ class CodexPlugin final : public Plugin {
         "a code), or give it OPENAI_API_KEY.");
   }
 
-#ifdef PX_HAVE_TRANSCRIPTS
   bool has_transcripts() const override {
     return true;
   }
@@ -79,7 +76,6 @@ class CodexPlugin final : public Plugin {
   std::vector<std::string> transcript_roots(const std::string& run_home) override {
     return parallex::transcripts::codex::roots(run_home);
   }
-#endif
 };
 
 }  // namespace

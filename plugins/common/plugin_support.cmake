@@ -2,9 +2,7 @@
 # plugins/common/, and the link to a transcript parser library.
 #
 # The parsers (plugins/transcripts/) are added after the harness folders, so
-# whether their targets exist is only known at the end of plugins/: the link is
-# deferred to then. Without the library the plugin still builds and simply
-# reports no transcripts (PX_HAVE_TRANSCRIPTS undefined).
+# the link is deferred to the end of plugins/.
 include_guard(GLOBAL)
 
 function(parallex_plugin_support target)
@@ -18,15 +16,10 @@ function(parallex_plugin_support target)
 endfunction()
 
 function(_parallex_plugin_link_transcripts target library)
-  if(TARGET ${library})
-    target_link_libraries(${target} PRIVATE ${library})
-    # The parser is built with default visibility; keep its symbols inside the
-    # plugin so the only export stays parallex_plugin_entry.
-    if(NOT APPLE)
-      target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL")
-    endif()
-    target_compile_definitions(${target} PRIVATE PX_HAVE_TRANSCRIPTS=1)
-  else()
-    message(STATUS "${target}: ${library} is not defined; the plugin is built without transcripts")
+  target_link_libraries(${target} PRIVATE ${library})
+  # The parser is built with default visibility; keep its symbols inside the
+  # plugin so the only export stays parallex_plugin_entry.
+  if(NOT APPLE)
+    target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL")
   endif()
 endfunction()

@@ -5,9 +5,7 @@
 
 #include "parallex_plugins/support.hpp"
 
-#ifdef PX_HAVE_TRANSCRIPTS
 #include <parallex_transcripts/opencode.hpp>
-#endif
 
 namespace {
 
@@ -71,7 +69,6 @@ class OpencodePlugin final : public Plugin {
         "API key.");
   }
 
-#ifdef PX_HAVE_TRANSCRIPTS
   bool has_transcripts() const override {
     return true;
   }
@@ -82,7 +79,6 @@ class OpencodePlugin final : public Plugin {
   std::vector<std::string> transcript_roots(const std::string& run_home) override {
     return parallex::transcripts::opencode::roots(run_home);
   }
-#endif
 };
 
 }  // namespace

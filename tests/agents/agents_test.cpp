@@ -205,9 +205,13 @@ TEST_F(AgentsTest, BadInput) {
   EXPECT_EQ(slurp(paths("ok").private_key()), key_before) << "a duplicate must not touch the agent";
   EXPECT_EQ(load_config(paths("ok")).value().email, "ok@example.com");
 
+  // A run command that cannot start exits 125, apart from any status of the command's own.
   auto notdir = px("agent run ok --unsealed --in " + q((root_ / "nope").string()) + " -- true");
-  EXPECT_EQ(notdir.status, 2) << notdir.err;
-  EXPECT_EQ(px("agent run ghost --unsealed -- true").status, 3);
+  EXPECT_EQ(notdir.status, 125) << notdir.err;
+  EXPECT_NE(notdir.err.find("is not a directory"), std::string::npos) << notdir.err;
+  auto ghost = px("agent run ghost --unsealed -- true");
+  EXPECT_EQ(ghost.status, 125);
+  EXPECT_NE(ghost.err.find("ghost"), std::string::npos) << ghost.err;
 }
 
 TEST_F(AgentsTest, CorruptOrMissingStoreFilesAreNamedNotRecreated) {
@@ -234,7 +238,7 @@ TEST_F(AgentsTest, CorruptOrMissingStoreFilesAreNamedNotRecreated) {
   make_agent("nokey");
   fs::remove(paths("nokey").private_key());
   r = px("agent run nokey --unsealed -- true");
-  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.status, 125);
   EXPECT_NE(r.err.find("id_ed25519"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(paths("nokey").private_key()));
 }

@@ -171,7 +171,6 @@ TEST(McpRedaction, EverySecretShapeIsRedactedFromAnswers) {
   EXPECT_NE(text_of(*reply_to(replies, 3)).find("[REDACTED:github-token]"), std::string::npos);
 }
 
-#ifdef PX_TEST_HAVE_SNAPSHOT
 class McpRewind : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -263,7 +262,6 @@ TEST_F(McpRewind, AClientThatDisconnectsMidCallEndsTheServerCleanly) {
   EXPECT_EQ(replies[1]["method"], "elicitation/create");
   EXPECT_EQ(notes(), "changed by the agent\n");
 }
-#endif
 
 }  // namespace
 }  // namespace px::mcp::test

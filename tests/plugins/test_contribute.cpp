@@ -166,13 +166,17 @@ TEST_P(ClaudeCode, NestedSandboxOffWhenArgv0IsClaude) {
         CommandLine{
             {"cc"}, "/usr/bin/cc", "/usr/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe"}}) {
     ContributeResult r = run("claude-code", agent_run(GetParam(), c));
-    ASSERT_EQ(r.nested.size(), 1u) << c.argv[0];
+    ASSERT_EQ(r.nested.size(), 2u) << c.argv[0];
     EXPECT_EQ(r.nested[0].kind, PX_NESTED_ARG);
     EXPECT_EQ(r.nested[0].value, R"(--settings={"sandbox":{"enabled":false}})");
     EXPECT_NE(r.nested[0].reason.find("sandbox"), std::string::npos);
+    // As root Claude Code accepts --dangerously-skip-permissions only when told it is sandboxed.
+    EXPECT_EQ(r.nested[1].kind, PX_NESTED_ENV);
+    EXPECT_EQ(r.nested[1].name, "IS_SANDBOX");
+    EXPECT_EQ(r.nested[1].value, "1");
   }
-  // Shown by harness name (no command): the switch is listed as it would apply.
-  EXPECT_EQ(run("claude-code", agent_run(GetParam())).nested.size(), 1u);
+  // Shown by harness name (no command): the switches are listed as they would apply.
+  EXPECT_EQ(run("claude-code", agent_run(GetParam())).nested.size(), 2u);
 }
 
 TEST_P(ClaudeCode, NoArgumentInsertedIntoALauncher) {

@@ -129,13 +129,30 @@ TEST(PolicyBuilderTest, ReadOnlyBeatsAWritableRoot) {
 }
 
 TEST(PolicyBuilderTest, EmptyAllowlistIsOfflineAndOfflineHasNoLocalServers) {
+  PolicyBuilder empty;
+  empty.run_folder("/w").network(NetworkMode::allowlist, flag());
+  auto p = empty.build();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p.value().network().mode, NetworkMode::offline);
+  PolicyBuilder off;
+  off.run_folder("/w").network(NetworkMode::offline, flag()).local_servers(true, flag());
+  p = off.build();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p.value().network().local_servers);
+  EXPECT_FALSE(p.value().may_connect("localhost", 3000));
+}
+
+// --local-servers with no allowed host means "this machine's servers only",
+// not offline: the proxy runs and reaches localhost, nothing else.
+TEST(PolicyBuilderTest, LocalServersAloneAreLocalServersOnly) {
   PolicyBuilder b;
   b.run_folder("/w").network(NetworkMode::allowlist, flag()).local_servers(true, flag());
   auto p = b.build();
   ASSERT_TRUE(p.has_value());
-  EXPECT_EQ(p.value().network().mode, NetworkMode::offline);
-  EXPECT_FALSE(p.value().network().local_servers);
-  EXPECT_FALSE(p.value().may_connect("localhost", 3000));
+  EXPECT_EQ(p.value().network().mode, NetworkMode::allowlist);
+  EXPECT_TRUE(p.value().network().local_servers);
+  EXPECT_TRUE(p.value().may_connect("localhost", 3000));
+  EXPECT_FALSE(p.value().may_connect("example.com", 443));
 }
 
 TEST(PolicyBuilderTest, BadPortIsRefused) {

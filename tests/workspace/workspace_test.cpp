@@ -562,14 +562,14 @@ TEST_F(WorkspacedRunTest, IsolationOffIsSaidFirst) {
   auto r = px(repo_,
               "harness -w --name loose --events " + quote(events_file.string()) + " -- /bin/sh -c 'echo hi'");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err.rfind("parallex: notice: isolation is off: sandbox_workspaces is false in ", 0), 0u)
-      << r.err;
+  EXPECT_EQ(r.err.rfind("parallex: UNSEALED: this run is not confined", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("sandbox_workspaces is false in "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("config.yaml:2"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "hi\n");
   auto ev = events(events_file);
   ASSERT_FALSE(ev.empty());
   EXPECT_EQ(ev.front()["event"], "notice");
-  EXPECT_EQ(ev.front()["kind"], "isolation_off");
+  EXPECT_EQ(ev.front()["kind"], "unsealed");
   json ended;
   for (const auto& e : ev)
     if (e["event"] == "run_ended") ended = e;
@@ -577,7 +577,7 @@ TEST_F(WorkspacedRunTest, IsolationOffIsSaidFirst) {
   const std::string record = read_file(fs::path(ended["record"].get<std::string>()) / "run.json");
   const json j = json::parse(record);
   EXPECT_EQ(j["sealed"], false);
-  EXPECT_NE(j["notices"].dump().find("isolation is off"), std::string::npos) << j["notices"].dump();
+  EXPECT_NE(j["notices"].dump().find("sandbox_workspaces is false"), std::string::npos) << j["notices"].dump();
 }
 
 TEST_F(WorkspacedRunTest, BadTokenOrCommandMakesNothing) {

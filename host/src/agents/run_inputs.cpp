@@ -4,9 +4,7 @@
 
 #include "agents/token.hpp"
 
-#ifdef PX_AGENTS_HAVE_SNAPSHOT
 #include "snapshot/snapshot.hpp"
-#endif
 
 namespace px::agents {
 
@@ -110,7 +108,6 @@ std::vector<fs::path> command_running_settings(const AgentPaths& paths) {
 
 Result<PreRunSnapshot> take_pre_run_snapshot(const AgentPaths& paths, const std::string& run_label) {
   PreRunSnapshot out;
-#ifdef PX_AGENTS_HAVE_SNAPSHOT
   PX_TRY_ASSIGN(auto store, snapshot::Store::open(paths.snapshots(), true));
   snapshot::TakeOptions options;
   options.source = paths.home();
@@ -120,11 +117,6 @@ Result<PreRunSnapshot> take_pre_run_snapshot(const AgentPaths& paths, const std:
   out.taken = true;
   out.id = info.id;
   if (info.incomplete) out.note = "the snapshot " + info.id + " is incomplete: some files could not be read";
-#else
-  (void)paths;
-  (void)run_label;
-  out.note = "no snapshot was taken: this build of Parallex has no snapshot store";
-#endif
   return out;
 }
 

@@ -18,8 +18,6 @@ Action setup_credential(CLI::App& sub);
 Action setup_sign_in(CLI::App& sub);
 Action setup_run(CLI::App& sub);
 
-// The absolute path of this parallex executable (written into the agent's git config).
-fs::path self_exe();
 policy::Platform this_platform();
 // Asks on the terminal; false without one. `yes` answers for the user.
 bool confirm(const std::string& question, bool yes);

@@ -18,24 +18,14 @@
 #include "agents/token.hpp"
 #include "cli/agents_cli.hpp"
 #include "cli/output.hpp"
-#include "cli/policy_options.hpp"
-#include "cli/run_support.hpp"
 #include "common/paths.hpp"
-#include "pluginhost/plugin_set.hpp"
-#ifdef PX_HAVE_MCP
+#include "run/compose_request.hpp"
 #include "mcp/browser.hpp"
-#endif
-#ifdef PX_HAVE_SUPERVISOR
+#include "pluginhost/plugin_set.hpp"
 #include "supervisor/decoys.hpp"
-#endif
+#include "supervisor/registry.hpp"
 
 namespace px::cli::agent_cmd {
-
-fs::path self_exe() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path("parallex") : p;
-}
 
 policy::Platform this_platform() {
 #ifdef __APPLE__
@@ -112,7 +102,9 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     return Error::invalid(
         "An offline agent cannot reach local servers; drop --local-servers on or go online.");
   for (const auto& g : f.grants) {
-    PX_TRY_ASSIGN(auto flag, parse_grant(g, notes));
+    std::vector<run::Notice> grant_notes;
+    PX_TRY_ASSIGN(auto flag, run::parse_grant(g, grant_notes));
+    for (auto& n : grant_notes) notes.push_back(std::move(n.text));
     bool replaced = false;
     for (auto& existing : c.grants)
       if (existing.path == flag.path) {
@@ -162,17 +154,12 @@ std::string fingerprint(const AgentPaths& p) {
 
 // Plants the decoy credentials in the agent's home and says where.
 Status plant_decoys_in(const AgentPaths& p) {
-#ifdef PX_HAVE_SUPERVISOR
   PX_TRY_ASSIGN(auto planted, supervisor::plant_decoys(p.home()));
   for (const auto& f : supervisor::decoy_paths(p.home()))
     std::fprintf(stderr, "parallex: decoy credential %s%s\n", f.c_str(),
                  std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)");
   std::fprintf(stderr, "parallex: any open of them during a run is flagged in the run record and at its end\n");
   return ok();
-#else
-  (void)p;
-  return Error::unsupported("This build of Parallex has no supervisor, so decoys could not be watched.");
-#endif
 }
 
 struct NewOptions {
@@ -193,7 +180,7 @@ int do_new(const NewOptions& o) {
   if (auto s = agents::check_email(o.email); !s) return report_error(s.error());
   std::vector<std::string> notes;
   if (auto s = apply_rules(c, o.rules, notes); !s) return report_error(s.error());
-  auto created = agents::create_agent(agents::default_agents_root(), c, self_exe());
+  auto created = agents::create_agent(agents::default_agents_root(), c, parallex_executable());
   if (!created) return report_error(created.error());
   const AgentPaths& p = created.value();
   for (const auto& n : notes) std::fprintf(stderr, "parallex: %s\n", n.c_str());
@@ -206,14 +193,10 @@ int do_new(const NewOptions& o) {
     if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
   }
   if (o.browser == "chromium") {
-#ifdef PX_HAVE_MCP
     auto profile = mcp::create_agent_browser_profile(p.home(), c.name);
     if (!profile) return report_error(profile.error());
     std::fprintf(stderr, "parallex: its own Chromium profile is %s; open it with `parallex agent browser %s`\n",
                  profile.value().user_data_dir.c_str(), c.name.c_str());
-#else
-    std::fprintf(stderr, "parallex: this build of Parallex has no browser support; no browser profile was made\n");
-#endif
   }
   std::printf("Made agent %s in %s\n", c.name.c_str(), p.root.c_str());
   std::printf("  commits as  %s (agent) <%s>, signed with %s\n", c.name.c_str(), c.email.c_str(),
@@ -397,7 +380,7 @@ int do_set(const SetOptions& o) {
     }
   }
   if (auto s = agents::save_config(p, c); !s) return report_error(s.error());
-  if (auto s = agents::write_git_identity(p, c, self_exe()); !s) return report_error(s.error());
+  if (auto s = agents::write_git_identity(p, c, parallex_executable()); !s) return report_error(s.error());
   if (c.share_harness_config) {
     auto linked = agents::link_shared_harness_config(p, user_home());
     if (!linked) return report_error(linked.error());
@@ -423,7 +406,7 @@ int do_delete(const std::string& name, bool yes) {
   auto paths = agents::find_agent(agents::default_agents_root(), name);
   if (!paths) return report_error(paths.error());
   const AgentPaths& p = paths.value();
-  if (agent_is_running(name))
+  if (supervisor::agent_has_live_run(parallex_runtime_dir(), name))
     return report_error(Error::conflict("Agent " + name +
                                         " is running; deleting it now would pull its home from under the run. "
                                         "End the run first (`parallex runs`, `parallex kill RUN-ID`), then "

@@ -7,10 +7,8 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "cli/policy_options.hpp"
-#include "cli/run_support.hpp"
+#include "cli/run_command.hpp"
 #include "common/paths.hpp"
-#include "supervisor/run.hpp"
 
 namespace px::cli {
 namespace {
@@ -77,28 +75,19 @@ Result<fs::path> prepare_demo_folder() {
 int run_demo() {
   auto folder = prepare_demo_folder();
   if (!folder) return report_error(folder.error());
-  auto temp = make_run_temp();
-  if (!temp) return report_error(temp.error());
 
-  PolicyOptions options;
-  options.in = folder.value().string();
-  options.allow = {kAllowedHost};
-  options.command = {"/bin/sh", "probe.sh"};
-  PrepareContext context;
-  context.temp_dir = temp.value();
-  auto prepared = prepare_policy(options, context);
-  if (!prepared) return report_error(prepared.error());
-
+  run::RunInputs inputs;
+  inputs.kind = run::RunKind::demo;
+  inputs.options.in = folder.value().string();
+  inputs.options.allow = {kAllowedHost};
+  inputs.command = {"/bin/sh", "probe.sh"};
   std::printf("Parallex demo: a sealed run with the default profile, allowing %s\n", kAllowedHost);
-  std::printf("  run folder  %s\n  policy      %s\n\n", folder.value().c_str(), prepared.value().policy.digest().c_str());
-  supervisor::RunRequest request(prepared.value().policy);
-  request.argv = options.command;
-  request.host_env = host_environment();
-  request.cwd = folder.value();
-  request.runs_dir = adhoc_runs_dir();
-  std::fflush(stdout);
-  auto outcome = supervisor::run(std::move(request));
-  if (!outcome) return report_error(outcome.error());
+  std::printf("  run folder  %s\n\n", folder.value().c_str());
+  fs::path record_dir;
+  RunHooks hooks;
+  hooks.finished = [&record_dir](const supervisor::RunResult& r) { record_dir = r.record_dir; };
+  const int status = run_command(std::move(inputs), hooks);
+  if (record_dir.empty()) return status;
 
   std::ifstream results(folder.value() / "results.txt");
   std::vector<int> seen(std::size(kSteps), -1);
@@ -118,8 +107,7 @@ int run_demo() {
     std::printf("%-58s %-9s %s\n", step.label, result,
                 as_expected ? "" : step.expect_allowed ? "(expected allowed: see below)" : "(EXPECTED REFUSED)");
   }
-  std::printf("\nRun record: %s\n", outcome.value().record_dir.c_str());
-  for (const auto& notice : outcome.value().notices) std::printf("notice: %s\n", notice.c_str());
+  std::printf("\nRun record: %s\n", record_dir.c_str());
   if (surprises) {
     std::printf("\n%d step(s) did not go as expected. An allowed step can fail for reasons outside the seal "
                 "(no network on this machine, curl or git missing); a refused step that was allowed is a hole: "

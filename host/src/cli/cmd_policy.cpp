@@ -2,17 +2,19 @@
 // the exact policy a command would run under, and why each path is open.
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "cli/policy_options.hpp"
+#include "cli/run_options.hpp"
 #include "cli/policy_text.hpp"
 #include "common/paths.hpp"
 #include "backend/seatbelt/seatbelt.hpp"
 #include "policy/policy_json.hpp"
+#include "run/compose_request.hpp"
 
 namespace px::cli {
 namespace {
 
 struct Options {
-  PolicyOptions policy;
+  run::RunOptions policy;
+  std::vector<std::string> command;
   bool json = false;
   std::string format = "text";
   std::vector<std::string> why;
@@ -28,7 +30,7 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-int show_seatbelt(const PreparedPolicy& p, const Options& o) {
+int show_seatbelt(const run::ComposedPolicy& p, const Options& o) {
   auto profile = seatbelt::write_seatbelt_profile(p.policy, static_cast<std::uint16_t>(o.proxy_port));
   if (!profile) return report_error(profile.error());
   if (o.format == "sbpl") {
@@ -37,7 +39,7 @@ int show_seatbelt(const PreparedPolicy& p, const Options& o) {
     for (const auto& [name, value] : profile.value().params) std::printf(";   %s=%s\n", name.c_str(), value.c_str());
     return 0;
   }
-  std::vector<std::string> command = o.policy.command.empty() ? std::vector<std::string>{"/bin/zsh"} : o.policy.command;
+  std::vector<std::string> command = o.command.empty() ? std::vector<std::string>{"/bin/zsh"} : o.command;
   std::string line;
   for (const auto& a : seatbelt::sandbox_exec_argv(profile.value(), command)) line += (line.empty() ? "" : " ") + shell_quote(a);
   std::printf("%s\n", line.c_str());
@@ -45,13 +47,15 @@ int show_seatbelt(const PreparedPolicy& p, const Options& o) {
 }
 
 int show(const Options& o) {
-  PrepareContext context;
-  if (o.format == "sbpl" || o.format == "sbpl-args") context.platform = policy::Platform::macos;
-  context.temp_dir = parallex_runtime_dir() / "runs/RUN-ID/tmp";
-  auto prepared = prepare_policy(o.policy, context);
+  run::ComposeRequest request;
+  request.options = o.policy;
+  request.command = o.command;
+  if (o.format == "sbpl" || o.format == "sbpl-args") request.platform = policy::Platform::macos;
+  request.temp_dir = parallex_runtime_dir() / "runs-private/RUN/tmp";
+  auto prepared = run::compose_policy(request);
   if (!prepared) return report_error(prepared.error());
   const auto& p = prepared.value();
-  for (const auto& note : p.notes) std::fprintf(stderr, "parallex: %s\n", note.c_str());
+  for (const auto& note : p.notices) std::fprintf(stderr, "parallex: %s\n", note.text.c_str());
   if (!o.why.empty()) {
     for (const auto& path : o.why) {
       const auto r = p.policy.explain_read(path);
@@ -71,9 +75,9 @@ int show(const Options& o) {
     print_json(j);
     return 0;
   }
-  if (!o.policy.command.empty()) {
+  if (!o.command.empty()) {
     std::string cmd;
-    for (const auto& a : o.policy.command) cmd += (cmd.empty() ? "" : " ") + a;
+    for (const auto& a : o.command) cmd += (cmd.empty() ? "" : " ") + a;
     std::printf("Command     %s\n", cmd.c_str());
   }
   if (p.harness.plugin) std::printf("Detected    %s: %s\n", p.harness.plugin->name().c_str(), p.harness.why.c_str());
@@ -85,7 +89,7 @@ Action setup(CLI::App& app, GlobalOptions&) {
   app.require_subcommand(1);
   auto o = std::make_shared<Options>();
   CLI::App* show_cmd = app.add_subcommand("show", "Print the composed policy, each entry with its origin");
-  add_policy_options(*show_cmd, o->policy, true);
+  add_run_options(*show_cmd, o->policy, RunOptionSet::policy, &o->command);
   show_cmd->add_flag("--json", o->json, "Print JSON");
   show_cmd->add_option("--format", o->format,
                        "text, json, sbpl (the macOS Seatbelt profile) or sbpl-args (the sandbox-exec command line)")

@@ -2,14 +2,14 @@
 // agent's home (its git and gh settings, sign-ins, harness config and
 // history). Its signing key and token live beside the home, never in it, so
 // they are never snapshotted and a rewind keeps the ones it has.
-#ifdef PX_HAVE_AGENTS
 #include <memory>
 #include <optional>
 
 #include "agents/store.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "cli/run_support.hpp"
+#include "common/paths.hpp"
+#include "supervisor/registry.hpp"
 #include "cli/snapshot_output.hpp"
 #include "snapshot/snapshot.hpp"
 
@@ -28,7 +28,7 @@ int do_snapshot(const std::string& name, bool json) {
   if (!p) return report_error(p.error());
   auto store = snap::Store::open(p.value().snapshots());
   if (!store) return report_error(store.error());
-  if (agent_is_running(name))
+  if (supervisor::agent_has_live_run(parallex_runtime_dir(), name))
     std::fprintf(stderr, "parallex: agent %s is running; the snapshot holds its home as it is this moment\n",
                  name.c_str());
   ProgressBar bar;
@@ -94,7 +94,7 @@ int do_rewind(const RewindOptions& o) {
   r.source = p.value().home();
   if (!o.to.empty()) r.to = o.to;
   r.dry_run = o.dry_run;
-  r.is_busy = [name] { return agent_is_running(name); };
+  r.is_busy = [name] { return supervisor::agent_has_live_run(parallex_runtime_dir(), name); };
   r.progress = bar.fn();
   auto res = store.value().rewind(r);
   bar.clear();
@@ -138,4 +138,3 @@ PARALLEX_SUBCOMMAND("agent", "rewind", "Put an agent's home back as a snapshot h
                     setup_rewind);
 
 }  // namespace px::cli
-#endif  // PX_HAVE_AGENTS

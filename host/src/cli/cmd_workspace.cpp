@@ -135,7 +135,7 @@ std::function<Action()> setup_agent_workspace(CLI::App& agent_app) {
                                         "Run as agent NAME in a fresh workspace, sealed to it: -w NAME -- CMD");
   workspace_cmd::add_workspaced_run_options(agent_app, *run);
   // In `parallex agent --help` these belong to -w, apart from the sub-commands.
-  for (const char* name : {"--name", "--from", "--harness", "--offline", "--events", "command"})
+  for (const auto& name : workspace_cmd::workspaced_run_option_names())
     if (CLI::Option* opt = agent_app.get_option_no_throw(name)) opt->group("With -w NAME (a workspaced tab)");
   w->group("With -w NAME (a workspaced tab)");
   return [run, w]() -> Action {

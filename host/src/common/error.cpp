@@ -22,4 +22,11 @@ const char* to_string(ErrorKind kind) {
   return "error";
 }
 
+ErrorKind error_kind_from_string(std::string_view text) {
+  for (ErrorKind k : {ErrorKind::invalid_input, ErrorKind::not_found, ErrorKind::io, ErrorKind::plugin,
+                      ErrorKind::policy, ErrorKind::unsupported, ErrorKind::conflict, ErrorKind::internal})
+    if (text == to_string(k)) return k;
+  return ErrorKind::internal;
+}
+
 }  // namespace px

@@ -5,6 +5,7 @@
 #include <boost/outcome/result.hpp>
 
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace px {
@@ -37,6 +38,8 @@ struct Error {
 };
 
 const char* to_string(ErrorKind kind);
+// The kind whose to_string is `text`; anything else reads as internal.
+ErrorKind error_kind_from_string(std::string_view text);
 
 template <class T>
 using Result = boost::outcome_v2::result<T, Error, boost::outcome_v2::policy::terminate>;

@@ -1,10 +1,16 @@
 #include "common/paths.hpp"
 
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdlib>
 #include <sstream>
+
+extern char** environ;
 
 namespace px {
 
@@ -25,6 +31,47 @@ fs::path parallex_runtime_dir() {
   if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x && fs::path(x).is_absolute())
     return fs::path(x) / "parallex";
   return fs::path("/tmp") / ("parallex-" + std::to_string(getuid()));
+}
+
+fs::path parallex_executable() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path("parallex") : p;
+}
+
+std::map<std::string, std::string> process_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string item(*e);
+    if (const auto eq = item.find('='); eq != std::string::npos) env[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return env;
+}
+
+std::optional<fs::path> make_run_private_dir(std::string& error) {
+  const fs::path runtime = parallex_runtime_dir();
+  const fs::path base = runtime / "runs-private";
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  if (ec) {
+    error = "cannot create " + base.string() + ": " + ec.message();
+    return std::nullopt;
+  }
+  // The runtime dir holds control sockets and private dirs: the user's alone.
+  ::chmod(runtime.c_str(), 0700);
+  ::chmod(base.c_str(), 0700);
+  std::string templ = (base / "run-XXXXXX").string();
+  if (!::mkdtemp(templ.data())) {
+    error = "cannot create a private dir under " + base.string() + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  const fs::path dir = templ;
+  if (::mkdir((dir / "tmp").c_str(), 0700) != 0) {
+    error = "cannot create " + (dir / "tmp").string() + ": " + std::strerror(errno);
+    fs::remove_all(dir, ec);
+    return std::nullopt;
+  }
+  return dir;
 }
 
 fs::path expand_home(const std::string& path, const fs::path& home) {

@@ -5,11 +5,7 @@
 
 #include "common/paths.hpp"
 
-#ifdef PX_MCP_HAVE_AGENTS
 #include "agents/store.hpp"
-#else
-#include <yaml-cpp/yaml.h>
-#endif
 
 namespace px::mcp {
 
@@ -49,7 +45,6 @@ Error unknown_agent(const std::string& name) {
 
 }  // namespace
 
-#ifdef PX_MCP_HAVE_AGENTS
 
 Result<std::vector<std::string>> list_agent_names() {
   return agents::list_agents(agents_root());
@@ -78,47 +73,5 @@ Result<AgentView> load_agent(const std::string& name) {
   return v;
 }
 
-#else  // the agents library is not built in: read agent.yaml directly
-
-Result<std::vector<std::string>> list_agent_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (fs::directory_iterator it(agents_root(), ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string n = it->path().filename().string();
-    if (check_agent_name(n) && it->is_directory(ec) && !it->is_symlink(ec)) names.push_back(n);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-Result<AgentView> load_agent(const std::string& name) {
-  PX_TRY(check_agent_name(name));
-  AgentView v;
-  v.root = agents_root() / name;
-  std::error_code ec;
-  if (!fs::is_directory(v.root, ec)) return unknown_agent(name);
-  try {
-    const YAML::Node root = YAML::LoadFile((v.root / "agent.yaml").string());
-    v.name = root["name"].as<std::string>(name);
-    v.email = root["email"].as<std::string>("");
-    v.created = root["created"].as<std::string>("");
-    if (root["repos"]) v.repos = root["repos"].as<std::vector<std::string>>();
-    if (const YAML::Node net = root["network"]) {
-      v.network = net["mode"].as<std::string>("offline");
-      if (net["allow"]) v.allow = net["allow"].as<std::vector<std::string>>();
-      v.local_servers = net["local_servers"].as<bool>(false);
-    }
-    if (const YAML::Node grants = root["grants"])
-      for (const auto& g : grants)
-        v.grants.emplace_back(g["path"].as<std::string>(""), g["access"].as<std::string>("ro"));
-    v.sealed = root["sealed"].as<bool>(true);
-  } catch (const std::exception& e) {
-    return Error::invalid("The agent's rules file " + (v.root / "agent.yaml").string() +
-                          " cannot be read: " + e.what() + ".");
-  }
-  return v;
-}
-
-#endif
 
 }  // namespace px::mcp

@@ -9,21 +9,13 @@
 #include "mcp/agent_source.hpp"
 #include "mcp/tools.hpp"
 
-#ifdef PX_MCP_HAVE_SNAPSHOT
 #include "snapshot/snapshot.hpp"
-#endif
-#ifdef PX_MCP_HAVE_REPORT
 #include "pluginhost/plugin_set.hpp"
 #include "report/report.hpp"
-#endif
-#ifdef PX_MCP_HAVE_SUPERVISOR
 #include "supervisor/registry.hpp"
-#endif
-#ifdef PX_MCP_HAVE_WORKSPACE
 #include "workspace/config.hpp"
 #include "workspace/project.hpp"
 #include "workspace/workspace.hpp"
-#endif
 
 namespace px::mcp {
 namespace {
@@ -61,12 +53,7 @@ Result<AgentView> agent_for(const ToolContext& ctx, const Json& args) {
 }
 
 bool agent_running(const std::string& name) {
-#ifdef PX_MCP_HAVE_SUPERVISOR
   return supervisor::agent_has_live_run(parallex_runtime_dir(), name);
-#else
-  (void)name;
-  return false;
-#endif
 }
 
 // ---- list_workspaces
@@ -118,7 +105,6 @@ ToolResult list_workspaces(ToolContext& ctx, const Json& args) {
       j["running"] = agent_running(n);
       out["agents"].push_back(j);
     }
-#ifdef PX_MCP_HAVE_WORKSPACE
     std::error_code ec;
     const fs::path start =
         args.contains("project") ? fs::path(args["project"].get<std::string>()) : fs::current_path(ec);
@@ -144,10 +130,6 @@ ToolResult list_workspaces(ToolContext& ctx, const Json& args) {
       out["notes"].push_back("The server's folder (" + start.string() +
                              ") is in no git repository, so no workspaces are listed; pass \"project\".");
     }
-#else
-    (void)args;
-    out["notes"].push_back("This build of Parallex has no workspaces component.");
-#endif
   }
   out["project"] = project;
   out["workspaces"] = workspaces;
@@ -189,7 +171,6 @@ ToolResult whoami(ToolContext& ctx, const Json&) {
 
 // ---- snapshots
 
-#ifdef PX_MCP_HAVE_SNAPSHOT
 Json snapshot_json(const snapshot::SnapshotInfo& s) {
   return Json{{"id", s.id},
               {"time", iso_utc(s.time_ns)},
@@ -201,7 +182,6 @@ Json snapshot_json(const snapshot::SnapshotInfo& s) {
               {"incomplete", s.incomplete},
               {"warnings", s.warnings}};
 }
-#endif
 
 Json snapshot_schema() {
   return Json{{"type", "object"},
@@ -216,17 +196,10 @@ Json snapshot_schema() {
               {"required", {"id", "time", "kind"}}};
 }
 
-#ifndef PX_MCP_HAVE_SNAPSHOT
-Error no_snapshot_store() {
-  return Error::unsupported(
-      "This build of Parallex has no snapshot store, so agents cannot be snapshotted here.");
-}
-#endif
 
 ToolResult snapshot_agent(ToolContext& ctx, const Json& args) {
   auto agent = agent_for(ctx, args);
   if (!agent) return tool_error(agent.error());
-#ifdef PX_MCP_HAVE_SNAPSHOT
   auto store = snapshot::Store::open(agent.value().snapshots(), true);
   if (!store) return tool_error(store.error());
   snapshot::TakeOptions o;
@@ -239,15 +212,11 @@ ToolResult snapshot_agent(ToolContext& ctx, const Json& args) {
   r.structured = Json{{"agent", agent.value().name}, {"snapshot", snapshot_json(info.value())}};
   r.message = "Took snapshot " + info.value().id + " of agent " + agent.value().name + "'s home.";
   return r;
-#else
-  return tool_error(no_snapshot_store());
-#endif
 }
 
 ToolResult list_snapshots(ToolContext& ctx, const Json& args) {
   auto agent = agent_for(ctx, args);
   if (!agent) return tool_error(agent.error());
-#ifdef PX_MCP_HAVE_SNAPSHOT
   Json list = Json::array();
   std::error_code ec;
   if (fs::exists(agent.value().snapshots(), ec)) {
@@ -261,9 +230,6 @@ ToolResult list_snapshots(ToolContext& ctx, const Json& args) {
   ToolResult r;
   r.structured = Json{{"agent", agent.value().name}, {"snapshots", list}};
   return r;
-#else
-  return tool_error(no_snapshot_store());
-#endif
 }
 
 // ---- read_report
@@ -271,7 +237,6 @@ ToolResult list_snapshots(ToolContext& ctx, const Json& args) {
 ToolResult read_report(ToolContext& ctx, const Json& args) {
   auto agent = agent_for(ctx, args);
   if (!agent) return tool_error(agent.error());
-#ifdef PX_MCP_HAVE_REPORT
   report::ReportRequest req;
   req.agent = agent.value().name;
   req.runs_dir = agent.value().runs();
@@ -288,9 +253,6 @@ ToolResult read_report(ToolContext& ctx, const Json& args) {
   ToolResult r;
   r.structured = Json::parse(rep.dump());
   return r;
-#else
-  return tool_error(Error::unsupported("This build of Parallex has no reports component."));
-#endif
 }
 
 // ---- rewind_agent
@@ -306,7 +268,6 @@ ToolResult rewind_agent(ToolContext& ctx, const Json& args) {
   }
   auto agent = load_agent(name);
   if (!agent) return tool_error(agent.error());
-#ifdef PX_MCP_HAVE_SNAPSHOT
   std::error_code ec;
   if (!fs::exists(agent.value().snapshots(), ec))
     return tool_error("Agent " + name + " has no snapshots yet, so there is nothing to rewind to.");
@@ -378,9 +339,6 @@ ToolResult rewind_agent(ToolContext& ctx, const Json& args) {
       "Rewound agent " + name + " to snapshot " + target.value().id + "." +
       (done.value().undo_id.empty() ? "" : " Undo with rewind_agent to=" + done.value().undo_id + ".");
   return r;
-#else
-  return tool_error(no_snapshot_store());
-#endif
 }
 
 }  // namespace

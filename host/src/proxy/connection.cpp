@@ -21,6 +21,16 @@ using boost::system::error_code;
 
 namespace {
 
+// What the log and the refusal list keep of a request target: its authority
+// (host[:port]), never a path or a query. Origin-form targets have none.
+std::string authority_of(std::string_view target) {
+  const auto scheme = target.find("://");
+  if (scheme != std::string_view::npos) target.remove_prefix(scheme + 3);
+  else if (!target.empty() && target.front() == '/') return {};
+  target = target.substr(0, target.find_first_of("/?#\\"));
+  return std::string(target.substr(0, 255));
+}
+
 constexpr std::size_t kHeadReadChunk = 4096;
 constexpr auto kLinger = std::chrono::seconds(2);
 constexpr int kReadsPerTurn = 16;  // then yield, so one busy tunnel cannot starve the others
@@ -112,7 +122,9 @@ void Connection::on_head_readable(const error_code& ec) {
   if (r.state == ParseState::need_more) return wait_head();
   if (r.state == ParseState::bad) {
     // Keep something recognizable for the log (escaped there), never the head.
-    decision_.host = head_.substr(0, std::min<std::size_t>(head_.find_first_of("\r\n"), 256));
+    // Unreadable: no host can be told, and the line itself (it may hold a
+    // path or a secret) is never logged. The reason says what was wrong.
+    decision_.host.clear();
     return refuse(r.status, r.reason);
   }
   decide();
@@ -120,7 +132,7 @@ void Connection::on_head_readable(const error_code& ec) {
 
 void Connection::decide() {
   decision_.method = request_.method;
-  decision_.host = request_.target;
+  decision_.host = authority_of(request_.target);
   if (server_.paused) return refuse(403, reason::paused, "paused");
   switch (check_proxy_auth(request_, server_.config.password)) {
     case AuthResult::missing:
@@ -502,7 +514,10 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
   decision_.reason = why;
   decision_.verdict = verdict;
   decision_.address = std::move(address);
-  if (by_rule) server_.note_refused(decision_.host, decision_.port, why);
+  // Every refusal is listed at the end of the run, grouped by reason (a
+  // pause is the kill switch, not a refusal of the run's own).
+  (void)by_rule;
+  if (verdict != "paused") server_.note_refused(decision_.host, decision_.port, why);
   log_once({});
   error_code ig;
   upstream_.close(ig);

@@ -172,7 +172,12 @@ void ServerCore::stop() {
 
 void ServerCore::note_refused(const std::string& host, std::uint16_t port, std::string_view reason) {
   std::lock_guard lock(refused_mutex_);
-  ++refused_[{host, port, std::string(reason)}];
+  // A run that sends a new name each time cannot grow the supervisor: past
+  // the cap, refusals count under their reason with no host.
+  constexpr std::size_t kMaxDistinct = 256;
+  auto key = std::make_tuple(host, port, std::string(reason));
+  if (refused_.size() >= kMaxDistinct && refused_.find(key) == refused_.end()) key = {"", 0, std::string(reason)};
+  ++refused_[key];
 }
 
 std::vector<RefusedHost> ServerCore::refused_hosts() const {

@@ -1,6 +1,7 @@
 #include "report/report.hpp"
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "report/proxy_summary.hpp"
 #include "report/time_text.hpp"
 #include "report/transcript_sessions.hpp"
+#include "run/record.hpp"
 
 namespace px::report {
 
@@ -41,30 +43,24 @@ std::string string_or(const nlohmann::json& j, const char* key, const std::strin
   return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
-Json load_record(const fs::path& file, Source& source) {
+// The run's record, typed; a record left without an end by a supervisor that
+// died is closed here first (its end marked unknown), so that no later
+// session or commit is ever attributed to it.
+std::optional<run::RunRecord> load_record(const fs::path& run_dir, Source& source) {
+  const fs::path file = run_dir / "run.json";
   source.name = "run record";
   source.location = file.string();
   source.cannot_show = kRecordLimits;
-  std::error_code ec;
-  if (!fs::exists(file, ec)) {
+  auto record = run::read_record(run_dir);
+  if (!record) {
     source.status = "missing";
-    source.message = "The run record " + file.string() +
-                     " does not exist; the run's command, times and folder "
-                     "are unknown, so its transcripts and commits cannot be matched.";
-    return nullptr;
+    source.message = record.error().message +
+                     "; the run's command, times and folder are unknown, so its transcripts and commits cannot be "
+                     "matched.";
+    return std::nullopt;
   }
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto record = Json::parse(buffer.str(), nullptr, false);
-  if (!in || record.is_discarded() || !record.is_object()) {
-    source.status = "missing";
-    source.message = "The run record " + file.string() +
-                     " is not valid JSON; the run's command, times and folder "
-                     "are unknown, so its transcripts and commits cannot be matched.";
-    return nullptr;
-  }
-  return record;
+  run::close_if_lost(run_dir, record.value());
+  return std::move(record).value();
 }
 
 void add_unique(Json& list, std::set<std::string>& seen, const Json& value, const std::string& key) {
@@ -120,43 +116,54 @@ Json aggregate_activity(const Json& sessions) {
 Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   const std::string id = run_dir.filename().string();
   Source record_source;
-  const Json record = load_record(run_dir / "run.json", record_source);
-  const bool have_record = record.is_object();
-  const Json empty = Json::object();
-  const Json& r = have_record ? record : empty;
+  const std::optional<run::RunRecord> record = load_record(run_dir, record_source);
+  const bool have_record = record.has_value();
+  const run::RunRecord empty;
+  const run::RunRecord& r = have_record ? *record : empty;
 
   Json run;
   run["id"] = id;
-  run["agent"] = string_or(r, "agent", req.agent);
-  run["command"] = string_or(r, "command");
-  run["argv"] = r.contains("argv") && r["argv"].is_array() ? r["argv"] : Json::array();
-  run["harness"] = string_or(r, "harness");
-  run["run_folder"] = string_or(r, "run_folder");
-  run["sealed"] = r.contains("sealed") && r["sealed"].is_boolean() ? r["sealed"] : Json(nullptr);
-  run["network"] = string_or(r, "network");
-  run["started_at"] = r.contains("started_at") ? r["started_at"] : Json(nullptr);
-  run["ended_at"] = r.contains("ended_at") ? r["ended_at"] : Json(nullptr);
-  const auto started = parse_iso_ms(string_or(r, "started_at"));
-  const auto ended = parse_iso_ms(string_or(r, "ended_at"));
-  run["duration_ms"] = started && ended ? Json(*ended - *started) : Json(nullptr);
-  run["exit_status"] =
-      r.contains("exit_status") && r["exit_status"].is_number_integer() ? r["exit_status"] : Json(nullptr);
-  run["notices"] = r.contains("notices") && r["notices"].is_array() ? r["notices"] : Json::array();
-  run["seal_refusals"] =
-      r.contains("seal_refusals") && r["seal_refusals"].is_object() ? r["seal_refusals"] : Json(nullptr);
+  run["agent"] = r.agent.empty() ? req.agent : r.agent;
+  run["command"] = r.command;
+  run["argv"] = r.argv;
+  run["harness"] = r.harness;
+  run["run_folder"] = r.run_folder.string();
+  run["sealed"] = have_record ? Json(r.seal != run::SealLevel::none) : Json(nullptr);
+  run["seal"] = have_record ? Json(run::to_string(r.seal)) : Json(nullptr);
+  run["network"] = r.network;
+  run["options"] = r.options;
+  run["started_at"] = have_record && !r.started_at.empty() ? Json(r.started_at) : Json(nullptr);
+  run["ended_at"] = r.ended_at ? Json(*r.ended_at) : Json(nullptr);
+  run["end_known"] = r.end_known;
+  run["status"] = have_record ? Json(run::to_string(r.status)) : Json(nullptr);
+  // Plain numbers (0: unknown): GCC 12 misreads optionals here as uninitialized.
+  std::int64_t started_ms = 0, ended_ms = 0;
+  if (auto t = parse_iso_ms(r.started_at)) started_ms = *t;
+  if (r.ended_at)
+    if (auto t = parse_iso_ms(*r.ended_at)) ended_ms = *t;
+  const bool started = started_ms != 0;
+  const bool ended = ended_ms != 0;
+  run["duration_ms"] = started && ended ? Json(ended_ms - started_ms) : Json(nullptr);
+  run["exit_status"] = r.exit_status ? Json(*r.exit_status) : Json(nullptr);
+  Json notices = Json::array();
+  for (const auto& n : r.notices)
+    if (n.kind != run::NoticeKind::kill_switch && n.kind != run::NoticeKind::timing) notices.push_back(n.text);
+  run["notices"] = notices;
+  run["seal_refusals"] = r.seal_refusals.is_object() ? Json::parse(r.seal_refusals.dump()) : Json(nullptr);
   std::vector<Source> sources{record_source};
   std::vector<std::string> warnings;
-  if (have_record && !ended)
-    warnings.push_back(
-        "The run has no end time: it is still going, or its supervisor stopped before writing it. "
-        "Sessions and commits up to now are shown.");
+  if (have_record && !r.ended_at)
+    warnings.push_back("The run has no end time: it is still going. Sessions and commits up to now are shown.");
+  if (have_record && !r.end_known)
+    warnings.push_back("The run's supervisor ended without finishing its record; its end is taken as the last "
+                       "trace it left, and nothing later is counted as its own.");
 
   // Transcripts: the sessions of the run's window, from the home the run used.
   fs::path home;
   if (req.home)
     home = *req.home;
-  else if (r.contains("policy") && r["policy"].is_object() && !string_or(r["policy"], "run_home").empty())
-    home = string_or(r["policy"], "run_home");
+  else if (r.policy.is_object() && r.policy.contains("run_home") && r.policy["run_home"].is_string())
+    home = r.policy["run_home"].get<std::string>();
   else if (req.agent_home)
     home = *req.agent_home;
   Json sessions = Json::array();
@@ -166,7 +173,7 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   } else if (!req.plugins) {
     sources.push_back(Source{"transcripts", home.string(), "missing", "No plugins are loaded.", ""});
   } else {
-    SessionQuery sq{home, string_or(r, "harness"), *started, ended ? *ended : 0};
+    SessionQuery sq{home, r.harness, started_ms, ended_ms};
     Sessions found = sessions_in_window(*req.plugins, sq);
     sessions = std::move(found.sessions);
     for (auto& s : found.sources) sources.push_back(std::move(s));
@@ -176,7 +183,7 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
 
   // Proxy log: always the one beside the record (the record's path may be stale if the folder moved).
   Source proxy_source{"proxy log", (run_dir / "proxy.jsonl").string(), "used", "", kProxyLimits};
-  const bool had_proxy = !have_record || !string_or(r, "proxy_log").empty();
+  const bool had_proxy = !have_record || !r.proxy_log.empty();
   std::error_code ec;
   if (!had_proxy && !fs::exists(run_dir / "proxy.jsonl", ec)) {
     proxy_source.status = "none";
@@ -199,13 +206,13 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
     run["commits"] = Json::array();
   } else {
     CommitQuery cq;
-    cq.run_folder = string_or(r, "run_folder");
-    cq.refs_start = r.contains("refs_start") ? r["refs_start"] : Json(nullptr);
-    cq.head_start = string_or(r, "head_start");
-    cq.refs_end = r.contains("refs_end") ? r["refs_end"] : Json(nullptr);
+    cq.run_folder = r.run_folder.string();
+    cq.refs_start = Json::parse(r.refs_start.dump());
+    cq.head_start = r.head_start;
+    cq.refs_end = Json::parse(r.refs_end.dump());
     cq.allowed_signers = req.allowed_signers;
-    cq.since_ms = started.value_or(0);
-    cq.until_ms = ended.value_or(0);
+    cq.since_ms = started_ms;
+    cq.until_ms = ended_ms;
     run["commits"] = commits_made(cq, git_source);
   }
   sources.push_back(git_source);
@@ -257,10 +264,9 @@ Json build_report(const ReportRequest& req) {
   } else if (req.selection.since_ms) {
     for (const auto& id : ids.value()) {
       Source ignored;
-      const Json record = load_record(req.runs_dir / id / "run.json", ignored);
-      const Json& r = record.is_object() ? record : Json::object();
-      const auto started = parse_iso_ms(string_or(r, "started_at"));
-      const auto ended = parse_iso_ms(string_or(r, "ended_at"));
+      const auto record = load_record(req.runs_dir / id, ignored);
+      const auto started = record ? parse_iso_ms(record->started_at) : std::nullopt;
+      const auto ended = record && record->ended_at ? parse_iso_ms(*record->ended_at) : std::nullopt;
       // A run still going (no end) or one that ended after TIME overlaps it; a run
       // without a readable record is listed, marked, rather than hidden.
       const std::int64_t last_moment = ended ? *ended : (started ? now_ms() : 0);

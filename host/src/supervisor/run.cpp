@@ -1,22 +1,18 @@
-// supervisor::run — one run, end to end. The order here is the product's
-// promise: the record dir exists before anything starts, the proxy exists
-// before the command can use the network, and the record is written whatever
-// happened to the command.
+// supervisor::run — one run, end to end, as named steps in the order they
+// happen (one call a line in run()). The order is the product's promise: the
+// record exists before anything starts, the kill switch holds the run before
+// its first process exists, the proxy exists before the command can use the
+// network, and the record is finished whatever happened.
 #include "supervisor/run.hpp"
 
-#include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <mutex>
 #include <random>
 
-#include "backend/linux/launch.hpp"
 #include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
@@ -25,20 +21,21 @@
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/run_control.hpp"
-#include "supervisor/unsealed_launch.hpp"
+#include "supervisor/stop_signals.hpp"
 
 namespace px::supervisor {
 
 namespace {
 
+using run::Notice;
+using run::NoticeKind;
+using run::RunStatus;
+
 proxy::NetworkMode to_proxy_mode(policy::NetworkMode mode) {
   switch (mode) {
-    case policy::NetworkMode::online:
-      return proxy::NetworkMode::online;
-    case policy::NetworkMode::allowlist:
-      return proxy::NetworkMode::allowlist;
-    case policy::NetworkMode::offline:
-      return proxy::NetworkMode::offline;
+    case policy::NetworkMode::online: return proxy::NetworkMode::online;
+    case policy::NetworkMode::allowlist: return proxy::NetworkMode::allowlist;
+    case policy::NetworkMode::offline: return proxy::NetworkMode::offline;
   }
   return proxy::NetworkMode::offline;
 }
@@ -55,22 +52,7 @@ proxy::ProxyConfig proxy_config(const policy::Policy& p, const std::string& pass
   return c;
 }
 
-Status write_record(const fs::path& dir, const nlohmann::json& record) {
-  const fs::path tmp = dir / "run.json.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Error::io("cannot write " + tmp.string(), errno);
-    out << record.dump(2) << "\n";
-    if (!out) return Error::io("cannot write " + tmp.string(), errno);
-  }
-  std::error_code ec;
-  fs::rename(tmp, dir / "run.json", ec);
-  if (ec) return Error::io("cannot write " + (dir / "run.json").string(), ec.value());
-  return ok();
-}
-
-// {"collected_from": [...], "not_collected": [...], "refused": [{call, process, count}], "more": N}
-nlohmann::json refusals_json(const seal::Refusals& refusals) {
+nlohmann::json refusals_json(const backend::Refusals& refusals) {
   nlohmann::json items = nlohmann::json::array();
   for (const auto& r : refusals.items)
     items.push_back(
@@ -87,6 +69,369 @@ std::string join(const std::vector<std::string>& argv) {
   return out;
 }
 
+// Test-only fault injection: PARALLEX_TEST_FAIL_AT=STEP makes that set-up
+// step fail, so tests can check that the record is finished whatever fails.
+// It can only make a run fail, never widen one.
+Status injected_fault(const char* step) {
+  static const char* at = std::getenv("PARALLEX_TEST_FAIL_AT");
+  if (at && std::string(at) == step)
+    return Error::internal(std::string("fault injected at ") + step + " (PARALLEX_TEST_FAIL_AT)");
+  return ok();
+}
+
+// One run's state while the supervisor carries it out. Owned by run(); the
+// hooks below touch it from the control socket's, the proxy's and the
+// signals' threads only through `mu`.
+class Run {
+ public:
+  Run(run::RunPlan plan, backend::Backend& backend, const RunObserver& observer)
+      : plan_(std::move(plan)), backend_(backend), observer_(observer) {}
+
+  // ---- the steps, in the order run() calls them ----------------------------
+
+  Status open_record() {
+    id_ = new_run_id();
+    dir_ = plan_.dirs.runs_dir / id_;
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) return Error::io("create the run's record folder " + dir_.string(), ec.value());
+    ::chmod(dir_.c_str(), 0700);
+    const policy::Policy& p = plan_.policy;
+    run::RunRecord& r = record_;
+    r = plan_.record;
+    r.id = id_;
+    r.agent = plan_.agent;
+    r.command = redact(join(plan_.argv));
+    r.argv.clear();
+    for (const auto& a : plan_.argv) r.argv.push_back(redact(a));
+    r.harness = p.harness();
+    r.run_folder = p.run_folder();
+    r.seal = plan_.seal;
+    r.network = policy::to_string(p.network().mode);
+    r.policy_digest = p.digest();
+    r.policy = policy::to_json(p);
+    r.started_at = iso_utc_now();
+    r.status = RunStatus::starting;
+    r.proxy_log = wants_network() ? dir_ / "proxy.jsonl" : fs::path();
+    r.supervisor_pid = ::getpid();
+    r.supervisor_start = run::process_start_ticks(r.supervisor_pid);
+    for (const auto& n : plan_.notices) r.notices.push_back(redacted(n));
+    PX_TRY(injected_fault("record"));
+    // A record exists from the start, so a crash of the supervisor still leaves a trace.
+    return run::write_record(dir_, r);
+  }
+
+  void stop_on_signals() {
+    stop_ = std::make_unique<StopSignals>([this](int sig) {
+      say({NoticeKind::alert, "parallex received " + sigabbrev(sig) + ": ending the run"});
+      std::lock_guard lock(mu_);
+      if (control_) (void)control_->kill(sigabbrev(sig));
+    });
+  }
+
+  Status start_kill_switch() {
+    PX_TRY(injected_fault("kill-switch"));
+    RunHooks hooks;
+    hooks.cut_network = [this] {
+      std::lock_guard lock(mu_);
+      network_cut_ = true;
+      if (proxy_) proxy_->cut();
+    };
+    hooks.restore_network = [this] {
+      std::lock_guard lock(mu_);
+      network_cut_ = false;
+      if (proxy_) proxy_->restore();
+    };
+    hooks.notice = [this](const std::string& message) { say({NoticeKind::kill_switch, message}); };
+    RunControlOptions options;
+    options.run_id = id_;
+    options.agent = plan_.agent;
+    options.command = plan_.argv;
+    options.hooks = hooks;
+    PX_TRY_ASSIGN(auto control, RunControl::start(std::move(options)));
+    std::lock_guard lock(mu_);
+    control_ = std::move(control);
+    record_.notices.push_back({NoticeKind::kill_switch, control_->mechanism_note()});
+    return ok();
+  }
+
+  Status wait_for_global_pause() {
+    PX_TRY(injected_fault("global-pause"));
+    return wait_while_globally_paused(parallex_runtime_dir(),
+                                      [this](const std::string& m) { say({NoticeKind::kill_switch, m}); });
+  }
+
+  // Harness state dirs missing from an agent's own home (Parallex's state)
+  // are made so the grant can cover them. In the user's own home nothing is
+  // made: the seal shows them empty and keeps what the run wrote.
+  Status make_state_dirs() {
+    PX_TRY(injected_fault("state-dirs"));
+    const policy::Policy& p = plan_.policy;
+    const bool own_home = p.run_home() != p.user_home();
+    std::error_code ec;
+    for (const auto& g : p.grants()) {
+      if (!g.create_if_missing || !own_home || !is_within(g.path, p.run_home()) || fs::exists(g.path, ec))
+        continue;
+      fs::create_directories(g.path, ec);
+      if (ec)
+        return Error::io("create the harness state dir " + g.path.string() + " (" + g.origin.describe() + ")",
+                         ec.value());
+      ::chmod(g.path.c_str(), 0700);
+    }
+    return ok();
+  }
+
+  void watch_decoys() {
+    if (plan_.decoy_home.empty()) return;
+    RunControl* control = control_.get();
+    auto watch = DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
+    if (watch) {
+      decoys_ = std::move(watch).value();
+      record_.decoys = {{"method", decoys_->method()}, {"watched", decoys_->watched()}};
+    } else {
+      say({NoticeKind::alert, "the decoy credentials are not watched in this run: " + watch.error().message});
+      record_.decoys = {{"error", redact(watch.error().message)}};
+    }
+  }
+
+  // Landlock cannot refuse one name in a writable folder, so a `git init` in
+  // a run folder that had no repository is caught after the run instead.
+  void remember_git() {
+    std::error_code ec;
+    had_git_ = fs::symlink_status(run_git(), ec).type() != fs::file_type::not_found;
+  }
+
+  Status build_environment() {
+    PX_TRY(injected_fault("environment"));
+    env_ = plan_.env;
+    argv_ = plan_.argv;
+    for (const auto& [k, v] : control_->child_environment()) env_[k] = v;
+    // The harness's own sandbox cannot nest inside ours: its plugin's
+    // switches go in as variables or as arguments after argv[0]. Unsealed,
+    // there is no seal for it to clash with, and nothing may claim the run
+    // is sandboxed.
+    if (plan_.seal != run::SealLevel::none) {
+      for (const auto& n : plan_.policy.nested_sandbox()) {
+        if (n.kind == policy::NestedSandboxSwitch::Kind::env)
+          env_[n.name] = n.value;
+        else
+          argv_.insert(argv_.begin() + 1, n.value);
+      }
+    }
+    // Who the run is, for tools inside it (the MCP server's whoami): facts
+    // the run may know about itself, never a secret.
+    const policy::NetworkRule& net = plan_.policy.network();
+    env_["PARALLEX_RUN_ID"] = id_;
+    if (!plan_.agent.empty()) env_["PARALLEX_AGENT"] = plan_.agent;
+    env_["PARALLEX_NETWORK"] = policy::to_string(net.mode);
+    if (net.mode == policy::NetworkMode::allowlist) {
+      std::string hosts;
+      for (const auto& h : net.hosts) hosts += (hosts.empty() ? "" : ",") + h.pattern;
+      env_["PARALLEX_ALLOWED_HOSTS"] = hosts;
+    }
+    env_["PARALLEX_SEALED"] = plan_.seal == run::SealLevel::none ? "0" : "1";
+    if (wants_network()) {
+      PX_TRY_ASSIGN(password_, proxy::generate_password());
+      register_secret(password_);
+    }
+    return ok();
+  }
+
+  // The command runs. Its outcome (or why it did not start) is kept for
+  // finish(); nothing here returns early past a started process.
+  void launch() {
+    if (plan_.command_problem) return;  // recorded by finish(): nothing starts
+    if (stop_ && stop_->received()) {
+      launch_error_ = Error::conflict("the run was stopped before its command started");
+      return;
+    }
+    if (auto fault = injected_fault("launch"); !fault) {
+      launch_error_ = fault.error();
+      return;
+    }
+    record_.status = RunStatus::running;
+    if (auto written = run::write_record(dir_, record_); !written) say({NoticeKind::alert, written.error().message});
+    if (observer_.started) observer_.started(record_);
+    backend::LaunchRequest request;
+    request.policy = &plan_.policy;
+    request.executable = plan_.executable;
+    request.argv = argv_;
+    request.env = env_;
+    request.cwd = plan_.cwd.empty() ? plan_.policy.run_folder() : plan_.cwd;
+    request.state_dir = plan_.dirs.private_dir;
+    request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker;
+    request.cgroup_fd = control_->cgroup_fd();
+    if (wants_network()) {
+      request.on_proxy_socket = [this](UniqueFd fd, std::uint16_t port) -> Result<backend::EnvMap> {
+        const policy::Policy& p = plan_.policy;
+        PX_TRY_ASSIGN(auto started,
+                      proxy::ProxyServer::adopt(proxy_config(p, password_, record_.proxy_log), std::move(fd)));
+        std::lock_guard lock(mu_);
+        proxy_ = std::move(started);
+        if (network_cut_) proxy_->cut();
+        backend::EnvMap extra;
+        for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers)) extra[k] = v;
+        return extra;
+      };
+    }
+    request.on_started = [this](pid_t pid, bool enters_cgroup) {
+      if (auto attached = control_->attach(pid, enters_cgroup); !attached)
+        say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
+    };
+    auto launched = backend_.launch(request);
+    if (!launched) {
+      launch_error_ = launched.error();
+      return;
+    }
+    launched_ = std::move(launched).value();
+  }
+
+  void stop_decoys() {
+    if (!decoys_) return;
+    nlohmann::json hits = nlohmann::json::array();
+    for (const auto& hit : decoys_->stop()) {
+      hits.push_back(to_json(hit));
+      record_.notices.push_back({NoticeKind::alert, redact("DECOY " + hit.event + ": " + hit.path.string() +
+                                                           (hit.process.empty() ? " (process unknown)"
+                                                                                : " by " + hit.process))});
+    }
+    record_.decoy_hits = hits;
+  }
+
+  void stop_kill_switch() {
+    if (!control_) return;
+    control_->finish();
+    record_.kill_switch = control_->record();
+  }
+
+  void stop_proxy() {
+    std::unique_ptr<proxy::ProxyServer> proxy;
+    {
+      std::lock_guard lock(mu_);
+      proxy = std::move(proxy_);
+    }
+    if (!proxy) return;
+    proxy->stop();
+    for (const auto& h : proxy->refused_hosts())
+      record_.refused.push_back({redact(h.host), h.port, h.reason, h.count});
+  }
+
+  void check_new_git() {
+    std::error_code ec;
+    if (had_git_ || fs::symlink_status(run_git(), ec).type() == fs::file_type::not_found) return;
+    record_.git_repository_created = run_git();
+    record_.notices.push_back(
+        {NoticeKind::alert, "the run made a git repository in " + plan_.policy.run_folder().string() +
+                                " (.git was not there before): its hooks and config were written by the run and "
+                                "git would run them for you; review or remove " +
+                                run_git().string()});
+  }
+
+  // The record's end: status, exit status, end time; the private dir goes.
+  // Called once, by run() or by the guard when a step failed.
+  RunResult finish(const std::optional<Error>& step_error = std::nullopt) {
+    run::RunRecord& r = record_;
+    const int stop_signal = stop_ ? stop_->received() : 0;
+    if (launched_) {
+      const backend::LaunchResult& l = *launched_;
+      for (const auto& n : l.notes) r.notices.push_back(redacted(n));
+      r.seal_refusals = refusals_json(l.refusals);
+      if (l.refusals.total() > 0)
+        r.notices.push_back({NoticeKind::alert, redact("the seal refused " + std::to_string(l.refusals.total()) +
+                                                       " request" + (l.refusals.total() == 1 ? "" : "s") + ": " +
+                                                       l.refusals.summary())});
+      if (!l.message.empty()) r.setup_error = redact(l.message);
+      r.exit_code = l.exit_code;
+      if (l.signal) r.signal = l.signal;
+      if (stop_signal) {
+        r.status = RunStatus::interrupted;
+        r.signal = stop_signal;
+      } else if (control_ && control_->state() == RunState::killed) {
+        r.status = RunStatus::killed;
+      } else if (l.signal) {
+        r.status = RunStatus::signaled;
+      } else if (!l.message.empty() && l.exit_code == run::kExitNotFound) {
+        r.status = RunStatus::not_found;
+      } else if (!l.message.empty() && l.exit_code == run::kExitNotExecutable) {
+        r.status = RunStatus::not_executable;
+      } else {
+        r.status = RunStatus::exited;
+      }
+    } else if (plan_.command_problem && !step_error) {
+      r.status = plan_.command_problem->status;
+      r.setup_error = redact(plan_.command_problem->message);
+    } else {
+      const std::optional<Error>& e = launch_error_ ? launch_error_ : step_error;
+      std::string why = e ? e->message : std::string("the run ended before its command started");
+      if (e && e->kind == ErrorKind::unsupported)
+        why += ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to run "
+               "with a weaker seal anyway";
+      r.setup_error = redact(why);
+      r.status = stop_signal ? RunStatus::interrupted : RunStatus::setup_failed;
+      if (stop_signal) r.signal = stop_signal;
+    }
+    {
+      std::lock_guard lock(say_mu_);
+      for (const auto& n : said_) r.notices.push_back(n);
+    }
+    r.exit_status = run::exit_status(r.status, r.exit_code.value_or(0), r.signal.value_or(0));
+    r.ended_at = iso_utc_now();
+    if (plan_.on_finish) plan_.on_finish(r);
+    if (auto written = run::write_record(dir_, r); !written) say({NoticeKind::alert, written.error().message});
+    std::error_code ec;
+    if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
+    finished_ = true;
+    return RunResult{r, dir_};
+  }
+
+  bool finished() const { return finished_; }
+  void release_resources() {
+    if (decoys_) decoys_->stop();
+    if (control_) control_->finish();
+    std::lock_guard lock(mu_);
+    if (proxy_) proxy_->stop();
+  }
+
+ private:
+  bool wants_network() const { return plan_.policy.network().mode != policy::NetworkMode::offline; }
+  fs::path run_git() const { return plan_.policy.run_folder() / ".git"; }
+  static Notice redacted(const Notice& n) { return {n.kind, redact(n.text)}; }
+  static std::string sigabbrev(int sig) {
+    const char* name = ::sigabbrev_np(sig);
+    return name ? std::string("SIG") + name : "signal " + std::to_string(sig);
+  }
+  void say(const Notice& n) {
+    const Notice clean = redacted(n);
+    {
+      std::lock_guard lock(say_mu_);
+      said_.push_back(clean);
+    }
+    if (observer_.notice) observer_.notice(clean);
+  }
+
+  run::RunPlan plan_;
+  backend::Backend& backend_;
+  const RunObserver& observer_;
+  std::string id_;
+  fs::path dir_;
+  run::RunRecord record_;
+  std::unique_ptr<StopSignals> stop_;
+  std::mutex mu_;  // control_, proxy_, network_cut_: shared with the hooks' threads
+  std::unique_ptr<RunControl> control_;
+  std::unique_ptr<proxy::ProxyServer> proxy_;
+  bool network_cut_ = false;
+  std::unique_ptr<DecoyWatch> decoys_;
+  bool had_git_ = false;
+  backend::EnvMap env_;
+  std::vector<std::string> argv_;
+  std::string password_;
+  std::optional<Error> launch_error_;
+  std::optional<backend::LaunchResult> launched_;
+  std::mutex say_mu_;
+  std::vector<Notice> said_;
+  bool finished_ = false;
+};
+
 }  // namespace
 
 std::string new_run_id() {
@@ -101,252 +446,29 @@ std::string new_run_id() {
   return std::string(stamp) + "-" + suffix;
 }
 
-Result<RunOutcome> run(RunRequest r) {
-  if (r.argv.empty()) return Error::invalid("no command to run: give it after --");
-  RunOutcome outcome;
-  outcome.run_id = new_run_id();
-  outcome.record_dir = r.runs_dir / outcome.run_id;
-  std::error_code ec;
-  fs::create_directories(outcome.record_dir, ec);
-  if (ec)
-    return Error::io("cannot create the run's record folder " + outcome.record_dir.string(), ec.value());
-  ::chmod(outcome.record_dir.c_str(), 0700);
-  fs::create_directories(r.policy.temp_dir(), ec);
-  if (ec) return Error::io("cannot create the run's temp dir " + r.policy.temp_dir().string(), ec.value());
-  ::chmod(r.policy.temp_dir().c_str(), 0700);
-
-  const policy::Policy& policy = r.policy;
-  // Harness state dirs that do not exist yet in an agent's own home (Parallex's
-  // state): made now, so the grant can cover them. In the user's own home
-  // nothing is made: the seal shows them empty and keeps what the run wrote.
-  const bool own_home = policy.run_home() != policy.user_home();
-  for (const auto& g : policy.grants()) {
-    if (!g.create_if_missing || !own_home || !is_within(g.path, policy.run_home()) || fs::exists(g.path, ec))
-      continue;
-    fs::create_directories(g.path, ec);
-    if (ec)
-      return Error::io(
-          "cannot create the harness state dir " + g.path.string() + " (" + g.origin.describe() + ")",
-          ec.value());
-    ::chmod(g.path.c_str(), 0700);
-  }
-  const bool wants_network = policy.network().mode != policy::NetworkMode::offline;
-  const fs::path proxy_log = outcome.record_dir / "proxy.jsonl";
-  std::string password;
-  if (wants_network) {
-    PX_TRY_ASSIGN(password, proxy::generate_password());
-    register_secret(password);
-  }
-
-  nlohmann::json record{{"id", outcome.run_id},
-                        {"agent", r.agent},
-                        {"command", redact(join(r.argv))},
-                        {"argv", nlohmann::json::array()},
-                        {"harness", policy.harness()},
-                        {"run_folder", policy.run_folder().string()},
-                        {"sealed", r.sealed},
-                        {"network", policy::to_string(policy.network().mode)},
-                        {"policy_digest", policy.digest()},
-                        {"policy", policy::to_json(policy)},
-                        {"started_at", iso_utc_now()},
-                        {"proxy_log", wants_network ? proxy_log.string() : ""}};
-  for (const auto& a : r.argv) record["argv"].push_back(redact(a));
-  for (auto& [k, v] : r.record_extra.items()) record[k] = v;
-  // A record exists from the start, so a crash of the supervisor still leaves a trace.
-  PX_TRY(write_record(outcome.record_dir, record));
-
-  // The kill switch: the run is registered (and paused at once if a pause is
-  // on) before anything starts. The proxy may start later than a pause comes
-  // in, so the cut is remembered and applied when it does.
-  std::mutex proxy_mutex;
-  std::unique_ptr<proxy::ProxyServer> server;
-  bool network_cut = false;
-  supervisor::RunHooks hooks;
-  hooks.cut_network = [&] {
-    std::lock_guard lock(proxy_mutex);
-    network_cut = true;
-    if (server) server->cut();
+Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObserver& observer) {
+  if (plan.argv.empty()) return Error::invalid("no command to run: give it after --");
+  Run r(std::move(plan), backend, observer);
+  PX_TRY(r.open_record());
+  // From here on the record is finished whatever fails: the steps return an
+  // error only before the command starts, and finish() records it.
+  auto failed = [&r](const Error& e) {
+    r.release_resources();
+    return r.finish(e);
   };
-  hooks.restore_network = [&] {
-    std::lock_guard lock(proxy_mutex);
-    network_cut = false;
-    if (server) server->restore();
-  };
-  hooks.notice = [](const std::string& message) { std::fprintf(stderr, "parallex: %s\n", message.c_str()); };
-  RunControlOptions control_options;
-  control_options.run_id = outcome.run_id;
-  control_options.agent = r.agent;
-  control_options.command = r.argv;
-  control_options.hooks = hooks;
-  PX_TRY_ASSIGN(auto control, RunControl::start(std::move(control_options)));
-  PX_TRY(wait_while_globally_paused(parallex_runtime_dir(), hooks.notice));
-  outcome.notices.push_back(control->mechanism_note());
-
-  // Landlock cannot refuse one name in a writable folder, so a `git init` in a
-  // run folder that had no repository is caught after the run instead: its
-  // hooks and config were written by the run, and git would run them for you.
-  const fs::path run_git = policy.run_folder() / ".git";
-  const bool had_git = fs::symlink_status(run_git, ec).type() != fs::file_type::not_found;
-
-  // Decoys are watched from before the command starts until it has ended.
-  std::unique_ptr<DecoyWatch> decoy_watch;
-  // What the run did that the user must hear of at its end (printed here, kept
-  // in the record's notices for reports).
-  std::vector<std::string> alerts;
-  if (!r.decoy_home.empty()) {
-    RunControl* ctl = control.get();
-    auto belongs = [ctl](pid_t pid) { return ctl->owns_process(pid); };
-    auto watch = DecoyWatch::start(r.decoy_home, belongs);
-    if (watch) {
-      decoy_watch = std::move(watch).value();
-      record["decoys"] = {{"method", decoy_watch->method()}, {"watched", decoy_watch->watched()}};
-    } else {
-      hooks.notice("the decoy credentials are not watched in this run: " + watch.error().message);
-      record["decoys"] = {{"error", redact(watch.error().message)}};
-    }
-  }
-
-  seal::EnvMap env = policy.environment().apply(r.host_env);
-  for (const auto& [k, v] : control->child_environment()) env[k] = v;
-  // The harness's own sandbox cannot nest inside ours: its plugin's switches
-  // (shown by `policy show`) go in as variables or as arguments after argv[0].
-  // Unsealed, there is no seal for the harness's own sandbox to clash with,
-  // and nothing may claim the run is sandboxed.
-  for (const auto& n : policy.nested_sandbox()) {
-    if (!r.sealed) continue;
-    if (n.kind == policy::NestedSandboxSwitch::Kind::env) {
-      env[n.name] = n.value;
-    } else {
-      r.argv.insert(r.argv.begin() + 1, n.value);
-    }
-  }
-  // Who the run is, for tools inside it (the MCP server's whoami): facts the
-  // run may know about itself, never a secret.
-  env["PARALLEX_RUN_ID"] = outcome.run_id;
-  if (!r.agent.empty()) env["PARALLEX_AGENT"] = r.agent;
-  env["PARALLEX_NETWORK"] = policy::to_string(policy.network().mode);
-  if (policy.network().mode == policy::NetworkMode::allowlist) {
-    std::string hosts;
-    for (const auto& h : policy.network().hosts) hosts += (hosts.empty() ? "" : ",") + h.pattern;
-    env["PARALLEX_ALLOWED_HOSTS"] = hosts;
-  }
-  env["PARALLEX_SEALED"] = r.sealed ? "1" : "0";
-  Result<int> status = Error::internal("the run did not start");
-
-  if (r.sealed) {
-    auto exe = seal::resolve_command(r.argv[0], env, policy);
-    if (!exe) {
-      std::fprintf(stderr, "parallex: %s\n", redact(exe.error().message).c_str());
-      status = exe.error().kind == ErrorKind::not_found ? 127 : 126;
-    } else {
-      seal::LaunchSpec spec;
-      spec.policy = &policy;
-      spec.executable = exe.value();
-      spec.argv = r.argv;
-      spec.env = env;
-      spec.cwd = r.cwd.empty() ? policy.run_folder() : r.cwd;
-      spec.allow_weaker_seal = r.accept_weaker_seal;
-      spec.want_proxy_socket = wants_network;
-      if (wants_network) {
-        spec.on_proxy_socket = [&](UniqueFd fd, std::uint16_t port) -> Result<seal::EnvMap> {
-          PX_TRY_ASSIGN(auto started,
-                        proxy::ProxyServer::adopt(proxy_config(policy, password, proxy_log), std::move(fd)));
-          std::lock_guard lock(proxy_mutex);
-          server = std::move(started);
-          if (network_cut) server->cut();
-          seal::EnvMap extra;
-          for (auto& [k, v] : proxy::proxy_environment(port, password, policy.network().local_servers)) extra[k] = v;
-          return extra;
-        };
-      }
-      spec.cgroup_fd = control->cgroup_fd();
-      spec.state_dir = outcome.record_dir;
-      auto launched = [&]() -> Result<seal::LaunchResult> {
-        PX_TRY_ASSIGN(auto process, seal::spawn(spec));
-        if (auto attached = control->attach(process.pid, spec.cgroup_fd >= 0); !attached)
-          hooks.notice("the kill switch does not track this run: " + attached.error().message);
-        return seal::wait(process);
-      }();
-      if (!launched) {
-        record["setup_error"] = redact(launched.error().message);
-        status = launched.error();
-      } else {
-        if (!launched.value().message.empty())
-          std::fprintf(stderr, "parallex: %s\n", redact(launched.value().message).c_str());
-        outcome.notices = launched.value().notes;
-        status = launched.value().exit_code;
-        const seal::Refusals& refusals = launched.value().refusals;
-        record["seal_refusals"] = refusals_json(refusals);
-        if (refusals.total() > 0) {
-          const std::string line = "the seal refused " + std::to_string(refusals.total()) + " request" +
-                                   (refusals.total() == 1 ? "" : "s") + ": " + refusals.summary();
-          outcome.seal_refusals = redact(line);
-          alerts.push_back(outcome.seal_refusals);
-          std::fprintf(stderr, "parallex: %s\n", outcome.seal_refusals.c_str());
-        }
-      }
-    }
-  } else {
-    std::fprintf(
-        stderr, "parallex: UNSEALED: this run is not confined; it can read and write what you can%s\n",
-        wants_network ? " (its network still goes to the proxy for tools that honour proxy variables)" : "");
-    outcome.notices.push_back("unsealed: no filesystem, process or network confinement");
-    if (wants_network) {
-      auto started = proxy::ProxyServer::listen(proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
-      if (!started) return started.error();
-      server = std::move(started).value();
-      for (auto& [k, v] : proxy::proxy_environment(server->port(), password, policy.network().local_servers)) env[k] = v;
-    }
-    status = run_unsealed(r.argv, env, r.cwd.empty() ? policy.run_folder() : r.cwd, control->cgroup_fd());
-  }
-
-  if (decoy_watch) {
-    nlohmann::json hits = nlohmann::json::array();
-    for (const auto& hit : decoy_watch->stop()) {
-      hits.push_back(to_json(hit));
-      std::string line = "DECOY " + hit.event + ": " + hit.path.string() +
-                         (hit.process.empty() ? " (process unknown)" : " by " + hit.process);
-      outcome.decoy_hits.push_back(redact(line));
-      alerts.push_back(outcome.decoy_hits.back());
-      std::fprintf(stderr, "parallex: %s\n", outcome.decoy_hits.back().c_str());
-    }
-    record["decoy_hits"] = hits;
-  }
-  control->finish();
-  record["kill_switch"] = control->record();
-  if (server) {
-    server->stop();
-    for (const auto& h : server->refused_hosts())
-      outcome.refused_hosts.push_back(h.host + ":" + std::to_string(h.port));
-    const std::string refused = proxy::format_refused(server->refused_hosts());
-    if (!refused.empty()) std::fprintf(stderr, "%s", refused.c_str());
-  }
-  if (!had_git && fs::symlink_status(run_git, ec).type() != fs::file_type::not_found) {
-    const std::string made = "the run made a git repository in " + policy.run_folder().string() +
-                             " (.git was not there before): its hooks and config were written by the run and "
-                             "git would run them for you; review or remove " +
-                             run_git.string();
-    alerts.push_back(made);
-    record["git_repository_created"] = run_git.string();
-    std::fprintf(stderr, "parallex: WARNING: %s\n", made.c_str());
-  }
-  record["ended_at"] = iso_utc_now();
-  record["notices"] = outcome.notices;
-  for (const auto& a : alerts) record["notices"].push_back(a);
-  record["refused_hosts"] = outcome.refused_hosts;
-  if (status) {
-    outcome.exit_status = status.value();
-    record["exit_status"] = outcome.exit_status;
-  } else {
-    record["exit_status"] = nullptr;
-  }
-  if (r.on_finish) r.on_finish(record);
-  if (auto written = write_record(outcome.record_dir, record); !written)
-    spdlog::error("{}", written.error().message);
-  // The private temp dir lives as long as the run.
-  fs::remove_all(policy.temp_dir(), ec);
-  if (!status) return status.error();
-  return outcome;
+  r.stop_on_signals();
+  if (auto s = r.start_kill_switch(); !s) return failed(s.error());
+  if (auto s = r.wait_for_global_pause(); !s) return failed(s.error());
+  if (auto s = r.make_state_dirs(); !s) return failed(s.error());
+  r.watch_decoys();
+  r.remember_git();
+  if (auto s = r.build_environment(); !s) return failed(s.error());
+  r.launch();
+  r.stop_decoys();
+  r.stop_kill_switch();
+  r.stop_proxy();
+  r.check_new_git();
+  return r.finish();
 }
 
 }  // namespace px::supervisor

@@ -78,12 +78,12 @@ bool cgroup2_mounted(std::string& where) {
 
 }  // namespace
 
-std::vector<Guarantee> detect_guarantees() {
+std::vector<Guarantee> detect_guarantees(bool probe) {
   std::vector<Guarantee> out;
   const bool root = ::getuid() == 0;
-  const int ns = probe_namespaces();
-  const bool userns = userns_works();
-  const std::string max_userns = read_text("/proc/sys/user/max_user_namespaces");
+  const int ns = probe ? probe_namespaces() : 0;
+  const bool userns = probe ? userns_works() : true;
+  const std::string max_userns = probe ? read_text("/proc/sys/user/max_user_namespaces") : "not read";
   out.push_back(
       {"namespaces.user", "user namespace: the seal's privileges exist only inside it", userns || root, !root,
        userns ? "unprivileged user namespaces work (user.max_user_namespaces=" + max_userns + ")"

@@ -6,18 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.hpp"
+
 namespace px::seal {
 
-struct Guarantee {
-  std::string id;    // stable key for --json, e.g. "landlock.scopes"
-  std::string name;  // what the user gets, in words
-  bool enforced = false;
-  bool required = false;  // a missing required guarantee makes `run` refuse
-  std::string detail;     // how it was detected, or why it is missing
-};
+using backend::Guarantee;
 
 // Probes the kernel for real (forks a short-lived child to try the namespaces).
-std::vector<Guarantee> detect_guarantees();
+// `probe_namespaces` false: the namespace rows are not tried (a run's start:
+// the launch fails closed on a missing one, naming it) and read as enforced.
+std::vector<Guarantee> detect_guarantees(bool probe_namespaces = true);
 // What a run records of what the seal refused (seccomp, Landlock): not part of
 // the seal's strength, so never a reason to call it weaker. `enforced` means recorded.
 std::vector<Guarantee> detect_refusal_recording();

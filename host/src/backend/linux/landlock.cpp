@@ -91,8 +91,9 @@ Result<Ruleset> prepare(const Plan& plan) {
     attr.handled_access_net = kBindTcp | kConnectTcp;
     attr_size = 2 * sizeof(std::uint64_t);
   } else if (plan.tcp_connect_ports) {
-    out.notes.push_back("Landlock ABI " + std::to_string(out.abi) +
-                        " cannot limit TCP (needs 4); the network namespace still holds");
+    out.notes.push_back({run::NoticeKind::weaker_seal,
+                         "Landlock ABI " + std::to_string(out.abi) +
+                             " cannot limit TCP (needs 4); the network namespace still holds"});
   }
   if (out.abi >= 6) {
     if (plan.scope_abstract_unix) attr.scoped |= kScopeAbstractUnix;
@@ -100,8 +101,9 @@ Result<Ruleset> prepare(const Plan& plan) {
     attr_size = sizeof attr;
   } else {
     out.notes.push_back(
-        "Landlock ABI " + std::to_string(out.abi) +
-        " cannot scope signals and abstract sockets (needs 6); the pid and network namespaces still hold");
+        {run::NoticeKind::weaker_seal,
+         "Landlock ABI " + std::to_string(out.abi) +
+             " cannot scope signals and abstract sockets (needs 6); the pid and network namespaces still hold"});
   }
   out.fd = UniqueFd(create_ruleset(&attr, attr_size, 0));
   if (!out.fd) return sys_error("landlock_create_ruleset (ABI " + std::to_string(out.abi) + ")");
@@ -118,7 +120,8 @@ Result<Ruleset> prepare(const Plan& plan) {
     UniqueFd fd(sys_openat2(AT_FDCWD, rule.path.c_str(), how));
     if (!fd) {
       if (errno != ENOENT && errno != ELOOP)
-        out.notes.push_back("no Landlock rule for " + rule.path.string() + ": " + errno_name(errno));
+        out.notes.push_back(
+            {run::NoticeKind::seal, "no Landlock rule for " + rule.path.string() + ": " + errno_name(errno)});
       continue;
     }
     std::uint64_t rights = rule.grant == Grant::read    ? read

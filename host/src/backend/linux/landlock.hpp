@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
+#include "run/notice.hpp"
 
 namespace px::seal::landlock {
 
@@ -45,7 +46,7 @@ struct Plan {
 struct Ruleset {
   UniqueFd fd;
   int abi = 0;
-  std::vector<std::string> notes;  // rules skipped (missing path, symlink), rights the ABI lacks
+  std::vector<run::Notice> notes;  // rules skipped (missing path, symlink), rights the ABI lacks
 };
 
 // Opens every path of `plan` (never following a symlink in it) and adds its rule.

@@ -22,6 +22,7 @@
 #include "backend/linux/net.hpp"
 #include "backend/linux/new_state.hpp"
 #include "backend/linux/pidns.hpp"
+#include "backend/linux/seal_protocol.hpp"
 #include "backend/linux/seccomp.hpp"
 #include "backend/linux/sys.hpp"
 #include "backend/linux/userns.hpp"
@@ -53,18 +54,10 @@ double now_ms() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-// ---- control socket: one SOCK_SEQPACKET message per event ----------------
-// 'E' kind text : setup failed (ErrorKind as a digit), the child exits 125
-// 'N' text      : a note (something left out or not enforced)
-// 'P' port + fd : the proxy's listening socket; the supervisor answers
-//                 'V' k=v\0k=v\0... or 'F' message
-// 'X' errno text: execve failed
-// 'S' [+ fd]     : the command is about to exec; the seccomp filter's listener
-//                  (refused calls wait on it), when the kernel gave one
-// 'R' text       : refusals that will not be recorded, and why
+// ---- control socket: one SOCK_SEQPACKET message per event (seal_protocol.hpp)
 
-bool send_message(int sock, char kind, const std::string& text, int fd = -1) {
-  std::string buf(1, kind);
+bool send_message(int sock, SealMessage kind, const std::string& text, int fd = -1) {
+  std::string buf(1, static_cast<char>(kind));
   buf += text;
   iovec iov{buf.data(), buf.size()};
   msghdr msg{};
@@ -117,7 +110,7 @@ bool receive_message(int sock, std::string& out, UniqueFd* fd, pid_t* sender = n
 }
 
 [[noreturn]] void fail(int control, const Error& error) {
-  send_message(control, 'E', std::to_string(static_cast<int>(error.kind)) + error.message);
+  send_message(control, SealMessage::error, encode_error(error));
   ::_exit(kSetupFailed);
 }
 
@@ -137,12 +130,13 @@ void step(int control, const Status& s) {
 Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   PX_TRY_ASSIGN(auto listener, net::listen_on_loopback());
   auto& [fd, port] = listener;
-  if (!send_message(control, 'P', std::to_string(port), fd.get())) return sys_error("send the proxy socket");
+  if (!send_message(control, SealMessage::proxy, std::to_string(port), fd.get()))
+    return sys_error("send the proxy socket");
   fd.reset();  // the supervisor owns it now; the command never holds it
   std::string reply;
   if (!receive_message(control, reply, nullptr))
     return Error::internal("the supervisor did not answer the proxy hand-off");
-  if (reply.empty() || reply[0] != 'V')
+  if (reply.empty() || reply[0] != static_cast<char>(SealMessage::proxy_env))
     return Error::internal("the proxy refused the socket: " + reply.substr(1));
   for (std::size_t pos = 1; pos < reply.size();) {
     const std::size_t end = reply.find('\0', pos);
@@ -179,16 +173,16 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(control, sys_error("prctl(PR_SET_NO_NEW_PRIVS)"));
   if (ruleset) step(control, landlock::restrict_self(*ruleset));
   seccomp::Loaded filter = value_or_fail(control, seccomp::load(p.seccomp));
-  if (!filter.not_collected.empty()) send_message(control, 'R', filter.not_collected);
+  if (!filter.not_collected.empty()) send_message(control, SealMessage::uncollected, filter.not_collected);
   // The listener must not cross execve: whoever holds it can let refused calls
   // through. The message also tells the supervisor (by its credentials) which
   // process created the run's Landlock domain.
-  if (!send_message(control, 'S', "", filter.listener.get()))
+  if (!send_message(control, SealMessage::exec, "", filter.listener.get()))
     fail(control, sys_error("hand the seccomp listener to the supervisor"));
   filter.listener.reset();
   ::execve(p.executable.c_str(), argv.data(), envp.data());
   const int err = errno;
-  send_message(control, 'X',
+  send_message(control, SealMessage::exec_failed,
                std::to_string(err) + " " + sys_error("execve " + p.executable.string(), err).message);
   ::_exit(err == ENOENT ? 127 : 126);
 }
@@ -196,13 +190,13 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
 // THE ordered function: pid 1 of the seal applies the steps, one a line.
 [[noreturn]] void run_init(Prepared& p, int control, userns::Mode mode, int parent_alive) {
   const bool ns = mode != userns::Mode::none;
-  std::vector<std::string> notes;
+  std::vector<run::Notice> notes;
   landlock::Plan plan = ns ? p.landlock_view : p.landlock_host;
   double t = now_ms();
   auto lap = [&](const char* what) {
     if (!p.timing) return;
     const double n = now_ms();
-    notes.push_back("timing: " + std::string(what) + " " + std::to_string(n - t) + " ms");
+    notes.push_back({run::NoticeKind::timing, std::string(what) + " " + std::to_string(n - t) + " ms"});
     t = n;
   };
   step(control, pidns::die_with_parent(parent_alive));
@@ -220,16 +214,20 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   auto ruleset = landlock::prepare(plan);
   lap("landlock ruleset");
   if (!ruleset && !p.allow_weaker) fail(control, ruleset.error());
-  if (!ruleset) notes.push_back("weaker seal: no Landlock (" + ruleset.error().message + ")");
+  if (!ruleset) notes.push_back({run::NoticeKind::weaker_seal, "no Landlock (" + ruleset.error().message + ")"});
   if (ruleset) notes.insert(notes.end(), ruleset.value().notes.begin(), ruleset.value().notes.end());
-  for (const auto& n : notes) send_message(control, 'N', n);
+  for (const auto& n : notes) send_message(control, SealMessage::notice, encode_notice(n));
 
   const pid_t command = ::fork();
   if (command < 0) fail(control, sys_error("fork the command"));
   if (command == 0) exec_command(p, control, ruleset ? &ruleset.value() : nullptr);
-  ::close(control);
   if (ruleset) ruleset.value().fd.reset();
-  ::_exit(pidns::reap_until(command));
+  // The command's own wait status goes to the supervisor: an exit code alone
+  // cannot tell "exit 137" from "killed by SIGKILL".
+  const int status = pidns::reap_until_status(command);
+  send_message(control, SealMessage::exited, std::to_string(status));
+  ::close(control);
+  ::_exit(pidns::exit_code(status));
 }
 
 // The supervisor's child: enters the user and pid namespaces, forks pid 1, and
@@ -243,16 +241,20 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   if (auto entered = userns::enter()) {
     mode = entered.value();
   } else if (p.allow_weaker) {
-    send_message(control, 'N',
-                 "weaker seal: no namespaces (" + entered.error().message +
-                     "): no private view, network or pid namespace; denies inside grants are NOT hidden");
+    send_message(control, SealMessage::notice,
+                 encode_notice({run::NoticeKind::weaker_seal,
+                                "no namespaces (" + entered.error().message +
+                                    "): no private view, network or pid namespace; denies inside grants are NOT "
+                                    "hidden"}));
     p.env["TMPDIR"] = p.temp_dir.string();
   } else {
     fail(control, entered.error());
   }
   if (mode == userns::Mode::root_only)
-    send_message(control, 'N',
-                 "no user namespace (off in this kernel): running as root with every capability dropped");
+    send_message(control, SealMessage::notice,
+                 encode_notice({run::NoticeKind::weaker_seal,
+                                "no user namespace (off in this kernel): running as root with every capability "
+                                "dropped"}));
   int alive[2];
   if (::pipe2(alive, O_CLOEXEC) != 0) fail(control, sys_error("pipe2"));
   const pid_t init = ::fork();
@@ -317,44 +319,24 @@ landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPla
 
 }  // namespace
 
-Result<fs::path> resolve_command(const std::string& name, const EnvMap& env, const policy::Policy& policy) {
-  const auto path_it = env.find("PATH");
-  const std::string path_env = path_it == env.end() ? "/usr/local/bin:/usr/bin:/bin" : path_it->second;
-  const auto found = find_executable(name, path_env);
-  if (!found)
-    return Error::not_found("command not found: " + name +
-                            (name.find('/') == std::string::npos
-                                 ? " (searched the run's PATH=" + path_env + ")"
-                                 : " (no such executable file)"));
-  std::error_code ec;
-  const fs::path real = fs::canonical(*found, ec);
-  for (const fs::path& p : {*found, ec ? *found : real}) {
-    if (!policy.may_read(p))
-      return Error::policy(name + " is " + p.string() + ", which this run may not read (" +
-                           policy.explain_read(p).rule + "); grant it with --grant " +
-                           p.parent_path().string());
-  }
-  return *found;
-}
-
-Result<SealedProcess> spawn(const LaunchSpec& spec) {
-  if (!spec.policy) return Error::internal("seal::spawn without a policy");
-  if (spec.executable.empty() || !spec.executable.is_absolute())
-    return Error::internal("seal::spawn needs an absolute executable (use resolve_command)");
-  const policy::Policy& policy = *spec.policy;
+Result<SealedProcess> spawn(const LaunchRequest& request) {
+  if (!request.policy) return Error::internal("seal::spawn without a policy");
+  if (request.executable.empty() || !request.executable.is_absolute())
+    return Error::internal("seal::spawn needs an absolute executable");
+  const policy::Policy& policy = *request.policy;
   Prepared p;
-  p.view = mounts::plan_view(policy, spec.state_dir.empty() ? fs::path() : spec.state_dir / "new-state");
+  p.view = mounts::plan_view(policy, request.state_dir.empty() ? fs::path() : request.state_dir / "new-state");
   mounts::create_placeholders(p.view);
   p.landlock_view = plan_landlock(policy, p.view, true);
   p.landlock_host = plan_landlock(policy, p.view, false);
   PX_TRY_ASSIGN(p.seccomp, seccomp::prepare());
-  p.executable = spec.executable;
-  p.argv = spec.argv.empty() ? std::vector<std::string>{spec.executable.string()} : spec.argv;
-  p.env = spec.env;
-  p.cwd = spec.cwd.empty() ? policy.run_folder() : spec.cwd;
+  p.executable = request.executable;
+  p.argv = request.argv.empty() ? std::vector<std::string>{request.executable.string()} : request.argv;
+  p.env = request.env;
+  p.cwd = request.cwd.empty() ? policy.run_folder() : request.cwd;
   p.temp_dir = policy.temp_dir();
-  p.allow_weaker = spec.allow_weaker_seal;
-  p.want_proxy = spec.want_proxy_socket && static_cast<bool>(spec.on_proxy_socket);
+  p.allow_weaker = request.accept_weaker_seal;
+  p.want_proxy = static_cast<bool>(request.on_proxy_socket);
   const char* timing = std::getenv("PARALLEX_SEAL_TIMING");
   p.timing = timing && std::string(timing) == "1";
 
@@ -369,10 +351,11 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
   std::optional<audit::LandlockLog> landlock_log;
   std::string landlock_not_collected = landlock_log_for_run(landlock_log);
   const pid_t supervisor = ::getpid();
+  const int cgroup_fd = request.cgroup_fd;
   pid_t pid = 0;
-  if (spec.cgroup_fd >= 0 && !std::getenv("PARALLEX_NO_CLONE_INTO_CGROUP")) {
+  if (cgroup_fd >= 0 && !std::getenv("PARALLEX_NO_CLONE_INTO_CGROUP")) {
     // Born in the run's cgroup: tracked from its first instruction, and no migration.
-    pid = spawn_in_cgroup(spec.cgroup_fd, [&] {
+    pid = spawn_in_cgroup(cgroup_fd, [&] {
       mine.reset();
       run_outer(p, sv[1], supervisor);
     });
@@ -390,10 +373,10 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
   }
   if (pid == 0) {
     mine.reset();
-    if (spec.cgroup_fd >= 0) {
+    if (cgroup_fd >= 0) {
       // Before anything else: a process of the run outside its cgroup could
       // escape a pause. Failing to enter it fails the run.
-      const int procs = ::openat(spec.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+      const int procs = ::openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
       if (procs < 0 || ::write(procs, "0\n", 2) != 2) {
         std::fprintf(stderr, "parallex: cannot enter the run's cgroup: %s\n", std::strerror(errno));
         _exit(kSetupFailed);
@@ -406,7 +389,7 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
   SealedProcess out;
   out.pid = pid;
   out.control = std::move(mine);
-  out.spec = &spec;
+  out.request = &request;
   out.landlock_log = std::move(landlock_log);
   out.landlock_not_collected = std::move(landlock_not_collected);
   out.notes = std::move(p.view.notes);
@@ -414,6 +397,73 @@ Result<SealedProcess> spawn(const LaunchSpec& spec) {
     if (b.fresh && !b.host.empty()) out.fresh.push_back(b);
   return out;
 }
+
+namespace {
+
+// What the supervisor learns from the seal's messages.
+struct Heard {
+  std::optional<Error> setup_error;
+  std::optional<int> command_status;  // the command's raw wait status, from the seal's init
+  UniqueFd listener;                  // the seccomp filter's listener
+  bool exec_reached = false;
+};
+
+// Handles one message; answers the proxy hand-off.
+void handle_message(SealedProcess& process, const std::string& msg, UniqueFd& passed, pid_t sender, Heard& heard,
+                    LaunchResult& result) {
+  if (msg.empty() || !is_seal_message(msg[0])) return;  // not ours: ignored, never trusted
+  const auto kind = static_cast<SealMessage>(msg[0]);
+  const std::string_view text = std::string_view(msg).substr(1);
+  switch (kind) {
+    case SealMessage::notice:
+      result.notes.push_back(decode_notice(text));
+      break;
+    case SealMessage::error:
+      if (!heard.setup_error) heard.setup_error = decode_error(text);
+      break;
+    case SealMessage::exec_failed:
+      result.message = std::string(text.substr(text.find(' ') + 1));
+      break;
+    case SealMessage::exec:
+      heard.exec_reached = true;
+      if (passed) heard.listener = std::move(passed);
+      if (process.landlock_log && sender > 0) process.landlock_log->set_domain_creator(sender);
+      break;
+    case SealMessage::uncollected:
+      result.refusals.not_collected.emplace_back(text);
+      break;
+    case SealMessage::exited:
+      try {
+        heard.command_status = std::stoi(std::string(text));
+      } catch (...) {
+      }
+      break;
+    case SealMessage::proxy: {
+      std::pair<SealMessage, std::string> reply{SealMessage::proxy_fail, "no proxy socket was passed"};
+      if (passed && process.request && process.request->on_proxy_socket) {
+        int port = 0;
+        try {
+          port = std::stoi(std::string(text));
+        } catch (...) {
+        }
+        auto env = process.request->on_proxy_socket(std::move(passed), static_cast<std::uint16_t>(port));
+        if (env) {
+          reply = {SealMessage::proxy_env, {}};
+          for (const auto& [k, v] : env.value()) reply.second += k + "=" + v + '\0';
+        } else {
+          reply.second = env.error().message;
+        }
+      }
+      send_message(process.control.get(), reply.first, reply.second);
+      break;
+    }
+    case SealMessage::proxy_env:
+    case SealMessage::proxy_fail:
+      break;  // the supervisor's own answers never come back
+  }
+}
+
+}  // namespace
 
 Result<LaunchResult> wait(SealedProcess& process) {
   struct sigaction ignore {
@@ -423,54 +473,33 @@ Result<LaunchResult> wait(SealedProcess& process) {
   ::sigaction(SIGQUIT, &ignore, &old_quit);
   LaunchResult result;
   result.notes = process.notes;
-  std::optional<Error> setup_error;
+  Heard heard;
   std::string msg;
-  UniqueFd passed, listener;
+  UniqueFd passed;
   pid_t sender = -1;
-  while (receive_message(process.control.get(), msg, &passed, &sender)) {
-    const char kind = msg.empty() ? '?' : msg[0];
-    const std::string text = msg.size() > 1 ? msg.substr(1) : std::string();
-    if (kind == 'N') {
-      result.notes.push_back(text);
-    } else if (kind == 'E' && !setup_error) {
-      const int k = text.empty() ? 0 : text[0] - '0';
-      setup_error =
-          Error{static_cast<ErrorKind>(k >= 0 && k <= 7 ? k : 7), text.size() > 1 ? text.substr(1) : text};
-    } else if (kind == 'X') {
-      result.message = text.substr(text.find(' ') + 1);
-    } else if (kind == 'S') {
-      if (passed) listener = std::move(passed);
-      if (process.landlock_log && sender > 0) process.landlock_log->set_domain_creator(sender);
-    } else if (kind == 'R') {
-      result.refusals.not_collected.push_back(text);
-    } else if (kind == 'P') {
-      std::string reply = "Fno proxy socket was passed";
-      if (passed && process.spec && process.spec->on_proxy_socket) {
-        auto env =
-            process.spec->on_proxy_socket(std::move(passed), static_cast<std::uint16_t>(std::stoi(text)));
-        if (env) {
-          reply = "V";
-          for (const auto& [k, v] : env.value()) reply += k + "=" + v + '\0';
-        } else {
-          reply = "F" + env.error().message;
-        }
-      }
-      send_message(process.control.get(), reply[0], reply.substr(1));
-    }
+  // 1. Set-up, until the command is about to exec (or the seal gave up).
+  while (!heard.exec_reached && receive_message(process.control.get(), msg, &passed, &sender)) {
+    handle_message(process, msg, passed, sender, heard, result);
     passed.reset();
   }
-  process.control.reset();
-  if (listener) result.refusals.collected_from.push_back("seccomp (user notification)");
+  if (heard.listener) result.refusals.collected_from.push_back("seccomp (user notification)");
   if (process.landlock_log)
     result.refusals.collected_from.push_back("Landlock (kernel audit log)");
   else
     result.refusals.not_collected.push_back(process.landlock_not_collected);
-  if (listener || process.landlock_log) {
+  // 2. The run: refused calls are answered and recorded until the seal exits.
+  if (heard.listener || process.landlock_log) {
     const UniqueFd seal_exited(static_cast<int>(::syscall(SYS_pidfd_open, process.pid, 0)));
-    serve_refusals(listener ? listener.get() : -1, seal_exited.get(),
+    serve_refusals(heard.listener ? heard.listener.get() : -1, seal_exited.get(),
                    process.landlock_log ? &*process.landlock_log : nullptr, result.refusals);
-    listener.reset();
+    heard.listener.reset();
   }
+  // 3. What the seal said last (the command's status): read to the end.
+  while (receive_message(process.control.get(), msg, &passed, &sender)) {
+    handle_message(process, msg, passed, sender, heard, result);
+    passed.reset();
+  }
+  process.control.reset();
   int status = 0;
   pid_t r;
   while ((r = ::waitpid(process.pid, &status, 0)) < 0 && errno == EINTR) {
@@ -489,21 +518,21 @@ Result<LaunchResult> wait(SealedProcess& process) {
   if (!process.fresh.empty()) {
     std::vector<NewStateDir> dirs;
     for (const auto& b : process.fresh) dirs.push_back({b.view, b.host});
-    for (auto& note : keep_new_state(dirs)) result.notes.push_back(std::move(note));
+    for (auto& note : keep_new_state(dirs)) result.notes.push_back({run::NoticeKind::seal, std::move(note)});
     std::error_code ec;
     fs::remove_all(process.fresh.front().host.parent_path(), ec);
   }
-  result.exit_code = pidns::exit_code(status);
-  if (setup_error) {
-    setup_error->message = "the seal could not be set up: " + setup_error->message;
-    return *setup_error;
+  // The command's own status when the init could tell it; else the seal's
+  // (the init was killed with the run, or set-up failed).
+  const int command_status = heard.command_status.value_or(status);
+  result.exit_code = pidns::exit_code(command_status);
+  result.signal = WIFSIGNALED(command_status) ? WTERMSIG(command_status) : 0;
+  if (!heard.command_status && WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  if (heard.setup_error) {
+    heard.setup_error->message = "the seal could not be set up: " + heard.setup_error->message;
+    return *heard.setup_error;
   }
   return result;
-}
-
-Result<LaunchResult> run(const LaunchSpec& spec) {
-  PX_TRY_ASSIGN(auto process, spawn(spec));
-  return wait(process);
 }
 
 }  // namespace px::seal

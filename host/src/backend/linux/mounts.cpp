@@ -183,7 +183,7 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
   for (const auto& g : policy.grants()) {
     const fs::path path = normal_absolute(g.path);
     if (is_within(path, "/proc") || is_within(path, "/dev") || path == "/") {
-      plan.notes.push_back("left out " + path.string() + ": the view makes its own /, /proc and /dev");
+      plan.notes.push_back({run::NoticeKind::seal, "left out " + path.string() + ": the view makes its own /, /proc and /dev"});
       continue;
     }
     if (!policy.temp_dir().empty() && is_within(path, policy.temp_dir())) continue;  // mounted at /tmp
@@ -251,8 +251,8 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
     } else if (!has_repository && is_within(r.path, run_git)) {
       // No repository: nothing of .git to protect (a new .git is caught after the run).
     } else {
-      plan.notes.push_back(r.path.string() +
-                           " is read-only in the policy but does not exist, so the run could create it");
+      plan.notes.push_back({run::NoticeKind::seal, r.path.string() +
+                           " is read-only in the policy but does not exist, so the run could create it"});
     }
   }
   for (const auto& d : policy.denies())
@@ -299,8 +299,8 @@ void create_placeholders(ViewPlan& plan) {
       }
     }
     if (!made)
-      plan.notes.push_back(ph.path.string() + " is read-only in the policy but could not be made (" +
-                           errno_name(errno) + "), so the run could create it");
+      plan.notes.push_back({run::NoticeKind::seal, ph.path.string() + " is read-only in the policy but could not be made (" +
+                           errno_name(errno) + "), so the run could create it"});
   }
   // The backing dirs of fresh binds live in the run's private state, which
   // the caller made 0700; a failure leaves the bind out (the run sees no dir).
@@ -309,8 +309,8 @@ void create_placeholders(ViewPlan& plan) {
     std::error_code ec;
     fs::create_directories(b.host, ec);
     if (ec) {
-      plan.notes.push_back("left out " + b.view.string() + ": cannot make its empty dir in the run's state (" +
-                           ec.message() + ")");
+      plan.notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() + ": cannot make its empty dir in the run's state (" +
+                           ec.message() + ")"});
       b.host.clear();
     } else {
       ::chmod(b.host.c_str(), 0700);
@@ -325,7 +325,7 @@ Status enter_private_namespace() {
   return ok();
 }
 
-Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& notes) {
+Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& notes) {
   // 1. Clone every host source first, while the host's tree is still whole.
   std::vector<UniqueFd> sources(plan.binds.size());
   for (std::size_t i = 0; i < plan.binds.size(); ++i) {
@@ -334,7 +334,7 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& note
     const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b.writable ? 0 : MOUNT_ATTR_RDONLY);
     auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE, attrs, b.host.string());
     if (!tree) {
-      notes.push_back("left out " + b.host.string() + ": " + tree.error().message);
+      notes.push_back({run::NoticeKind::seal, "left out " + b.host.string() + ": " + tree.error().message});
       continue;
     }
     sources[i] = std::move(tree).value();
@@ -365,7 +365,7 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& note
       UniqueFd parent = walker.reach(b.view.parent_path(), Create::dir, err);
       if (parent && ::symlinkat(b.symlink_target.c_str(), parent.get(), b.view.filename().c_str()) != 0 &&
           errno != EEXIST)
-        notes.push_back("left out the link " + b.view.string() + ": " + errno_name(errno));
+        notes.push_back({run::NoticeKind::seal, "left out the link " + b.view.string() + ": " + errno_name(errno)});
       continue;
     }
     if (!sources[i]) continue;
@@ -373,7 +373,7 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& note
     if (::fstat(sources[i].get(), &st) != 0) return sys_error("fstat the clone of " + b.host.string());
     UniqueFd target = walker.reach(b.view, S_ISDIR(st.st_mode) ? Create::dir : Create::file, err);
     if (!target) {
-      notes.push_back("left out " + b.view.string() + ": its mount point " + errno_name(err));
+      notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() + ": its mount point " + errno_name(err)});
       continue;
     }
     PX_TRY(attach(sources[i].get(), target.get(), b.view.string()));

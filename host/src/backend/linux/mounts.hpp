@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
+#include "run/notice.hpp"
 
 namespace px::seal::mounts {
 
@@ -40,7 +41,7 @@ struct ViewPlan {
   std::vector<fs::path> git_dirs;   // self-bound: a mount point cannot be renamed or removed
   std::vector<fs::path> read_only;  // read-only carve-ins inside writable binds
   std::vector<fs::path> hidden;     // denied paths inside binds: covered by empty read-only mounts
-  std::vector<std::string> notes;   // grants left out, and why
+  std::vector<run::Notice> notes;   // grants left out, and why
   // Read-only paths that do not exist yet but must not be created by the run:
   // made empty first, so that they can be bound read-only. Only ever in trees
   // a run may change anyway: a `.git/hooks` dir in the run folder's existing
@@ -69,7 +70,7 @@ Status enter_private_namespace();
 
 // Builds the view on a new tmpfs and returns its root (attached in this
 // namespace at a staging point, not yet the root). `notes` collects skips.
-Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<std::string>& notes);
+Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& notes);
 
 // pivot_root into the view, detach the host's tree, make the view's own
 // skeleton (and /dev's) read-only.

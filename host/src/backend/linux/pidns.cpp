@@ -56,7 +56,7 @@ int exit_code(int status) {
   return 125;
 }
 
-int reap_until(pid_t command) {
+int reap_until_status(pid_t command) {
   g_command = command;
   struct sigaction sa {};
   sa.sa_handler = forward;
@@ -66,8 +66,8 @@ int reap_until(pid_t command) {
   for (;;) {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid == command) return exit_code(status);
-    if (pid < 0 && errno != EINTR) return 125;
+    if (pid == command) return status;
+    if (pid < 0 && errno != EINTR) return 125 << 8;  // as if it had exited 125
   }
 }
 

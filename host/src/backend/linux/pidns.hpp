@@ -16,9 +16,9 @@ Status die_with_parent(int parent_pipe);
 // A fresh procfs for this pid namespace at `view_root`/proc (through fds).
 Status mount_proc(int view_root);
 
-// Init's loop: reaps every child until `command` exits; returns its status as
-// an exit code (the status, or 128+N for death by signal N).
-int reap_until(pid_t command);
+// Init's loop: reaps every child until `command` exits; returns its raw wait
+// status (exit_code() turns it into an exit code).
+int reap_until_status(pid_t command);
 
 // An exit code from a wait status.
 int exit_code(int status);

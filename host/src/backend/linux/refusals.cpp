@@ -19,10 +19,6 @@ namespace px::seal {
 
 namespace {
 
-// Enough to see what a run kept trying, small enough that a process looping
-// on a refused call cannot grow the supervisor.
-constexpr std::size_t kMaxDistinct = 64;
-
 std::string namespace_flags(std::uint64_t flags) {
   static const std::pair<std::uint64_t, const char*> kNames[] = {
       {CLONE_NEWUSER, "CLONE_NEWUSER"},     {CLONE_NEWNS, "CLONE_NEWNS"},   {CLONE_NEWNET, "CLONE_NEWNET"},
@@ -98,38 +94,6 @@ std::string printable(std::string text) {
   for (char& c : text)
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) c = '?';
   return text;
-}
-
-void Refusals::add(const std::string& source, const std::string& call, const std::string& process) {
-  for (Refusal& r : items) {
-    if (r.source == source && r.call == call && r.process == process) {
-      ++r.count;
-      return;
-    }
-  }
-  if (items.size() >= kMaxDistinct) {
-    ++more;
-    return;
-  }
-  items.push_back({source, call, process, 1});
-}
-
-std::uint64_t Refusals::total() const {
-  std::uint64_t n = more;
-  for (const Refusal& r : items) n += r.count;
-  return n;
-}
-
-std::string Refusals::summary() const {
-  std::string out;
-  for (const Refusal& r : items) {
-    if (!out.empty()) out += ", ";
-    out += r.call;
-    if (r.count > 1) out += " x" + std::to_string(r.count);
-    if (!r.process.empty()) out += " (" + r.process + ")";
-  }
-  if (more) out += ", and " + std::to_string(more) + " more";
-  return out;
 }
 
 std::string describe_refused_call(std::uint32_t arch, int nr, std::uint64_t arg0, std::uint64_t arg1) {

@@ -8,26 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/refusals.hpp"
+
 namespace px::seal {
 
-struct Refusal {
-  std::string source;   // "seccomp" or "landlock"
-  std::string call;     // "ptrace", "ioctl TIOCSTI", "unshare CLONE_NEWUSER"
-  std::string process;  // the refused process's comm, as the kernel had it
-  std::uint64_t count = 0;
-};
-
-struct Refusals {
-  std::vector<std::string> collected_from;  // "seccomp (user notification)"
-  std::vector<std::string> not_collected;   // what was not recorded, and why
-  std::vector<Refusal> items;               // distinct (call, process), first seen first
-  std::uint64_t more = 0;                   // refusals past the cap of distinct items
-
-  void add(const std::string& source, const std::string& call, const std::string& process);
-  std::uint64_t total() const;
-  // "ptrace ×2 (strace), ioctl TIOCSTI (probe)"; empty when nothing was refused.
-  std::string summary() const;
-};
+using backend::Refusal;
+using backend::Refusals;
 
 // `text` with every control byte as '?': names a sealed process chose (its
 // comm, a path) reach terminals and records through here.

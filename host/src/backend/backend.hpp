@@ -1,0 +1,98 @@
+#pragma once
+// The Backend seam: what enforces a Policy on this platform. Everything above
+// it (the run stage, the supervisor, the CLI) reaches enforcement only through
+// here; nothing there includes a backend's own files.
+//
+//   linux     namespaces, mounts, Landlock, seccomp (backend/linux/)
+//   none      no seal at all, only when the user chose it (backend/none/)
+//   seatbelt  macOS's sandbox-exec; on Linux it can write the profile, not run it
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend/refusals.hpp"
+#include "common/error.hpp"
+#include "common/unique_fd.hpp"
+#include "policy/policy.hpp"
+#include "run/notice.hpp"
+
+namespace px::backend {
+
+namespace fs = std::filesystem;
+
+using EnvMap = std::map<std::string, std::string>;
+
+// One thing the seal promises, enforced on this machine or missing and why.
+struct Guarantee {
+  std::string id;    // stable key for --json, e.g. "landlock.scopes"
+  std::string name;  // what the user gets, in words
+  bool enforced = false;
+  bool required = false;  // a missing required guarantee makes a run refuse unless a weaker seal is accepted
+  std::string detail;     // how it was detected, or why it is missing (with the fix, where there is one)
+};
+
+// Called with the listening socket of the run's proxy (made where the run can
+// reach it: inside its network namespace on Linux, on loopback otherwise) and
+// its port; returns the variables that point the command at it.
+using ProxySocketHook = std::function<Result<EnvMap>(UniqueFd listening, std::uint16_t port)>;
+
+struct LaunchRequest {
+  const policy::Policy* policy = nullptr;  // required; outlives the launch
+  fs::path executable;                     // absolute
+  std::vector<std::string> argv;           // argv[0] as the user typed it
+  EnvMap env;                              // the final environment, less what the proxy hook adds
+  fs::path cwd;
+  fs::path state_dir;                      // the run's private state on the host, never in its view
+  bool accept_weaker_seal = false;         // run with what the kernel allows when a guarantee is missing
+  ProxySocketHook on_proxy_socket;         // empty: the run is offline
+  int cgroup_fd = -1;                      // the run's cgroup (O_DIRECTORY), or -1
+  // The command's first process exists (`enters_cgroup`: it placed itself in
+  // the cgroup before it could start anything).
+  std::function<void(pid_t pid, bool enters_cgroup)> on_started;
+};
+
+struct LaunchResult {
+  int exit_code = 0;  // the command's exit code, or 128+N (then `signal` is N)
+  int signal = 0;     // the signal that ended the command, when it died of one
+  std::string message;              // why the command could not run (exit 126/127), else empty
+  std::vector<run::Notice> notes;   // what the backend left out, kept or could not enforce
+  Refusals refusals;                // what the seal refused, where the platform tells
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // What this backend guarantees on this machine. `Probe::thorough` tries
+  // each kernel feature for real (`parallex check`); `Probe::quick` reads only
+  // what costs nothing (a run's start): what it cannot see without trying
+  // (the namespaces) fails the launch itself, closed, naming the guarantee.
+  enum class Probe { quick, thorough };
+  virtual std::vector<Guarantee> guarantees(Probe probe = Probe::thorough) const = 0;
+  // What a run records of the seal's refusals here (not part of the seal's
+  // strength, so never a reason to call it weaker): `enforced` means recorded.
+  virtual std::vector<Guarantee> refusal_recording() const { return {}; }
+  // The platform in a few words ("Linux 6.1.0, Landlock ABI 7").
+  virtual std::string platform() const = 0;
+  // Starts the command and waits for it. A set-up failure is an Error; the
+  // command's own failure is an exit code.
+  virtual Result<LaunchResult> launch(const LaunchRequest& request) = 0;
+};
+
+// The backend that seals runs on this platform: linux_backend() here.
+Backend& sealing_backend();
+// The Linux seal (backend/linux/).
+Backend& linux_backend();
+// No seal: a plain child with the policy's environment, only for runs whose
+// user chose to go unsealed (backend/none/).
+Backend& none_backend();
+// macOS's Seatbelt (backend/seatbelt/). On Linux its guarantees are all
+// missing and launch refuses: it can only write the profile.
+Backend& seatbelt_backend();
+
+}  // namespace px::backend

@@ -1,0 +1,41 @@
+#include "cli/run_options.hpp"
+
+#include <cstdio>
+
+namespace px::cli {
+
+void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::vector<std::string>* command) {
+  app.add_option("--harness", o.harness, "The harness plugin to use (default: detected from the command)");
+  app.add_option("--profile", o.profile,
+                 "A profile name (default, offline, developer) or a YAML file, over the default");
+  if (set != RunOptionSet::workspace)
+    app.add_option("--in", o.in, "The folder the run works in (default: the current directory)");
+  // One value per flag (repeat the flag for more), so `--` always ends the options.
+  app.add_option("--grant", o.grants, "Grant PATH read-only (PATH or PATH:ro) or read-write (PATH:rw)")
+      ->allow_extra_args(false);
+  app.add_flag("--online", o.online, "Allow every host (through the run's proxy, logged)");
+  app.add_flag("--offline", o.offline, "No network at all");
+  app.add_option("--allow", o.allow, "Allow HOST and its subdomains (through the run's proxy)")
+      ->allow_extra_args(false);
+  app.add_flag_callback(
+      "--local-servers", [&o] { o.local_servers = true; },
+      "Let the run reach servers listening on this machine (localhost, 127.0.0.1, [::1]), through its proxy");
+  if (set != RunOptionSet::policy) {
+    app.add_flag("--unsealed", o.unsealed, "Run without the seal (it can then read and write what you can)");
+    app.add_flag("--allow-weaker-seal", o.accept_weaker_seal,
+                 "Run even when this kernel cannot give every guarantee of the seal (see `parallex check`)");
+    // The spelling `agent run` used to have: still accepted, said to be old.
+    app.add_flag_callback(
+           "--accept-weaker-seal",
+           [&o] {
+             o.accept_weaker_seal = true;
+             std::fprintf(stderr, "parallex: --accept-weaker-seal is now --allow-weaker-seal (the old name "
+                                  "still works for now)\n");
+           },
+           "")
+        ->group("");
+  }
+  if (command) app.add_option("command", *command, "The command to run, after --");
+}
+
+}  // namespace px::cli

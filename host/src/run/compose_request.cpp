@@ -1,0 +1,82 @@
+#include "run/compose_request.hpp"
+
+#include <cstdlib>
+
+#include "common/paths.hpp"
+
+namespace px::run {
+
+Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice>& notices) {
+  policy::PathFlag flag;
+  std::string path = text;
+  flag.access = policy::Access::read;
+  if (text.size() > 3 && (text.ends_with(":ro") || text.ends_with(":rw"))) {
+    flag.access = text.ends_with(":rw") ? policy::Access::write : policy::Access::read;
+    path = text.substr(0, text.size() - 3);
+  }
+  flag.flag = "--grant " + text;
+  const fs::path given = normal_absolute(expand_home(path, user_home()));
+  std::error_code ec;
+  if (!fs::exists(given, ec))
+    return Error::invalid("--grant " + text + ": " + given.string() + " does not exist; create it or fix the path");
+  const fs::path real = fs::canonical(given, ec);
+  if (ec) return Error::io("--grant " + text + ": cannot resolve " + given.string(), ec.value());
+  if (real != given)
+    notices.push_back({NoticeKind::seal, "granted " + given.string() + " as " + real.string() + " (it is a symlink)"});
+  flag.path = real;
+  return flag;
+}
+
+Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
+  const RunOptions& o = r.options;
+  std::vector<Notice> notices;
+  policy::NetworkFlags net{o.online, o.offline, o.allow, o.local_servers};
+  PX_TRY(policy::check_network_flags(net));
+
+  fs::path run_folder = o.in.empty() ? fs::current_path() : normal_absolute(expand_home(o.in, user_home()));
+  std::error_code ec;
+  if (!fs::is_directory(run_folder, ec))
+    return Error::invalid("--in " + o.in + ": " + run_folder.string() +
+                          " is not a directory; give the folder the run should work in");
+  run_folder = fs::canonical(run_folder, ec);
+
+  std::vector<policy::PathFlag> grants;
+  for (const auto& g : o.grants) {
+    PX_TRY_ASSIGN(auto flag, parse_grant(g, notices));
+    grants.push_back(std::move(flag));
+  }
+
+  auto plugins =
+      r.plugins ? r.plugins : std::make_shared<plugins::PluginSet>(plugins::PluginSet::load_default());
+  const char* path_env = std::getenv("PATH");
+  plugins::CommandLine command = plugins::make_command_line(r.command, path_env ? path_env : "");
+  PX_TRY_ASSIGN(auto choice,
+                plugins::choose_harness(*plugins, o.harness, r.command.empty() ? nullptr : &command));
+
+  policy::ComposeInputs in;
+  in.platform = r.platform;
+  in.user_home = user_home();
+  in.run_folder = run_folder;
+  in.temp_dir = r.temp_dir;
+  PX_TRY_ASSIGN(auto base, policy::load_profile("default"));
+  in.profiles.push_back(std::move(base));
+  if (o.profile && *o.profile != "default") {
+    PX_TRY_ASSIGN(auto extra, policy::load_profile(*o.profile));
+    in.profiles.push_back(std::move(extra));
+  }
+  for (const auto& extra : r.extra_profiles) in.profiles.push_back(extra);
+  in.agent = r.agent;
+  const fs::path run_home = in.agent ? in.agent->home : in.user_home;
+  if (choice.plugin) {
+    PX_TRY_ASSIGN(auto contribution, choice.plugin->contribute(r.platform, in.user_home, run_home, run_folder,
+                                                               r.command.empty() ? nullptr : &command));
+    in.harness = std::move(contribution);
+  }
+  in.grants = std::move(grants);
+  in.network = std::move(net);
+  in.secret_env = r.secret_env;
+  PX_TRY_ASSIGN(auto composed, policy::compose(in));
+  return ComposedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notices)};
+}
+
+}  // namespace px::run

@@ -1,0 +1,50 @@
+#pragma once
+// From a command line's run options to a composed Policy: the profiles, the
+// agent, the harness plugin's contribution and the flags, through
+// policy::compose. Used by every run (prepare_run) and by the commands that
+// only show what a run would get (`policy show`, `detect`).
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "pluginhost/detection.hpp"
+#include "pluginhost/plugin_set.hpp"
+#include "policy/compose.hpp"
+#include "policy/policy.hpp"
+#include "policy/profile.hpp"
+#include "run/notice.hpp"
+#include "run/options.hpp"
+
+namespace px::run {
+
+struct ComposeRequest {
+  RunOptions options;
+  std::vector<std::string> command;
+  policy::Platform platform = policy::Platform::linux_host;
+  std::filesystem::path temp_dir;               // the run's private temp dir
+  std::optional<policy::AgentInputs> agent;     // agent runs
+  std::shared_ptr<plugins::PluginSet> plugins;  // loaded once by the caller, or loaded here
+  // Profiles composed after --profile (a workspace's git paths and variables),
+  // and the names of variables they set whose values are secret.
+  std::vector<policy::Profile> extra_profiles;
+  std::set<std::string> secret_env;
+};
+
+struct ComposedPolicy {
+  std::shared_ptr<plugins::PluginSet> plugins;
+  plugins::HarnessChoice harness;
+  plugins::CommandLine command;
+  policy::Policy policy;
+  std::vector<Notice> notices;  // e.g. "granted /x as /y (it is a symlink)"
+};
+
+Result<ComposedPolicy> compose_policy(const ComposeRequest& request);
+
+// "PATH[:ro|:rw]" -> PathFlag; the path must exist; a symlink is resolved and noted.
+Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice>& notices);
+
+}  // namespace px::run

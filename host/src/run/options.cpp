@@ -1,0 +1,20 @@
+#include "run/options.hpp"
+
+namespace px::run {
+
+std::vector<std::string> RunOptions::describe() const {
+  std::vector<std::string> out;
+  if (harness) out.push_back("--harness " + *harness);
+  if (profile) out.push_back("--profile " + *profile);
+  if (!in.empty()) out.push_back("--in " + in);
+  for (const auto& g : grants) out.push_back("--grant " + g);
+  if (online) out.push_back("--online");
+  if (offline) out.push_back("--offline");
+  for (const auto& h : allow) out.push_back("--allow " + h);
+  if (local_servers) out.push_back(*local_servers ? "--local-servers" : "--local-servers=off");
+  if (unsealed) out.push_back("--unsealed");
+  if (accept_weaker_seal) out.push_back("--allow-weaker-seal");
+  return out;
+}
+
+}  // namespace px::run

@@ -1,0 +1,54 @@
+#pragma once
+// RunPlan: everything a run needs, decided before anything starts, by the run
+// stage's prepare_run() (run/prepare.hpp) from the inputs of any front door.
+// The supervisor carries it out; nothing in it changes afterwards.
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/policy.hpp"
+#include "run/notice.hpp"
+#include "run/record.hpp"
+#include "run/status.hpp"
+
+namespace px::run {
+
+namespace fs = std::filesystem;
+
+// Where a run keeps things on the host.
+struct RunDirs {
+  fs::path runs_dir;     // its record goes to runs_dir/RUN-ID/ (kept)
+  fs::path private_dir;  // 0700, the run's private state, never in its view; removed at its end
+  fs::path temp_dir;     // private_dir/tmp: /tmp and /var/tmp inside the seal
+};
+
+// A command that cannot run (not found, or not readable under the policy):
+// the run is recorded with this status and message, and nothing starts.
+struct CommandProblem {
+  RunStatus status = RunStatus::not_found;
+  std::string message;
+};
+
+struct RunPlan {
+  RunPlan(policy::Policy p) : policy(std::move(p)) {}  // NOLINT: a plan is made from its policy
+
+  policy::Policy policy;
+  std::vector<std::string> argv;              // argv[0] as the user typed it
+  fs::path executable;                        // argv[0] resolved (PATH of the run's environment)
+  std::optional<CommandProblem> command_problem;  // set when it cannot be resolved or read
+  std::map<std::string, std::string> env;     // the policy's environment; the supervisor adds the proxy's
+  fs::path cwd;                               // usually the run folder
+  RunDirs dirs;
+  SealLevel seal = SealLevel::full;           // decided once from the guarantees and the user's choice
+  std::string backend;                        // "linux", "none" (unsealed), "seatbelt"
+  std::vector<Notice> notices;                // said before the run starts (weaker seal, grants resolved)
+  std::string agent;                          // empty for ad-hoc runs
+  fs::path decoy_home;                        // decoy credentials watched during the run, or empty
+  RunRecord record;                           // fields known before the run (refs, workspace, snapshot)
+  std::function<void(RunRecord&)> on_finish;  // fields known only at its end (refs, changed files)
+};
+
+}  // namespace px::run

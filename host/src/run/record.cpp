@@ -1,0 +1,313 @@
+#include "run/record.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common/clock.hpp"
+
+namespace px::run {
+
+using nlohmann::json;
+
+const char* to_string(SealLevel level) {
+  switch (level) {
+    case SealLevel::full: return "full";
+    case SealLevel::weaker: return "weaker";
+    case SealLevel::none: return "none";
+  }
+  return "none";
+}
+
+namespace {
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<int> int_or_null(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<int>();
+}
+
+json value_or_null(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() ? json() : *it;
+}
+
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+
+// The schema-1 spelling of refused hosts: "host:port" strings, reason unknown.
+RefusedRequest refused_from_text(const std::string& text) {
+  RefusedRequest r;
+  const auto colon = text.rfind(':');
+  r.host = colon == std::string::npos ? text : text.substr(0, colon);
+  if (colon != std::string::npos) {
+    try {
+      r.port = static_cast<std::uint16_t>(std::stoul(text.substr(colon + 1)));
+    } catch (...) {
+      r.port = 0;
+    }
+  }
+  r.reason = "blocked-by-allowlist";
+  r.count = 1;
+  return r;
+}
+
+}  // namespace
+
+json RunRecord::to_json() const {
+  json notices_json = json::array();
+  for (const auto& n : notices) notices_json.push_back({{"kind", run::to_string(n.kind)}, {"text", n.text}});
+  json refused_json = json::array();
+  for (const auto& r : refused)
+    refused_json.push_back({{"host", r.host}, {"port", r.port}, {"reason", r.reason}, {"count", r.count}});
+  json j{{"schema", schema},
+         {"id", id},
+         {"agent", agent},
+         {"command", command},
+         {"argv", argv},
+         {"harness", harness},
+         {"run_folder", run_folder.string()},
+         {"sealed", seal != SealLevel::none},
+         {"seal", run::to_string(seal)},
+         {"network", network},
+         {"options", options},
+         {"policy_digest", policy_digest},
+         {"policy", policy},
+         {"started_at", started_at},
+         {"ended_at", opt(ended_at)},
+         {"end_known", end_known},
+         {"status", run::to_string(status)},
+         {"exit_code", opt(exit_code)},
+         {"signal", opt(signal)},
+         {"exit_status", opt(exit_status)},
+         {"proxy_log", proxy_log.string()},
+         {"notices", notices_json},
+         {"refused", refused_json},
+         {"seal_refusals", seal_refusals},
+         {"decoys", decoys},
+         {"decoy_hits", decoy_hits},
+         {"kill_switch", kill_switch},
+         {"supervisor", {{"pid", supervisor_pid}, {"start_ticks", supervisor_start}}}};
+  if (!setup_error.empty()) j["setup_error"] = setup_error;
+  if (git_repository_created) j["git_repository_created"] = git_repository_created->string();
+  if (!repository.empty()) j["repository"] = repository;
+  if (!refs_start.is_null()) j["refs_start"] = refs_start;
+  if (!head_start.empty()) j["head_start"] = head_start;
+  if (!refs_end.is_null()) j["refs_end"] = refs_end;
+  if (!head_end.empty()) j["head_end"] = head_end;
+  if (!snapshot.empty()) j["snapshot"] = snapshot;
+  if (workspace)
+    j["workspace"] = {{"name", workspace->name},       {"branch", workspace->branch},
+                      {"path", workspace->path.string()}, {"project", workspace->project.string()},
+                      {"base", workspace->base},       {"base_commit", workspace->base_commit}};
+  if (!changed_files.is_null()) j["changed_files"] = changed_files;
+  return j;
+}
+
+Result<RunRecord> RunRecord::from_json(const json& j) {
+  if (!j.is_object()) return Error::invalid("a run record is not a JSON object");
+  RunRecord r;
+  const auto schema_it = j.find("schema");
+  r.schema = schema_it != j.end() && schema_it->is_number_integer() ? schema_it->get<int>() : 1;
+  if (r.schema > kSchema)
+    return Error::invalid("the run record has schema " + std::to_string(r.schema) +
+                          ", newer than this Parallex reads (" + std::to_string(kSchema) +
+                          "): update Parallex to read it");
+  r.id = str(j, "id");
+  if (r.id.empty()) r.id = str(j, "run_id");  // the stand-in launcher's spelling
+  r.agent = str(j, "agent");
+  r.command = str(j, "command");
+  if (auto it = j.find("argv"); it != j.end() && it->is_array())
+    for (const auto& a : *it)
+      if (a.is_string()) r.argv.push_back(a.get<std::string>());
+  if (r.command.empty() && j.contains("command") && j["command"].is_array())
+    for (const auto& a : j["command"])
+      if (a.is_string()) r.command += (r.command.empty() ? "" : " ") + a.get<std::string>();
+  r.harness = str(j, "harness");
+  r.run_folder = str(j, "run_folder");
+  const std::string seal = str(j, "seal");
+  if (seal == "weaker")
+    r.seal = SealLevel::weaker;
+  else if (seal == "none" || (seal.empty() && j.contains("sealed") && j["sealed"].is_boolean() && !j["sealed"].get<bool>()))
+    r.seal = SealLevel::none;
+  r.network = str(j, "network");
+  r.policy_digest = str(j, "policy_digest");
+  if (auto it = j.find("options"); it != j.end() && it->is_array())
+    for (const auto& o : *it)
+      if (o.is_string()) r.options.push_back(o.get<std::string>());
+  r.policy = j.contains("policy") && j["policy"].is_object() ? j["policy"] : json::object();
+  r.started_at = str(j, "started_at");
+  if (r.started_at.empty() && j.contains("start_ms") && j["start_ms"].is_number_integer())
+    r.started_at = iso_utc_ms(j["start_ms"].get<std::int64_t>());
+  if (const std::string ended = str(j, "ended_at"); !ended.empty()) r.ended_at = ended;
+  if (!r.ended_at && j.contains("end_ms") && j["end_ms"].is_number_integer())
+    r.ended_at = iso_utc_ms(j["end_ms"].get<std::int64_t>());
+  r.end_known = !j.contains("end_known") || !j["end_known"].is_boolean() || j["end_known"].get<bool>();
+  r.exit_code = int_or_null(j, "exit_code");
+  r.signal = int_or_null(j, "signal");
+  r.exit_status = int_or_null(j, "exit_status");
+  r.setup_error = str(j, "setup_error");
+  if (const auto status = status_from_string(str(j, "status"))) {
+    r.status = *status;
+  } else if (r.schema == 1) {
+    // Before the schema: an exit status, or a setup error, or still running.
+    if (r.exit_status) {
+      r.status = RunStatus::exited;
+      r.exit_code = r.exit_status;
+    } else {
+      r.status = r.setup_error.empty() ? (r.ended_at ? RunStatus::lost : RunStatus::running) : RunStatus::setup_failed;
+    }
+  } else {
+    return Error::invalid("the run record's status '" + str(j, "status") + "' is not one Parallex knows");
+  }
+  r.proxy_log = str(j, "proxy_log");
+  if (auto it = j.find("notices"); it != j.end() && it->is_array()) {
+    for (const auto& n : *it) {
+      if (n.is_string())
+        r.notices.push_back({NoticeKind::seal, n.get<std::string>()});
+      else if (n.is_object())
+        r.notices.push_back({notice_kind_from_string(str(n, "kind")), str(n, "text")});
+    }
+  }
+  if (auto it = j.find("refused"); it != j.end() && it->is_array()) {
+    for (const auto& x : *it) {
+      if (!x.is_object()) continue;
+      RefusedRequest q;
+      q.host = str(x, "host");
+      q.reason = str(x, "reason");
+      q.port = x.contains("port") && x["port"].is_number_unsigned() ? x["port"].get<std::uint16_t>() : 0;
+      q.count = x.contains("count") && x["count"].is_number_unsigned() ? x["count"].get<std::uint64_t>() : 1;
+      r.refused.push_back(std::move(q));
+    }
+  } else if (auto old = j.find("refused_hosts"); old != j.end() && old->is_array()) {
+    for (const auto& x : *old)
+      if (x.is_string()) r.refused.push_back(refused_from_text(x.get<std::string>()));
+  }
+  r.seal_refusals = value_or_null(j, "seal_refusals");
+  r.decoys = value_or_null(j, "decoys");
+  r.decoy_hits = j.contains("decoy_hits") && j["decoy_hits"].is_array() ? j["decoy_hits"] : json::array();
+  r.kill_switch = value_or_null(j, "kill_switch");
+  if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
+  if (auto it = j.find("supervisor"); it != j.end() && it->is_object()) {
+    r.supervisor_pid = it->contains("pid") && (*it)["pid"].is_number_integer() ? (*it)["pid"].get<pid_t>() : 0;
+    r.supervisor_start = it->contains("start_ticks") && (*it)["start_ticks"].is_number_unsigned()
+                             ? (*it)["start_ticks"].get<std::uint64_t>()
+                             : 0;
+  }
+  r.repository = str(j, "repository");
+  r.refs_start = value_or_null(j, "refs_start");
+  r.refs_end = value_or_null(j, "refs_end");
+  r.head_start = str(j, "head_start");
+  r.head_end = str(j, "head_end");
+  r.snapshot = str(j, "snapshot");
+  if (auto it = j.find("workspace"); it != j.end() && it->is_object()) {
+    WorkspaceRef w;
+    w.name = str(*it, "name");
+    w.branch = str(*it, "branch");
+    w.base = str(*it, "base");
+    w.base_commit = str(*it, "base_commit");
+    w.path = str(*it, "path");
+    w.project = str(*it, "project");
+    r.workspace = std::move(w);
+  }
+  r.changed_files = value_or_null(j, "changed_files");
+  return r;
+}
+
+Result<RunRecord> read_record(const fs::path& run_dir) {
+  const fs::path file = run_dir / "run.json";
+  std::ifstream in(file);
+  if (!in) return Error::not_found("there is no run record " + file.string());
+  const json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) return Error::invalid("the run record " + file.string() + " is not valid JSON");
+  auto record = RunRecord::from_json(j);
+  if (!record) return Error{record.error().kind, record.error().message + " (" + file.string() + ")"};
+  return record;
+}
+
+Status write_record(const fs::path& run_dir, const RunRecord& record) {
+  const fs::path tmp = run_dir / "run.json.tmp";
+  const fs::path file = run_dir / "run.json";
+  const std::string text = record.to_json().dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Error::io("write the run record " + tmp.string(), errno);
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      return Error::io("write the run record " + tmp.string(), err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), file.c_str()) != 0) return Error::io("write the run record " + file.string(), errno);
+  return ok();
+}
+
+std::uint64_t process_start_ticks(pid_t pid) {
+  if (pid <= 0) return 0;
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  const std::string stat(buf, static_cast<std::size_t>(n));
+  // The comm field may hold spaces and parentheses: fields are counted after the last ')'.
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) {
+      try {
+        return std::stoull(field);
+      } catch (...) {
+        return 0;
+      }
+    }
+  return 0;
+}
+
+bool supervisor_alive(const RunRecord& record) {
+  if (record.supervisor_pid <= 0) return false;
+  const std::uint64_t now = process_start_ticks(record.supervisor_pid);
+  return now != 0 && now == record.supervisor_start;
+}
+
+bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
+  if (record.ended_at || supervisor_alive(record)) return false;
+  // The last trace the run left: the newest file of its folder.
+  std::error_code ec;
+  fs::file_time_type newest{};
+  for (fs::directory_iterator it(run_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto t = it->last_write_time(ec);
+    if (!ec && t > newest) newest = t;
+  }
+  const auto sys = std::chrono::file_clock::to_sys(newest);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
+  record.ended_at = iso_utc_ms(ms);
+  record.end_known = false;
+  record.status = RunStatus::lost;
+  record.notices.push_back({NoticeKind::alert,
+                            "the run's supervisor ended without finishing this record; its end is unknown and is "
+                            "taken as the last trace it left"});
+  return static_cast<bool>(write_record(run_dir, record));
+}
+
+}  // namespace px::run

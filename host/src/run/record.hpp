@@ -1,0 +1,109 @@
+#pragma once
+// RunRecord: run.json, the one record of a run. The supervisor writes it
+// (first when the run starts, then when it ends); reports, `runs`, the MCP
+// server and workspaces read it through from_json. Schema 2 adds `schema`,
+// `status`, typed notices and refusals; records written before (no `schema`)
+// still read.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "run/notice.hpp"
+#include "run/status.hpp"
+
+namespace px::run {
+
+namespace fs = std::filesystem;
+
+// Requests the run's proxy refused, one entry per host, port and reason.
+struct RefusedRequest {
+  std::string host;  // as the client named it (a name, or an IP literal), never a URL
+  std::uint16_t port = 0;
+  std::string reason;  // a proxy reason constant (blocked-by-allowlist, ip-literal-refused, ...)
+  std::uint64_t count = 0;
+};
+
+struct WorkspaceRef {
+  std::string name, branch, base, base_commit;
+  fs::path path, project;
+};
+
+// The seal's level for this run.
+enum class SealLevel { full, weaker, none };
+const char* to_string(SealLevel level);
+
+struct RunRecord {
+  static constexpr int kSchema = 2;
+  int schema = kSchema;
+
+  std::string id;
+  std::string agent;                // empty for ad-hoc runs
+  std::string command;              // argv joined, redacted
+  std::vector<std::string> argv;    // redacted
+  std::string harness;
+  fs::path run_folder;
+  SealLevel seal = SealLevel::full;
+  std::string network;              // offline | allowlist | online
+  std::vector<std::string> options;  // the run options given on the command line
+  std::string policy_digest;
+  nlohmann::json policy = nlohmann::json::object();  // policy::to_json, for reports
+
+  std::string started_at;                 // ISO 8601 UTC, milliseconds
+  std::optional<std::string> ended_at;    // absent while the run goes on
+  bool end_known = true;                  // false: closed afterwards from the last trace of a lost run
+  RunStatus status = RunStatus::starting;
+  std::optional<int> exit_code;           // the command's own exit code (when it exited)
+  std::optional<int> signal;              // the signal that ended the command, or the supervisor
+  std::optional<int> exit_status;         // what the run command exited with (status table)
+  std::string setup_error;                // why the run could not start (redacted)
+
+  fs::path proxy_log;                     // empty when the run was offline
+  std::vector<Notice> notices;
+  std::vector<RefusedRequest> refused;    // every request the proxy refused
+  nlohmann::json seal_refusals;           // {collected_from, not_collected, refused[], more} or null
+  nlohmann::json decoys;                  // {method, watched} or {error}, or null
+  nlohmann::json decoy_hits = nlohmann::json::array();
+  nlohmann::json kill_switch;             // RunControl::record(), or null
+  std::optional<fs::path> git_repository_created;
+
+  // The supervisor that writes this record, to tell a live run from a lost one.
+  pid_t supervisor_pid = 0;
+  std::uint64_t supervisor_start = 0;  // its start time in clock ticks since boot (/proc/PID/stat)
+
+  // Agent runs in a git repository: refs before and after, and the snapshot taken first.
+  std::string repository;
+  nlohmann::json refs_start, refs_end;
+  std::string head_start, head_end;
+  std::string snapshot;
+  // Workspaced runs.
+  std::optional<WorkspaceRef> workspace;
+  nlohmann::json changed_files;  // the workspace's uncommitted changes at the end, or null
+
+  nlohmann::json to_json() const;
+  // Reads schema 2 and the records written before it; anything else is an error naming the field.
+  static Result<RunRecord> from_json(const nlohmann::json& j);
+};
+
+// Reads DIR/run.json.
+Result<RunRecord> read_record(const fs::path& run_dir);
+// Writes DIR/run.json through a temp file and a rename (mode 0600).
+Status write_record(const fs::path& run_dir, const RunRecord& record);
+
+// Whether the supervisor named in the record is still alive (same pid, same start).
+bool supervisor_alive(const RunRecord& record);
+// The start time of `pid` in clock ticks since boot, 0 when unknown.
+std::uint64_t process_start_ticks(pid_t pid);
+
+// A record left without an end by a supervisor that died (SIGKILL, a crash):
+// marks it lost, ends it at the last trace it left (the newest file of its
+// folder) with end_known false, and writes it back. Live or finished runs are
+// left alone. Returns whether the record was closed.
+bool close_if_lost(const fs::path& run_dir, RunRecord& record);
+
+}  // namespace px::run

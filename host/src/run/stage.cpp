@@ -1,0 +1,227 @@
+// The run stage: prepare_run() in the order its decisions depend on each
+// other, then execute(). Each step is one call in prepare_run.
+#include "run/stage.hpp"
+
+#include <cstdlib>
+
+#include "agents/git_config.hpp"
+#include "agents/repo.hpp"
+#include "agents/run_inputs.hpp"
+#include "agents/store.hpp"
+#include "agents/token.hpp"
+#include "common/paths.hpp"
+#include "common/redact.hpp"
+#include "run/command.hpp"
+#include "run/compose_request.hpp"
+
+namespace px::run {
+
+namespace {
+
+struct Agent {
+  agents::AgentPaths paths;
+  agents::AgentConfig config;
+  std::optional<std::string> token;
+};
+
+Result<Agent> load_agent(const std::string& name) {
+  PX_TRY_ASSIGN(auto paths, agents::find_agent(agents::default_agents_root(), name));
+  PX_TRY_ASSIGN(auto config, agents::load_config(paths));
+  PX_TRY(agents::check_layout(paths));
+  PX_TRY_ASSIGN(auto token, agents::load_token(paths.gh()));
+  return Agent{std::move(paths), std::move(config), std::move(token)};
+}
+
+// The seal's level, decided once: the user's choice of no seal, else what
+// the sealing backend guarantees here against what a run requires.
+struct SealChoice {
+  backend::Backend* backend = nullptr;
+  SealLevel level = SealLevel::full;
+  std::vector<Notice> notices;
+};
+
+Result<SealChoice> choose_seal(const RunInputs& in) {
+  SealChoice c;
+  if (in.options.unsealed) {
+    c.backend = &backend::none_backend();
+    c.level = SealLevel::none;
+    c.notices.push_back({NoticeKind::unsealed, unsealed_notice(in.unsealed_because)});
+    return c;
+  }
+  c.backend = &backend::sealing_backend();
+  const auto guarantees = c.backend->guarantees(backend::Backend::Probe::quick);
+  const std::string missing = missing_guarantees(guarantees);
+  if (missing.empty()) return c;
+  if (!in.options.accept_weaker_seal)
+    return Error::unsupported("refusing to run: the seal would lack " + missing +
+                              ". See `parallex check`; pass --allow-weaker-seal to run with a weaker seal anyway");
+  c.level = SealLevel::weaker;
+  c.notices.push_back({NoticeKind::weaker_seal, "weaker seal (accepted with --allow-weaker-seal): it lacks " + missing});
+  return c;
+}
+
+// Removes the run's private dir unless the plan took it over.
+struct PrivateDirGuard {
+  fs::path dir;
+  ~PrivateDirGuard() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
+fs::path adhoc_runs_dir() { return parallex_data_dir() / "runs"; }
+
+std::string unsealed_notice(const std::string& because) {
+  return "UNSEALED: this run is not confined; it can read and write what you can" +
+         (because.empty() ? std::string() : " (" + because + ")");
+}
+
+Status check_seal(const RunOptions& options) {
+  RunInputs in;
+  in.options = options;
+  PX_TRY(choose_seal(in));
+  return ok();
+}
+
+std::string missing_guarantees(const std::vector<backend::Guarantee>& guarantees) {
+  std::string missing;
+  for (const auto& g : guarantees)
+    if (g.required && !g.enforced) missing += (missing.empty() ? "" : "; ") + g.name + " (" + g.detail + ")";
+  return missing;
+}
+
+Result<PreparedRun> prepare_run(RunInputs in) {
+  if (in.command.empty())
+    return Error::invalid("give the command to run after `--`, e.g. `parallex run -- make test`");
+
+  // 1. The agent, when the run is one's: its store, rules and token.
+  std::optional<Agent> agent;
+  if (!in.agent.empty()) {
+    PX_TRY_ASSIGN(auto loaded, load_agent(in.agent));
+    agent = std::move(loaded);
+  }
+  const fs::path self = parallex_executable();
+
+  // 2. The seal's level (and with it the backend).
+  PX_TRY_ASSIGN(auto seal, choose_seal(in));
+
+  // 3. The run's private dir: its temp dir inside it.
+  std::string dir_error;
+  const auto private_dir = make_run_private_dir(dir_error);
+  if (!private_dir) return Error::io(dir_error, 0);
+  PrivateDirGuard guard{*private_dir};
+
+  // 4. The policy: profiles, agent, harness plugin, flags.
+  ComposeRequest request;
+  request.options = in.options;
+  request.command = in.command;
+  request.temp_dir = *private_dir / "tmp";
+  request.extra_profiles = in.extra_profiles;
+  request.secret_env = in.secret_env;
+  if (agent)
+    request.agent =
+        agents::agent_inputs(agent->paths, agent->config, agent->token, user_home(), self);
+  PX_TRY_ASSIGN(auto composed, compose_policy(request));
+
+  PreparedRun out{RunPlan(composed.policy), seal.backend};
+  RunPlan& plan = out.plan;
+  plan.argv = in.command;
+  plan.seal = seal.level;
+  plan.backend = seal.backend->name();
+  plan.notices = seal.notices;
+  for (auto& n : composed.notices) plan.notices.push_back(std::move(n));
+  plan.dirs = {in.runs_dir.empty() ? (agent ? agent->paths.runs() : adhoc_runs_dir()) : in.runs_dir, *private_dir,
+               *private_dir / "tmp"};
+  plan.cwd = in.cwd ? *in.cwd : plan.policy.run_folder();
+  plan.record = std::move(in.record);
+  plan.record.options = in.options.describe();
+  plan.on_finish = std::move(in.on_finish);
+
+  // 5. The command's environment: the host's, filtered by the policy, plus
+  // what the front door sets.
+  const auto host_env = in.host_env.empty() ? process_environment() : in.host_env;
+  plan.env = plan.policy.environment().apply(host_env);
+  for (const auto& [k, v] : in.extra_env) plan.env[k] = v;
+
+  // 6. The command itself, on the run's PATH; readable under the policy
+  // when sealed, with advice that was checked against the policy.
+  const auto path_it = plan.env.find("PATH");
+  const std::string path_env = path_it == plan.env.end() ? "/usr/local/bin:/usr/bin:/bin" : path_it->second;
+  GrantCheck check = [&](const fs::path& grant, const std::vector<fs::path>& paths) {
+    ComposeRequest with = request;
+    with.plugins = composed.plugins;
+    with.options.grants.push_back(grant.string());
+    auto trial = compose_policy(with);
+    if (!trial) return false;
+    for (const auto& p : paths)
+      if (!trial.value().policy.may_read(p)) return false;
+    return true;
+  };
+  auto resolved = resolve_command(in.command.front(), path_env,
+                                  seal.level == SealLevel::none ? nullptr : &plan.policy, check);
+  plan.executable = resolved.path;
+  plan.command_problem = resolved.problem;
+
+  // 7. An agent's run: its git identity, its repository's state, and the
+  // snapshot of its home, last, when nothing else can fail.
+  if (agent) {
+    plan.agent = agent->config.name;
+    if (agent->config.decoys) plan.decoy_home = agent->paths.home();
+    PX_TRY(agents::write_git_identity(agent->paths, agent->config, self));
+    if (agent->config.share_harness_config) {
+      PX_TRY_ASSIGN(auto shared, agents::link_shared_harness_config(agent->paths, user_home()));
+      for (auto& note : shared) plan.notices.push_back({NoticeKind::seal, std::move(note)});
+    }
+    const fs::path dir = plan.policy.run_folder();
+    if (auto keys = agents::config_keys_with_tokens(dir)) {
+      for (const auto& key : keys.value())
+        plan.notices.push_back({NoticeKind::alert,
+                                "the repository's own git config holds a credential in " + key +
+                                    "; the agent's git uses it there, as git does. Move it to a credential "
+                                    "helper to keep it from the agent"});
+    } else {
+      plan.notices.push_back({NoticeKind::alert, keys.error().message});
+    }
+    if (auto refs = agents::repository_refs(dir); refs && refs.value()) {
+      plan.record.repository = refs.value()->value("repository", "");
+      plan.record.refs_start = (*refs.value())["refs"];
+      plan.record.head_start = refs.value()->value("head_commit", "");
+      auto previous = std::move(plan.on_finish);
+      plan.on_finish = [dir, previous](RunRecord& record) {
+        if (auto end = agents::repository_refs(dir); end && end.value()) {
+          record.refs_end = (*end.value())["refs"];
+          record.head_end = end.value()->value("head_commit", "");
+        }
+        if (previous) previous(record);
+      };
+    } else if (!refs) {
+      plan.notices.push_back({NoticeKind::alert, refs.error().message});
+    }
+    if (seal.level == SealLevel::none)
+      for (const auto& f : agents::command_running_settings(agent->paths))
+        plan.notices.push_back({NoticeKind::alert,
+                                f.string() +
+                                    " can make the harness run commands (hooks, MCP servers); unsealed they run "
+                                    "unconfined, as you. Review it if a sealed run may have written it"});
+    if (!plan.command_problem) {
+      const std::string label = "before run of " + redact(in.command.front());
+      auto snap = agents::take_pre_run_snapshot(agent->paths, label);
+      if (!snap)
+        return Error{snap.error().kind,
+                     "the snapshot before the run failed, so nothing was run: " + snap.error().message};
+      if (snap.value().taken) plan.record.snapshot = snap.value().id;
+      if (!snap.value().note.empty()) plan.notices.push_back({NoticeKind::seal, snap.value().note});
+    }
+  }
+  guard.dir.clear();  // the run's end removes it
+  return out;
+}
+
+Result<supervisor::RunResult> execute(PreparedRun prepared, const supervisor::RunObserver& observer) {
+  if (!prepared.backend) return Error::internal("a run was prepared without a backend");
+  return supervisor::run(std::move(prepared.plan), *prepared.backend, observer);
+}
+
+}  // namespace px::run
