@@ -1,5 +1,5 @@
 // Claude Code (@anthropic-ai/claude-code). What it touches was observed on
-// Linux with strace (docs/plugins.md, ../shared/docs/real-clients.md); the
+// Linux with strace (docs/plugins.md, docs/real-clients.md); the
 // macOS carve-outs follow the Seatbelt workspace policy it is known to run under.
 #include <parallex/plugin.hpp>
 

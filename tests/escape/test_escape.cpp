@@ -1,5 +1,5 @@
-// Escape tests (../shared/docs/escape-list.md, section a): each test runs a
-// small hostile probe inside a real seal (through px::seal's launch API) and
+// Escape tests (docs/escape-list.md): each test runs a small hostile probe
+// inside a real seal (through the Backend seam, as every run) and
 // asserts the KIND of denial. ALLOW tests guard against false positives.
 //
 // Run as root, the suite also re-runs itself as an unprivileged user
