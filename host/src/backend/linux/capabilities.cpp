@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -135,6 +136,15 @@ std::vector<Guarantee> detect_guarantees(bool probe) {
   out.push_back({"cgroup2", "cgroup v2: the supervisor can freeze and kill the whole run", cg, false,
                  cg ? "cgroup2 mounted at " + where
                     : "no cgroup2 mount: the supervisor falls back to tracking processes"});
+  // Tests of the refusal path on a machine that has everything:
+  // PARALLEX_TEST_MISSING_GUARANTEE=ID reads that guarantee as missing. It
+  // can only make runs refuse (or ask for --allow-weaker-seal), never widen one.
+  if (const char* missing = std::getenv("PARALLEX_TEST_MISSING_GUARANTEE"); missing && *missing)
+    for (auto& g : out)
+      if (g.id == missing) {
+        g.enforced = false;
+        g.detail = "read as missing (PARALLEX_TEST_MISSING_GUARANTEE)";
+      }
   return out;
 }
 

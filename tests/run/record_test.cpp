@@ -1,0 +1,132 @@
+// The run's record and its status table: what every reader of run.json
+// relies on, including records written before the schema had a version.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "run/record.hpp"
+#include "run/status.hpp"
+
+namespace px::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(RunStatus, OneExitStatusTable) {
+  EXPECT_EQ(exit_status(RunStatus::exited, 0, 0), 0);
+  EXPECT_EQ(exit_status(RunStatus::exited, 3, 0), 3);
+  EXPECT_EQ(exit_status(RunStatus::signaled, 137, 9), 137);
+  EXPECT_EQ(exit_status(RunStatus::killed, 137, 9), 137);
+  EXPECT_EQ(exit_status(RunStatus::interrupted, 0, 15), 143);
+  EXPECT_EQ(exit_status(RunStatus::not_found, 0, 0), 127);
+  EXPECT_EQ(exit_status(RunStatus::not_executable, 0, 0), 126);
+  EXPECT_EQ(exit_status(RunStatus::setup_failed, 0, 0), 125);
+  EXPECT_EQ(exit_status(RunStatus::lost, 0, 0), 125);
+  for (auto s : {RunStatus::starting, RunStatus::running, RunStatus::exited, RunStatus::signaled,
+                 RunStatus::not_found, RunStatus::not_executable, RunStatus::setup_failed, RunStatus::killed,
+                 RunStatus::interrupted, RunStatus::lost})
+    EXPECT_EQ(status_from_string(to_string(s)), s) << to_string(s);
+  EXPECT_FALSE(status_from_string("exploded"));
+}
+
+TEST(RunRecord, RoundTrips) {
+  RunRecord r;
+  r.id = "20261201-120000-abcd";
+  r.agent = "bot";
+  r.command = "claude -p hi";
+  r.argv = {"claude", "-p", "hi"};
+  r.seal = SealLevel::weaker;
+  r.status = RunStatus::interrupted;
+  r.signal = 15;
+  r.exit_status = 143;
+  r.started_at = "2026-12-01T12:00:00.000Z";
+  r.ended_at = "2026-12-01T12:00:05.000Z";
+  r.notices = {{NoticeKind::weaker_seal, "no Landlock"}, {NoticeKind::alert, "DECOY open"}};
+  r.refused = {{"example.com", 443, "blocked-by-allowlist", 2}, {"127.0.0.1", 8080, "ip-literal-refused", 1}};
+  r.workspace = WorkspaceRef{"ws-1", "parallex/ws-1", "main", "abc", "/p/.parallex/workspaces/ws-1", "/p"};
+  r.options = {"--allow example.com"};
+  auto back = RunRecord::from_json(r.to_json());
+  ASSERT_TRUE(back) << back.error().message;
+  const RunRecord& b = back.value();
+  EXPECT_EQ(b.schema, RunRecord::kSchema);
+  EXPECT_EQ(b.status, RunStatus::interrupted);
+  EXPECT_EQ(b.signal, 15);
+  EXPECT_EQ(b.exit_status, 143);
+  EXPECT_EQ(b.seal, SealLevel::weaker);
+  ASSERT_EQ(b.notices.size(), 2u);
+  EXPECT_EQ(b.notices[1].kind, NoticeKind::alert);
+  ASSERT_EQ(b.refused.size(), 2u);
+  EXPECT_EQ(b.refused[1].host, "127.0.0.1");
+  EXPECT_EQ(b.refused[1].port, 8080);
+  ASSERT_TRUE(b.workspace);
+  EXPECT_EQ(b.workspace->branch, "parallex/ws-1");
+  EXPECT_EQ(b.options, r.options);
+}
+
+// Records written before run.json had a schema: notices were strings,
+// refused hosts "host:port", the exit status the command's.
+TEST(RunRecord, ReadsRecordsWithoutASchema) {
+  const auto old = nlohmann::json::parse(R"({
+    "id": "20261130-010203-beef", "agent": "", "command": "make test", "argv": ["make", "test"],
+    "harness": "generic", "run_folder": "/w", "sealed": true, "network": "allowlist",
+    "started_at": "2026-11-30T01:02:03.000Z", "ended_at": "2026-11-30T01:02:04.000Z",
+    "exit_status": 2, "notices": ["left out /x: ENOENT"], "refused_hosts": ["example.com:443"]})");
+  auto r = RunRecord::from_json(old);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r.value().schema, 1);
+  EXPECT_EQ(r.value().status, RunStatus::exited);
+  EXPECT_EQ(r.value().exit_code, 2);
+  ASSERT_EQ(r.value().notices.size(), 1u);
+  EXPECT_EQ(r.value().notices[0].text, "left out /x: ENOENT");
+  ASSERT_EQ(r.value().refused.size(), 1u);
+  EXPECT_EQ(r.value().refused[0].host, "example.com");
+  EXPECT_EQ(r.value().refused[0].port, 443);
+  // The stand-in launcher's spelling (run_id, start_ms) still reads.
+  auto stand_in = RunRecord::from_json(nlohmann::json::parse(
+      R"({"run_id": "x", "start_ms": 1796000000000, "end_ms": 1796000001000, "exit_status": 0, "sealed": false})"));
+  ASSERT_TRUE(stand_in);
+  EXPECT_EQ(stand_in.value().id, "x");
+  EXPECT_EQ(stand_in.value().seal, SealLevel::none);
+  EXPECT_FALSE(stand_in.value().started_at.empty());
+  // A record from a newer Parallex is refused with what to do.
+  auto newer = RunRecord::from_json(nlohmann::json{{"schema", 99}, {"id", "y"}});
+  ASSERT_FALSE(newer);
+  EXPECT_NE(newer.error().message.find("update Parallex"), std::string::npos);
+}
+
+// A record left without an end by a supervisor that is gone is closed as
+// lost, at the last trace it left; one whose supervisor lives is left alone.
+TEST(RunRecord, LostRunsAreClosedLiveOnesAreNot) {
+  char templ[] = "/tmp/px-record-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ), nullptr);
+  const fs::path dir = templ;
+  RunRecord live;
+  live.id = "live";
+  live.status = RunStatus::running;
+  live.started_at = "2026-12-01T12:00:00.000Z";
+  live.supervisor_pid = ::getpid();
+  live.supervisor_start = process_start_ticks(::getpid());
+  ASSERT_TRUE(write_record(dir, live));
+  auto read = read_record(dir);
+  ASSERT_TRUE(read);
+  EXPECT_FALSE(close_if_lost(dir, read.value()));
+  EXPECT_FALSE(read.value().ended_at);
+
+  RunRecord lost = live;
+  lost.supervisor_start += 1;  // the pid was reused by another process
+  ASSERT_TRUE(write_record(dir, lost));
+  read = read_record(dir);
+  ASSERT_TRUE(read);
+  EXPECT_TRUE(close_if_lost(dir, read.value()));
+  auto closed = read_record(dir);
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(closed.value().status, RunStatus::lost);
+  EXPECT_TRUE(closed.value().ended_at);
+  EXPECT_FALSE(closed.value().end_known);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace px::run
