@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/output.hpp"
 #include "cli/snapshot_output.hpp"
 #include "common/redact.hpp"
 #include "snapshot/manifest.hpp"
@@ -30,9 +31,9 @@ struct Options {
 };
 
 int do_take(const Options& o) {
-  if (auto st = snap::check_store_location(o.source, o.store); !st) return report(st.error());
+  if (auto st = snap::check_store_location(o.source, o.store); !st) return report_error(st.error());
   auto store = snap::Store::open(o.store);
-  if (!store) return report(store.error());
+  if (!store) return report_error(store.error());
   ProgressBar bar;
   snap::TakeOptions t;
   t.source = o.source;
@@ -41,23 +42,23 @@ int do_take(const Options& o) {
   t.progress = bar.fn();
   auto r = store.value().take(t);
   bar.clear();
-  if (!r) return report(r.error());
+  if (!r) return report_error(r.error());
   print_taken(r.value(), o.json);
   return 0;
 }
 
 int do_list(const Options& o) {
   auto store = snap::Store::open(o.store, false);
-  if (!store) return report(store.error());
+  if (!store) return report_error(store.error());
   auto list = store.value().list();
-  if (!list) return report(list.error());
+  if (!list) return report_error(list.error());
   print_list(list.value(), o.json, "No snapshots in " + o.store + ".");
   return 0;
 }
 
 int do_rewind(const Options& o) {
   auto store = snap::Store::open(o.store, false);
-  if (!store) return report(store.error());
+  if (!store) return report_error(store.error());
   ProgressBar bar;
   snap::RewindOptions r;
   r.source = o.source;
@@ -67,7 +68,7 @@ int do_rewind(const Options& o) {
   r.progress = bar.fn();
   auto res = store.value().rewind(r);
   bar.clear();
-  if (!res) return report(res.error());
+  if (!res) return report_error(res.error());
   print_rewind(res.value(), o.dry_run, o.source,
                "parallex snapshot rewind --source " + o.source + " --store " + o.store + " --to ");
   return 0;
@@ -75,9 +76,9 @@ int do_rewind(const Options& o) {
 
 int do_prune(const Options& o) {
   auto store = snap::Store::open(o.store, false);
-  if (!store) return report(store.error());
+  if (!store) return report_error(store.error());
   auto r = store.value().prune(o.keep);
-  if (!r) return report(r.error());
+  if (!r) return report_error(r.error());
   std::printf("Removed %zu snapshots and %llu objects (%s freed).\n", r.value().removed_ids.size(),
               static_cast<unsigned long long>(r.value().objects_removed),
               human(r.value().bytes_freed).c_str());

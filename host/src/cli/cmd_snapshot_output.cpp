@@ -71,20 +71,6 @@ void ProgressBar::update(const snap::Progress& p) {
     drawn_ = true;
 }
 
-int report(const Error& e) {
-  std::fprintf(stderr, "parallex: %s\n", redact(e.message).c_str());
-  switch (e.kind) {
-    case ErrorKind::invalid_input:
-      return 2;
-    case ErrorKind::conflict:
-      return 3;
-    case ErrorKind::not_found:
-      return 4;
-    default:
-      return 1;
-  }
-}
-
 nlohmann::json info_json(const snap::SnapshotInfo& i) {
   return {{"id", i.id},
           {"time", local_time(i.time_ns)},

@@ -6,6 +6,8 @@
 
 namespace px::cli {
 
+// The exit status table of the commands that do not run something (README,
+// "Run options and exit status"); run commands use run::exit_status.
 int report_error(const Error& error) {
   std::fprintf(stderr, "parallex: %s\n", redact(error.message).c_str());
   switch (error.kind) {

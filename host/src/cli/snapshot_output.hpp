@@ -18,8 +18,6 @@ std::string human(std::uint64_t bytes);
 std::string local_time(std::int64_t ns);
 nlohmann::json info_json(const snapshot::SnapshotInfo& info);
 void print_warnings(const std::vector<std::string>& warnings);
-// Prints the error (redacted) and returns the exit status for its kind.
-int report(const Error& e);
 void print_taken(const snapshot::SnapshotInfo& info, bool json);
 void print_list(const std::vector<snapshot::SnapshotInfo>& list, bool json, const std::string& empty_note);
 // `undo_hint` is the command that rewinds to a given snapshot id, minus the id.
