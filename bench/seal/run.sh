@@ -27,7 +27,7 @@ cmds+=("$PARALLEX run -- /bin/true")
 # and start-up + composing the policy with plugins (`policy show`). The seal's
 # own cost is `run` minus `policy show`.
 names+=("parallex start-up only (no seal)")
-cmds+=("$PARALLEX check --probe none")
+cmds+=("$PARALLEX check --probe-results /dev/null")
 names+=("parallex policy show -- /bin/true (start-up + policy, no seal)")
 cmds+=("$PARALLEX policy show -- /bin/true")
 # The floor of any host built on the chosen libraries: an empty C++ program

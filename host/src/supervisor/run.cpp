@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
@@ -385,6 +386,19 @@ class Run {
   }
 
   bool finished() const { return finished_; }
+
+  // PARALLEX_SEAL_TIMING=1: how long each step took, as timing notices.
+  void lap(const char* step) {
+    static const bool timing = [] {
+      const char* t = std::getenv("PARALLEX_SEAL_TIMING");
+      return t && std::string(t) == "1";
+    }();
+    if (!timing) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - lap_).count();
+    lap_ = now;
+    record_.notices.push_back({NoticeKind::timing, std::string("supervisor: ") + step + " " + std::to_string(ms) + " ms"});
+  }
   void release_resources() {
     if (decoys_) decoys_->stop();
     if (control_) control_->finish();
@@ -430,6 +444,7 @@ class Run {
   std::mutex say_mu_;
   std::vector<Notice> said_;
   bool finished_ = false;
+  std::chrono::steady_clock::time_point lap_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace
@@ -450,6 +465,7 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   if (plan.argv.empty()) return Error::invalid("no command to run: give it after --");
   Run r(std::move(plan), backend, observer);
   PX_TRY(r.open_record());
+  r.lap("open record");
   // From here on the record is finished whatever fails: the steps return an
   // error only before the command starts, and finish() records it.
   auto failed = [&r](const Error& e) {
@@ -458,14 +474,18 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   };
   r.stop_on_signals();
   if (auto s = r.start_kill_switch(); !s) return failed(s.error());
+  r.lap("kill switch");
   if (auto s = r.wait_for_global_pause(); !s) return failed(s.error());
   if (auto s = r.make_state_dirs(); !s) return failed(s.error());
   r.watch_decoys();
   r.remember_git();
   if (auto s = r.build_environment(); !s) return failed(s.error());
+  r.lap("environment");
   r.launch();
+  r.lap("launch and wait");
   r.stop_decoys();
   r.stop_kill_switch();
+  r.lap("stop kill switch");
   r.stop_proxy();
   r.check_new_git();
   return r.finish();
