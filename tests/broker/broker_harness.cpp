@@ -70,6 +70,21 @@ void write_file(const std::filesystem::path& path, const std::string& content, i
   ::chmod(path.c_str(), static_cast<mode_t>(mode));
 }
 
+CommandResult run_with_env(const std::vector<std::string>& env, const std::vector<std::string>& argv) {
+  std::vector<std::string> full = {"env"};
+  for (const auto& e : env) {
+    if (!e.empty() && e[0] == '-') {
+      full.push_back("-u");
+      full.push_back(e.substr(1));
+    }
+  }
+  for (const auto& e : env) {
+    if (!e.empty() && e[0] != '-') full.push_back(e);
+  }
+  full.insert(full.end(), argv.begin(), argv.end());
+  return run_command(full);
+}
+
 std::vector<nlohmann::json> read_json_lines(const std::filesystem::path& p) {
   std::vector<nlohmann::json> out;
   std::istringstream in(read_file(p));

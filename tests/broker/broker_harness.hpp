@@ -118,6 +118,11 @@ TlsResult tls_exchange(std::uint16_t front_port, const std::string& host, std::u
 TlsResult tls_on_socket(int fd, const std::string& sni, const std::string& request,
                         const TlsOptions& options);
 
+// Runs `argv` with `env` ("NAME=value" set, "-NAME" removed) through env(1),
+// so that the values given win over the test's own environment (which may
+// already point SSL_CERT_FILE, NODE_EXTRA_CA_CERTS or GIT_SSL_CAINFO somewhere).
+CommandResult run_with_env(const std::vector<std::string>& env, const std::vector<std::string>& argv);
+
 std::vector<nlohmann::json> read_json_lines(const std::filesystem::path& p);
 std::filesystem::path temp_dir(const std::string& name);
 // Writes `content` to `path` with `mode`.

@@ -131,6 +131,29 @@ TEST_F(RelayTest, KeepAliveChunkedAndExpectContinue) {
   EXPECT_EQ(log_lines().size(), 4u);
 }
 
+TEST_F(RelayTest, ManyPipelinedRequestsAreAnsweredInOrder) {
+  start();
+  // More than the relay reads ahead (32): it stops reading the client until
+  // answers go out, and every request is still answered, in order.
+  std::string many;
+  for (int i = 0; i < 80; ++i) {
+    many += "GET /echo/" + std::to_string(i) +
+            " HTTP/1.1\r\nHost: bound.test:" + std::to_string(upstream_->port()) +
+            (i == 79 ? "\r\nConnection: close" : "") + "\r\n\r\n";
+  }
+  const auto r = send("bound.test", many);
+  ASSERT_TRUE(r.handshake) << r.error;
+  std::size_t answered = 0;
+  for (std::size_t at = r.response.find("HTTP/1.1 200"); at != std::string::npos;
+       at = r.response.find("HTTP/1.1 200", at + 1)) {
+    ++answered;
+  }
+  EXPECT_EQ(answered, 80u);
+  const auto seen = upstream_->requests();
+  ASSERT_EQ(seen.size(), 80u);
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i]["path"], "/echo/" + std::to_string(i));
+}
+
 TEST_F(RelayTest, ABodyReadToTheEndOfTheConnectionArrivesWhole) {
   start();
   const auto r = send("bound.test", get("bound.test", upstream_->port(), "/close"));

@@ -22,6 +22,9 @@ namespace {
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr auto kTick = std::chrono::seconds(1);
 constexpr auto kShutdownGrace = std::chrono::seconds(2);
+// Requests read ahead of their responses (pipelining). Beyond this the client
+// is not read until answers go out: its queue cannot grow without bound.
+constexpr std::size_t kMaxPipelined = 32;
 
 std::string_view status_text(int status) {
   switch (status) {
@@ -268,6 +271,10 @@ void Relay::on_client_read(const error_code& ec, std::size_t n) {
 void Relay::read_request() {
   client_wait_ = ClientWait::none;
   if (ending()) return;
+  if (pending_.size() >= kMaxPipelined) {
+    waiting_for_room_ = true;
+    return;
+  }
   const proxy::ParseResult r = proxy::parse_request_head(in_, ctx_->limits.request_head, request_);
   if (r.state == proxy::ParseState::need_more) {
     if (!in_.empty() && !head_timing_) {
@@ -711,6 +718,10 @@ void Relay::response_done() {
   responding_ = false;
   if (upstream_truncated_) return close("eof");
   if (close_after) return finish();
+  if (waiting_for_room_) {
+    waiting_for_room_ = false;
+    read_request();
+  }
   if (was_upgrade && awaiting_upgrade_) {
     // Not switched (401, 426...): the connection goes on with the next request.
     awaiting_upgrade_ = false;

@@ -140,6 +140,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   bool client_eof_ = false;
   bool shutdown_after_read_ = false;
   bool awaiting_upgrade_ = false;
+  bool waiting_for_room_ = false;
   proxy::Request request_;
   proxy::Target body_;  // body framing of the request being forwarded
   std::uint64_t body_left_ = 0;
