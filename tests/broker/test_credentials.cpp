@@ -187,6 +187,8 @@ TEST(Credentials, ResolveFailsClosedForTheWholeSet) {
   framing.headers = {"Content-Length"};
   EXPECT_FALSE(CredentialSet::resolve({framing}));
   EXPECT_FALSE(CredentialSet::resolve({ok, ok}));  // the same name twice
+  EXPECT_FALSE(CredentialSet::from_resolved(
+      {Credential{"x", kGithubSecret, kGithubSecret + "1", {"a.test"}, {}, {}}}));
 }
 
 CredentialSet test_set() {
@@ -199,7 +201,7 @@ CredentialSet test_set() {
   Credential ant{
       "anthropic",           kAnthropicSecret,      make_placeholder("anthropic", kAnthropicSecret).value(),
       {"api.anthropic.com"}, {"anthropic-api-key"}, {}};
-  return CredentialSet({gh, ant});
+  return CredentialSet::from_resolved({gh, ant}).value();
 }
 
 proxy::Request request(std::string target, std::vector<proxy::Header> headers) {

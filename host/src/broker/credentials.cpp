@@ -107,6 +107,16 @@ std::string percent_decode(std::string_view text) {
   return out;
 }
 
+Result<CredentialSet> CredentialSet::from_resolved(std::vector<Credential> credentials) {
+  for (const auto& c : credentials) {
+    if (c.secret.empty() || c.placeholder.size() != c.secret.size() || c.placeholder == c.secret) {
+      return Error::internal("credential \"" + c.name +
+                             "\": its placeholder must differ from its secret and be as long");
+    }
+  }
+  return CredentialSet(std::move(credentials));
+}
+
 CredentialSet::CredentialSet(std::vector<Credential> credentials) : credentials_(std::move(credentials)) {
   for (auto& c : credentials_) {
     for (auto& h : c.headers) h = lowered(h);

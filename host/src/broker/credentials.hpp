@@ -58,8 +58,10 @@ class CredentialSet {
   // whole set: a run never starts half-brokered.
   static Result<CredentialSet> resolve(const std::vector<CredentialSpec>& specs,
                                        const SecretLimits& limits = {});
-  // From credentials whose secrets are already read (tests, fuzzing).
-  explicit CredentialSet(std::vector<Credential> credentials);
+  // From credentials whose secrets are already read (tests, fuzzing). Each
+  // placeholder must be as long as its secret (make_placeholder's are): a
+  // substitution must never change the length of a body.
+  static Result<CredentialSet> from_resolved(std::vector<Credential> credentials);
   ~CredentialSet();
   CredentialSet(CredentialSet&&) noexcept = default;
   CredentialSet& operator=(CredentialSet&&) noexcept = default;
@@ -93,6 +95,7 @@ class CredentialSet {
   std::size_t hide_secrets(std::string_view host, std::string& text) const;
 
  private:
+  explicit CredentialSet(std::vector<Credential> credentials);
   std::vector<Credential> credentials_;
   // Per credential: the encoded forms of its placeholder and secret.
   std::vector<std::vector<std::string>> forms_;
