@@ -60,7 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t at = 0; at < input.size(); at += piece) {
     const auto part = input.substr(at, piece);
     if (found < 0) found = scanner.feed(part);
-    replaced += replacer.feed(part);
+    std::string piece_out(part);
+    replacer.feed(piece_out);
+    replaced += piece_out;
   }
   replaced += replacer.finish();
   if (replaced.size() != input.size()) __builtin_trap();

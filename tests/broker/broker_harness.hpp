@@ -19,6 +19,7 @@
 
 #include "../proxy/harness.hpp"
 #include "broker/broker.hpp"
+#include "test_upstream_trust.hpp"
 
 namespace px::broker::test {
 
@@ -26,10 +27,6 @@ using proxy::test::CommandResult;
 using proxy::test::have_tool;
 using proxy::test::read_file;
 using proxy::test::run_command;
-
-// In test_upstream_trust.cpp: the CA the broker's upstream side trusts beside
-// the system store, in this test executable only.
-void set_test_upstream_ca(const std::string& pem);
 
 struct CertFiles {
   std::filesystem::path cert, key;

@@ -134,6 +134,23 @@ std::string jwt_with_exp(long exp) {
   return "eyJhbGciOiJSUzI1NiJ9." + b64 + ".c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJl";
 }
 
+TEST(Placeholder, AJsonWebTokenKeepsItsClaimsAndLosesItsSignature) {
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const std::string token = jwt_with_exp(secs + 3600) + "QkFTRTY0VVJMc2lnbmF0dXJlX29mX2FuX1JTMjU2X3Rva2VuXy0";
+  EXPECT_EQ(shape_of(token), "jwt");
+  auto p = make_placeholder("codex", token);
+  ASSERT_TRUE(p) << p.error().message;
+  const std::size_t sig = token.rfind('.') + 1;
+  EXPECT_EQ(p.value().size(), token.size());
+  EXPECT_EQ(p.value().substr(0, sig), token.substr(0, sig)) << "header and claims kept";
+  EXPECT_NE(p.value().substr(sig), token.substr(sig));
+  EXPECT_EQ(jwt_expiry(p.value()), jwt_expiry(token));
+  auto unsigned_token = make_placeholder("codex", jwt_with_exp(secs + 3600).substr(0, sig) + "abc");
+  EXPECT_FALSE(unsigned_token);
+}
+
 TEST(SecretSource, ExpiredOrMisShapedSecretsAreRefused) {
   const auto now = std::chrono::system_clock::now();
   EXPECT_TRUE(check_secret("gh", kGithubSecret, "github-token", std::nullopt, now));
@@ -307,8 +324,11 @@ TEST(Credentials, ResponseReplacerHidesAnEchoedSecretWithoutDelayingOtherBytes) 
   for (std::size_t piece : {1u, 5u, 13u, 1000u}) {
     StreamReplacer r = set.response_replacer("api.github.com");
     std::string out;
-    for (std::size_t at = 0; at < text.size(); at += piece)
-      out += r.feed(std::string_view(text).substr(at, piece));
+    for (std::size_t at = 0; at < text.size(); at += piece) {
+      std::string part = text.substr(at, piece);
+      r.feed(part);
+      out += part;
+    }
     out += r.finish();
     EXPECT_EQ(out.size(), text.size());
     EXPECT_FALSE(has(out, kGithubSecret)) << out;
@@ -316,7 +336,13 @@ TEST(Credentials, ResponseReplacerHidesAnEchoedSecretWithoutDelayingOtherBytes) 
   }
   // An event that ends in "\n\n" is passed on whole at once: nothing held back.
   StreamReplacer r = set.response_replacer("api.github.com");
-  EXPECT_EQ(r.feed("data: {\"delta\":\"hi\"}\n\n"), "data: {\"delta\":\"hi\"}\n\n");
+  std::string event = "data: {\"delta\":\"hi\"}\n\n";
+  r.feed(event);
+  EXPECT_EQ(event, "data: {\"delta\":\"hi\"}\n\n");
+  // A header value, whole.
+  std::string header = "token " + kGithubSecret;
+  EXPECT_EQ(r.replace_in(header), 1u);
+  EXPECT_EQ(header, "token " + gh);
 }
 
 }  // namespace

@@ -177,6 +177,17 @@ TEST(Broker, ConfigurationErrorsAreClearAndNothingIsHalfMade) {
   }
   EXPECT_EQ(gh_token.size(), kGithubSecret.size());
   EXPECT_NE(gh_token, kGithubSecret);
+  // Outside a terminated connection (the proxy asks): a CONNECT target that
+  // carries the placeholder as a name label, a plain-HTTP head.
+  const auto in_name =
+      made.value()->check_outbound("evil.example", gh_token + ".evil.example:443", "CONNECT target");
+  ASSERT_TRUE(in_name);
+  EXPECT_EQ(in_name->credential, "github");
+  EXPECT_FALSE(made.value()->check_outbound("github.com",
+                                            "GET / HTTP/1.1\r\nAuthorization: Bearer " + gh_token, "head"));
+  const auto report = made.value()->report();
+  ASSERT_EQ(report.exfiltration.size(), 1u);
+  EXPECT_EQ(report.exfiltration[0].where, "CONNECT target");
   std::filesystem::remove_all(dir);
 }
 

@@ -3,6 +3,8 @@
 // upstream_trust_system.cpp at link time in the test executable only (see
 // host/src/broker/upstream_trust.hpp); nothing in the parallex executable can
 // reach it.
+#include "test_upstream_trust.hpp"
+
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 
@@ -11,7 +13,6 @@
 
 #include "broker/tls_contexts.hpp"
 #include "broker/upstream_trust.hpp"
-#include "broker_harness.hpp"
 
 namespace px::broker {
 namespace {

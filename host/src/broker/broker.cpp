@@ -60,9 +60,8 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
   broker->context_ = ctx;
   if (ctx->terminated.empty()) return broker;
 
-  PX_TRY_ASSIGN(ctx->ca, RunCa::create(ctx->terminated, config.ca_validity));
   if (config.state_dir.empty()) return Error::internal("the broker needs the run's private state folder");
-  PX_TRY_ASSIGN(ctx->trust, write_trust_files(config.state_dir, ctx->ca->certificate_pem()));
+  PX_TRY_ASSIGN(ctx->ca, RunCa::create(ctx->terminated, config.ca_validity));
   PX_TRY_ASSIGN(auto client_facing, make_client_facing_context());
   PX_TRY_ASSIGN(auto upstream, make_upstream_context());
   ctx->client_facing = std::make_unique<boost::asio::ssl::context>(client_facing.release());
@@ -70,6 +69,9 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
   if (!config.request_log.empty()) {
     PX_TRY_ASSIGN(ctx->log, RequestLog::open(config.request_log));
   }
+  // Last: a run whose broker failed is never left with a bundle that trusts a
+  // CA nobody serves.
+  PX_TRY_ASSIGN(ctx->trust, write_trust_files(config.state_dir, ctx->ca->certificate_pem()));
   return broker;
 }
 

@@ -294,15 +294,4 @@ StreamReplacer CredentialSet::response_replacer(std::string_view host) const {
   return StreamReplacer(std::move(pairs));
 }
 
-std::size_t CredentialSet::hide_secrets(std::string_view host, std::string& text) const {
-  std::size_t n = 0;
-  for (const auto& c : credentials_) {
-    if (!c.bound_to(host)) continue;
-    const auto from = encoded_forms(c.secret, false);
-    const auto to = encoded_forms(c.placeholder, false);
-    for (std::size_t k = 0; k < from.size() && k < to.size(); ++k) n += replace_all(text, from[k], to[k]);
-  }
-  return n;
-}
-
 }  // namespace px::broker

@@ -89,10 +89,9 @@ class CredentialSet {
   // tag is the credential's index. Empty when there is nothing to look for.
   StreamScanner body_scanner(std::string_view host) const;
   // A replacer for responses from `host`: each secret bound to it back to its
-  // placeholder, so a server that echoes the secret does not hand it to the run.
+  // placeholder (as is, hex, base64), so a server that echoes the secret does
+  // not hand it to the run. Its replace_in() serves header values.
   StreamReplacer response_replacer(std::string_view host) const;
-  // The same on one text (a response header value); the count replaced.
-  std::size_t hide_secrets(std::string_view host, std::string& text) const;
 
  private:
   explicit CredentialSet(std::vector<Credential> credentials);

@@ -59,6 +59,23 @@ Result<std::size_t> random_below(std::size_t n) {
   }
 }
 
+// A JSON Web Token (header.payload.signature, base64url, a header naming an
+// algorithm): only its signature makes it a credential. Its claims are kept
+// (clients such as Codex read the account and plan from them, and they are
+// not secret: anyone holding the token can decode them); the signature is
+// drawn at random, so the placeholder is a well-formed token no server accepts.
+std::size_t jwt_signature_start(std::string_view token) {
+  const std::size_t d1 = token.find('.');
+  if (d1 == std::string_view::npos || token.substr(0, 3) != "eyJ") return 0;
+  const std::size_t d2 = token.find('.', d1 + 1);
+  if (d2 == std::string_view::npos || token.find('.', d2 + 1) != std::string_view::npos) return 0;
+  const auto b64url = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  };
+  if (!std::all_of(token.begin(), token.end(), [&](char c) { return c == '.' || b64url(c); })) return 0;
+  return d2 + 1;
+}
+
 }  // namespace
 
 std::string_view known_prefix(std::string_view secret) {
@@ -70,7 +87,7 @@ std::string_view known_prefix(std::string_view secret) {
 
 std::string_view shape_of(std::string_view secret) {
   const std::string_view p = known_prefix(secret);
-  if (p.empty()) return "opaque";
+  if (p.empty()) return jwt_signature_start(secret) > 0 ? "jwt" : "opaque";
   if (p.substr(0, 2) == "gh" || p == "github_pat_") return "github-token";
   if (p.substr(0, 7) == "sk-ant-") return "anthropic-key";
   return "openai-key";
@@ -78,6 +95,25 @@ std::string_view shape_of(std::string_view secret) {
 
 Result<std::string> make_placeholder(std::string_view name, std::string_view secret,
                                      const std::vector<std::string>& avoid) {
+  if (const std::size_t sig = jwt_signature_start(secret); sig > 0) {
+    const std::string_view signature = secret.substr(sig);
+    if (signature.size() < 22) {
+      return Error::invalid("the token of credential \"" + std::string(name) +
+                            "\" has a signature too short to broker (an unsigned or test token?)");
+    }
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      std::string out(secret.substr(0, sig));
+      static constexpr std::string_view kBase64Url =
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+      for (std::size_t i = 0; i < signature.size(); ++i) {
+        PX_TRY_ASSIGN(const std::size_t k, random_below(kBase64Url.size()));
+        out += kBase64Url[k];
+      }
+      if (out != secret && std::find(avoid.begin(), avoid.end(), out) == avoid.end()) return out;
+    }
+    return Error::internal("could not draw a placeholder different from the token of \"" + std::string(name) +
+                           "\"");
+  }
   const std::string_view prefix = known_prefix(secret);
   const std::string_view body = secret.substr(prefix.size());
   const std::string_view alphabet = alphabet_for(body);

@@ -12,7 +12,7 @@
 namespace px::broker {
 
 // "github-token" (ghp_ gho_ ghu_ ghs_ ghr_ github_pat_), "anthropic-key"
-// (sk-ant-), "openai-key" (sk-), or "opaque".
+// (sk-ant-), "openai-key" (sk-), "jwt" (a JSON Web Token), or "opaque".
 std::string_view shape_of(std::string_view secret);
 
 // The literal prefix a placeholder keeps ("ghp_", "sk-ant-api03-", "sk-proj-",
@@ -26,6 +26,7 @@ std::string_view known_prefix(std::string_view secret);
 // Refuses a secret whose random part carries fewer than 80 bits: its
 // placeholder could be guessed, and so could the secret. Never returns the
 // secret or a string in `avoid`. `name` is the credential's, for messages.
+// A JSON Web Token keeps its header and claims; only its signature is drawn.
 Result<std::string> make_placeholder(std::string_view name, std::string_view secret,
                                      const std::vector<std::string>& avoid = {});
 

@@ -139,6 +139,10 @@ Relay::Relay(std::shared_ptr<BrokerContext> context, tcp::socket client, std::st
       timer_(client_.get_executor()) {
   started_ = last_activity_ = Clock::now();
   sni_.expected = host_;
+  // What this host's requests are scanned for and its responses cleaned of,
+  // made once per connection; each request or response takes a cheap copy.
+  scanner_template_ = ctx_->credentials.body_scanner(host_);
+  response_template_ = ctx_->credentials.response_replacer(host_);
 }
 
 void Relay::start() {
@@ -421,7 +425,7 @@ void Relay::handle_request() {
 
   body_left_ = body_.body == proxy::Target::Body::length ? body_.content_length : 0;
   body_chunks_.reset(body_.body == proxy::Target::Body::chunked ? new proxy::ChunkedTracker() : nullptr);
-  body_scanner_ = ctx_->credentials.body_scanner(host_);
+  body_scanner_ = scanner_template_;
   raw_scanner_ = body_.body == proxy::Target::Body::chunked ? body_scanner_ : StreamScanner();
   pending_.push_back(std::move(ex));
   pump_responses();
@@ -476,8 +480,13 @@ void Relay::forward_request_body() {
   for (const auto span : spans) {
     if (!pending_.empty()) pending_.back().record.bytes_up += span.size();
   }
-  out_up_.assign(in_, 0, take);
-  in_.erase(0, take);
+  if (take == in_.size()) {
+    out_up_.swap(in_);
+    in_.clear();
+  } else {
+    out_up_.assign(in_, 0, take);
+    in_.erase(0, take);
+  }
   asio::async_write(up_, asio::buffer(out_up_),
                     [self = shared_from_this()](const error_code& ec, std::size_t) {
                       if (self->ending()) return;
@@ -608,7 +617,7 @@ void Relay::handle_response_head() {
                      (response.reason_phrase.empty() ? "" : " " + response.reason_phrase) + "\r\n";
   for (auto& h : response.headers) {
     if (te && proxy::iequals(h.name, "content-length")) continue;
-    ctx_->credentials.hide_secrets(host_, h.value);
+    response_template_.replace_in(h.value);
     head += h.name + ": " + h.value + "\r\n";
   }
   head += "\r\n";
@@ -623,7 +632,7 @@ void Relay::handle_response_head() {
     return write_client(std::move(head), &Relay::start_tunnel);
   }
   const proxy::Header* encoding = response.find("content-encoding");
-  replacer_ = ctx_->credentials.response_replacer(host_);
+  replacer_ = response_template_;
   replacing_ = !replacer_.empty() && (encoding == nullptr || proxy::iequals(encoding->value, "identity"));
   response_body_ = framing.kind;
   response_left_ = framing.length;
@@ -647,14 +656,27 @@ void Relay::forward_response_body() {
   }
   if (up_in_.empty()) return read_upstream();
   std::string out;
+  // Takes the first n bytes of up_in_ into `out`: the whole buffer is swapped,
+  // not copied (the usual case: one TLS record, all of it body).
+  const auto take_front = [this, &out](std::size_t n) {
+    if (n == up_in_.size()) {
+      out.swap(up_in_);
+      up_in_.clear();
+    } else {
+      out.assign(up_in_, 0, n);
+      up_in_.erase(0, n);
+    }
+  };
   switch (response_body_) {
     case BodyKind::length: {
       const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(response_left_, up_in_.size()));
       response_left_ -= take;
-      out = replacing_ ? replacer_.feed(std::string_view(up_in_).substr(0, take)) : up_in_.substr(0, take);
-      if (response_left_ == 0 && replacing_) out += replacer_.finish();
       front.record.bytes_down += take;
-      up_in_.erase(0, take);
+      take_front(take);
+      if (replacing_) {
+        replacer_.feed(out);
+        if (response_left_ == 0) out += replacer_.finish();
+      }
       if (response_left_ == 0) response_body_ = BodyKind::none;
       break;
     }
@@ -665,11 +687,13 @@ void Relay::forward_response_body() {
         front.record.detail = "malformed chunked response";
         return close("error");
       }
+      for (const auto span : spans) front.record.bytes_down += span.size();
       if (replacing_) {
         // Decoded, replaced and chunked again: a secret split across chunks
         // is found too. Trailers are dropped.
         for (const auto span : spans) {
-          const std::string part = replacer_.feed(span);
+          std::string part(span);
+          replacer_.feed(part);
           if (!part.empty()) out += hex_size(part.size()) + "\r\n" + part + "\r\n";
         }
         if (step.done) {
@@ -677,18 +701,17 @@ void Relay::forward_response_body() {
           if (!tail.empty()) out += hex_size(tail.size()) + "\r\n" + tail + "\r\n";
           out += "0\r\n\r\n";
         }
+        up_in_.erase(0, step.consumed);
       } else {
-        out = up_in_.substr(0, step.consumed);
+        take_front(step.consumed);
       }
-      for (const auto span : spans) front.record.bytes_down += span.size();
-      up_in_.erase(0, step.consumed);
       if (step.done) response_body_ = BodyKind::none;
       break;
     }
     case BodyKind::until_close:
-      out = replacing_ ? replacer_.feed(up_in_) : up_in_;
       front.record.bytes_down += up_in_.size();
-      up_in_.clear();
+      take_front(up_in_.size());
+      if (replacing_) replacer_.feed(out);
       break;
     case BodyKind::none:
       break;

@@ -145,7 +145,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   proxy::Target body_;  // body framing of the request being forwarded
   std::uint64_t body_left_ = 0;
   std::unique_ptr<proxy::ChunkedTracker> body_chunks_;
-  StreamScanner body_scanner_, raw_scanner_;
+  StreamScanner scanner_template_, body_scanner_, raw_scanner_;
   std::string out_up_;
 
   // Upstream side.
@@ -157,7 +157,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   BodyKind response_body_ = BodyKind::none;
   std::uint64_t response_left_ = 0;
   std::unique_ptr<proxy::ChunkedTracker> response_chunks_;
-  StreamReplacer replacer_;
+  StreamReplacer response_template_, replacer_;
   bool replacing_ = false;
   bool upstream_truncated_ = false;
   std::string out_down_;

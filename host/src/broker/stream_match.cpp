@@ -6,30 +6,31 @@
 
 namespace px::broker {
 
-StreamScanner::StreamScanner(std::vector<std::pair<std::string, int>> patterns)
-    : patterns_(std::move(patterns)) {
-  patterns_.erase(
-      std::remove_if(patterns_.begin(), patterns_.end(), [](const auto& p) { return p.first.empty(); }),
-      patterns_.end());
-  for (const auto& p : patterns_) longest_ = std::max(longest_, p.first.size());
+StreamScanner::StreamScanner(std::vector<std::pair<std::string, int>> patterns) {
+  patterns.erase(
+      std::remove_if(patterns.begin(), patterns.end(), [](const auto& p) { return p.first.empty(); }),
+      patterns.end());
+  for (const auto& p : patterns) longest_ = std::max(longest_, p.first.size());
+  patterns_ = std::make_shared<const std::vector<std::pair<std::string, int>>>(std::move(patterns));
 }
 
 int StreamScanner::find_in(std::string_view text) const {
-  for (const auto& [pattern, tag] : patterns_) {
+  if (!patterns_) return -1;
+  for (const auto& [pattern, tag] : *patterns_) {
     if (text.find(pattern) != std::string_view::npos) return tag;
   }
   return -1;
 }
 
 int StreamScanner::feed(std::string_view data) {
-  if (patterns_.empty() || data.empty()) return -1;
+  if (empty() || data.empty()) return -1;
   // The seam: the carried tail with the start of this piece, where a pattern
   // split between pieces can be; then the piece itself.
+  const std::size_t keep = longest_ - 1;
   std::string seam = carry_;
-  seam.append(data.substr(0, longest_ > 0 ? longest_ - 1 : 0));
+  seam.append(data.substr(0, keep));
   int tag = find_in(seam);
   if (tag < 0) tag = find_in(data);
-  const std::size_t keep = longest_ > 0 ? longest_ - 1 : 0;
   if (data.size() >= keep) {
     carry_.assign(data.substr(data.size() - keep));
   } else {
@@ -39,32 +40,46 @@ int StreamScanner::feed(std::string_view data) {
   return tag;
 }
 
-StreamReplacer::StreamReplacer(std::vector<std::pair<std::string, std::string>> pairs)
-    : pairs_(std::move(pairs)) {
-  pairs_.erase(
-      std::remove_if(pairs_.begin(), pairs_.end(),
+StreamReplacer::StreamReplacer(std::vector<std::pair<std::string, std::string>> pairs) {
+  pairs.erase(
+      std::remove_if(pairs.begin(), pairs.end(),
                      [](const auto& p) { return p.first.empty() || p.first.size() != p.second.size(); }),
-      pairs_.end());
+      pairs.end());
+  pairs_ = std::make_shared<const std::vector<std::pair<std::string, std::string>>>(std::move(pairs));
 }
 
-std::string StreamReplacer::feed(std::string_view data) {
-  std::string window = std::move(held_);
-  held_.clear();
-  window.append(data);
-  for (const auto& [from, to] : pairs_) replacements_ += replace_all(window, from, to);
-  // Hold back the longest tail that is a proper prefix of a `from`.
+std::size_t StreamReplacer::replace_in(std::string& text) const {
+  std::size_t n = 0;
+  if (pairs_) {
+    for (const auto& [from, to] : *pairs_) n += replace_all(text, from, to);
+  }
+  return n;
+}
+
+void StreamReplacer::feed(std::string& data) {
+  if (empty()) return;
+  if (!held_.empty()) {
+    data.insert(0, held_);
+    held_.clear();
+  }
+  replace_in(data);
+  // Hold back the longest tail that is a proper prefix of a `from`: for each,
+  // only the places in the last from.size()-1 bytes where its first byte is.
   std::size_t hold = 0;
-  for (const auto& [from, to] : pairs_) {
-    for (std::size_t n = std::min(from.size() - 1, window.size()); n > hold; --n) {
-      if (std::string_view(window).substr(window.size() - n) == std::string_view(from).substr(0, n)) {
-        hold = n;
+  const std::string_view w(data);
+  for (const auto& [from, to] : *pairs_) {
+    std::size_t i = w.size() - std::min(from.size() - 1, w.size());
+    for (; i < w.size() && w.size() - i > hold; ++i) {
+      i = w.find(from[0], i);
+      if (i == std::string_view::npos || w.size() - i <= hold) break;
+      if (w.substr(i) == std::string_view(from).substr(0, w.size() - i)) {
+        hold = w.size() - i;
         break;
       }
     }
   }
-  held_.assign(window, window.size() - hold, hold);
-  window.resize(window.size() - hold);
-  return window;
+  held_.assign(data, data.size() - hold, hold);
+  data.resize(data.size() - hold);
 }
 
 std::string StreamReplacer::finish() {
