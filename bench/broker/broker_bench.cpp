@@ -3,9 +3,9 @@
 // CONNECT front (a terminated connection), measured side by side with the
 // same client: keep-alive requests per second and their p50/p99 latency, new
 // connections (TCP + CONNECT + TLS + one request) p50/p99, and one 1 GiB
-// response: MB/s and the CPU the relay spent per GiB (the process's CPU minus
+// GiB of responses: MB/s and the CPU the relay spent per GiB (the process's CPU minus
 // the client's and the server's threads).
-//   broker_bench [--requests N] [--connections N] [--bytes N]
+//   broker_bench [--requests N] [--connections N] [--bytes N] [--rounds R]
 // Then a probe of kernel TLS (SSL_OP_ENABLE_KTLS) on this machine.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -302,56 +302,46 @@ double percentile(std::vector<double> v, double p) {
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
-struct Row {
-  std::string label;
-  double rps, p50, p99, conn_p50, conn_p99, mbps, relay_ms_per_gib;
+// What one path collected over the rounds.
+struct Samples {
+  std::vector<double> latency_us, rps, conn_us, mbps, relay_ms_per_gib;
 };
 
-Row measure(const Path& p, std::uint16_t server_port, int requests, int connections, std::size_t bytes) {
-  Row row{p.label, 0, 0, 0, 0, 0, 0, 0};
+// One round of a path: keep-alive requests, new connections, one bulk response.
+void round(const Path& p, std::uint16_t server_port, int requests, int connections, std::size_t bytes,
+           Samples& s) {
   std::vector<char> buf(256 * 1024);
   {
     auto c = open_client(p, server_port);
-    for (int i = 0; i < 200; ++i) request(*c, "/small", buf);  // warm up
-    std::vector<double> lat;
+    for (int i = 0; i < 100; ++i) request(*c, "/small", buf);  // warm up
     const auto t0 = Clock::now();
     for (int i = 0; i < requests; ++i) {
       const auto a = Clock::now();
       request(*c, "/small", buf);
-      lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+      s.latency_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
     }
-    row.rps = requests / std::chrono::duration<double>(Clock::now() - t0).count();
-    row.p50 = percentile(lat, 0.5);
-    row.p99 = percentile(lat, 0.99);
+    s.rps.push_back(requests / std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  {
-    std::vector<double> lat;
-    for (int i = 0; i < connections; ++i) {
-      const auto a = Clock::now();
-      auto c = open_client(p, server_port);
-      request(*c, "/small", buf);
-      lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
-    }
-    row.conn_p50 = percentile(lat, 0.5);
-    row.conn_p99 = percentile(lat, 0.99);
-  }
-  {
+  for (int i = 0; i < connections; ++i) {
+    const auto a = Clock::now();
     auto c = open_client(p, server_port);
-    const double server0 = server_cpu.load();
-    const double proc0 = process_cpu();
-    const double client0 = thread_cpu();
-    const auto t0 = Clock::now();
-    const std::size_t got = request(*c, "/bulk?n=" + std::to_string(bytes), buf);
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double client = thread_cpu() - client0;
-    c.reset();  // the server's thread ends and adds its CPU
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const double relay = process_cpu() - proc0 - client - (server_cpu.load() - server0);
-    if (got != bytes) std::fprintf(stderr, "%s: %zu of %zu bytes\n", p.label.c_str(), got, bytes);
-    row.mbps = static_cast<double>(got) / 1e6 / secs;
-    row.relay_ms_per_gib = relay * 1000.0 * static_cast<double>(1ULL << 30) / static_cast<double>(got);
+    request(*c, "/small", buf);
+    s.conn_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
   }
-  return row;
+  auto c = open_client(p, server_port);
+  const double server0 = server_cpu.load();
+  const double proc0 = process_cpu();
+  const double client0 = thread_cpu();
+  const auto t0 = Clock::now();
+  const std::size_t got = request(*c, "/bulk?n=" + std::to_string(bytes), buf);
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double client = thread_cpu() - client0;
+  c.reset();  // the server's thread ends and adds its CPU
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double relay = process_cpu() - proc0 - client - (server_cpu.load() - server0);
+  if (got != bytes) std::fprintf(stderr, "%s: %zu of %zu bytes\n", p.label.c_str(), got, bytes);
+  s.mbps.push_back(static_cast<double>(got) / 1e6 / secs);
+  s.relay_ms_per_gib.push_back(relay * 1000.0 * static_cast<double>(1ULL << 30) / static_cast<double>(got));
 }
 
 // Kernel TLS: does this kernel and this OpenSSL move records into the kernel?
@@ -400,13 +390,14 @@ void ktls_probe(const px::broker::Leaf& leaf, const std::string& ca_pem) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int requests = 5000, connections = 300;
-  std::size_t bytes = std::size_t{1} << 30;
+  int requests = 6000, connections = 300, rounds = 3;
+  std::size_t bytes = std::size_t{3} << 30;  // 1 GiB per round
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--requests") requests = std::stoi(argv[i + 1]);
     if (a == "--connections") connections = std::stoi(argv[i + 1]);
     if (a == "--bytes") bytes = std::stoull(argv[i + 1]);
+    if (a == "--rounds") rounds = std::max(1, std::stoi(argv[i + 1]));
   }
   const auto dir = std::filesystem::temp_directory_path() / ("px-broker-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "a");
@@ -484,18 +475,32 @@ int main(int argc, char** argv) {
       {"terminated, rules", front_rules.port(), false, read_all(with_rules->trust_files().ca)},
       {"terminated, credential", front_credential.port(), false, read_all(with_credential->trust_files().ca)},
   };
-  std::vector<Row> rows;
-  for (const auto& p : paths) rows.push_back(measure(p, server_port, requests, connections, bytes));
-
-  std::printf("| %-22s | %9s | %8s | %8s | %9s | %9s | %9s | %12s | %14s |\n", "path", "req/s", "p50 us",
-              "p99 us", "conn p50", "conn p99", "vs direct", "MB/s (1 GiB)", "relay CPU/GiB");
+  // Rounds interleaved across the paths, so that a load that comes and goes
+  // on the machine falls on every path alike; the medians are printed.
+  std::vector<Samples> samples(paths.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      round(paths[i], server_port, requests / rounds, connections / rounds,
+            bytes / static_cast<std::size_t>(rounds), samples[i]);
+    }
+  }
+  const double direct_rps = percentile(samples[0].rps, 0.5);
+  std::printf(
+      "%d rounds; %d keep-alive requests, %d new connections, %zu MiB of responses per path; medians\n",
+      rounds, requests, connections, bytes >> 20);
+  std::printf("| %-22s | %9s | %8s | %8s | %9s | %9s | %9s | %6s | %14s |\n", "path", "req/s", "p50 us",
+              "p99 us", "conn p50", "conn p99", "vs direct", "MB/s", "relay CPU/GiB");
   std::printf(
       "|------------------------|-----------|----------|----------|-----------|-----------|-----------|------"
-      "--------|----------------|\n");
-  for (const auto& r : rows) {
-    std::printf("| %-22s | %9.0f | %8.0f | %8.0f | %6.0f us | %6.0f us | %8.0f%% | %12.0f | %11.0f ms |\n",
-                r.label.c_str(), r.rps, r.p50, r.p99, r.conn_p50, r.conn_p99, 100.0 * r.rps / rows[0].rps,
-                r.mbps, r.relay_ms_per_gib);
+      "--|"
+      "----------------|\n");
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const Samples& x = samples[i];
+    const double rps = percentile(x.rps, 0.5);
+    std::printf("| %-22s | %9.0f | %8.0f | %8.0f | %6.0f us | %6.0f us | %8.0f%% | %6.0f | %11.0f ms |\n",
+                paths[i].label.c_str(), rps, percentile(x.latency_us, 0.5), percentile(x.latency_us, 0.99),
+                percentile(x.conn_us, 0.5), percentile(x.conn_us, 0.99), 100.0 * rps / direct_rps,
+                percentile(x.mbps, 0.5), i == 0 ? 0.0 : percentile(x.relay_ms_per_gib, 0.5));
   }
   ktls_probe(*leaf, server_ca_pem);
   proxy.value()->stop();

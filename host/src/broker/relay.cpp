@@ -273,8 +273,10 @@ void Relay::on_client_read(const error_code& ec, std::size_t n) {
 }
 
 void Relay::read_request() {
+  // Requests are read only while serving: a WebSocket tunnel (which may have
+  // started before this call) reads the client on its own.
+  if (phase_ != Phase::serving) return;
   client_wait_ = ClientWait::none;
-  if (ending()) return;
   if (pending_.size() >= kMaxPipelined) {
     waiting_for_room_ = true;
     return;
@@ -305,7 +307,6 @@ void Relay::handle_request() {
   ex.record.port = port_;
   ex.record.method = request_.method;
   ex.record.path = request_.target;
-  const std::string what = request_.method + " to " + host_;
 
   if (!upstream_failure_reason_.empty()) {
     ex.record.detail = upstream_failure_detail_;
@@ -349,6 +350,10 @@ void Relay::handle_request() {
   if (request_.count("http2-settings") > 0) {
     return refuse(std::move(ex), 400, reason::upgrade_refused,
                   "parallex broker: h2c upgrades are not relayed.");
+  }
+  if (request_.count("upgrade") > 1) {
+    return refuse(std::move(ex), 400, reason::upgrade_refused,
+                  "parallex broker: one Upgrade header at most.");
   }
   if (const auto* up = request_.find("upgrade")) {
     if (request_.method != "GET" || !proxy::iequals(up->value, "websocket") ||
@@ -427,6 +432,8 @@ void Relay::handle_request() {
   body_chunks_.reset(body_.body == proxy::Target::Body::chunked ? new proxy::ChunkedTracker() : nullptr);
   body_scanner_ = scanner_template_;
   raw_scanner_ = body_.body == proxy::Target::Body::chunked ? body_scanner_ : StreamScanner();
+  ex.id = ++last_id_;
+  body_owner_ = ex.id;
   pending_.push_back(std::move(ex));
   pump_responses();
   asio::async_write(up_, asio::buffer(out_up_),
@@ -440,16 +447,19 @@ void Relay::handle_request() {
 }
 
 void Relay::forward_request_body() {
-  if (ending()) return;
+  if (phase_ != Phase::serving) return;
   const bool done = (body_.body == proxy::Target::Body::none) ||
                     (body_.body == proxy::Target::Body::length && body_left_ == 0);
   if (done) {
     body_.body = proxy::Target::Body::none;
-    if (!pending_.empty() && pending_.back().upgrade) {
+    // The exchange may be answered already (a server that replies before the
+    // body is in); then it is gone from pending_ and the next request is read.
+    if (const Exchange* ex = body_exchange(); ex != nullptr && ex->upgrade) {
       awaiting_upgrade_ = true;  // the response decides: a tunnel, or the next request
       return;
     }
-    if (!pending_.empty() && pending_.back().close_after) return;  // nothing more is read
+    if (const Exchange* ex = body_exchange(); ex != nullptr && ex->close_after)
+      return;  // nothing more is read
     return read_request();
   }
   if (in_.empty()) return read_client(ClientWait::body);
@@ -462,7 +472,7 @@ void Relay::forward_request_body() {
   } else {
     const auto step = body_chunks_->feed(in_, &spans);
     if (step.error) {
-      if (!pending_.empty()) pending_.back().record.detail = "malformed chunked body";
+      if (Exchange* ex = body_exchange()) ex->record.detail = "malformed chunked body";
       return close("error");
     }
     take = step.consumed;
@@ -478,7 +488,7 @@ void Relay::forward_request_body() {
     if (tag >= 0) return request_body_exfiltration(tag);
   }
   for (const auto span : spans) {
-    if (!pending_.empty()) pending_.back().record.bytes_up += span.size();
+    if (Exchange* ex = body_exchange()) ex->record.bytes_up += span.size();
   }
   if (take == in_.size()) {
     out_up_.swap(in_);
@@ -500,7 +510,22 @@ void Relay::request_body_exfiltration(int tag) {
   const auto& cred = ctx_->credentials.credentials().at(static_cast<std::size_t>(tag));
   const Exfiltration e{cred.name, host_, "request body"};
   ctx_->note_exfiltration(e);
-  Exchange& ex = pending_.back();
+  Exchange* answered = body_exchange();
+  if (answered == nullptr) {
+    // The server answered before the body was in, and the answer is out:
+    // nothing to refuse any more, so the connection is cut instead.
+    if (ctx_->log) {
+      RequestRecord r;
+      r.host = host_;
+      r.port = port_;
+      r.verdict = "denied";
+      r.reason = reason::exfiltration;
+      r.detail = "placeholder of credential " + cred.name + " in a request body (after its answer)";
+      ctx_->log->write(r);
+    }
+    return close("refused");
+  }
+  Exchange& ex = *answered;
   ex.record.detail = "placeholder of credential " + cred.name + " in the request body";
   ex.record.status = 403;
   ex.record.verdict = "denied";
@@ -516,6 +541,13 @@ void Relay::request_body_exfiltration(int tag) {
   error_code ig;
   up_.lowest_layer().close(ig);
   if (!responding_) pump_responses();
+}
+
+Relay::Exchange* Relay::body_exchange() {
+  for (auto& ex : pending_) {
+    if (ex.id == body_owner_) return &ex;
+  }
+  return nullptr;
 }
 
 void Relay::refuse(Exchange ex, int status, std::string_view why, const std::string& message,

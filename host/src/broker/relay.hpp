@@ -71,6 +71,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
 
   // One request and its response.
   struct Exchange {
+    std::uint64_t id = 0;
     RequestRecord record;
     Clock::time_point started;
     std::string local;  // a refusal sent instead of an upstream response
@@ -90,6 +91,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   void handle_request();
   void forward_request_body();
   void request_body_exfiltration(int tag);
+  // The exchange whose request body is being forwarded, if not answered yet.
+  Exchange* body_exchange();
   void refuse(Exchange ex, int status, std::string_view reason, const std::string& message,
               std::string_view verdict = "denied");
 
@@ -154,6 +157,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   bool upstream_reading_ = false;
   bool responding_ = false;
   std::deque<Exchange> pending_;
+  std::uint64_t last_id_ = 0, body_owner_ = 0;
   BodyKind response_body_ = BodyKind::none;
   std::uint64_t response_left_ = 0;
   std::unique_ptr<proxy::ChunkedTracker> response_chunks_;

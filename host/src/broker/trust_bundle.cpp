@@ -54,8 +54,11 @@ Result<TrustFiles> write_trust_files(const std::filesystem::path& state_dir, con
 
 std::vector<std::pair<std::string, std::string>> trust_environment(const std::string& bundle_in_view) {
   std::vector<std::pair<std::string, std::string>> env;
-  for (const char* name : {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-                           "GIT_SSL_CAINFO", "PIP_CERT", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT"}) {
+  // CODEX_CA_CERTIFICATE: Codex (Rust, rustls) reads it before SSL_CERT_FILE,
+  // and either replaces its roots: hence a whole bundle, never the CA alone.
+  for (const char* name :
+       {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+        "PIP_CERT", "CODEX_CA_CERTIFICATE", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT"}) {
     env.emplace_back(name, bundle_in_view);
   }
   return env;
