@@ -577,7 +577,6 @@ void Relay::pump_responses() {
 }
 
 void Relay::read_upstream() {
-  upstream_reading_ = true;
   if (up_buf_.empty()) up_buf_.resize(kReadChunk);
   up_.async_read_some(
       asio::buffer(up_buf_),
@@ -585,8 +584,13 @@ void Relay::read_upstream() {
 }
 
 void Relay::on_upstream_read(const error_code& ec, std::size_t n) {
-  upstream_reading_ = false;
   if (ending()) return;
+  if (phase_ == Phase::tunnel) {
+    if (ec) return close(is_eof(ec) ? "eof" : "error");
+    last_activity_ = Clock::now();
+    up_in_.append(up_buf_.data(), n);
+    return tunnel(false);
+  }
   if (ec) {
     if (pending_.empty()) return close("eof");
     Exchange& front = pending_.front();
@@ -819,19 +823,7 @@ void Relay::tunnel(bool up) {
   std::string& pending_in = up ? in_ : up_in_;
   std::string& out = up ? out_up_ : out_down_;
   if (pending_in.empty()) {
-    if (up) return read_client(ClientWait::tunnel);
-    upstream_reading_ = true;
-    if (up_buf_.empty()) up_buf_.resize(kReadChunk);
-    up_.async_read_some(asio::buffer(up_buf_),
-                        [self = shared_from_this()](const error_code& ec, std::size_t n) {
-                          self->upstream_reading_ = false;
-                          if (self->phase_ != Phase::tunnel) return;
-                          if (ec) return self->close(is_eof(ec) ? "eof" : "error");
-                          self->last_activity_ = Clock::now();
-                          self->up_in_.append(self->up_buf_.data(), n);
-                          self->tunnel(false);
-                        });
-    return;
+    return up ? read_client(ClientWait::tunnel) : read_upstream();
   }
   out = std::move(pending_in);
   pending_in.clear();

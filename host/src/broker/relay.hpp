@@ -154,7 +154,6 @@ class Relay : public std::enable_shared_from_this<Relay> {
   // Upstream side.
   std::vector<char> up_buf_;
   std::string up_in_;
-  bool upstream_reading_ = false;
   bool responding_ = false;
   std::deque<Exchange> pending_;
   std::uint64_t last_id_ = 0, body_owner_ = 0;
