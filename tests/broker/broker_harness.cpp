@@ -111,6 +111,13 @@ const TestPki& TestPki::get() {
     set_test_upstream_ca(p.ca_pem);
     return p;
   }();
+  // Removed when the test process exits (destroyed before `pki`).
+  static const struct Cleanup {
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(pki.dir, ec);
+    }
+  } cleanup;
   return pki;
 }
 
