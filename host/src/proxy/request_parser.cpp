@@ -98,11 +98,19 @@ ParseResult parse_request_head(std::string_view buffer, const HeadLimits& limits
   ParseResult r = parse_request_line(buffer.substr(0, nl - 1), out);
   if (r.state == ParseState::bad) return r;
 
-  const std::size_t headers_start = nl + 1;
+  std::size_t end = 0;
+  r = parse_header_fields(buffer, nl + 1, limits, out.headers, end);
+  if (r.state != ParseState::good) return r;
+  out.head_size = end;
+  return r;
+}
+
+ParseResult parse_header_fields(std::string_view buffer, std::size_t headers_start, const HeadLimits& limits,
+                                std::vector<Header>& out, std::size_t& head_end) {
   std::size_t pos = headers_start;
   while (true) {
     if (pos - headers_start > limits.max_header_bytes) return bad(431, reason::headers_too_large);
-    nl = buffer.find('\n', pos);
+    const std::size_t nl = buffer.find('\n', pos);
     if (nl == std::string_view::npos) {
       if (buffer.size() - headers_start > limits.max_header_bytes) return bad(431, reason::headers_too_large);
       const std::string_view partial = buffer.substr(pos);
@@ -126,10 +134,10 @@ ParseResult parse_request_head(std::string_view buffer, const HeadLimits& limits
     if (!std::all_of(value.begin(), value.end(), [](char c) { return is_value_char(static_cast<unsigned char>(c)); })) {
       return bad(400, reason::bad_header);
     }
-    if (out.headers.size() >= limits.max_header_fields) return bad(431, reason::too_many_headers);
-    out.headers.push_back({std::string(name), std::string(trim(value))});
+    if (out.size() >= limits.max_header_fields) return bad(431, reason::too_many_headers);
+    out.push_back({std::string(name), std::string(trim(value))});
   }
-  out.head_size = pos;
+  head_end = pos;
   return {ParseState::good, 0, {}};
 }
 
@@ -140,6 +148,8 @@ constexpr Verdict refuse(std::string_view r) { return {400, r}; }
 bool split_list_has_only(std::string_view value, std::string_view token) {
   return iequals(trim(value), token);
 }
+
+}  // namespace
 
 Verdict check_body_framing(const Request& request, Target& out) {
   const std::size_t n_te = request.count("transfer-encoding");
@@ -164,6 +174,8 @@ Verdict check_body_framing(const Request& request, Target& out) {
   }
   return {};
 }
+
+namespace {
 
 // 127.0.0.1 and [::1] are refused as IP literals, but read whole: they are
 // this machine, which Local servers may reach (the caller decides).
@@ -311,7 +323,7 @@ std::string upstream_head(const Request& request, const Target& target) {
   return out;
 }
 
-ChunkedTracker::Step ChunkedTracker::feed(std::string_view data) {
+ChunkedTracker::Step ChunkedTracker::feed(std::string_view data, std::vector<std::string_view>* data_spans) {
   Step step;
   std::size_t i = 0;
   const auto fail = [&] {
@@ -353,6 +365,7 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data) {
         break;
       case S::data: {
         const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, data.size() - i));
+        if (data_spans != nullptr && take > 0) data_spans->push_back(data.substr(i, take));
         i += take;
         remaining_ -= take;
         if (remaining_ == 0) state_ = S::data_cr;

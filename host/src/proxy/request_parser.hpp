@@ -49,6 +49,11 @@ struct ParseResult {
 // no limit exceeded; call again with more bytes.
 ParseResult parse_request_head(std::string_view buffer, const HeadLimits& limits, Request& out);
 
+// The header fields of a head (request or response) from `start` to the blank
+// line, with the same rules and limits; on good, `head_end` is just past it.
+ParseResult parse_header_fields(std::string_view buffer, std::size_t start, const HeadLimits& limits,
+                                std::vector<Header>& out, std::size_t& head_end);
+
 bool iequals(std::string_view a, std::string_view b);
 
 // What a well-formed request asks the proxy to do.
@@ -59,6 +64,11 @@ struct Target {
   enum class Body { none, length, chunked } body = Body::none;
   std::uint64_t content_length = 0;
 };
+
+// Content-Length or exactly "chunked", never both, never a list: sets
+// out.body and out.content_length. Used by interpret() and by the broker for
+// origin-form requests inside a terminated TLS connection.
+Verdict check_body_framing(const Request& request, Target& out);
 
 // Checks the request's meaning: CONNECT authority-form or absolute-form http://
 // only, no userinfo, Host consistent, unambiguous body framing. A target of
@@ -85,7 +95,9 @@ class ChunkedTracker {
     bool done = false;
     bool error = false;
   };
-  Step feed(std::string_view data);
+  // With `data_spans`, also appends the parts of `data` that are chunk data
+  // (the decoded body), for callers that look inside the body.
+  Step feed(std::string_view data, std::vector<std::string_view>* data_spans = nullptr);
 
  private:
   enum class S { size, size_ext, size_lf, data, data_cr, data_lf, trailer_start, trailer, trailer_lf, final_lf, done };

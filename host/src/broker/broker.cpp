@@ -1,0 +1,171 @@
+#include "broker/broker.hpp"
+
+#include <algorithm>
+
+#include "broker/reasons.hpp"
+#include "broker/relay.hpp"
+#include "broker/run_ca.hpp"
+#include "broker/tls_contexts.hpp"
+#include "proxy/host_rules.hpp"
+
+namespace px::broker {
+
+Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
+  auto ctx = std::make_shared<BrokerContext>();
+  ctx->limits = config.limits;
+
+  // Hosts: rules and passthrough switches, each host once.
+  std::vector<std::string> passthrough;
+  for (auto& h : config.hosts) {
+    auto name = proxy::normalize_rule(h.host);
+    if (!name) return Error::invalid("request rules: " + name.error().message);
+    h.host = name.value();
+    if (ctx->rules.count(h.host) > 0 ||
+        std::find(passthrough.begin(), passthrough.end(), h.host) != passthrough.end()) {
+      return Error::invalid("request rules: the host " + h.host + " is listed twice; merge its entries.");
+    }
+    if (h.passthrough) {
+      if (!h.rules.empty()) {
+        return Error::invalid("request rules: " + h.host +
+                              " is passthrough (never terminated), so its request rules could never apply; "
+                              "remove the rules or the passthrough switch.");
+      }
+      passthrough.push_back(h.host);
+      continue;
+    }
+    ctx->terminated.push_back(h.host);
+    ctx->rules.emplace(h.host, std::move(h));
+  }
+  // Credentials: a host they are bound to is terminated, unless it is
+  // passthrough, which is a contradiction the user must resolve.
+  for (const auto& spec : config.credentials) {
+    for (const auto& raw : spec.hosts) {
+      auto name = proxy::normalize_rule(raw);
+      if (!name) return Error::invalid("credential \"" + spec.name + "\": " + name.error().message);
+      if (std::find(passthrough.begin(), passthrough.end(), name.value()) != passthrough.end()) {
+        return Error::invalid(
+            "credential \"" + spec.name + "\" is bound to " + name.value() +
+            ", which is passthrough: the broker could never swap it in there. Remove the host "
+            "from the credential, or the passthrough switch.");
+      }
+      if (std::find(ctx->terminated.begin(), ctx->terminated.end(), name.value()) == ctx->terminated.end()) {
+        ctx->terminated.push_back(name.value());
+      }
+    }
+  }
+  // Every secret is read and checked now: a run never starts half-brokered.
+  PX_TRY_ASSIGN(ctx->credentials, CredentialSet::resolve(config.credentials, config.secret_limits));
+
+  std::shared_ptr<Broker> broker(new Broker());
+  broker->context_ = ctx;
+  if (ctx->terminated.empty()) return broker;
+
+  if (config.state_dir.empty()) return Error::internal("the broker needs the run's private state folder");
+  PX_TRY_ASSIGN(ctx->ca, RunCa::create(ctx->terminated, config.ca_validity));
+  PX_TRY_ASSIGN(auto client_facing, make_client_facing_context());
+  PX_TRY_ASSIGN(auto upstream, make_upstream_context());
+  ctx->client_facing = std::make_unique<boost::asio::ssl::context>(client_facing.release());
+  ctx->upstream = std::make_unique<boost::asio::ssl::context>(upstream.release());
+  if (!config.request_log.empty()) {
+    PX_TRY_ASSIGN(ctx->log, RequestLog::open(config.request_log));
+  }
+  // Last: a run whose broker failed is never left with a bundle that trusts a
+  // CA nobody serves.
+  PX_TRY_ASSIGN(ctx->trust, write_trust_files(config.state_dir, ctx->ca->certificate_pem()));
+  return broker;
+}
+
+Broker::~Broker() = default;
+
+bool Broker::terminates(std::string_view host) const {
+  const auto& t = context_->terminated;
+  return std::find(t.begin(), t.end(), host) != t.end();
+}
+
+std::vector<std::string> Broker::terminated_hosts() const {
+  return context_->terminated;
+}
+
+void Broker::relay(boost::asio::ip::tcp::socket client, std::string early,
+                   boost::asio::ip::tcp::socket upstream, const std::string& host, std::uint16_t port,
+                   std::function<void(const RelayEnd&)> on_end) {
+  auto& live = context_->live;
+  live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }), live.end());
+  if (!terminates(host)) {
+    // The proxy asked for a host the broker does not terminate: a bug in the
+    // caller. Closed, never relayed unterminated by accident.
+    boost::system::error_code ig;
+    client.close(ig);
+    upstream.close(ig);
+    if (on_end) on_end(RelayEnd{"error", reason::client_tls_failed, 0, 0, 0});
+    return;
+  }
+  auto relay = std::make_shared<Relay>(context_, std::move(client), std::move(early), std::move(upstream),
+                                       host, port, std::move(on_end));
+  live.push_back(relay);
+  relay->start();
+}
+
+void Broker::abort_all(std::string_view how) {
+  auto live = std::move(context_->live);
+  context_->live.clear();
+  for (auto& w : live) {
+    if (auto r = w.lock()) r->abort(how);
+  }
+}
+
+std::optional<Exfiltration> Broker::check_outbound(std::string_view host, std::string_view text,
+                                                   std::string_view where) {
+  auto e = context_->credentials.find_outbound(host, text, where);
+  if (e) {
+    context_->note_exfiltration(*e);
+    if (context_->log) {
+      RequestRecord r;
+      r.host = std::string(host);
+      r.verdict = "denied";
+      r.reason = reason::exfiltration;
+      r.status = 403;
+      r.detail = "placeholder of credential " + e->credential + " in the " + e->where;
+      context_->log->write(r);
+    }
+  }
+  return e;
+}
+
+const TrustFiles& Broker::trust_files() const {
+  return context_->trust;
+}
+
+std::vector<std::pair<std::string, std::string>> Broker::environment(
+    const std::string& bundle_in_view) const {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (context_->ca) env = trust_environment(bundle_in_view);
+  for (auto& v : context_->credentials.environment()) env.push_back(std::move(v));
+  return env;
+}
+
+const CredentialSet& Broker::credentials() const {
+  return context_->credentials;
+}
+
+BrokerReport Broker::report() const {
+  return context_->report();
+}
+
+std::string format_report(const BrokerReport& report) {
+  std::string out;
+  for (const auto& h : report.hosts) {
+    out += "requests (terminated): " + h.host + "  " + std::to_string(h.requests) + " (" +
+           std::to_string(h.refused) + " refused)\n";
+  }
+  for (const auto& a : report.exfiltration) {
+    out += "EXFILTRATION ATTEMPT refused: credential " + a.credential + " sent to " + a.host + " (" +
+           a.where + ")  x" + std::to_string(a.count) + "\n";
+  }
+  for (const auto& f : report.failures) {
+    out += "refused (terminated host): " + f.host + "  " + f.reason + "  x" + std::to_string(f.count) + "\n";
+  }
+  return out;
+}
+
+}  // namespace px::broker

@@ -1,0 +1,316 @@
+#include "broker/secret_source.hpp"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "broker/placeholder.hpp"
+#include "common/clock.hpp"
+#include "common/redact.hpp"
+#include "common/unique_fd.hpp"
+
+extern char** environ;
+
+namespace px::broker {
+namespace {
+
+std::string credential(std::string_view name) {
+  return "credential \"" + std::string(name) + "\"";
+}
+
+// stderr of a failed secret command goes into an error message: one line,
+// printable, short, redacted (a failing helper may still print the token).
+std::string tidy(std::string text) {
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  text = redact(text);
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  if (text.size() > 200) text = text.substr(0, 200) + "...";
+  return text;
+}
+
+// The token is the first line; a trailing CR LF or LF is not part of it.
+std::string first_line(std::string text) {
+  const std::size_t nl = text.find('\n');
+  if (nl != std::string::npos) text.resize(nl);
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  return text;
+}
+
+Result<std::string> read_file_secret(std::string_view name, const std::filesystem::path& path,
+                                     std::size_t max) {
+  const std::string where = credential(name) + ": the secret file " + path.string();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd) return Error::io(where + " cannot be opened; check the path in the credential's source", errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Error::io(where, errno);
+  if (!S_ISREG(st.st_mode)) return Error::invalid(where + " is not a regular file.");
+  if ((st.st_mode & 077) != 0) {
+    return Error::invalid(where + " is readable by other users (mode " +
+                          std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
+                          std::to_string(st.st_mode & 7) + "): run chmod 600 on it.");
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error::io(where, errno);
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max) {
+      OPENSSL_cleanse(text.data(), text.size());
+      return Error::invalid(where + " is larger than " + std::to_string(max) +
+                            " bytes: it should hold one token.");
+    }
+  }
+  // A token file holds one line; a second non-empty line means the file is
+  // something else (a config file, several tokens) and the first line is a guess.
+  std::string line = first_line(text);
+  const std::string rest = text.substr(std::min(text.size(), line.size() + 1));
+  const bool more = std::any_of(rest.begin(), rest.end(), [](char c) { return c != '\r' && c != '\n'; });
+  OPENSSL_cleanse(text.data(), text.size());
+  if (more) {
+    OPENSSL_cleanse(line.data(), line.size());
+    return Error::invalid(where + " holds more than one line; it should hold the token alone.");
+  }
+  return line;
+}
+
+Result<std::string> run_secret_command(std::string_view name, const std::vector<std::string>& argv,
+                                       const SecretLimits& limits) {
+  if (argv.empty() || argv[0].empty())
+    return Error::invalid(credential(name) + ": the secret command is empty.");
+  const std::string what = credential(name) + ": the secret command `" + tidy(argv[0]) + "`";
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Error::io(what, errno);
+  UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return Error::io(what, errno);
+  UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
+  // Its own process group, so a timeout kills what it started too (gpg-agent
+  // helpers excepted: those detach on purpose).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  std::vector<char*> raw;
+  for (const auto& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
+  raw.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, raw.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Error::io(what + " could not be started; check that it is installed and on PATH", rc);
+  out_w.reset();
+  err_w.reset();
+
+  std::string out, err;
+  bool timed_out = false, too_big = false;
+  const auto deadline = std::chrono::steady_clock::now() + limits.command_timeout;
+  pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int n = ::poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[4096];
+      const ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        fds[i].fd = -1;
+        --open_fds;
+        continue;
+      }
+      std::string& dst = i == 0 ? out : err;
+      if (dst.size() + static_cast<std::size_t>(r) > limits.max_bytes) {
+        too_big = true;
+        open_fds = 0;
+        break;
+      }
+      dst.append(buf, static_cast<std::size_t>(r));
+    }
+  }
+  if (timed_out || too_big) ::kill(-pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string line = first_line(out);
+  OPENSSL_cleanse(out.data(), out.size());
+  const auto fail = [&](std::string message) -> Result<std::string> {
+    OPENSSL_cleanse(line.data(), line.size());
+    return Error::invalid(std::move(message));
+  };
+  if (timed_out) {
+    return fail(what + " did not finish within " + std::to_string(limits.command_timeout.count() / 1000) +
+                " s (does it wait for a passphrase or a touch?); the run is not started.");
+  }
+  if (too_big) return fail(what + " printed more than " + std::to_string(limits.max_bytes) + " bytes.");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string code = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                               : "signal " + std::to_string(WTERMSIG(status));
+    const std::string said = tidy(err);
+    return fail(what + " failed (" + code + ")" + (said.empty() ? std::string() : ": " + said) +
+                "; the run is not started.");
+  }
+  if (line.empty()) return fail(what + " printed nothing on its first line; the run is not started.");
+  return line;
+}
+
+std::string base64url_decode(std::string_view in) {
+  if (in.empty() || in.size() > 8192) return {};
+  std::string b64(in);
+  for (char& c : b64) {
+    if (c == '-') c = '+';
+    if (c == '_') c = '/';
+  }
+  while (b64.size() % 4 != 0) b64 += '=';
+  std::string out(b64.size() / 4 * 3 + 3, '\0');
+  const int n =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
+  if (n < 0) return {};
+  out.resize(static_cast<std::size_t>(n));
+  const std::size_t pad = static_cast<std::size_t>(std::count(b64.end() - 2, b64.end(), '='));
+  out.resize(out.size() - std::min(pad, out.size()));
+  return out;
+}
+
+}  // namespace
+
+SecretSource SecretSource::from_file(std::filesystem::path p) {
+  SecretSource s;
+  s.kind = Kind::file;
+  s.file = std::move(p);
+  return s;
+}
+SecretSource SecretSource::from_command(std::vector<std::string> argv) {
+  SecretSource s;
+  s.kind = Kind::command;
+  s.command = std::move(argv);
+  return s;
+}
+SecretSource SecretSource::from_env(std::string name) {
+  SecretSource s;
+  s.kind = Kind::env;
+  s.env = std::move(name);
+  return s;
+}
+SecretSource SecretSource::from_value(std::string v) {
+  SecretSource s;
+  s.kind = Kind::value;
+  s.value = std::move(v);
+  return s;
+}
+
+std::string SecretSource::describe() const {
+  switch (kind) {
+    case Kind::file:
+      return "file " + file.string();
+    case Kind::command: {
+      std::string c;
+      for (const auto& a : command) c += (c.empty() ? "" : " ") + a;
+      return "command `" + tidy(c) + "`";
+    }
+    case Kind::env:
+      return "variable " + env;
+    case Kind::value:
+      return "the agent's store";
+  }
+  return {};
+}
+
+Result<std::string> read_secret(std::string_view name, const SecretSource& source,
+                                const SecretLimits& limits) {
+  switch (source.kind) {
+    case SecretSource::Kind::file:
+      return read_file_secret(name, source.file, limits.max_bytes);
+    case SecretSource::Kind::command:
+      return run_secret_command(name, source.command, limits);
+    case SecretSource::Kind::env: {
+      const char* v = std::getenv(source.env.c_str());
+      if (v == nullptr || *v == '\0') {
+        return Error::invalid(credential(name) + ": the variable " + source.env +
+                              " is not set in parallex's environment; set it or name another source.");
+      }
+      return std::string(v);
+    }
+    case SecretSource::Kind::value:
+      if (source.value.empty())
+        return Error::invalid(credential(name) + ": the agent's store holds no secret.");
+      return source.value;
+  }
+  return Error::internal("unknown secret source");
+}
+
+std::optional<std::int64_t> jwt_expiry(std::string_view token) {
+  const std::size_t d1 = token.find('.');
+  if (d1 == std::string_view::npos) return std::nullopt;
+  const std::size_t d2 = token.find('.', d1 + 1);
+  if (d2 == std::string_view::npos || token.find('.', d2 + 1) != std::string_view::npos) return std::nullopt;
+  const std::string payload = base64url_decode(token.substr(d1 + 1, d2 - d1 - 1));
+  const auto j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("exp") || !j["exp"].is_number()) return std::nullopt;
+  // As a double first: a hostile claim (1e300) must not overflow the cast.
+  const double exp = std::clamp(j["exp"].get<double>(), 0.0, 1e13);
+  return static_cast<std::int64_t>(exp);
+}
+
+Status check_secret(std::string_view name, std::string_view secret, std::string_view expected_shape,
+                    std::optional<std::chrono::system_clock::time_point> expires,
+                    std::chrono::system_clock::time_point now) {
+  const std::string who = credential(name);
+  if (secret.empty()) return Error::invalid(who + ": the secret is empty.");
+  for (const char c : secret) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f) {
+      return Error::invalid(
+          who + ": the secret holds whitespace, control or non-ASCII bytes; a token is one word.");
+    }
+  }
+  if (!expected_shape.empty() && expected_shape != "any" && shape_of(secret) != expected_shape) {
+    return Error::invalid(who + ": the secret is not shaped like a " + std::string(expected_shape) +
+                          " (it looks " + std::string(shape_of(secret)) + ", " +
+                          std::to_string(secret.size()) +
+                          " characters); check that the source holds the right token.");
+  }
+  const auto to_ms = [](std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  };
+  if (expires && *expires <= now) {
+    return Error::invalid(who + ": the secret expired at " + iso_utc_ms(to_ms(*expires)) +
+                          "; renew it and update its source.");
+  }
+  if (const auto exp = jwt_expiry(secret); exp && *exp * 1000 <= to_ms(now)) {
+    return Error::invalid(who + ": the token expired at " + iso_utc_ms(*exp * 1000) +
+                          " (its exp claim); sign in again to renew it.");
+  }
+  return ok();
+}
+
+}  // namespace px::broker

@@ -1,0 +1,67 @@
+#include "broker/trust_bundle.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "common/unique_fd.hpp"
+
+namespace px::broker {
+namespace {
+
+Status write_new(const std::filesystem::path& path, const std::string& content) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd) return Error::io("create " + path.string(), errno);
+  // The umask must not make the bundle unreadable to the run's own identity.
+  if (::fchmod(fd.get(), 0644) != 0) return Error::io("chmod " + path.string(), errno);
+  std::size_t off = 0;
+  while (off < content.size()) {
+    const ssize_t n = ::write(fd.get(), content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error::io("write " + path.string(), errno);
+    off += static_cast<std::size_t>(n);
+  }
+  return ok();
+}
+
+}  // namespace
+
+Result<TrustFiles> write_trust_files(const std::filesystem::path& state_dir, const std::string& ca_pem,
+                                     const std::filesystem::path& system_bundle) {
+  std::ifstream in(system_bundle, std::ios::binary);
+  if (!in) {
+    return Error::not_found("the system CA bundle " + system_bundle.string() +
+                            " cannot be read; install ca-certificates (the run's bundle starts from it).");
+  }
+  std::ostringstream system;
+  system << in.rdbuf();
+  std::string bundle = system.str();
+  if (bundle.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    return Error::invalid("the system CA bundle " + system_bundle.string() + " holds no certificate.");
+  }
+  if (!bundle.empty() && bundle.back() != '\n') bundle += '\n';
+  bundle += "# Parallex: this run's CA (terminates the hosts of its credentials and request rules)\n";
+  bundle += ca_pem;
+  TrustFiles files{state_dir / "run-ca-bundle.crt", state_dir / "run-ca.crt"};
+  PX_TRY(write_new(files.bundle, bundle));
+  PX_TRY(write_new(files.ca, ca_pem));
+  return files;
+}
+
+std::vector<std::pair<std::string, std::string>> trust_environment(const std::string& bundle_in_view) {
+  std::vector<std::pair<std::string, std::string>> env;
+  // CODEX_CA_CERTIFICATE: Codex (Rust, rustls) reads it before SSL_CERT_FILE,
+  // and either replaces its roots: hence a whole bundle, never the CA alone.
+  for (const char* name :
+       {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+        "PIP_CERT", "CODEX_CA_CERTIFICATE", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT"}) {
+    env.emplace_back(name, bundle_in_view);
+  }
+  return env;
+}
+
+}  // namespace px::broker

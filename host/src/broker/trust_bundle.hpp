@@ -1,0 +1,37 @@
+#pragma once
+// How a run comes to trust its CA without anything else new: a bundle = the
+// system bundle + the run's CA certificate, written to the run's private
+// state. The seal mounts it over the system bundle path inside the run's view
+// only; the host's trust store is never changed. Programs that carry roots of
+// their own read the variables below.
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace px::broker {
+
+// Debian's (and Ubuntu's) bundle; other distributions' paths are in docs/broker.md.
+inline constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
+
+struct TrustFiles {
+  std::filesystem::path bundle;  // system bundle + run CA (mode 0644: certificates only, no key)
+  std::filesystem::path ca;      // the run CA alone
+};
+
+// Writes both files into `state_dir` (which must exist). `system_bundle` is
+// read, never written. Files are created fresh (O_EXCL): a run never reuses
+// another run's bundle.
+Result<TrustFiles> write_trust_files(const std::filesystem::path& state_dir, const std::string& ca_pem,
+                                     const std::filesystem::path& system_bundle = kSystemBundle);
+
+// The variables that make programs read the bundle at `bundle_in_view` (the
+// path the run sees, by default the system bundle path the seal mounts it
+// over): SSL_CERT_FILE (OpenSSL, Go, rustls-native-certs), NODE_EXTRA_CA_CERTS,
+// REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, GIT_SSL_CAINFO, PIP_CERT, and a few more.
+std::vector<std::pair<std::string, std::string>> trust_environment(
+    const std::string& bundle_in_view = kSystemBundle);
+
+}  // namespace px::broker
