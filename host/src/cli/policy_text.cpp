@@ -48,8 +48,17 @@ std::string render_policy(const policy::Policy& p) {
   if (net.mode == policy::NetworkMode::offline) out << ": no connection at all";
   else out << ": only through the run's proxy, every connection logged";
   out << "\n";
-  for (const auto& h : net.hosts)
-    out << "  allow     " << pad(h.pattern + " and its subdomains", 44) << "[" << h.origin.describe() << "]\n";
+  for (const auto& h : net.hosts) {
+    const bool wildcard = h.pattern.rfind("*.", 0) == 0;
+    const std::string what = wildcard ? "names under " + h.pattern.substr(2) : h.pattern + " and its subdomains";
+    std::string ports;
+    if (h.port) {
+      ports = "port " + std::to_string(*h.port);
+    } else {
+      for (auto port : net.ports) ports += (ports.empty() ? "ports " : " ") + std::to_string(port);
+    }
+    out << "  allow     " << pad(what + ", " + ports, 44) << "[" << h.origin.describe() << "]\n";
+  }
   if (net.mode != policy::NetworkMode::offline) {
     out << "  ports    ";
     for (auto port : net.ports) out << " " << port;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/host_rule.hpp"
 #include "common/paths.hpp"
 
 namespace px::policy {
@@ -98,13 +99,13 @@ PolicyBuilder& PolicyBuilder::network(NetworkMode mode, Origin origin) {
   return *this;
 }
 
-PolicyBuilder& PolicyBuilder::allow_host(const std::string& pattern, Origin origin) {
-  const std::string host = normalize_host(pattern);
-  if (auto problem = check_host_pattern(host); !problem.empty())
-    return fail(Error::invalid("the allowed host from " + origin.describe() + ": " + problem));
+PolicyBuilder& PolicyBuilder::allow_host(const std::string& text, Origin origin) {
+  auto rule = parse_host_rule(text);
+  if (!rule) return fail(Error::invalid("the allowed host from " + origin.describe() + ": " + rule.error().message));
   auto& hosts = policy_.network_.hosts;
-  if (std::none_of(hosts.begin(), hosts.end(), [&](auto& h) { return h.pattern == host; }))
-    hosts.push_back({host, std::move(origin)});
+  const auto same = [&](const HostRule& h) { return h.pattern == rule.value().pattern && h.port == rule.value().port; };
+  if (std::none_of(hosts.begin(), hosts.end(), same))
+    hosts.push_back({rule.value().pattern, rule.value().port, std::move(origin)});
   return *this;
 }
 

@@ -49,6 +49,7 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   json hosts = json::array();
   for (const auto& h : net.hosts) {
     json e{{"host", h.pattern}};
+    if (h.port) e["port"] = *h.port;
     add_origin(e, h.origin, with_origins);
     hosts.push_back(std::move(e));
   }

@@ -25,35 +25,12 @@
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/run_control.hpp"
+#include "supervisor/run_network.hpp"
 #include "supervisor/unsealed_launch.hpp"
 
 namespace px::supervisor {
 
 namespace {
-
-proxy::NetworkMode to_proxy_mode(policy::NetworkMode mode) {
-  switch (mode) {
-    case policy::NetworkMode::online:
-      return proxy::NetworkMode::online;
-    case policy::NetworkMode::allowlist:
-      return proxy::NetworkMode::allowlist;
-    case policy::NetworkMode::offline:
-      return proxy::NetworkMode::offline;
-  }
-  return proxy::NetworkMode::offline;
-}
-
-// The proxy's rules come from the Policy and nowhere else.
-proxy::ProxyConfig proxy_config(const policy::Policy& p, const std::string& password, const fs::path& log) {
-  proxy::ProxyConfig c;
-  c.mode = to_proxy_mode(p.network().mode);
-  for (const auto& h : p.network().hosts) c.allowed_hosts.push_back(h.pattern);
-  c.allowed_ports = p.network().ports;
-  c.local_servers = p.network().local_servers;
-  c.password = password;
-  c.log_path = log;
-  return c;
-}
 
 Status write_record(const fs::path& dir, const nlohmann::json& record) {
   const fs::path tmp = dir / "run.json.tmp";
@@ -221,7 +198,7 @@ Result<RunOutcome> run(RunRequest r) {
   env["PARALLEX_NETWORK"] = policy::to_string(policy.network().mode);
   if (policy.network().mode == policy::NetworkMode::allowlist) {
     std::string hosts;
-    for (const auto& h : policy.network().hosts) hosts += (hosts.empty() ? "" : ",") + h.pattern;
+    for (const auto& h : policy.network().hosts) hosts += (hosts.empty() ? "" : ",") + h.text();
     env["PARALLEX_ALLOWED_HOSTS"] = hosts;
   }
   env["PARALLEX_SEALED"] = r.sealed ? "1" : "0";
@@ -242,9 +219,9 @@ Result<RunOutcome> run(RunRequest r) {
       spec.allow_weaker_seal = r.accept_weaker_seal;
       spec.want_proxy_socket = wants_network;
       if (wants_network) {
-        spec.on_proxy_socket = [&](UniqueFd fd, std::uint16_t port) -> Result<seal::EnvMap> {
-          PX_TRY_ASSIGN(auto started,
-                        proxy::ProxyServer::adopt(proxy_config(policy, password, proxy_log), std::move(fd)));
+        spec.on_proxy_socket = [&](seal::NetworkHandOff handoff) -> Result<seal::EnvMap> {
+          const std::uint16_t port = handoff.proxy_port;
+          PX_TRY_ASSIGN(auto started, start_sealed_proxy(policy, password, proxy_log, std::move(handoff)));
           std::lock_guard lock(proxy_mutex);
           server = std::move(started);
           if (network_cut) server->cut();
@@ -285,7 +262,7 @@ Result<RunOutcome> run(RunRequest r) {
         wants_network ? " (its network still goes to the proxy for tools that honour proxy variables)" : "");
     outcome.notices.push_back("unsealed: no filesystem, process or network confinement");
     if (wants_network) {
-      auto started = proxy::ProxyServer::listen(proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
+      auto started = proxy::ProxyServer::listen(run_proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
       if (!started) return started.error();
       server = std::move(started).value();
       for (auto& [k, v] : proxy::proxy_environment(server->port(), password)) env[k] = v;

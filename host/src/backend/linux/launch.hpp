@@ -26,12 +26,28 @@ namespace fs = std::filesystem;
 
 using EnvMap = std::map<std::string, std::string>;
 
-// Called in the supervisor with the proxy's listening socket, created inside
-// the run's network namespace on 127.0.0.1 (port chosen by the kernel). The
-// proxy adopts the fd; the hook returns variables to add to the command's
-// environment (HTTP_PROXY with the per-run password...). Landlock then lets
-// the command connect over TCP to that port only.
-using ProxySocketHook = std::function<Result<EnvMap>(UniqueFd listen_fd, std::uint16_t port)>;
+// What the seal's init hands the supervisor when the run may use the network,
+// all made inside the run's network namespace.
+struct NetworkHandOff {
+  UniqueFd proxy_listener;  // the proxy's listening socket on 127.0.0.1 (port chosen by the kernel)
+  std::uint16_t proxy_port = 0;
+  // With a network namespace (all empty in a weaker seal without one): the
+  // run's DNS sockets (127.0.0.1:53, [::1]:53), the socket channel over which
+  // the init makes listening and connecting sockets inside the run on request
+  // (common/socket_request.hpp), and the synthetic ranges routed to lo
+  // ("198.18.0.0/15 fdXX:XXXX:XXXX::/64", net_capture.hpp).
+  std::vector<UniqueFd> dns_udp;
+  std::vector<UniqueFd> dns_tcp;
+  UniqueFd socket_channel;
+  std::string synthetic_ranges;
+};
+
+// Called in the supervisor with the run's network sockets. The proxy adopts
+// them; the hook returns variables to add to the command's environment
+// (HTTP_PROXY with the per-run password...). Landlock then lets the command
+// connect over TCP to the proxy's port, the DNS port and the ports the rule
+// allows (which, in the run's namespace, reach only the proxy's listeners).
+using ProxySocketHook = std::function<Result<EnvMap>(NetworkHandOff handoff)>;
 
 struct LaunchSpec {
   const policy::Policy* policy = nullptr;  // required; outlives the launch

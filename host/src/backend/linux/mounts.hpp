@@ -44,6 +44,13 @@ struct ViewPlan {
     bool directory = false;
   };
   std::vector<Placeholder> placeholders;
+  // Files the seal writes for the run and binds read-only over the host's in
+  // the view only (the run's /etc/resolv.conf and /etc/hosts).
+  struct GeneratedFile {
+    fs::path view;
+    std::string content;
+  };
+  std::vector<GeneratedFile> generated;
 };
 
 ViewPlan plan_view(const policy::Policy& policy);
