@@ -265,7 +265,7 @@ int run_workspaced(const WorkspacedRun& o) {
     env_notes.push_back("PARALLEX_NODE is " + node->string() + ", which the seal does not let the run read");
 
   json hosts = json::array();
-  for (const auto& h : policy.network().hosts) hosts.push_back(h.pattern);
+  for (const auto& h : policy.network().hosts) hosts.push_back(h.text());
   json started{{"workspace", w.name},
                {"command", redact([&] {
                   std::string s;

@@ -15,8 +15,15 @@ void add_policy_options(CLI::App& app, PolicyOptions& o, bool with_command) {
       ->allow_extra_args(false);
   app.add_flag("--online", o.online, "Allow every host (through the run's proxy, logged)");
   app.add_flag("--offline", o.offline, "No network at all");
-  app.add_option("--allow", o.allow, "Allow HOST and its subdomains (through the run's proxy)")->allow_extra_args(false);
-  app.add_flag("--local-servers", o.local_servers, "Let the run reach servers listening on this machine");
+  app.add_option("--allow", o.allow,
+                 "Allow HOST and its subdomains on ports 80 and 443, HOST:PORT on that port only, \"*.HOST\" for "
+                 "its subdomains only (every connection through the run's proxy)")
+      ->allow_extra_args(false);
+  app.add_flag("--local-servers", o.local_servers,
+               "Let the run reach servers listening on this machine's loopback (as localhost:PORT)");
+  app.add_option("--publish", o.publish,
+                 "Publish the run's server on PORT to this machine's 127.0.0.1 (PORT or PORT:HOSTPORT)")
+      ->allow_extra_args(false);
   if (with_command) app.add_option("command", o.command, "The command to run, after --");
 }
 
@@ -42,7 +49,7 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<std::s
 
 Result<PreparedPolicy> prepare_policy(const PolicyOptions& o, PrepareContext context) {
   std::vector<std::string> notes;
-  policy::NetworkFlags net{o.online, o.offline, o.allow, std::nullopt};
+  policy::NetworkFlags net{o.online, o.offline, o.allow, std::nullopt, o.publish};
   if (o.local_servers) net.local_servers = true;
   PX_TRY(policy::check_network_flags(net));
 

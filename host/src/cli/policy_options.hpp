@@ -28,11 +28,12 @@ struct PolicyOptions {
   bool offline = false;
   std::vector<std::string> allow;
   bool local_servers = false;
+  std::vector<std::string> publish;  // PORT[:HOSTPORT]
   std::vector<std::string> command;  // after `--`
 };
 
 // Declares --harness, --profile, --in, --grant, --online, --offline, --allow,
-// --local-servers; and, with `with_command`, the command after `--`.
+// --local-servers, --publish; and, with `with_command`, the command after `--`.
 void add_policy_options(CLI::App& app, PolicyOptions& options, bool with_command);
 
 struct PreparedPolicy {

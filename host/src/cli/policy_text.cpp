@@ -62,6 +62,11 @@ std::string render_policy(const policy::Policy& p) {
   if (net.mode != policy::NetworkMode::offline) {
     out << "  ports    ";
     for (auto port : net.ports) out << " " << port;
+    out << (net.mode == policy::NetworkMode::online ? " (every host)" : " (hosts allowed without a port)");
+    for (const auto& pub : net.published)
+      out << "\n  publish   " << pad("the run's port " + std::to_string(pub.inside) + " on 127.0.0.1:" +
+                                        (pub.host ? std::to_string(pub.host) : std::string("(free port)")), 44)
+          << "[" << pub.origin.describe() << "]";
     out << "\n  local servers " << (net.local_servers ? "on [" + net.local_servers_origin.describe() + "]" : "off") << "\n";
   }
 

@@ -135,6 +135,8 @@ Result<HostRuleSpec> parse_host_rule(std::string_view text) {
     case NameProblem::too_long:
       return rule_error(text, "is longer than a host name can be (253 characters).");
     case NameProblem::bad_label:
+      return rule_error(text, "has an empty label, a label longer than 63 characters or one that starts or ends "
+                              "with '-'; give a host name such as github.com.");
     case NameProblem::bad_character:
     case NameProblem::userinfo:
       return rule_error(text, "is not a plain host name (letters, digits, '-' and '.'; give international "

@@ -54,6 +54,15 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
     hosts.push_back(std::move(e));
   }
   network["hosts"] = std::move(hosts);
+  if (!net.published.empty()) {
+    json published = json::array();
+    for (const auto& pub : net.published) {
+      json e{{"inside", pub.inside}, {"host", pub.host}};
+      add_origin(e, pub.origin, with_origins);
+      published.push_back(std::move(e));
+    }
+    network["published"] = std::move(published);
+  }
   out["network"] = std::move(network);
 
   const auto& env = p.environment();

@@ -91,8 +91,22 @@ Status LocalPorts::start() {
     host_listeners_.push_back(std::move(acceptor));
     accept_published(*host_listeners_.back(), p.inside);
   }
-  if (mirror_) scan();
+  if (mirror_) {
+    first_scan_pending_ = 1;  // held until scan() has sent its requests
+    scan();
+    first_scan_answered();
+  } else {
+    first_scan_.set_value();
+  }
   return ok();
+}
+
+void LocalPorts::first_scan_answered() {
+  if (first_scan_pending_ <= 0) return;
+  if (--first_scan_pending_ == 0) {
+    first_scan_pending_ = -1;
+    first_scan_.set_value();
+  }
 }
 
 void LocalPorts::stop() {
@@ -134,8 +148,10 @@ void LocalPorts::scan() {
     std::vector<netns::Endpoint> where{{"127.0.0.1", port}};
     if (network_.has_ipv6()) where.push_back({"::1", port});
     for (const auto& e : where) {
+      if (first_scan_pending_ >= 0) ++first_scan_pending_;
       network_.channel().listen({e}, [this, port, alive = alive_](Result<std::vector<UniqueFd>> made) {
         if (!*alive) return;
+        first_scan_answered();
         const auto it = mirrored_.find(port);
         if (!made) {
           // The run listens there itself (its own server wins), or the port went away.

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -39,6 +40,9 @@ class LocalPorts {
   ~LocalPorts();
   Status start();
   void stop();
+  // Ready once the first scan's listeners are made (at once without mirroring):
+  // the run's command starts after it, so localhost:PORT works from its first instant.
+  std::shared_future<void> first_scan() const { return first_scan_done_; }
 
  private:
   void scan();
@@ -55,6 +59,10 @@ class LocalPorts {
   std::map<std::uint16_t, std::vector<boost::asio::ip::tcp::acceptor*>> mirrored_;
   std::set<std::uint16_t> refused_;  // the run holds it, or it failed: retried once it closes on the host
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::promise<void> first_scan_;
+  std::shared_future<void> first_scan_done_ = first_scan_.get_future().share();
+  int first_scan_pending_ = -1;  // requests of the first scan still unanswered; -1 once it is done
+  void first_scan_answered();
 };
 
 }  // namespace px::proxy

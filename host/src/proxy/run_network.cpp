@@ -34,6 +34,8 @@ Status RunNetworkService::start() {
   return local_->start();
 }
 
+std::shared_future<void> RunNetworkService::ready() const { return local_->first_scan(); }
+
 void RunNetworkService::stop() {
   if (stopped_) return;
   stopped_ = true;

@@ -8,6 +8,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ class RunNetworkService {
 
   Status start();
   void stop();
+  // Ready once the listeners the command may use from its first instant exist
+  // (the mirrored host ports).
+  std::shared_future<void> ready() const;
 
   // An allowed name's synthetic addresses, with a listener on each of its
   // allowed ports made inside the run before `done` is called.

@@ -114,6 +114,7 @@ std::shared_ptr<Connection> ServerCore::admit(tcp::socket socket, Connection::Ki
 
 Status ServerCore::serve_run_network(RunNetwork network) {
   Status result = ok();
+  std::shared_future<void> ready;
   run_on_io([&] {
     if (run_network_) {
       result = Error::internal("the proxy serves a run's network already");
@@ -124,8 +125,13 @@ Status ServerCore::serve_run_network(RunNetwork network) {
     if (!result) {
       run_network_->stop();
       run_network_.reset();
+      return;
     }
+    ready = run_network_->ready();
   });
+  // The seal's init answers these requests while it waits for the hand-off's
+  // answer; bounded, so that a stuck init cannot hang the run's start.
+  if (result && ready.valid()) ready.wait_for(std::chrono::seconds(2));
   return result;
 }
 

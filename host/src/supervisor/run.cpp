@@ -104,7 +104,9 @@ Result<RunOutcome> run(RunRequest r) {
           ec.value());
     ::chmod(g.path.c_str(), 0700);
   }
-  const bool wants_network = policy.network().mode != policy::NetworkMode::offline;
+  // Published ports need the run's network even when it may reach nothing outside.
+  const bool wants_network =
+      policy.network().mode != policy::NetworkMode::offline || !policy.network().published.empty();
   const fs::path proxy_log = outcome.record_dir / "proxy.jsonl";
   std::string password;
   if (wants_network) {

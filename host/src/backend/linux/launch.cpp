@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -184,6 +185,18 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
     channel = std::move(capture->channel_mine);
     ranges = capture->ranges;
     capture.reset();
+  }
+  // While the supervisor answers, it may already ask for sockets (the host
+  // ports it mirrors into the run): served now, so that they exist before the
+  // command does.
+  while (channel) {
+    pollfd waiting[2] = {{control, POLLIN, 0}, {channel.get(), POLLIN, 0}};
+    if (::poll(waiting, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return sys_error("poll the control socket");
+    }
+    if (waiting[0].revents != 0) break;
+    if (waiting[1].revents != 0 && !net::serve_socket_request(channel.get(), ranges)) break;
   }
   std::string reply;
   if (!receive_message(control, reply, nullptr))
