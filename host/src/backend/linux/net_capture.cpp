@@ -20,12 +20,40 @@ namespace {
 constexpr const char* kV4Base = "198.18.0.0";
 constexpr std::uint16_t kDnsPort = 53;
 
+// One rtnetlink request, answered with an acknowledgement.
+template <class Request>
+Status rtnetlink(Request& req, const std::string& what) {
+  UniqueFd nl(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+  if (!nl) return sys_error("socket(AF_NETLINK, NETLINK_ROUTE)");
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(nl.get(), &req, req.header.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
+    return sys_error("send " + what);
+  char reply[512];
+  const ssize_t n = ::recv(nl.get(), reply, sizeof reply, 0);
+  if (n < static_cast<ssize_t>(NLMSG_LENGTH(sizeof(nlmsgerr)))) return sys_error("read the answer to " + what);
+  const auto* answer = reinterpret_cast<const nlmsghdr*>(reply);
+  if (answer->nlmsg_type != NLMSG_ERROR)
+    return Error::internal("rtnetlink answered " + what + " with message type " + std::to_string(answer->nlmsg_type));
+  nlmsgerr err{};
+  std::memcpy(&err, reply + NLMSG_HDRLEN, sizeof err);
+  if (err.error != 0) return sys_error(what, -err.error);
+  return ok();
+}
+
+template <class Request>
+void add_attribute(Request& req, unsigned short type, const void* data, std::size_t len) {
+  auto* rta = reinterpret_cast<rtattr*>(reinterpret_cast<char*>(&req) + NLMSG_ALIGN(req.header.nlmsg_len));
+  rta->rta_type = type;
+  rta->rta_len = static_cast<unsigned short>(RTA_LENGTH(len));
+  std::memcpy(reinterpret_cast<char*>(rta) + RTA_LENGTH(0), data, len);
+  req.header.nlmsg_len = NLMSG_ALIGN(req.header.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
 // `ip route add local PREFIX dev lo`: every address of PREFIX is this
 // namespace's own (AnyIP), without configuring each one.
 Status add_local_route(int family, const void* address, std::size_t address_len, unsigned prefix_len,
                        const std::string& shown) {
-  UniqueFd nl(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-  if (!nl) return sys_error("socket(AF_NETLINK, NETLINK_ROUTE)");
   struct {
     nlmsghdr header;
     rtmsg route;
@@ -41,33 +69,37 @@ Status add_local_route(int family, const void* address, std::size_t address_len,
   req.route.rtm_protocol = RTPROT_STATIC;
   req.route.rtm_scope = RT_SCOPE_HOST;
   req.route.rtm_type = RTN_LOCAL;
-  auto add_attribute = [&](unsigned short type, const void* data, std::size_t len) {
-    auto* rta = reinterpret_cast<rtattr*>(reinterpret_cast<char*>(&req) + NLMSG_ALIGN(req.header.nlmsg_len));
-    rta->rta_type = type;
-    rta->rta_len = static_cast<unsigned short>(RTA_LENGTH(len));
-    std::memcpy(reinterpret_cast<char*>(rta) + RTA_LENGTH(0), data, len);
-    req.header.nlmsg_len = NLMSG_ALIGN(req.header.nlmsg_len) + RTA_ALIGN(rta->rta_len);
-  };
-  add_attribute(RTA_DST, address, address_len);
+  add_attribute(req, RTA_DST, address, address_len);
   const int lo = static_cast<int>(::if_nametoindex("lo"));
   if (lo == 0) return sys_error("if_nametoindex(lo)");
-  add_attribute(RTA_OIF, &lo, sizeof lo);
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(nl.get(), &req, req.header.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
-    return sys_error("send RTM_NEWROUTE local " + shown + " dev lo");
-  char reply[512];
-  const ssize_t n = ::recv(nl.get(), reply, sizeof reply, 0);
-  if (n < static_cast<ssize_t>(NLMSG_LENGTH(sizeof(nlmsgerr))))
-    return sys_error("read the answer to RTM_NEWROUTE local " + shown + " dev lo");
-  const auto* answer = reinterpret_cast<const nlmsghdr*>(reply);
-  if (answer->nlmsg_type != NLMSG_ERROR)
-    return Error::internal("rtnetlink answered RTM_NEWROUTE with message type " +
-                           std::to_string(answer->nlmsg_type));
-  nlmsgerr err{};
-  std::memcpy(&err, reply + NLMSG_HDRLEN, sizeof err);
-  if (err.error != 0) return sys_error("route add local " + shown + " dev lo", -err.error);
-  return ok();
+  add_attribute(req, RTA_OIF, &lo, sizeof lo);
+  return rtnetlink(req, "route add local " + shown + " dev lo");
+}
+
+// `ip addr add ADDRESS dev lo` (one address, never handed to a name). glibc's
+// getaddrinfo with AI_ADDRCONFIG (getent ahosts, many programs) asks for a
+// family only when an address of it other than loopback is configured: with
+// lo alone, it would ask the run's DNS nothing.
+Status add_address(int family, const void* address, std::size_t address_len, const std::string& shown) {
+  struct {
+    nlmsghdr header;
+    ifaddrmsg addr;
+    char attributes[64];
+  } req{};
+  req.header.nlmsg_len = NLMSG_LENGTH(sizeof(ifaddrmsg));
+  req.header.nlmsg_type = RTM_NEWADDR;
+  req.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+  req.header.nlmsg_seq = 1;
+  req.addr.ifa_family = static_cast<unsigned char>(family);
+  req.addr.ifa_prefixlen = static_cast<unsigned char>(address_len * 8);
+  req.addr.ifa_flags = family == AF_INET6 ? IFA_F_NODAD : 0;
+  req.addr.ifa_scope = RT_SCOPE_HOST;
+  const unsigned lo = ::if_nametoindex("lo");
+  if (lo == 0) return sys_error("if_nametoindex(lo)");
+  req.addr.ifa_index = lo;
+  add_attribute(req, IFA_LOCAL, address, address_len);
+  add_attribute(req, IFA_ADDRESS, address, address_len);
+  return rtnetlink(req, "addr add " + shown + " dev lo");
 }
 
 Result<UniqueFd> dns_socket(int family, int type) {
@@ -204,6 +236,7 @@ Result<CaptureSockets> open_capture() {
   ::inet_pton(AF_INET, kV4Base, &out.ranges.v4_base);
   PX_TRY(add_local_route(AF_INET, &out.ranges.v4_base, sizeof out.ranges.v4_base, out.ranges.v4_bits,
                          std::string(kV4Base) + "/15"));
+  PX_TRY(add_address(AF_INET, &out.ranges.v4_base, sizeof out.ranges.v4_base, kV4Base));
   // A unique-local /64 with a random global id (RFC 4193), so that an address
   // a program kept from another run names nothing in this one.
   in6_addr prefix{};
@@ -211,7 +244,9 @@ Result<CaptureSockets> open_capture() {
   if (::getrandom(&prefix.s6_addr[1], 5, 0) != 5) return sys_error("getrandom for the run's IPv6 prefix");
   char shown[INET6_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET6, &prefix, shown, sizeof shown);
-  if (auto v6 = add_local_route(AF_INET6, &prefix, sizeof prefix, 64, std::string(shown) + "/64"); v6) {
+  auto v6 = add_local_route(AF_INET6, &prefix, sizeof prefix, 64, std::string(shown) + "/64");
+  if (v6) v6 = add_address(AF_INET6, &prefix, sizeof prefix, shown);
+  if (v6) {
     out.ranges.v6_prefix = prefix;
   } else {
     out.notes.push_back("the run's DNS answers IPv4 only: " + v6.error().message);
