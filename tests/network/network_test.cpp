@@ -102,7 +102,7 @@ Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<s
 struct Background {
   pid_t pid = -1;
   std::string first_line;
-  static Background start(const std::vector<std::string>& argv) {
+  static Background start(const std::vector<std::string>& argv, bool wait_for_line = true) {
     Background b;
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return b;
@@ -119,7 +119,7 @@ struct Background {
     ::close(p[1]);
     pollfd pf{p[0], POLLIN, 0};
     char c;
-    while (::poll(&pf, 1, 10000) > 0 && ::read(p[0], &c, 1) == 1 && c != '\n') b.first_line += c;
+    while (wait_for_line && ::poll(&pf, 1, 10000) > 0 && ::read(p[0], &c, 1) == 1 && c != '\n') b.first_line += c;
     ::close(p[0]);
     return b;
   }
@@ -416,7 +416,7 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
          "PermitRootLogin prohibit-password\nUsePAM no\nPidFile "
       << (s / "pid").string() << "\n";
   }
-  Background sshd = Background::start({"/usr/sbin/sshd", "-f", (s / "sshd_config").string(), "-D", "-e"});
+  Background sshd = Background::start({"/usr/sbin/sshd", "-f", (s / "sshd_config").string(), "-D", "-e"}, false);
   for (int i = 0; i < 100; ++i) {
     const int t = ::socket(AF_INET, SOCK_STREAM, 0);
     a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));

@@ -9,6 +9,7 @@
 #include <boost/asio/ip/address.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@ class SyntheticNames {
   const SyntheticRanges& ranges() const { return ranges_; }
   const Entry* find(std::string_view name) const;
   // The entry for `name`, made on first use; nullptr when the table is full.
+  // Entries stay where they are for the table's life.
   const Entry* allocate(std::string_view name);
   // The name behind a synthetic address; nullptr for any other address.
   const Entry* by_address(const boost::asio::ip::address& address) const;
@@ -48,7 +50,7 @@ class SyntheticNames {
   std::optional<std::uint32_t> index_of(const boost::asio::ip::address& address) const;
   SyntheticRanges ranges_;
   std::size_t capacity_;
-  std::vector<Entry> entries_;  // entries_[i] holds index i + 1
+  std::deque<Entry> entries_;  // entries_[i] holds index i + 1; a deque: entries never move
   std::map<std::string, std::size_t, std::less<>> by_name_;
 };
 
