@@ -216,6 +216,30 @@ std::vector<RefusedHost> ServerCore::refused_hosts() const {
   return out;
 }
 
+namespace {
+// Short: an answer is trusted no longer than a cautious DNS TTL, and what a
+// name resolves to is checked again on every use.
+constexpr auto kResolveCacheFor = std::chrono::seconds(5);
+constexpr std::size_t kResolveCacheSize = 1024;
+}  // namespace
+
+std::optional<std::vector<asio::ip::address>> ServerCore::cached_addresses(const std::string& host) {
+  std::lock_guard lock(cache_mutex_);
+  const auto it = cache_.find(host);
+  if (it == cache_.end()) return std::nullopt;
+  if (Clock::now() >= it->second.first) {
+    cache_.erase(it);
+    return std::nullopt;
+  }
+  return it->second.second;
+}
+
+void ServerCore::cache_addresses(const std::string& host, const std::vector<asio::ip::address>& addresses) {
+  std::lock_guard lock(cache_mutex_);
+  if (cache_.size() >= kResolveCacheSize) cache_.clear();
+  cache_[host] = {Clock::now() + kResolveCacheFor, addresses};
+}
+
 std::chrono::milliseconds ServerCore::auth_failure_delay() {
   auth_failures_ = std::min(auth_failures_ + 1, 20u);
   return std::chrono::milliseconds(100) * auth_failures_;

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <unordered_set>
@@ -44,6 +45,9 @@ class ServerCore {
   std::shared_ptr<Connection> admit(boost::asio::ip::tcp::socket socket, Connection::Kind kind);
   void note_refused(const std::string& host, std::uint16_t port, std::string_view reason, bool dns = false);
   std::chrono::milliseconds auth_failure_delay();  // grows with consecutive failures
+  // Successful lookups, kept for a few seconds (any thread).
+  std::optional<std::vector<boost::asio::ip::address>> cached_addresses(const std::string& host);
+  void cache_addresses(const std::string& host, const std::vector<boost::asio::ip::address>& addresses);
   void auth_succeeded() { auth_failures_ = 0; }
 
   boost::asio::io_context io;  // first member: destroyed last
@@ -71,6 +75,8 @@ class ServerCore {
   std::thread thread_;
   std::mutex control_;  // serializes cut/restore/stop callers
   bool stopped_ = false;  // under control_
+  std::mutex cache_mutex_;
+  std::map<std::string, std::pair<Clock::time_point, std::vector<boost::asio::ip::address>>> cache_;  // under cache_mutex_
   mutable std::mutex refused_mutex_;
   std::map<std::tuple<std::string, std::uint16_t, std::string, bool>, std::uint64_t> refused_;  // under refused_mutex_
 };
