@@ -34,15 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (parsed.status == dns::ParseStatus::ok) {
     const auto& q = parsed.question;
     // The echoed question lies inside the query.
-    if (q.question_bytes.data() < input.data() || q.question_bytes.data() + q.question_bytes.size() > input.data() + size)
+    if (q.question_bytes.data() < input.data() ||
+        q.question_bytes.data() + q.question_bytes.size() > input.data() + size)
       __builtin_trap();
     const dns::Decision d = dns::decide(config(), q);
     if (d.kind == dns::Decision::Kind::synthetic && d.name.empty()) __builtin_trap();
-    const std::string a = dns::answer(q, {boost::asio::ip::make_address("198.18.0.1"),
-                                          boost::asio::ip::make_address("fd00::1")}, 60);
+    const std::string a = dns::answer(
+        q, {boost::asio::ip::make_address("198.18.0.1"), boost::asio::ip::make_address("fd00::1")}, 60);
     if (a.size() < 12 || a[0] != input[0] || a[1] != input[1]) __builtin_trap();
     const std::string e = dns::error(q, d.rcode);
-    if (e.size() < 12 || (static_cast<unsigned char>(e[3]) & 0x0f) != static_cast<unsigned>(d.rcode)) __builtin_trap();
+    if (e.size() < 12 || (static_cast<unsigned char>(e[3]) & 0x0f) != static_cast<unsigned>(d.rcode))
+      __builtin_trap();
   } else if (parsed.status != dns::ParseStatus::not_dns) {
     if (dns::error(parsed.question, dns::Rcode::formerr).size() < 12) __builtin_trap();
   }

@@ -115,7 +115,7 @@ int connect_to(const Where& w) {
 }
 
 struct Path {
-  Where target;     // the server (captured, direct) or the proxy (CONNECT)
+  Where target;              // the server (captured, direct) or the proxy (CONNECT)
   std::string connect_line;  // CONNECT request, when through the proxy
 };
 
@@ -212,7 +212,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 1000; ++i) warm.push_back(dns_query(dns_name));
     for (int i = 0; i < 200; ++i) fresh.push_back(dns_query("n" + std::to_string(i) + "." + dns_name));
     std::printf("%s (warm)\t%.0f\t%.0f\t-\n", label.c_str(), percentile(warm, 0.5), percentile(warm, 0.99));
-    std::printf("%s (new name)\t%.0f\t%.0f\t-\n", label.c_str(), percentile(fresh, 0.5), percentile(fresh, 0.99));
+    std::printf("%s (new name)\t%.0f\t%.0f\t-\n", label.c_str(), percentile(fresh, 0.5),
+                percentile(fresh, 0.99));
     return 0;
   }
 

@@ -319,7 +319,8 @@ TEST_F(AgentsTest, GithubOverSshWhenItsRulesOpenPort22) {
   bad = px("agent set sshbot --allow github.com:0");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("between 1 and 65535"), std::string::npos) << bad.err;
-  EXPECT_EQ(px("agent set sshbot --allow '*.github.com'").status, 0) << "wildcards are rules the proxy takes too";
+  EXPECT_EQ(px("agent set sshbot --allow '*.github.com'").status, 0)
+      << "wildcards are rules the proxy takes too";
 }
 
 TEST_F(AgentsTest, SignedCommitVerifies) {

@@ -1,9 +1,9 @@
 // The one host-rule syntax (common/host_rule.hpp), given by flags, profiles,
 // agent.yaml, workspaces and the proxy alike: what it takes, what it refuses
 // and that every refusal names the input and the fix.
-#include <gtest/gtest.h>
-
 #include "common/host_rule.hpp"
+
+#include <gtest/gtest.h>
 
 namespace px {
 namespace {
@@ -40,29 +40,30 @@ TEST_P(HostRuleRefuses, NamesTheInputAndTheFix) {
   auto r = parse_host_rule(c.input);
   ASSERT_FALSE(r) << c.input << " was accepted as " << r.value().text();
   if (*c.input) {
-    EXPECT_NE(r.error().message.find(std::string("'") + c.input + "'"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(std::string("'") + c.input + "'"), std::string::npos)
+        << r.error().message;
   }
   EXPECT_NE(r.error().message.find(c.says), std::string::npos) << r.error().message;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     BadRules, HostRuleRefuses,
-    ::testing::Values(Refused{"", "github.com"}, Refused{"github.com:0", "between 1 and 65535"},
-                      Refused{"github.com:65536", "between 1 and 65535"},
-                      Refused{"github.com:99999999999", "between 1 and 65535"},
-                      Refused{"github.com:022", "leading zero"}, Refused{"github.com:22-25", "one port per rule"},
-                      Refused{"github.com:22,23", "one port per rule"}, Refused{"github.com:ssh", "not a number"},
-                      Refused{"github.com:", "no port"}, Refused{"github.com:22:23", "one port per rule"},
-                      Refused{"https://github.com", "scheme"}, Refused{"ssh://github.com:22", "scheme"},
-                      Refused{"github.com/o/r", "path"}, Refused{"git@github.com", "user part"},
-                      Refused{"10.0.0.1", "IP address"}, Refused{"10.0.0.1:22", "IP address"},
-                      Refused{"[::1]:22", "IP address"}, Refused{"fe80::1", "IP address"},
-                      Refused{"0x7f.1", "IP address"}, Refused{"a.*.example.com", "wildcard"},
-                      Refused{"*example.com", "wildcard"}, Refused{"exa_mple.com", "plain host name"},
-                      Refused{"g\xc3\xadthub.com", "xn--"}, Refused{"com", "public suffix"},
-                      Refused{"*.com", "public suffix"}, Refused{"co.uk", "public suffix"},
-                      Refused{"*.co.uk:443", "public suffix"}, Refused{"github.io", "public suffix"},
-                      Refused{"localhost", "public suffix"}));
+    ::testing::Values(
+        Refused{"", "github.com"}, Refused{"github.com:0", "between 1 and 65535"},
+        Refused{"github.com:65536", "between 1 and 65535"},
+        Refused{"github.com:99999999999", "between 1 and 65535"}, Refused{"github.com:022", "leading zero"},
+        Refused{"github.com:22-25", "one port per rule"}, Refused{"github.com:22,23", "one port per rule"},
+        Refused{"github.com:ssh", "not a number"}, Refused{"github.com:", "no port"},
+        Refused{"github.com:22:23", "one port per rule"}, Refused{"https://github.com", "scheme"},
+        Refused{"ssh://github.com:22", "scheme"}, Refused{"github.com/o/r", "path"},
+        Refused{"git@github.com", "user part"}, Refused{"10.0.0.1", "IP address"},
+        Refused{"10.0.0.1:22", "IP address"}, Refused{"[::1]:22", "IP address"},
+        Refused{"fe80::1", "IP address"}, Refused{"0x7f.1", "IP address"},
+        Refused{"a.*.example.com", "wildcard"}, Refused{"*example.com", "wildcard"},
+        Refused{"exa_mple.com", "plain host name"}, Refused{"g\xc3\xadthub.com", "xn--"},
+        Refused{"com", "public suffix"}, Refused{"*.com", "public suffix"}, Refused{"co.uk", "public suffix"},
+        Refused{"*.co.uk:443", "public suffix"}, Refused{"github.io", "public suffix"},
+        Refused{"localhost", "public suffix"}));
 
 TEST(HostRule, PublicSuffixesAreRefusedButNamesUnderThemAreNot) {
   EXPECT_TRUE(is_public_suffix("com"));

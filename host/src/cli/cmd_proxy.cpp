@@ -116,8 +116,11 @@ int run(const ProxyOptions& o) {
 Action setup(CLI::App& app, GlobalOptions& /*global*/) {
   auto o = std::make_shared<ProxyOptions>();
   app.add_option("--listen", o->listen, "ADDRESS:PORT to listen on; port 0 picks a free one")->capture_default_str();
-  app.add_option("--allow", o->allow, "Allow HOST and its subdomains (repeatable)");
-  app.add_option("--allow-port", o->ports, "Allow this upstream port (repeatable; default 80 and 443)");
+  app.add_option("--allow", o->allow,
+                 "Allow HOST and its subdomains, HOST:PORT on that port only, \"*.HOST\" its subdomains only "
+                 "(repeatable)");
+  app.add_option("--allow-port", o->ports,
+                 "Allow this upstream port for hosts given without one (repeatable; default 80 and 443)");
   app.add_flag("--online", o->online, "Allow every host (still logged)");
   app.add_flag("--local-servers", o->local_servers,
                "Forward CONNECT localhost:PORT to this machine and allow local addresses");

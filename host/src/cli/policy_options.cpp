@@ -15,9 +15,10 @@ void add_policy_options(CLI::App& app, PolicyOptions& o, bool with_command) {
       ->allow_extra_args(false);
   app.add_flag("--online", o.online, "Allow every host (through the run's proxy, logged)");
   app.add_flag("--offline", o.offline, "No network at all");
-  app.add_option("--allow", o.allow,
-                 "Allow HOST and its subdomains on ports 80 and 443, HOST:PORT on that port only, \"*.HOST\" for "
-                 "its subdomains only (every connection through the run's proxy)")
+  app.add_option(
+         "--allow", o.allow,
+         "Allow HOST and its subdomains on ports 80 and 443, HOST:PORT on that port only, \"*.HOST\" for "
+         "its subdomains only (every connection through the run's proxy)")
       ->allow_extra_args(false);
   app.add_flag("--local-servers", o.local_servers,
                "Let the run reach servers listening on this machine's loopback (as localhost:PORT)");

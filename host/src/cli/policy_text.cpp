@@ -50,7 +50,8 @@ std::string render_policy(const policy::Policy& p) {
   out << "\n";
   for (const auto& h : net.hosts) {
     const bool wildcard = h.pattern.rfind("*.", 0) == 0;
-    const std::string what = wildcard ? "names under " + h.pattern.substr(2) : h.pattern + " and its subdomains";
+    const std::string what =
+        wildcard ? "names under " + h.pattern.substr(2) : h.pattern + " and its subdomains";
     std::string ports;
     if (h.port) {
       ports = "port " + std::to_string(*h.port);
@@ -64,8 +65,10 @@ std::string render_policy(const policy::Policy& p) {
     for (auto port : net.ports) out << " " << port;
     out << (net.mode == policy::NetworkMode::online ? " (every host)" : " (hosts allowed without a port)");
     for (const auto& pub : net.published)
-      out << "\n  publish   " << pad("the run's port " + std::to_string(pub.inside) + " on 127.0.0.1:" +
-                                        (pub.host ? std::to_string(pub.host) : std::string("(free port)")), 44)
+      out << "\n  publish   "
+          << pad("the run's port " + std::to_string(pub.inside) +
+                     " on 127.0.0.1:" + (pub.host ? std::to_string(pub.host) : std::string("(free port)")),
+                 44)
           << "[" << pub.origin.describe() << "]";
     out << "\n  local servers " << (net.local_servers ? "on [" + net.local_servers_origin.describe() + "]" : "off") << "\n";
   }

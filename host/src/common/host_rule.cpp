@@ -6,9 +6,15 @@
 namespace px {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-bool is_hex(char c) { return is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f'); }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+bool is_hex(char c) {
+  return is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f');
+}
 
 // An unbracketed IPv6 literal (::1, fe80::1): hex digits, ':' and '.' only.
 bool looks_like_ipv6(std::string_view s) {
@@ -30,22 +36,75 @@ bool last_label_is_number(std::string_view label) {
 // section that agents meet. Single labels (com, io, dev, any TLD) are refused
 // without a list.
 constexpr std::string_view kPublicSuffixes[] = {
-    "co.uk",          "org.uk",           "ac.uk",          "gov.uk",         "me.uk",
-    "ltd.uk",         "plc.uk",           "net.uk",         "com.au",         "net.au",
-    "org.au",         "edu.au",           "gov.au",         "co.nz",          "org.nz",
-    "co.jp",          "ne.jp",            "or.jp",          "ac.jp",          "go.jp",
-    "com.br",         "net.br",           "org.br",         "com.cn",         "net.cn",
-    "org.cn",         "co.in",            "net.in",         "org.in",         "co.za",
-    "com.mx",         "com.tr",           "com.ar",         "com.sg",         "com.hk",
-    "co.kr",          "or.kr",            "com.tw",         "co.il",          "com.ua",
-    "github.io",      "githubusercontent.com", "gitlab.io", "herokuapp.com",  "vercel.app",
-    "netlify.app",    "pages.dev",        "workers.dev",    "appspot.com",    "blogspot.com",
-    "web.app",        "firebaseapp.com",  "azurewebsites.net", "cloudfront.net", "s3.amazonaws.com",
-    "compute.amazonaws.com", "elasticbeanstalk.com", "fly.dev", "onrender.com", "glitch.me",
-    "ngrok.io",       "ngrok-free.app",   "repl.co",        "deno.dev",
+    "co.uk",
+    "org.uk",
+    "ac.uk",
+    "gov.uk",
+    "me.uk",
+    "ltd.uk",
+    "plc.uk",
+    "net.uk",
+    "com.au",
+    "net.au",
+    "org.au",
+    "edu.au",
+    "gov.au",
+    "co.nz",
+    "org.nz",
+    "co.jp",
+    "ne.jp",
+    "or.jp",
+    "ac.jp",
+    "go.jp",
+    "com.br",
+    "net.br",
+    "org.br",
+    "com.cn",
+    "net.cn",
+    "org.cn",
+    "co.in",
+    "net.in",
+    "org.in",
+    "co.za",
+    "com.mx",
+    "com.tr",
+    "com.ar",
+    "com.sg",
+    "com.hk",
+    "co.kr",
+    "or.kr",
+    "com.tw",
+    "co.il",
+    "com.ua",
+    "github.io",
+    "githubusercontent.com",
+    "gitlab.io",
+    "herokuapp.com",
+    "vercel.app",
+    "netlify.app",
+    "pages.dev",
+    "workers.dev",
+    "appspot.com",
+    "blogspot.com",
+    "web.app",
+    "firebaseapp.com",
+    "azurewebsites.net",
+    "cloudfront.net",
+    "s3.amazonaws.com",
+    "compute.amazonaws.com",
+    "elasticbeanstalk.com",
+    "fly.dev",
+    "onrender.com",
+    "glitch.me",
+    "ngrok.io",
+    "ngrok-free.app",
+    "repl.co",
+    "deno.dev",
 };
 
-std::string shown(std::string_view text) { return std::string(text.substr(0, 100)); }
+std::string shown(std::string_view text) {
+  return std::string(text.substr(0, 100));
+}
 
 Error rule_error(std::string_view text, const std::string& what) {
   return Error::invalid("The allowed host '" + shown(text) + "' " + what);
@@ -86,13 +145,16 @@ NameProblem check_dns_name(std::string_view raw, std::string& normalized) {
   return NameProblem::none;
 }
 
-std::string HostRuleSpec::text() const { return port ? pattern + ":" + std::to_string(*port) : pattern; }
+std::string HostRuleSpec::text() const {
+  return port ? pattern + ":" + std::to_string(*port) : pattern;
+}
 
 Result<HostRuleSpec> parse_host_rule(std::string_view text) {
   if (text.empty()) return Error::invalid("An allowed host is empty; give a name such as github.com.");
   if (text.find("://") != std::string_view::npos)
-    return rule_error(text, "has a scheme: give the host name alone, e.g. github.com (add :PORT for a port "
-                            "other than 80 and 443, e.g. github.com:22).");
+    return rule_error(text,
+                      "has a scheme: give the host name alone, e.g. github.com (add :PORT for a port "
+                      "other than 80 and 443, e.g. github.com:22).");
   if (text.find('/') != std::string_view::npos)
     return rule_error(text, "has a path: give the host name alone, e.g. github.com.");
   if (text.find('@') != std::string_view::npos)
@@ -107,8 +169,10 @@ Result<HostRuleSpec> parse_host_rule(std::string_view text) {
     const std::string_view port = text.substr(colon + 1);
     if (port.empty()) return rule_error(text, "ends with ':' but gives no port; write e.g. github.com:22.");
     if (port.find_first_of("-,:") != std::string_view::npos)
-      return rule_error(text, "gives more than one port; give one port per rule and repeat the rule, e.g. "
-                              "--allow " + shown(host) + ":5432 --allow " + shown(host) + ":5433.");
+      return rule_error(text,
+                        "gives more than one port; give one port per rule and repeat the rule, e.g. "
+                        "--allow " +
+                            shown(host) + ":5432 --allow " + shown(host) + ":5433.");
     if (!std::all_of(port.begin(), port.end(), is_digit))
       return rule_error(text, "has a port that is not a number; give a port between 1 and 65535.");
     unsigned long value = 0;
@@ -122,8 +186,9 @@ Result<HostRuleSpec> parse_host_rule(std::string_view text) {
   const bool wildcard = name.rfind("*.", 0) == 0;
   if (wildcard) name.remove_prefix(2);
   if (name.find('*') != std::string_view::npos)
-    return rule_error(text, "has a wildcard in the wrong place: only a leading '*.' is allowed (subdomains "
-                            "only), and a plain name already covers its subdomains.");
+    return rule_error(text,
+                      "has a wildcard in the wrong place: only a leading '*.' is allowed (subdomains "
+                      "only), and a plain name already covers its subdomains.");
   std::string normalized;
   switch (check_dns_name(name, normalized)) {
     case NameProblem::none:
@@ -135,17 +200,21 @@ Result<HostRuleSpec> parse_host_rule(std::string_view text) {
     case NameProblem::too_long:
       return rule_error(text, "is longer than a host name can be (253 characters).");
     case NameProblem::bad_label:
-      return rule_error(text, "has an empty label, a label longer than 63 characters or one that starts or ends "
-                              "with '-'; give a host name such as github.com.");
+      return rule_error(text,
+                        "has an empty label, a label longer than 63 characters or one that starts or ends "
+                        "with '-'; give a host name such as github.com.");
     case NameProblem::bad_character:
     case NameProblem::userinfo:
-      return rule_error(text, "is not a plain host name (letters, digits, '-' and '.'; give international "
-                              "names in their xn-- form, without scheme or path).");
+      return rule_error(text,
+                        "is not a plain host name (letters, digits, '-' and '.'; give international "
+                        "names in their xn-- form, without scheme or path).");
   }
   if (is_public_suffix(normalized))
-    return rule_error(text, std::string("names ") + (wildcard ? "every site under " : "") + "the public suffix '" +
-                                normalized + "', under which anyone can register a site: allowing it would "
-                                "allow all of them. Give the site's own name, e.g. example." + normalized + ".");
+    return rule_error(text, std::string("names ") + (wildcard ? "every site under " : "") +
+                                "the public suffix '" + normalized +
+                                "', under which anyone can register a site: allowing it would "
+                                "allow all of them. Give the site's own name, e.g. example." +
+                                normalized + ".");
   spec.pattern = wildcard ? "*." + normalized : normalized;
   return spec;
 }
@@ -157,7 +226,8 @@ bool host_rule_matches(std::string_view host, std::string_view pattern) {
   }
   if (pattern.empty() || host.size() < pattern.size()) return false;
   if (host.size() == pattern.size()) return host == pattern;
-  return host.substr(host.size() - pattern.size()) == pattern && host[host.size() - pattern.size() - 1] == '.';
+  return host.substr(host.size() - pattern.size()) == pattern &&
+         host[host.size() - pattern.size() - 1] == '.';
 }
 
 bool is_public_suffix(std::string_view name) {

@@ -130,6 +130,8 @@ std::string check_host_pattern(std::string_view pattern) {
   return rule ? std::string() : rule.error().message;
 }
 
-bool host_matches(std::string_view host, std::string_view pattern) { return host_rule_matches(host, pattern); }
+bool host_matches(std::string_view host, std::string_view pattern) {
+  return host_rule_matches(host, pattern);
+}
 
 }  // namespace px::policy

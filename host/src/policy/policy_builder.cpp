@@ -103,7 +103,9 @@ PolicyBuilder& PolicyBuilder::allow_host(const std::string& text, Origin origin)
   auto rule = parse_host_rule(text);
   if (!rule) return fail(Error::invalid(origin.describe() + ": " + rule.error().message));
   auto& hosts = policy_.network_.hosts;
-  const auto same = [&](const HostRule& h) { return h.pattern == rule.value().pattern && h.port == rule.value().port; };
+  const auto same = [&](const HostRule& h) {
+    return h.pattern == rule.value().pattern && h.port == rule.value().port;
+  };
   if (std::none_of(hosts.begin(), hosts.end(), same))
     hosts.push_back({rule.value().pattern, rule.value().port, std::move(origin)});
   return *this;

@@ -1,13 +1,12 @@
 #include "proxy/connection.hpp"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
-
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include "proxy/destination.hpp"
 #include "proxy/host_rules.hpp"
@@ -156,7 +155,8 @@ void Connection::decide_target() {
   const DestinationDecision d = decide_destination(server_.config, target_.endpoint);
   if (d.route == Route::refuse) return refuse(d.verdict.status, d.verdict.reason, "denied", d.by_rule);
   // Local servers: this machine's loopback, IPv4 first.
-  if (d.route == Route::loopback) return connect({asio::ip::address_v4::loopback(), asio::ip::address_v6::loopback()});
+  if (d.route == Route::loopback)
+    return connect({asio::ip::address_v4::loopback(), asio::ip::address_v6::loopback()});
   resolve();
 }
 
@@ -223,7 +223,8 @@ void Connection::decide_sniffed() {
       if (parsed.state == ParseState::bad) return reset(reason::unexpected_protocol, "denied", false);
       const Header* host = request.find("host");
       HostPort named;
-      if (request.count("host") != 1 || !parse_authority(host->value, false, target_.endpoint.port, named).ok() ||
+      if (request.count("host") != 1 ||
+          !parse_authority(host->value, false, target_.endpoint.port, named).ok() ||
           named.host != target_.endpoint.host)
         return reset(reason::host_mismatch, "denied", true);
       decision_.inspected = "http-host";
@@ -248,14 +249,16 @@ void Connection::start_published(std::uint16_t inside_port, UniqueFd inside) {
   inside.release();
   state_ = State::connecting;
   deadline_ = Clock::now() + server_.config.limits.connect_timeout;
-  upstream_.async_wait(tcp::socket::wait_write, [self = shared_from_this(), inside_port](const error_code& wec) {
-    if (self->state_ != State::connecting) return;
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (wec || ::getsockopt(self->upstream_.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
-      return self->reset(reason::connect_failed, "failed", false);
-    self->on_connected(tcp::endpoint(asio::ip::address_v4::loopback(), inside_port));
-  });
+  upstream_.async_wait(
+      tcp::socket::wait_write, [self = shared_from_this(), inside_port](const error_code& wec) {
+        if (self->state_ != State::connecting) return;
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (wec || ::getsockopt(self->upstream_.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 ||
+            err != 0)
+          return self->reset(reason::connect_failed, "failed", false);
+        self->on_connected(tcp::endpoint(asio::ip::address_v4::loopback(), inside_port));
+      });
 }
 
 void Connection::resolve() {
@@ -543,7 +546,8 @@ void Connection::copy_readable(Direction& d) {
     if (rec == asio::error::eof) return on_source_eof(d);
     if (rec) return close("error");
     last_activity_ = Clock::now();
-    if (&d == &down_ && !target_.is_connect && !response_head_done_) return (void)hold_response_head(buf.data(), n);
+    if (&d == &down_ && !target_.is_connect && !response_head_done_)
+      return (void)hold_response_head(buf.data(), n);
     std::size_t forward = n;
     if (d.limited) {
       d.remaining -= n;
@@ -598,12 +602,13 @@ bool Connection::hold_response_head(const char* data, std::size_t n) {
   *down_.counter += response_head_.size();
   down_.pending.assign(response_head_.begin(), response_head_.end());
   response_head_ = std::string();
-  asio::async_write(client_, asio::buffer(down_.pending), [self = shared_from_this()](const error_code& e, std::size_t) {
-    if (self->state_ != State::relaying) return;
-    if (e) return self->close("error");
-    std::vector<char>().swap(self->down_.pending);
-    self->arm(self->down_);
-  });
+  asio::async_write(client_, asio::buffer(down_.pending),
+                    [self = shared_from_this()](const error_code& e, std::size_t) {
+                      if (self->state_ != State::relaying) return;
+                      if (e) return self->close("error");
+                      std::vector<char>().swap(self->down_.pending);
+                      self->arm(self->down_);
+                    });
   return true;
 }
 
@@ -614,9 +619,10 @@ void Connection::on_source_eof(Direction& d) {
     *down_.counter += response_head_.size();
     outgoing_ = std::move(response_head_);
     response_head_ = std::string();
-    asio::async_write(client_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code&, std::size_t) {
-      if (self->state_ == State::relaying) self->on_source_eof(self->down_);
-    });
+    asio::async_write(client_, asio::buffer(outgoing_),
+                      [self = shared_from_this()](const error_code&, std::size_t) {
+                        if (self->state_ == State::relaying) self->on_source_eof(self->down_);
+                      });
     return;
   }
   d.eof = true;

@@ -24,8 +24,8 @@ struct Decision {
   // Tunnels and captured connections: what the first bytes were checked as
   // ("tls-sni", "http-host"), or "none" (not TLS: relayed as raw TCP).
   std::string_view inspected;
-  std::string dns_type;      // DNS: the question's type ("A", "AAAA", "TXT", ...)
-  std::string_view rcode;    // DNS: the answer's code ("NOERROR", "NXDOMAIN", "REFUSED", ...)
+  std::string dns_type;    // DNS: the question's type ("A", "AAAA", "TXT", ...)
+  std::string_view rcode;  // DNS: the answer's code ("NOERROR", "NXDOMAIN", "REFUSED", ...)
   std::uint64_t bytes_up = 0;
   std::uint64_t bytes_down = 0;
   std::chrono::milliseconds duration{0};

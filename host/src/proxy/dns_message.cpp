@@ -11,7 +11,8 @@ constexpr std::size_t kHeader = 12;
 constexpr std::size_t kMaxName = 255;  // wire bytes, RFC 1035 2.3.4
 
 std::uint16_t be16(std::string_view s, std::size_t at) {
-  return static_cast<std::uint16_t>(static_cast<unsigned char>(s[at]) << 8 | static_cast<unsigned char>(s[at + 1]));
+  return static_cast<std::uint16_t>(static_cast<unsigned char>(s[at]) << 8 |
+                                    static_cast<unsigned char>(s[at + 1]));
 }
 void put16(std::string& out, std::uint16_t v) {
   out += static_cast<char>(v >> 8);
@@ -40,31 +41,50 @@ std::string header(const Question& q, Rcode rcode, std::uint16_t questions, std:
 
 std::string_view to_string(Rcode rcode) {
   switch (rcode) {
-    case Rcode::noerror: return "NOERROR";
-    case Rcode::formerr: return "FORMERR";
-    case Rcode::servfail: return "SERVFAIL";
-    case Rcode::nxdomain: return "NXDOMAIN";
-    case Rcode::notimp: return "NOTIMP";
-    case Rcode::refused: return "REFUSED";
+    case Rcode::noerror:
+      return "NOERROR";
+    case Rcode::formerr:
+      return "FORMERR";
+    case Rcode::servfail:
+      return "SERVFAIL";
+    case Rcode::nxdomain:
+      return "NXDOMAIN";
+    case Rcode::notimp:
+      return "NOTIMP";
+    case Rcode::refused:
+      return "REFUSED";
   }
   return "?";
 }
 
 std::string type_name(std::uint16_t type) {
   switch (type) {
-    case 1: return "A";
-    case 2: return "NS";
-    case 5: return "CNAME";
-    case 6: return "SOA";
-    case 12: return "PTR";
-    case 15: return "MX";
-    case 16: return "TXT";
-    case 28: return "AAAA";
-    case 33: return "SRV";
-    case 64: return "SVCB";
-    case 65: return "HTTPS";
-    case 255: return "ANY";
-    default: return "TYPE" + std::to_string(type);
+    case 1:
+      return "A";
+    case 2:
+      return "NS";
+    case 5:
+      return "CNAME";
+    case 6:
+      return "SOA";
+    case 12:
+      return "PTR";
+    case 15:
+      return "MX";
+    case 16:
+      return "TXT";
+    case 28:
+      return "AAAA";
+    case 33:
+      return "SRV";
+    case 64:
+      return "SVCB";
+    case 65:
+      return "HTTPS";
+    case 255:
+      return "ANY";
+    default:
+      return "TYPE" + std::to_string(type);
   }
 }
 
@@ -146,7 +166,8 @@ Decision decide(const ProxyConfig& config, const Question& q) {
   return d;
 }
 
-std::string answer(const Question& q, const std::vector<boost::asio::ip::address>& addresses, std::uint32_t ttl) {
+std::string answer(const Question& q, const std::vector<boost::asio::ip::address>& addresses,
+                   std::uint32_t ttl) {
   std::vector<boost::asio::ip::address> records;
   for (const auto& a : addresses)
     if ((q.type == kTypeA && a.is_v4()) || (q.type == kTypeAAAA && a.is_v6())) records.push_back(a);

@@ -5,7 +5,6 @@
 // FORMERR / NOTIMP (or dropped when it is not even a DNS header), never
 // forwarded. Fuzzed (fuzz/proxy_dns.cpp).
 #include <boost/asio/ip/address.hpp>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,7 +19,14 @@ inline constexpr std::uint16_t kTypeA = 1;
 inline constexpr std::uint16_t kTypeAAAA = 28;
 inline constexpr std::uint16_t kClassIN = 1;
 
-enum class Rcode : std::uint8_t { noerror = 0, formerr = 1, servfail = 2, nxdomain = 3, notimp = 4, refused = 5 };
+enum class Rcode : std::uint8_t {
+  noerror = 0,
+  formerr = 1,
+  servfail = 2,
+  nxdomain = 3,
+  notimp = 4,
+  refused = 5
+};
 std::string_view to_string(Rcode rcode);
 // "A", "AAAA", "TXT", ... or "TYPE<n>".
 std::string type_name(std::uint16_t type);
@@ -36,9 +42,9 @@ struct Question {
 
 enum class ParseStatus {
   ok,
-  not_dns,    // shorter than a header, or a response: dropped without an answer
-  formerr,    // a header, but the question cannot be read
-  notimp,     // another opcode (NOTIFY, UPDATE, ...)
+  not_dns,  // shorter than a header, or a response: dropped without an answer
+  formerr,  // a header, but the question cannot be read
+  notimp,   // another opcode (NOTIFY, UPDATE, ...)
 };
 
 struct Parsed {

@@ -1,12 +1,11 @@
 #include "proxy/dns_server.hpp"
 
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
-
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <cerrno>
 
 #include "proxy/dns_message.hpp"
@@ -32,7 +31,8 @@ constexpr auto kTcpIdle = std::chrono::seconds(10);
 // until it closes or stays idle for 10 s.
 class DnsServer::TcpClient : public std::enable_shared_from_this<TcpClient> {
  public:
-  TcpClient(DnsServer& server, tcp::socket socket) : server_(server), socket_(std::move(socket)), idle_(socket_.get_executor()) {}
+  TcpClient(DnsServer& server, tcp::socket socket)
+      : server_(server), socket_(std::move(socket)), idle_(socket_.get_executor()) {}
   void start() { read(); }
   void stop() {
     error_code ig;
@@ -65,16 +65,18 @@ class DnsServer::TcpClient : public std::enable_shared_from_this<TcpClient> {
     std::string query = in_.substr(2, len);
     in_.erase(0, 2 + len);
     idle_.cancel();
-    const bool answered = server_.handle(std::move(query), [self = shared_from_this()](const std::string& answer) {
-      self->out_.clear();
-      self->out_ += static_cast<char>(answer.size() >> 8);
-      self->out_ += static_cast<char>(answer.size() & 0xff);
-      self->out_ += answer;
-      asio::async_write(self->socket_, asio::buffer(self->out_), [self](const error_code& wec, std::size_t) {
-        if (wec) return self->finish();
-        self->read();
-      });
-    });
+    const bool answered =
+        server_.handle(std::move(query), [self = shared_from_this()](const std::string& answer) {
+          self->out_.clear();
+          self->out_ += static_cast<char>(answer.size() >> 8);
+          self->out_ += static_cast<char>(answer.size() & 0xff);
+          self->out_ += answer;
+          asio::async_write(self->socket_, asio::buffer(self->out_),
+                            [self](const error_code& wec, std::size_t) {
+                              if (wec) return self->finish();
+                              self->read();
+                            });
+        });
     // Bytes that are not DNS get no answer: the connection is closed.
     if (!answered) finish();
   }
@@ -93,7 +95,9 @@ class DnsServer::TcpClient : public std::enable_shared_from_this<TcpClient> {
 
 DnsServer::DnsServer(ServerCore& core, RunNetworkService& network) : core_(core), network_(network) {}
 
-DnsServer::~DnsServer() { stop(); }
+DnsServer::~DnsServer() {
+  stop();
+}
 
 Status DnsServer::add_udp(UniqueFd fd) {
   sockaddr_storage ss{};
@@ -204,8 +208,10 @@ bool DnsServer::handle(std::string query_bytes, std::function<void(const std::st
       return false;
     case dns::ParseStatus::formerr:
     case dns::ParseStatus::notimp: {
-      const auto rcode = parsed.status == dns::ParseStatus::formerr ? dns::Rcode::formerr : dns::Rcode::notimp;
-      d.reason = parsed.status == dns::ParseStatus::formerr ? reason::dns_malformed : reason::dns_not_implemented;
+      const auto rcode =
+          parsed.status == dns::ParseStatus::formerr ? dns::Rcode::formerr : dns::Rcode::notimp;
+      d.reason =
+          parsed.status == dns::ParseStatus::formerr ? reason::dns_malformed : reason::dns_not_implemented;
       d.rcode = dns::to_string(rcode);
       core_.log.write(d);
       reply(dns::error(q, rcode));
@@ -238,7 +244,8 @@ bool DnsServer::handle(std::string query_bytes, std::function<void(const std::st
       d.verdict = "allowed";
       d.reason = reason::allowed;
       d.rcode = dns::to_string(dns::Rcode::noerror);
-      const std::vector<asio::ip::address> loopback{asio::ip::address_v4::loopback(), asio::ip::address_v6::loopback()};
+      const std::vector<asio::ip::address> loopback{asio::ip::address_v4::loopback(),
+                                                    asio::ip::address_v6::loopback()};
       core_.log.write(d);
       reply(dns::answer(q, loopback, kTtl));
       return true;
@@ -263,7 +270,7 @@ bool DnsServer::handle(std::string query_bytes, std::function<void(const std::st
     d.reason = reason::allowed;
     d.rcode = dns::to_string(dns::Rcode::noerror);
     d.address = again.question.type == dns::kTypeAAAA ? (entry->v6 ? entry->v6->to_string() : std::string())
-                                                        : entry->v4.to_string();
+                                                      : entry->v4.to_string();
     core_.log.write(d);
     reply(dns::answer(again.question, addresses, kTtl));
   });

@@ -8,7 +8,6 @@
 // the end of the run. Parsing and deciding are pure (dns_message.hpp).
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/udp.hpp>
-
 #include <functional>
 #include <memory>
 #include <string>

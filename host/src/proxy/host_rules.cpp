@@ -10,20 +10,28 @@
 namespace px::proxy {
 namespace {
 
-constexpr Verdict bad(std::string_view r) { return {400, r}; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+constexpr Verdict bad(std::string_view r) {
+  return {400, r};
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 }  // namespace
 
 Verdict check_host_name(std::string_view raw, std::string& normalized) {
   switch (check_dns_name(raw, normalized)) {
-    case NameProblem::none: return {};
-    case NameProblem::ip_literal: return {403, reason::ip_literal};
-    case NameProblem::userinfo: return bad(reason::userinfo);
+    case NameProblem::none:
+      return {};
+    case NameProblem::ip_literal:
+      return {403, reason::ip_literal};
+    case NameProblem::userinfo:
+      return bad(reason::userinfo);
     case NameProblem::empty:
     case NameProblem::too_long:
     case NameProblem::bad_label:
-    case NameProblem::bad_character: return bad(reason::bad_host);
+    case NameProblem::bad_character:
+      return bad(reason::bad_host);
   }
   return bad(reason::bad_host);
 }
@@ -52,8 +60,9 @@ Verdict parse_authority(std::string_view authority, bool port_required, std::uin
       if (authority.find(':', colon + 1) != std::string_view::npos) {
         // host:443:80 is malformed; a bare IPv6 literal is an address.
         std::string ignored;
-        return check_dns_name(authority, ignored) == NameProblem::ip_literal ? Verdict{403, reason::ip_literal}
-                                                                              : bad(reason::bad_port);
+        return check_dns_name(authority, ignored) == NameProblem::ip_literal
+                   ? Verdict{403, reason::ip_literal}
+                   : bad(reason::bad_port);
       }
       host = authority.substr(0, colon);
       port = authority.substr(colon + 1);
@@ -81,7 +90,9 @@ Verdict parse_authority(std::string_view authority, bool port_required, std::uin
   return {};
 }
 
-bool host_matches(std::string_view host, std::string_view rule) { return host_rule_matches(host, rule); }
+bool host_matches(std::string_view host, std::string_view rule) {
+  return host_rule_matches(host, rule);
+}
 
 namespace {
 

@@ -40,8 +40,8 @@ std::set<std::uint16_t> listening_loopback_ports(std::string_view text, bool v6)
   // 32-bit words in host order, the port big-endian hex, state 0A = LISTEN.
   static const std::set<std::string_view> v4_ok{"0100007F", "00000000"};
   static const std::set<std::string_view> v6_ok{"00000000000000000000000001000000",
-                                                 "00000000000000000000000000000000",
-                                                 "0000000000000000FFFF00000100007F"};
+                                                "00000000000000000000000000000000",
+                                                "0000000000000000FFFF00000100007F"};
   std::set<std::uint16_t> out;
   std::size_t pos = text.find('\n');  // the header line
   while (pos != std::string_view::npos && pos + 1 < text.size()) {
@@ -70,13 +70,16 @@ LocalPorts::LocalPorts(ServerCore& core, RunNetworkService& network, bool mirror
                        std::vector<RunNetwork::Published> published)
     : core_(core), network_(network), mirror_(mirror), published_(std::move(published)), timer_(core.io) {}
 
-LocalPorts::~LocalPorts() { stop(); }
+LocalPorts::~LocalPorts() {
+  stop();
+}
 
 Status LocalPorts::start() {
   for (const auto& p : published_) {
     // On this machine's loopback only: publishing is for the user, not the network.
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return Error::io("make a socket to publish the run's port " + std::to_string(p.inside), errno);
+    if (fd < 0)
+      return Error::io("make a socket to publish the run's port " + std::to_string(p.inside), errno);
     auto acceptor = std::make_unique<tcp::acceptor>(core_.io);
     error_code ec;
     acceptor->assign(tcp::v4(), fd, ec);
@@ -141,7 +144,8 @@ void LocalPorts::scan() {
     for (auto* a : it->second) network_.close_listener(a);
     it = mirrored_.erase(it);
   }
-  for (auto it = refused_.begin(); it != refused_.end();) it = host.count(*it) ? std::next(it) : refused_.erase(it);
+  for (auto it = refused_.begin(); it != refused_.end();)
+    it = host.count(*it) ? std::next(it) : refused_.erase(it);
   for (std::uint16_t port : host) {
     if (mirrored_.count(port) || refused_.count(port)) continue;
     mirrored_[port];  // being made
@@ -170,26 +174,27 @@ void LocalPorts::scan() {
 }
 
 void LocalPorts::accept_published(tcp::acceptor& acceptor, std::uint16_t inside) {
-  acceptor.async_wait(tcp::acceptor::wait_read, [this, &acceptor, inside, alive = alive_](const error_code& ec) {
-    if (ec || !*alive) return;
-    for (int i = 0; i < 16; ++i) {
-      const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) break;
-      tcp::socket socket(core_.io);
-      error_code aec;
-      socket.assign(tcp::v4(), fd, aec);
-      if (aec) {
-        ::close(fd);
-        continue;
-      }
-      auto c = core_.admit(std::move(socket), Connection::Kind::published);
-      if (!c) continue;
-      network_.channel().connect({"127.0.0.1", inside}, [c, inside](Result<std::vector<UniqueFd>> made) {
-        c->start_published(inside, made ? std::move(made.value().front()) : UniqueFd());
+  acceptor.async_wait(
+      tcp::acceptor::wait_read, [this, &acceptor, inside, alive = alive_](const error_code& ec) {
+        if (ec || !*alive) return;
+        for (int i = 0; i < 16; ++i) {
+          const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+          if (fd < 0) break;
+          tcp::socket socket(core_.io);
+          error_code aec;
+          socket.assign(tcp::v4(), fd, aec);
+          if (aec) {
+            ::close(fd);
+            continue;
+          }
+          auto c = core_.admit(std::move(socket), Connection::Kind::published);
+          if (!c) continue;
+          network_.channel().connect({"127.0.0.1", inside}, [c, inside](Result<std::vector<UniqueFd>> made) {
+            c->start_published(inside, made ? std::move(made.value().front()) : UniqueFd());
+          });
+        }
+        accept_published(acceptor, inside);
       });
-    }
-    accept_published(acceptor, inside);
-  });
 }
 
 }  // namespace px::proxy

@@ -13,7 +13,6 @@
 // Each connection is a Connection (captured or published) and is logged.
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <cstdint>
 #include <future>
 #include <map>

@@ -67,7 +67,9 @@ Result<std::unique_ptr<ProxyServer::Impl>> make_impl(ProxyConfig config, Resolve
 
 }  // namespace
 
-Resolver system_resolver() { return system_resolve; }
+Resolver system_resolver() {
+  return system_resolve;
+}
 
 Result<ProxyConfig> validate(ProxyConfig config) {
   if (config.password.size() < 16) {
@@ -170,7 +172,9 @@ std::uint16_t ProxyServer::port() const {
   return ec ? 0 : ep.port();
 }
 
-Status ProxyServer::serve_run_network(RunNetwork network) { return impl_->serve_run_network(std::move(network)); }
+Status ProxyServer::serve_run_network(RunNetwork network) {
+  return impl_->serve_run_network(std::move(network));
+}
 void ProxyServer::cut() { impl_->cut(); }
 void ProxyServer::restore() { impl_->restore(); }
 bool ProxyServer::is_cut() const { return impl_->paused; }
@@ -251,8 +255,8 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t
 std::string format_refused(const std::vector<RefusedHost>& refused) {
   std::string out;
   for (const auto& r : refused) {
-    out += "  refused (outside the rule): " + r.host + (r.dns ? " (DNS query)" : ":" + std::to_string(r.port)) +
-           "  " + r.reason;
+    out += "  refused (outside the rule): " + r.host +
+           (r.dns ? " (DNS query)" : ":" + std::to_string(r.port)) + "  " + r.reason;
     if (r.count > 1) out += "  x" + std::to_string(r.count);
     out += "\n";
   }

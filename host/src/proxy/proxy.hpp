@@ -8,6 +8,7 @@
 // state lives there) and one resolver thread (getaddrinfo blocks). Every public
 // method is safe to call from any other thread; cut(), restore() and stop()
 // return once the io thread has carried them out.
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -16,8 +17,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/ip/address.hpp>
 
 #include "common/error.hpp"
 #include "common/host_rule.hpp"

@@ -55,11 +55,11 @@ inline constexpr std::string_view unknown_synthetic_address = "unknown-synthetic
 // The run's DNS, answered inside the run and never forwarded. Allowed names
 // get "allowed"; names outside the rule "blocked-by-allowlist" (NXDOMAIN);
 // names that are not host names "bad-host" / "ip-literal-refused" (REFUSED).
-inline constexpr std::string_view dns_malformed = "dns-malformed";            // FORMERR, or dropped
+inline constexpr std::string_view dns_malformed = "dns-malformed";              // FORMERR, or dropped
 inline constexpr std::string_view dns_not_implemented = "dns-not-implemented";  // another opcode: NOTIMP
-inline constexpr std::string_view dns_type_refused = "dns-type-refused";      // not A/AAAA of class IN: REFUSED
-inline constexpr std::string_view too_many_names = "too-many-names";          // the synthetic table is full: SERVFAIL
-inline constexpr std::string_view capture_failed = "capture-failed";          // no listener could be made: SERVFAIL
+inline constexpr std::string_view dns_type_refused = "dns-type-refused";  // not A/AAAA of class IN: REFUSED
+inline constexpr std::string_view too_many_names = "too-many-names";  // the synthetic table is full: SERVFAIL
+inline constexpr std::string_view capture_failed = "capture-failed";  // no listener could be made: SERVFAIL
 
 // Capacity and upstream (503, 502, 504).
 // An upstream response head (plain HTTP) past ProxyLimits::max_response_head: 502.

@@ -24,7 +24,9 @@ RunNetworkService::RunNetworkService(ServerCore& core, RunNetwork network)
       names_(network_.ranges, core.config.limits.max_names),
       channel_(core.io, std::move(network_.socket_channel)) {}
 
-RunNetworkService::~RunNetworkService() { stop(); }
+RunNetworkService::~RunNetworkService() {
+  stop();
+}
 
 Status RunNetworkService::start() {
   dns_ = std::make_unique<DnsServer>(core_, *this);
@@ -34,7 +36,9 @@ Status RunNetworkService::start() {
   return local_->start();
 }
 
-std::shared_future<void> RunNetworkService::ready() const { return local_->first_scan(); }
+std::shared_future<void> RunNetworkService::ready() const {
+  return local_->first_scan();
+}
 
 void RunNetworkService::stop() {
   if (stopped_) return;
@@ -134,7 +138,8 @@ void RunNetworkService::accept(Listener& listener) {
   listener.acceptor->async_wait(tcp::acceptor::wait_read, [this, &listener](const error_code& ec) {
     if (ec || stopped_ || !listener.acceptor->is_open()) return;
     for (int i = 0; i < 64; ++i) {
-      const int fd = ::accept4(listener.acceptor->native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      const int fd =
+          ::accept4(listener.acceptor->native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         break;  // EAGAIN, or a full fd table: the next readiness retries

@@ -6,7 +6,6 @@
 // on request (SocketChannel); connections accepted on them become captured
 // Connections, which take the same decision as a CONNECT.
 #include <boost/asio/ip/tcp.hpp>
-
 #include <functional>
 #include <future>
 #include <map>

@@ -199,7 +199,8 @@ void ServerCore::stop() {
   io.poll();
 }
 
-void ServerCore::note_refused(const std::string& host, std::uint16_t port, std::string_view reason, bool dns) {
+void ServerCore::note_refused(const std::string& host, std::uint16_t port, std::string_view reason,
+                              bool dns) {
   std::lock_guard lock(refused_mutex_);
   ++refused_[{host, port, std::string(reason), dns}];
 }

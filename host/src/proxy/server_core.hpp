@@ -1,13 +1,12 @@
 #pragma once
 // The server's shared state and its io thread. Connections reach it by
 // reference; everything below marked (io) is touched by the io thread only.
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,15 +69,17 @@ class ServerCore {
   boost::asio::steady_timer accept_retry_{io};
   std::chrono::milliseconds sweep_interval_{500};
   std::unordered_set<std::shared_ptr<Connection>> connections_;  // (io)
-  std::unique_ptr<RunNetworkService> run_network_;                // (io)
+  std::unique_ptr<RunNetworkService> run_network_;               // (io)
   unsigned auth_failures_ = 0;                                    // (io)
   std::thread thread_;
   std::mutex control_;  // serializes cut/restore/stop callers
   bool stopped_ = false;  // under control_
   std::mutex cache_mutex_;
-  std::map<std::string, std::pair<Clock::time_point, std::vector<boost::asio::ip::address>>> cache_;  // under cache_mutex_
+  std::map<std::string, std::pair<Clock::time_point, std::vector<boost::asio::ip::address>>>
+      cache_;  // under cache_mutex_
   mutable std::mutex refused_mutex_;
-  std::map<std::tuple<std::string, std::uint16_t, std::string, bool>, std::uint64_t> refused_;  // under refused_mutex_
+  std::map<std::tuple<std::string, std::uint16_t, std::string, bool>, std::uint64_t>
+      refused_;  // under refused_mutex_
 };
 
 }  // namespace px::proxy

@@ -17,7 +17,9 @@ SocketChannel::SocketChannel(asio::io_context& io, UniqueFd channel) : channel_(
   if (open_) wait_reply();
 }
 
-SocketChannel::~SocketChannel() { close(); }
+SocketChannel::~SocketChannel() {
+  close();
+}
 
 void SocketChannel::listen(std::vector<netns::Endpoint> endpoints, Done done) {
   netns::SocketRequest r;

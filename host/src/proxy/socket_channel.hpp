@@ -6,7 +6,6 @@
 // Wire format: common/socket_request.hpp. Used on the io thread only.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
-
 #include <cstdint>
 #include <deque>
 #include <functional>

@@ -44,7 +44,8 @@ std::optional<std::uint32_t> SyntheticNames::index_of(const boost::asio::ip::add
   const auto p = ranges_.v6_prefix->to_bytes();
   if (!std::equal(a.begin(), a.begin() + 8, p.begin())) return std::nullopt;
   // Only the last 32 bits carry an index; anything else in the /64 is no name's.
-  if (!std::all_of(a.begin() + 8, a.begin() + 12, [](unsigned char b) { return b == 0; })) return std::nullopt;
+  if (!std::all_of(a.begin() + 8, a.begin() + 12, [](unsigned char b) { return b == 0; }))
+    return std::nullopt;
   return std::uint32_t{a[12]} << 24 | std::uint32_t{a[13]} << 16 | std::uint32_t{a[14]} << 8 | a[15];
 }
 

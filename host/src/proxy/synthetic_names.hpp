@@ -7,7 +7,6 @@
 // the address. The same name keeps its addresses for the whole run; the table
 // only grows (up to its capacity). Used on the proxy's io thread only.
 #include <boost/asio/ip/address.hpp>
-
 #include <cstdint>
 #include <deque>
 #include <map>

@@ -13,14 +13,15 @@ std::vector<std::pair<std::string, boost::asio::ip::address>> parse_test_resolve
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     start = comma == std::string::npos ? text.size() + 1 : comma + 1;
     if (item.empty()) continue;
     const std::size_t eq = item.find('=');
     std::string name;
     boost::system::error_code ec;
-    const auto address =
-        eq == std::string::npos ? boost::asio::ip::address() : boost::asio::ip::make_address(item.substr(eq + 1), ec);
+    const auto address = eq == std::string::npos ? boost::asio::ip::address()
+                                                 : boost::asio::ip::make_address(item.substr(eq + 1), ec);
     if (eq == std::string::npos || check_dns_name(item.substr(0, eq), name) != NameProblem::none ||
         !host_rule_matches(name, "*.test") || ec || !address.is_loopback()) {
       problems += "PARALLEX_TEST_RESOLVE: ignored '" + item.substr(0, 100) +

@@ -97,9 +97,11 @@ Json summarize_proxy_log(const std::filesystem::path& log, Source& source) {
     if (dns && verdict != "denied") continue;
     if (verdict == "allowed") reached.add(host, port, up, down, reason);
     else if (verdict == "failed") failed.add(host, port, up, down, reason);
-    else refused.add(host, port, up, down,
-                     dns ? "dns: " + reason
-                         : verdict == "denied" ? reason : verdict + (reason.empty() ? "" : ": " + reason));
+    else
+      refused.add(host, port, up, down,
+                  dns                   ? "dns: " + reason
+                  : verdict == "denied" ? reason
+                                        : verdict + (reason.empty() ? "" : ": " + reason));
   }
   out["reached"] = reached.to_json();
   out["refused"] = refused.to_json();

@@ -264,7 +264,8 @@ Result<RunOutcome> run(RunRequest r) {
         wants_network ? " (its network still goes to the proxy for tools that honour proxy variables)" : "");
     outcome.notices.push_back("unsealed: no filesystem, process or network confinement");
     if (wants_network) {
-      auto started = proxy::ProxyServer::listen(run_proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
+      auto started =
+          proxy::ProxyServer::listen(run_proxy_config(policy, password, proxy_log), "127.0.0.1", 0);
       if (!started) return started.error();
       server = std::move(started).value();
       for (auto& [k, v] : proxy::proxy_environment(server->port(), password)) env[k] = v;

@@ -25,7 +25,8 @@ proxy::NetworkMode to_proxy_mode(policy::NetworkMode mode) {
 
 Result<proxy::SyntheticRanges> ranges_of(const std::string& text) {
   const auto parsed = seal::net::parse_ranges(text);
-  if (!parsed) return Error::internal("the seal's init named malformed synthetic ranges: " + text.substr(0, 100));
+  if (!parsed)
+    return Error::internal("the seal's init named malformed synthetic ranges: " + text.substr(0, 100));
   proxy::SyntheticRanges r;
   r.v4_base = boost::asio::ip::address_v4(ntohl(parsed->v4_base.s_addr));
   r.v4_bits = parsed->v4_bits;

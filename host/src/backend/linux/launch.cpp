@@ -171,8 +171,8 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
     auto opened = net::open_capture();
     if (!opened) return opened.error();
     capture.emplace(std::move(opened).value());
-    text += "\n" + net::format_ranges(capture->ranges) + "\n" + std::to_string(capture->dns_udp.size()) + " " +
-            std::to_string(capture->dns_tcp.size());
+    text += "\n" + net::format_ranges(capture->ranges) + "\n" + std::to_string(capture->dns_udp.size()) +
+            " " + std::to_string(capture->dns_tcp.size());
     fds.push_back(capture->channel_theirs.get());
     for (const auto& u : capture->dns_udp) fds.push_back(u.get());
     for (const auto& t : capture->dns_tcp) fds.push_back(t.get());
@@ -215,7 +215,9 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
     plan.tcp_connect_ports->push_back(port);
     // Only inside the run's own namespace: there these ports reach nothing but
     // the proxy's listeners (and the run's own loopback servers).
-    if (ns) plan.tcp_connect_ports->insert(plan.tcp_connect_ports->end(), p.capture_ports.begin(), p.capture_ports.end());
+    if (ns)
+      plan.tcp_connect_ports->insert(plan.tcp_connect_ports->end(), p.capture_ports.begin(),
+                                     p.capture_ports.end());
   }
   if (ns) plan.tcp_bind_ports = p.bind_ports;
   return ok();
@@ -298,7 +300,8 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   ::close(control);
   if (ruleset) ruleset.value().fd.reset();
   const int channel_fd = channel.get();
-  ::_exit(pidns::reap_until(command, channel_fd, [&] { return net::serve_socket_request(channel_fd, ranges); }));
+  ::_exit(
+      pidns::reap_until(command, channel_fd, [&] { return net::serve_socket_request(channel_fd, ranges); }));
 }
 
 // The supervisor's child: enters the user and pid namespaces, forks pid 1, and
@@ -354,7 +357,8 @@ Result<NetworkHandOff> network_hand_off(const std::string& text, std::vector<Uni
   if (nl2 == std::string::npos) return bad();
   h.synthetic_ranges = text.substr(nl + 1, nl2 - nl - 1);
   unsigned udp = 0, tcp = 0;
-  if (std::sscanf(text.c_str() + nl2 + 1, "%u %u", &udp, &tcp) != 2 || fds.size() != 2 + udp + tcp) return bad();
+  if (std::sscanf(text.c_str() + nl2 + 1, "%u %u", &udp, &tcp) != 2 || fds.size() != 2 + udp + tcp)
+    return bad();
   h.socket_channel = std::move(fds[1]);
   for (unsigned i = 0; i < udp; ++i) h.dns_udp.push_back(std::move(fds[2 + i]));
   for (unsigned i = 0; i < tcp; ++i) h.dns_tcp.push_back(std::move(fds[2 + udp + i]));

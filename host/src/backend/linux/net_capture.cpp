@@ -27,14 +27,17 @@ Status rtnetlink(Request& req, const std::string& what) {
   if (!nl) return sys_error("socket(AF_NETLINK, NETLINK_ROUTE)");
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  if (::sendto(nl.get(), &req, req.header.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
+  if (::sendto(nl.get(), &req, req.header.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) <
+      0)
     return sys_error("send " + what);
   char reply[512];
   const ssize_t n = ::recv(nl.get(), reply, sizeof reply, 0);
-  if (n < static_cast<ssize_t>(NLMSG_LENGTH(sizeof(nlmsgerr)))) return sys_error("read the answer to " + what);
+  if (n < static_cast<ssize_t>(NLMSG_LENGTH(sizeof(nlmsgerr))))
+    return sys_error("read the answer to " + what);
   const auto* answer = reinterpret_cast<const nlmsghdr*>(reply);
   if (answer->nlmsg_type != NLMSG_ERROR)
-    return Error::internal("rtnetlink answered " + what + " with message type " + std::to_string(answer->nlmsg_type));
+    return Error::internal("rtnetlink answered " + what + " with message type " +
+                           std::to_string(answer->nlmsg_type));
   nlmsgerr err{};
   std::memcpy(&err, reply + NLMSG_HDRLEN, sizeof err);
   if (err.error != 0) return sys_error(what, -err.error);
@@ -300,7 +303,8 @@ std::optional<SyntheticRanges> parse_ranges(const std::string& text) {
     const std::string v6 = text.substr(space + 1);
     const std::size_t s6 = v6.find('/');
     in6_addr prefix{};
-    if (s6 == std::string::npos || v6.substr(s6) != "/64" || ::inet_pton(AF_INET6, v6.substr(0, s6).c_str(), &prefix) != 1)
+    if (s6 == std::string::npos || v6.substr(s6) != "/64" ||
+        ::inet_pton(AF_INET6, v6.substr(0, s6).c_str(), &prefix) != 1)
       return std::nullopt;
     r.v6_prefix = prefix;
   }
@@ -322,7 +326,8 @@ bool serve_socket_request(int channel, const SyntheticRanges& ranges) {
     const bool listen = request->kind == netns::SocketRequest::Kind::listen;
     // Listeners only on the run's synthetic ranges and its loopback; connections
     // only to its loopback. Anything else is refused, whoever asked.
-    if (!address || (listen ? !(in_synthetic(*address, ranges) || is_loopback(*address)) : !is_loopback(*address)))
+    if (!address ||
+        (listen ? !(in_synthetic(*address, ranges) || is_loopback(*address)) : !is_loopback(*address)))
       return send_reply(channel, {false, request->id, "refused: " + shown + " is not the run's to use"}, {});
     auto fd = listen ? make_listener(*address, e.port, shown) : make_connection(*address, e.port, shown);
     if (!fd) return send_reply(channel, {false, request->id, fd.error().message}, {});

@@ -28,11 +28,11 @@ struct SyntheticRanges {
 
 struct CaptureSockets {
   SyntheticRanges ranges;
-  std::vector<UniqueFd> dns_udp;  // bound to 127.0.0.1:53 (and [::1]:53)
-  std::vector<UniqueFd> dns_tcp;  // listening on the same
-  UniqueFd channel_theirs;        // the supervisor's end of the socket channel
-  UniqueFd channel_mine;          // the init's end
-  std::vector<std::string> notes; // what was left out (IPv6), and why
+  std::vector<UniqueFd> dns_udp;   // bound to 127.0.0.1:53 (and [::1]:53)
+  std::vector<UniqueFd> dns_tcp;   // listening on the same
+  UniqueFd channel_theirs;         // the supervisor's end of the socket channel
+  UniqueFd channel_mine;           // the init's end
+  std::vector<std::string> notes;  // what was left out (IPv6), and why
 };
 
 // In the init, inside the new network namespace (lo up). IPv6 is best effort
