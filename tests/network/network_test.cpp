@@ -98,6 +98,19 @@ Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<s
   return r;
 }
 
+// A port no one listens on at this moment (the kernel's pick, released).
+int free_port() {
+  const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(probe);
+  return ntohs(a.sin_port);
+}
+
 // A background process whose first stdout line is read (a server's port).
 struct Background {
   pid_t pid = -1;
@@ -387,16 +400,7 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
       git_env, root_ / "logs");
   ASSERT_EQ(seeded.status, 0) << seeded.err;
 
-  // A free port for the sshd.
-  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len);
-  const std::string port = std::to_string(ntohs(a.sin_port));
-  ::close(probe);
+  const std::string port = std::to_string(free_port());
 
   // An agent: its key is the one the sshd knows; its rules (agent.yaml) open
   // the sshd's name on that port only.
@@ -431,6 +435,9 @@ TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
       Background::start({"/usr/sbin/sshd", "-f", (s / "sshd_config").string(), "-D", "-e"}, false);
   for (int i = 0; i < 100; ++i) {
     const int t = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));
     const bool up = ::connect(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     ::close(t);
@@ -627,15 +634,7 @@ TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
   EXPECT_NE(off.out.find("rc=7"), std::string::npos) << off.out << off.err;
 
   // Published: a server inside on 127.0.0.1:PORT, reached from here on HOSTPORT.
-  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len);
-  const int host_port = ntohs(a.sin_port);
-  ::close(probe);
+  const int host_port = free_port();
   std::string fetched;
   std::thread client([&] {
     for (int i = 0; i < 300 && fetched.find("inside") == std::string::npos; ++i) {

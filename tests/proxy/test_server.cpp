@@ -17,6 +17,19 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// A raw upstream's listening socket on 127.0.0.1 (the test speaks for it).
+int listen_on_loopback(std::uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 4) != 0) return -1;
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
 TEST_F(ProxyTest, ConnectCarriesBytesBothWays) {
   start();
   const int fd = connect_to(port_);
@@ -280,15 +293,9 @@ TEST_F(ProxyTest, HostPortRulesOpenTheirPortOnly) {
 
 TEST_F(ProxyTest, AnEndlessUpstreamResponseHeadIsAnswered502) {
   // An upstream that answers with a header that never ends.
-  const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ::listen(lfd, 4);
-  socklen_t len = sizeof a;
-  ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
-  const std::uint16_t port = ntohs(a.sin_port);
+  std::uint16_t port = 0;
+  const int lfd = listen_on_loopback(port);
+  ASSERT_GE(lfd, 0);
   std::atomic<std::size_t> sent{0};
   std::thread upstream([&] {
     const int c = ::accept(lfd, nullptr, nullptr);
@@ -321,15 +328,9 @@ TEST_F(ProxyTest, AnEndlessUpstreamResponseHeadIsAnswered502) {
 }
 
 TEST_F(ProxyTest, AResponseHeadSplitAcrossReadsIsRelayedWhole) {
-  const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ::listen(lfd, 4);
-  socklen_t len = sizeof a;
-  ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
-  const std::uint16_t port = ntohs(a.sin_port);
+  std::uint16_t port = 0;
+  const int lfd = listen_on_loopback(port);
+  ASSERT_GE(lfd, 0);
   std::thread upstream([&] {
     const int c = ::accept(lfd, nullptr, nullptr);
     if (c < 0) return;

@@ -99,33 +99,35 @@ DnsServer::~DnsServer() {
   stop();
 }
 
-Status DnsServer::add_udp(UniqueFd fd) {
+namespace {
+
+// A socket of the run's DNS, made inside the run, as an Asio object of ours.
+template <class Socket, class Protocol>
+Result<std::unique_ptr<Socket>> adopt(asio::io_context& io, UniqueFd fd, Protocol v4, Protocol v6) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
     return Error::io("read the address of the run's DNS socket", errno);
-  auto socket = std::make_unique<udp::socket>(core_.io);
+  auto socket = std::make_unique<Socket>(io);
   error_code ec;
-  socket->assign(ss.ss_family == AF_INET6 ? udp::v6() : udp::v4(), fd.get(), ec);
+  socket->assign(ss.ss_family == AF_INET6 ? v6 : v4, fd.get(), ec);
   if (ec) return Error::io("adopt the run's DNS socket", ec.value());
   fd.release();
   socket->non_blocking(true, ec);
+  return socket;
+}
+
+}  // namespace
+
+Status DnsServer::add_udp(UniqueFd fd) {
+  PX_TRY_ASSIGN(auto socket, adopt<udp::socket>(core_.io, std::move(fd), udp::v4(), udp::v6()));
   udp_.push_back(std::move(socket));
   wait_udp(*udp_.back());
   return ok();
 }
 
 Status DnsServer::add_tcp(UniqueFd fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
-    return Error::io("read the address of the run's DNS socket", errno);
-  auto acceptor = std::make_unique<tcp::acceptor>(core_.io);
-  error_code ec;
-  acceptor->assign(ss.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd.get(), ec);
-  if (ec) return Error::io("adopt the run's DNS socket", ec.value());
-  fd.release();
-  acceptor->non_blocking(true, ec);
+  PX_TRY_ASSIGN(auto acceptor, adopt<tcp::acceptor>(core_.io, std::move(fd), tcp::v4(), tcp::v6()));
   tcp_.push_back(std::move(acceptor));
   wait_accept(*tcp_.back());
   return ok();
