@@ -18,7 +18,10 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   # node and npm only when absent: a machine may have them from elsewhere (NodeSource).
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)
-  packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep)
+  # golang-go: a client that ignores proxy settings; openssh-server: the test
+  # sshd that git clones from (the tests start their own on a free loopback port).
+  packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep
+             golang-go openssh-server)
 fi
 
 missing=()
@@ -29,6 +32,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The package starts a system SSH server; the tests need only its binary.
+  if printf '%s\n' "${missing[@]}" | grep -qx openssh-server && command -v systemctl >/dev/null; then
+    $SUDO systemctl disable --now ssh >/dev/null 2>&1 || true
+  fi
 fi
 
 if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ] && command -v npm >/dev/null; then

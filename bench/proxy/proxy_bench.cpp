@@ -21,7 +21,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench_common.hpp"
+
 namespace {
+
+using bench::b64;
+using bench::read_until;
+using bench::serve;
+using bench::write_all;
 
 using Clock = std::chrono::steady_clock;
 
@@ -38,47 +45,6 @@ int connect_port(int port) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
-}
-
-void write_all(int fd, const std::string& s) {
-  std::size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n <= 0) return;
-    off += static_cast<std::size_t>(n);
-  }
-}
-
-std::string read_until(int fd, const std::string& needle) {
-  std::string out;
-  char c;
-  while (out.find(needle) == std::string::npos && ::read(fd, &c, 1) == 1) out += c;
-  return out;
-}
-
-// Upstream: "SEND n\n" -> n bytes then close; "PING\n" -> "PONG\n", repeatedly.
-void serve(int fd) {
-  std::string line;
-  char c;
-  while (::read(fd, &c, 1) == 1) {
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    if (line.rfind("SEND ", 0) == 0) {
-      std::size_t left = std::stoull(line.substr(5));
-      std::vector<char> buf(256 * 1024, 'x');
-      while (left > 0) {
-        const ssize_t n = ::write(fd, buf.data(), std::min(left, buf.size()));
-        if (n <= 0) break;
-        left -= static_cast<std::size_t>(n);
-      }
-      break;
-    }
-    write_all(fd, "PONG\n");
-    line.clear();
-  }
-  ::close(fd);
 }
 
 int start_upstream() {
@@ -98,21 +64,6 @@ int start_upstream() {
     }
   }).detach();
   return ntohs(sin.sin_port);
-}
-
-std::string b64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    if (i + 2 < in.size()) v |= static_cast<unsigned char>(in[i + 2]);
-    out += t[(v >> 18) & 63];
-    out += t[(v >> 12) & 63];
-    out += i + 1 < in.size() ? t[(v >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? t[v & 63] : '=';
-  }
-  return out;
 }
 
 struct Target {

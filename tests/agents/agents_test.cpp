@@ -297,7 +297,10 @@ TEST_F(AgentsTest, GitConfigIsItsOwn) {
   EXPECT_EQ(get("commit.gpgsign"), "true\n");
   EXPECT_EQ(get("tag.gpgsign"), "true\n");
   EXPECT_EQ(get("core.hooksPath"), p.no_hooks().string() + "\n");
-  EXPECT_EQ(get("core.sshCommand"), "ssh -F /dev/null -o IdentitiesOnly=yes -o IdentityAgent=none\n");
+  // Its own key only, its own known hosts (first use trusted), nothing of the user's.
+  EXPECT_EQ(get("core.sshCommand"), "ssh -F /dev/null -o IdentitiesOnly=yes -o IdentityAgent=none -i " +
+                                        p.private_key().string() + " -o UserKnownHostsFile=" +
+                                        p.known_hosts().string() + " -o StrictHostKeyChecking=accept-new\n");
   const std::string helpers = get("credential.helper");
   EXPECT_EQ(helpers.rfind("\n!", 0), 0u) << "the empty helper comes first: " << helpers;
   EXPECT_NE(helpers.find(" agent credential --store "), std::string::npos) << helpers;
@@ -305,6 +308,23 @@ TEST_F(AgentsTest, GitConfigIsItsOwn) {
   EXPECT_EQ(rewritten.out, "https://github.com/acme/api.git\n");
   rewritten = sh("git ls-remote --get-url ssh://git@github.com/acme/api.git", "", agent_git_env("gitbot"));
   EXPECT_EQ(rewritten.out, "https://github.com/acme/api.git\n");
+}
+
+TEST_F(AgentsTest, GithubOverSshWhenItsRulesOpenPort22) {
+  make_agent("sshbot", "--allow github.com --allow github.com:22");
+  // The rewrite to HTTPS is rebuilt away once its rules open GitHub's SSH port.
+  ASSERT_EQ(px("agent set sshbot --allow github.com:22").status, 0);
+  auto url = sh("git ls-remote --get-url git@github.com:acme/api.git", "", agent_git_env("sshbot"));
+  EXPECT_EQ(url.out, "git@github.com:acme/api.git\n");
+  // The one validator: a bare public suffix or a misplaced wildcard is refused when given.
+  auto bad = px("agent set sshbot --allow com");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("public suffix"), std::string::npos) << bad.err;
+  bad = px("agent set sshbot --allow github.com:0");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("between 1 and 65535"), std::string::npos) << bad.err;
+  EXPECT_EQ(px("agent set sshbot --allow '*.github.com'").status, 0)
+      << "wildcards are rules the proxy takes too";
 }
 
 TEST_F(AgentsTest, SignedCommitVerifies) {

@@ -65,14 +65,18 @@ TEST(ProfileParsing, BadHostPatternsAreRefused) {
   };
   expect_contains(host_error("https://github.com"), {"bad.yaml:4", "network.allow", "scheme"});
   expect_contains(host_error("github.com/orgs"), {"bad.yaml:4", "network.allow", "path"});
-  expect_contains(host_error("github.com:443"), {"bad.yaml:4", "network.allow", "port"});
+  expect_contains(host_error("github.com:0"), {"bad.yaml:4", "network.allow", "port"});
+  expect_contains(host_error("github.com:22-23"), {"bad.yaml:4", "network.allow", "one port per rule"});
+  expect_contains(host_error("com"), {"bad.yaml:4", "network.allow", "public suffix"});
   expect_contains(host_error("git*.com"), {"bad.yaml:4", "network.allow", "wildcard"});
   expect_contains(host_error("github.*"), {"bad.yaml:4", "wildcard"});
   expect_contains(host_error("*"), {"bad.yaml:4"});
   expect_contains(host_error("10.0.0.1"), {"bad.yaml:4", "IP address"});
   expect_contains(host_error("user@github.com"), {"bad.yaml:4", "user part"});
   expect_contains(host_error("a..b"), {"bad.yaml:4", "empty label"});
-  EXPECT_TRUE(parse_profile("network:\n  allow: [\"*.github.com\", GitHub.com]\n", "ok.yaml").has_value());
+  EXPECT_TRUE(
+      parse_profile("network:\n  allow: [\"*.github.com\", GitHub.com, \"github.com:22\"]\n", "ok.yaml")
+          .has_value());
 }
 
 TEST(ProfileParsing, MissingProfileListsTheBuiltIns) {

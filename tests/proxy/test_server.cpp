@@ -6,6 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+
 #include "harness.hpp"
 #include "proxy/reasons.hpp"
 
@@ -13,6 +16,19 @@ namespace px::proxy::test {
 namespace {
 
 using namespace std::chrono_literals;
+
+// A raw upstream's listening socket on 127.0.0.1 (the test speaks for it).
+int listen_on_loopback(std::uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 4) != 0) return -1;
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  port = ntohs(a.sin_port);
+  return fd;
+}
 
 TEST_F(ProxyTest, ConnectCarriesBytesBothWays) {
   start();
@@ -167,7 +183,7 @@ TEST_F(ProxyTest, RebindingToLocalAddressIsRefusedWithoutLocalServers) {
   proxy_->stop();
   const auto refused = proxy_->refused_hosts();
   ASSERT_EQ(refused.size(), 2u);
-  EXPECT_NE(format_refused(refused).find("rebind.allowed.test"), std::string::npos);
+  EXPECT_TRUE(std::any_of(refused.begin(), refused.end(), [](const auto& r) { return r.host == "rebind.allowed.test"; }));
   const auto lines = log_lines();
   EXPECT_EQ(lines[0]["address"], "127.0.0.1 (loopback)");
 }
@@ -306,6 +322,81 @@ TEST_F(ProxyTest, LogEscapesControlCharactersAndNeverHoldsThePassword) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+TEST_F(ProxyTest, HostPortRulesOpenTheirPortOnly) {
+  start([&](ProxyConfig& c) {
+    c.allowed_hosts = {"allowed.test:" + std::to_string(echo_.port())};
+    c.allowed_ports = {http_.port()};  // for hosts without a port: none here
+  });
+  const auto connect = [&](std::uint16_t port) {
+    return roundtrip(
+        port_, "CONNECT sub.allowed.test:" + std::to_string(port) + " HTTP/1.1\r\n" + auth() + "\r\n", 1s);
+  };
+  EXPECT_EQ(status_of(connect(echo_.port())), 200);
+  const std::string refused = connect(http_.port());
+  EXPECT_EQ(status_of(refused), 403);
+  EXPECT_EQ(header_of(refused, "x-proxy-error"), reason::port_not_allowed);
+}
+
+TEST_F(ProxyTest, AnEndlessUpstreamResponseHeadIsAnswered502) {
+  // An upstream that answers with a header that never ends.
+  std::uint16_t port = 0;
+  const int lfd = listen_on_loopback(port);
+  ASSERT_GE(lfd, 0);
+  std::atomic<std::size_t> sent{0};
+  std::thread upstream([&] {
+    const int c = ::accept(lfd, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[4096];
+    [[maybe_unused]] auto r = ::read(c, buf, sizeof buf);
+    std::string head = "HTTP/1.1 200 OK\r\nX-Endless: ";
+    send_all(c, head);
+    const std::string chunk(4096, 'a');
+    for (int i = 0; i < 256 && send_all(c, chunk); ++i) sent += chunk.size();
+    ::close(c);
+  });
+  start([&](ProxyConfig& c) {
+    c.allowed_ports = {port};
+    c.limits.max_response_head = 16 * 1024;
+  });
+  const std::string resp = roundtrip(
+      port_, "GET http://allowed.test:" + std::to_string(port) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
+  EXPECT_EQ(status_of(resp), 502) << resp.substr(0, 200);
+  EXPECT_EQ(header_of(resp, "x-proxy-error"), reason::response_head_too_large);
+  EXPECT_EQ(resp.find("X-Endless"), std::string::npos) << "nothing of the head was relayed";
+  upstream.join();
+  ::close(lfd);
+  proxy_->stop();
+  const auto lines = log_lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["verdict"], "failed");
+  EXPECT_EQ(lines[0]["reason"], reason::response_head_too_large);
+  EXPECT_EQ(lines[0]["status"], 502);
+}
+
+TEST_F(ProxyTest, AResponseHeadSplitAcrossReadsIsRelayedWhole) {
+  std::uint16_t port = 0;
+  const int lfd = listen_on_loopback(port);
+  ASSERT_GE(lfd, 0);
+  std::thread upstream([&] {
+    const int c = ::accept(lfd, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[4096];
+    [[maybe_unused]] auto r = ::read(c, buf, sizeof buf);
+    // The blank line arrives in two pieces, the body after a pause.
+    for (const char* piece : {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r", "\nbo", "dy"}) {
+      send_all(c, piece);
+      std::this_thread::sleep_for(50ms);
+    }
+    ::close(c);
+  });
+  start([&](ProxyConfig& c) { c.allowed_ports = {port}; });
+  const std::string resp = roundtrip(
+      port_, "GET http://allowed.test:" + std::to_string(port) + "/ HTTP/1.1\r\n" + auth() + "\r\n");
+  upstream.join();
+  ::close(lfd);
+  EXPECT_EQ(resp, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody");
+}
+
 TEST(ProxyConfigTest, RefusesUnusableConfigs) {
   ProxyConfig c;
   c.password = "short";
@@ -315,12 +406,15 @@ TEST(ProxyConfigTest, RefusesUnusableConfigs) {
   c.allowed_hosts = {"a.test"};
   EXPECT_FALSE(validate(c));
   c.mode = NetworkMode::allowlist;
-  c.allowed_hosts = {"A.test.", "a.test", "b.test"};
+  c.allowed_hosts = {"A.test.", "a.test", "b.test", "b.test:22", "*.c.test:5432"};
   auto v = validate(c);
   ASSERT_TRUE(v);
-  EXPECT_EQ(v.value().allowed_hosts, (std::vector<std::string>{"a.test", "b.test"}));
-  c.allowed_hosts = {"127.0.0.1"};
-  EXPECT_FALSE(validate(c));
+  EXPECT_EQ(v.value().allowed_hosts,
+            (std::vector<std::string>{"*.c.test:5432", "a.test", "b.test", "b.test:22"}));
+  for (const char* bad : {"127.0.0.1", "com", "*.co.uk", "a.test:0", "a.test:1-2", "http://a.test"}) {
+    c.allowed_hosts = {bad};
+    EXPECT_FALSE(validate(c)) << bad;
+  }
   ProxyConfig good;
   good.mode = NetworkMode::allowlist;
   good.password = kPassword;

@@ -1,5 +1,7 @@
 #include "agents/git_config.hpp"
 
+#include "common/host_rule.hpp"
+
 namespace px::agents {
 
 namespace {
@@ -17,6 +19,15 @@ std::string git_value(const std::string& value) {
 
 bool has_line_break(const std::string& s) {
   return s.find_first_of("\r\n") != std::string::npos;
+}
+
+bool allows_github_ssh(const AgentConfig& c) {
+  if (c.network != policy::NetworkMode::allowlist) return false;
+  for (const auto& text : c.allow) {
+    const auto rule = parse_host_rule(text);
+    if (rule && rule.value().port == 22 && host_rule_matches("github.com", rule.value().pattern)) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -58,14 +69,28 @@ Result<std::string> render_gitconfig(const AgentPaths& p, const AgentConfig& c, 
   t += "[tag]\n\tgpgsign = true\n";
   // An empty folder: its git runs no hooks.
   t += "[core]\n\thooksPath = " + git_value(p.no_hooks().string()) + "\n";
-  // No config file, no agent, only keys named on the command line: none of the user's.
-  t += "\tsshCommand = " + git_value("ssh -F /dev/null -o IdentitiesOnly=yes -o IdentityAgent=none") + "\n";
+  // No config file, no agent, only its own key: none of the user's. Host keys
+  // are trusted on first use and kept in its home (its ~/.ssh stays hidden).
+  for (const fs::path& f : {p.private_key(), p.known_hosts()})
+    if (f.string().find_first_of(" '\"\\") != std::string::npos)
+      return Error::invalid(
+          "The path '" + f.string() +
+          "' holds a space or a quote, which ssh's command line in git's config cannot hold; "
+          "move the agent store.");
+  t += "\tsshCommand = " +
+       git_value("ssh -F /dev/null -o IdentitiesOnly=yes -o IdentityAgent=none -i " +
+                 p.private_key().string() + " -o UserKnownHostsFile=" + p.known_hosts().string() +
+                 " -o StrictHostKeyChecking=accept-new") +
+       "\n";
   // The empty value drops every helper configured before this one.
   t += "[credential]\n\thelper = \"\"\n\thelper = " + git_value(helper) + "\n";
-  // GitHub's SSH addresses go over HTTPS, with its own token.
-  t += "[url \"https://github.com/\"]\n";
-  t += "\tinsteadOf = " + git_value("git@github.com:") + "\n";
-  t += "\tinsteadOf = " + git_value("ssh://git@github.com/") + "\n";
+  // GitHub's SSH addresses go over HTTPS, with its own token, unless its rules
+  // open GitHub's SSH port (github.com:22): then over SSH, with its own key.
+  if (!allows_github_ssh(c)) {
+    t += "[url \"https://github.com/\"]\n";
+    t += "\tinsteadOf = " + git_value("git@github.com:") + "\n";
+    t += "\tinsteadOf = " + git_value("ssh://git@github.com/") + "\n";
+  }
   return t;
 }
 
@@ -76,6 +101,9 @@ std::string render_allowed_signers(const std::string& email, const std::string& 
 }
 
 Status write_git_identity(const AgentPaths& paths, const AgentConfig& config, const fs::path& exe) {
+  // ssh makes the known-hosts file, not its folder.
+  std::error_code ec;
+  fs::create_directories(paths.known_hosts().parent_path(), ec);
   PX_TRY_ASSIGN(auto text, render_gitconfig(paths, config, exe));
   PX_TRY_ASSIGN(auto pub, read_file(paths.public_key()));
   PX_TRY(write_file_atomic(paths.allowed_signers(), render_allowed_signers(config.email, pub), 0600));

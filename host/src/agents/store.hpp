@@ -54,6 +54,9 @@ struct AgentPaths {
   fs::path public_key() const { return keys() / "id_ed25519.pub"; }
   fs::path allowed_signers() const { return keys() / "allowed_signers"; }
   fs::path gitconfig() const { return home() / ".gitconfig"; }
+  // The SSH servers its git has met (first use trusted; in its home, since its
+  // ~/.ssh stays hidden like the user's).
+  fs::path known_hosts() const { return home() / ".config/parallex/ssh_known_hosts"; }
   fs::path hosts_yml() const { return gh() / "hosts.yml"; }
 };
 

@@ -8,7 +8,9 @@
 //   seatbelt  macOS's sandbox-exec; on Linux it can write the profile, not run it
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -36,10 +38,31 @@ struct Guarantee {
   std::string detail;     // how it was detected, or why it is missing (with the fix, where there is one)
 };
 
-// Called with the listening socket of the run's proxy (made where the run can
-// reach it: inside its network namespace on Linux, on loopback otherwise) and
-// its port; returns the variables that point the command at it.
-using ProxySocketHook = std::function<Result<EnvMap>(UniqueFd listening, std::uint16_t port)>;
+// The run's network, made where the run can reach it (inside its network
+// namespace on Linux; on the host's loopback without a seal) and handed to
+// the supervisor, which serves it from outside.
+struct NetworkHandOff {
+  UniqueFd proxy_listener;  // the proxy's listening socket on 127.0.0.1 (port chosen by the kernel)
+  std::uint16_t proxy_port = 0;
+  // With a network namespace (all empty otherwise): the run's DNS sockets
+  // (127.0.0.1:53, [::1]:53), the socket channel over which the seal's init
+  // makes listening and connecting sockets inside the run on request
+  // (common/socket_request.hpp), and the synthetic ranges routed to lo
+  // (198.18.0.0/15 and a unique-local /64).
+  std::vector<UniqueFd> dns_udp;
+  std::vector<UniqueFd> dns_tcp;
+  UniqueFd socket_channel;
+  struct SyntheticRanges {
+    std::array<std::uint8_t, 4> v4_base{};                   // network byte order
+    unsigned v4_bits = 15;
+    std::optional<std::array<std::uint8_t, 16>> v6_prefix;  // a /64; none when the run has no IPv6
+  };
+  SyntheticRanges synthetic_ranges;
+};
+
+// Called with the run's network; returns the variables that point the
+// command at the proxy (HTTP_PROXY with the per-run password...).
+using ProxySocketHook = std::function<Result<EnvMap>(NetworkHandOff handoff)>;
 
 struct LaunchRequest {
   const policy::Policy* policy = nullptr;  // required; outlives the launch

@@ -1,3 +1,4 @@
+#include "common/host_rule.hpp"
 #include "broker/broker.hpp"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
   // Hosts: rules and passthrough switches, each host once.
   std::vector<std::string> passthrough;
   for (auto& h : config.hosts) {
-    auto name = proxy::normalize_rule(h.host);
+    auto name = parse_exact_host(h.host);
     if (!name) return Error::invalid("request rules: " + name.error().message);
     h.host = name.value();
     if (ctx->rules.count(h.host) > 0 ||
@@ -40,7 +41,7 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
   // passthrough, which is a contradiction the user must resolve.
   for (const auto& spec : config.credentials) {
     for (const auto& raw : spec.hosts) {
-      auto name = proxy::normalize_rule(raw);
+      auto name = parse_exact_host(raw);
       if (!name) return Error::invalid("credential \"" + spec.name + "\": " + name.error().message);
       if (std::find(passthrough.begin(), passthrough.end(), name.value()) != passthrough.end()) {
         return Error::invalid(

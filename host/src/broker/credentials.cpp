@@ -1,3 +1,4 @@
+#include "common/host_rule.hpp"
 #include "broker/credentials.hpp"
 
 #include <openssl/crypto.h>
@@ -159,7 +160,7 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
     Credential c;
     c.name = spec.name;
     for (const auto& h : spec.hosts) {
-      auto normalized = proxy::normalize_rule(h);
+      auto normalized = parse_exact_host(h);
       if (!normalized) return fail(Error::invalid(who + ": " + normalized.error().message));
       if (!c.bound_to(normalized.value())) c.hosts.push_back(normalized.value());
     }

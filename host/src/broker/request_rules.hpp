@@ -34,7 +34,7 @@ struct RequestRule {
 // One terminated host's rules. `passthrough`: never terminated (pinning
 // clients); a passthrough host has no rules.
 struct HostRequestRules {
-  std::string host;  // a normalized host name (proxy::normalize_rule)
+  std::string host;  // a normalized host name (parse_exact_host)
   bool passthrough = false;
   std::vector<RequestRule> rules;
 };

@@ -1,3 +1,4 @@
+#include "common/host_rule.hpp"
 #include "broker/run_ca.hpp"
 
 #include <openssl/bn.h>
@@ -110,7 +111,7 @@ Result<std::unique_ptr<RunCa>> RunCa::create(std::vector<std::string> hosts, std
   // only checked DNS names (letters, digits, '-', '.') may, so no ',' or ';'
   // can add a constraint of its own.
   for (auto& h : hosts) {
-    auto n = proxy::normalize_rule(h);
+    auto n = parse_exact_host(h);
     if (!n) return Error::invalid("a terminated host: " + n.error().message);
     h = n.value();
   }

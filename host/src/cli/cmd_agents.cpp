@@ -70,7 +70,7 @@ void add_rule_flags(CLI::App& app, RuleFlags& f) {
 
 // Applies `f` over `c`. `fresh`: for `new`, where no flag means offline.
 Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>& notes) {
-  policy::NetworkFlags net{f.online, f.offline, f.allow, std::nullopt};
+  policy::NetworkFlags net{f.online, f.offline, f.allow, std::nullopt, {}};
   if (!f.local_servers.empty()) net.local_servers = f.local_servers == "on";
   PX_TRY(policy::check_network_flags(net));
   for (const auto& r : f.repos) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "cli/command.hpp"
+#include "cli/run_command.hpp"
 #include "common/redact.hpp"
 #include "proxy/proxy.hpp"
 
@@ -108,16 +109,20 @@ int run(const ProxyOptions& o) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   server.value()->stop();
-  const auto refused = server.value()->refused_hosts();
-  if (!refused.empty()) std::fprintf(stderr, "%s", format_refused(refused).c_str());
+  std::vector<run::RefusedRequest> refused;
+  for (const auto& h : server.value()->refused_hosts()) refused.push_back({h.host, h.port, h.reason, h.count, h.dns});
+  std::fputs(cli::format_refused(refused).c_str(), stderr);
   return 0;
 }
 
 Action setup(CLI::App& app, GlobalOptions& /*global*/) {
   auto o = std::make_shared<ProxyOptions>();
   app.add_option("--listen", o->listen, "ADDRESS:PORT to listen on; port 0 picks a free one")->capture_default_str();
-  app.add_option("--allow", o->allow, "Allow HOST and its subdomains (repeatable)");
-  app.add_option("--allow-port", o->ports, "Allow this upstream port (repeatable; default 80 and 443)");
+  app.add_option("--allow", o->allow,
+                 "Allow HOST and its subdomains, HOST:PORT on that port only, \"*.HOST\" its subdomains only "
+                 "(repeatable)");
+  app.add_option("--allow-port", o->ports,
+                 "Allow this upstream port for hosts given without one (repeatable; default 80 and 443)");
   app.add_flag("--online", o->online, "Allow every host (still logged)");
   app.add_flag("--local-servers", o->local_servers,
                "Forward CONNECT localhost:PORT to this machine and allow local addresses");

@@ -187,7 +187,7 @@ int run_workspaced(const WorkspacedRun& o) {
   hooks.prepared = [&](const run::RunPlan& plan) {
     started = true;
     json hosts = json::array();
-    for (const auto& h : plan.policy.network().hosts) hosts.push_back(h.pattern);
+    for (const auto& h : plan.policy.network().hosts) hosts.push_back(h.text());
     std::string command;
     for (const auto& a : o.command) command += (command.empty() ? "" : " ") + a;
     const auto node = env.find("PARALLEX_NODE");

@@ -50,11 +50,28 @@ std::string render_policy(const policy::Policy& p) {
     out << ": no host; only this machine's servers (Local servers), through the run's proxy, logged";
   else out << ": only through the run's proxy, every connection logged";
   out << "\n";
-  for (const auto& h : net.hosts)
-    out << "  allow     " << pad(h.pattern + " and its subdomains", 44) << "[" << h.origin.describe() << "]\n";
+  for (const auto& h : net.hosts) {
+    const bool wildcard = h.pattern.rfind("*.", 0) == 0;
+    const std::string what =
+        wildcard ? "names under " + h.pattern.substr(2) : h.pattern + " and its subdomains";
+    std::string ports;
+    if (h.port) {
+      ports = "port " + std::to_string(*h.port);
+    } else {
+      for (auto port : net.ports) ports += (ports.empty() ? "ports " : " ") + std::to_string(port);
+    }
+    out << "  allow     " << pad(what + ", " + ports, 44) << "[" << h.origin.describe() << "]\n";
+  }
   if (net.mode != policy::NetworkMode::offline) {
     out << "  ports    ";
     for (auto port : net.ports) out << " " << port;
+    out << (net.mode == policy::NetworkMode::online ? " (every host)" : " (hosts allowed without a port)");
+    for (const auto& pub : net.published)
+      out << "\n  publish   "
+          << pad("the run's port " + std::to_string(pub.inside) +
+                     " on 127.0.0.1:" + (pub.host ? std::to_string(pub.host) : std::string("(free port)")),
+                 44)
+          << "[" << pub.origin.describe() << "]";
     out << "\n  local servers " << (net.local_servers ? "on [" + net.local_servers_origin.describe() + "]" : "off") << "\n";
   }
 

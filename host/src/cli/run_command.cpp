@@ -52,7 +52,10 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused) {
     out += "  " + reason + ":";
     for (const auto* r : items) {
       out += " " + (r->host.empty() ? std::string("(unreadable request)") : r->host);
-      if (r->port) out += ":" + std::to_string(r->port);
+      if (r->dns)
+        out += " (DNS query)";
+      else if (r->port)
+        out += ":" + std::to_string(r->port);
       if (r->count > 1) out += " (x" + std::to_string(r->count) + ")";
     }
     out += "\n";

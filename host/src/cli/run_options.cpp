@@ -15,11 +15,17 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
       ->allow_extra_args(false);
   app.add_flag("--online", o.online, "Allow every host (through the run's proxy, logged)");
   app.add_flag("--offline", o.offline, "No network at all");
-  app.add_option("--allow", o.allow, "Allow HOST and its subdomains (through the run's proxy)")
+  app.add_option(
+         "--allow", o.allow,
+         "Allow HOST and its subdomains on ports 80 and 443, HOST:PORT on that port only, \"*.HOST\" for "
+         "its subdomains only (every connection through the run's proxy)")
       ->allow_extra_args(false);
   app.add_flag_callback(
       "--local-servers", [&o] { o.local_servers = true; },
-      "Let the run reach servers listening on this machine (localhost, 127.0.0.1, [::1]), through its proxy");
+      "Let the run reach servers listening on this machine's loopback (localhost, 127.0.0.1, [::1])");
+  app.add_option("--publish", o.publish,
+                 "Publish the run's server on PORT to this machine's 127.0.0.1 (PORT or PORT:HOSTPORT)")
+      ->allow_extra_args(false);
   if (set != RunOptionSet::policy) {
     app.add_flag("--unsealed", o.unsealed, "Run without the seal (it can then read and write what you can)");
     app.add_flag("--allow-weaker-seal", o.accept_weaker_seal,

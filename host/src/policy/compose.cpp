@@ -145,6 +145,7 @@ Result<Policy> compose(const ComposeInputs& in) {
   if (!net.allow.empty()) b.network(NetworkMode::allowlist, Origin::flag("--allow"));
   for (const auto& h : net.allow) b.allow_host(h, Origin::flag("--allow"));
   if (net.local_servers) b.local_servers(*net.local_servers, Origin::flag("--local-servers"));
+  for (const auto& p : net.publish) b.publish(p, Origin::flag("--publish"));
   return b.build();
 }
 

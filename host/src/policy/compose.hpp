@@ -28,6 +28,7 @@ struct NetworkFlags {
   bool offline = false;
   std::vector<std::string> allow;
   std::optional<bool> local_servers;
+  std::vector<std::string> publish;  // --publish PORT[:HOSTPORT]
 };
 
 struct AgentInputs {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/host_rule.hpp"
 #include "common/paths.hpp"
 #include "policy/policy_json.hpp"
 #include "policy/sha256.hpp"
@@ -39,15 +40,20 @@ const Entry* most_specific(const std::vector<Entry>& entries, const fs::path& pa
 
 }  // namespace
 
-// The WHATWG URL "ends in a number" rule: a name whose last label is decimal or
-// 0x-hex is parsed as IPv4 by resolvers and browsers (127.1, 0x7f.1, 2130706433).
-bool ends_in_number(std::string_view name) {
-  std::string_view last = name.substr(name.find_last_of('.') == std::string_view::npos ? 0 : name.find_last_of('.') + 1);
-  if (last.empty()) return false;
-  if (last.find_first_not_of("0123456789") == std::string_view::npos) return true;
-  if (last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X'))
-    return last.substr(2).find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
-  return false;
+std::vector<std::uint16_t> NetworkRule::reachable_ports() const {
+  std::vector<std::uint16_t> out;
+  if (mode == NetworkMode::offline) return out;
+  out = ports;
+  for (const auto& h : hosts)
+    if (h.port) out.push_back(*h.port);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool HostRule::allows_port(std::uint16_t p, const std::vector<std::uint16_t>& default_ports) const {
+  if (port) return *port == p;
+  return std::find(default_ports.begin(), default_ports.end(), p) != default_ports.end();
 }
 
 const PathDeny* Policy::deny_covering(const fs::path& path) const {
@@ -92,13 +98,21 @@ Decision Policy::explain_connect(std::string_view raw_host, std::uint16_t port) 
     if (network_.local_servers) return {true, "Local servers is on (" + network_.local_servers_origin.describe() + ")"};
     return {false, "localhost needs Local servers (--local-servers)"};
   }
-  if (auto problem = check_host_pattern(host); !problem.empty() || host.find('*') != std::string::npos)
-    return {false, "not a plain host name"};
-  if (std::find(network_.ports.begin(), network_.ports.end(), port) == network_.ports.end())
-    return {false, "port " + std::to_string(port) + " is not allowed"};
-  if (network_.mode == NetworkMode::online) return {true, "online (" + network_.mode_origin.describe() + ")"};
-  for (const auto& rule : network_.hosts)
-    if (host_matches(host, rule.pattern)) return {true, "allow " + rule.pattern + " (" + rule.origin.describe() + ")"};
+  std::string name;
+  if (check_dns_name(host, name) != NameProblem::none) return {false, "not a plain host name"};
+  if (network_.mode == NetworkMode::online) {
+    if (std::find(network_.ports.begin(), network_.ports.end(), port) == network_.ports.end())
+      return {false, "port " + std::to_string(port) + " is not allowed"};
+    return {true, "online (" + network_.mode_origin.describe() + ")"};
+  }
+  bool name_allowed = false;
+  for (const auto& rule : network_.hosts) {
+    if (!host_matches(name, rule.pattern)) continue;
+    name_allowed = true;
+    if (rule.allows_port(port, network_.ports))
+      return {true, "allow " + rule.text() + " (" + rule.origin.describe() + ")"};
+  }
+  if (name_allowed) return {false, "port " + std::to_string(port) + " is not allowed for " + name};
   return {false, "outside the network rule"};
 }
 
@@ -112,43 +126,12 @@ std::string normalize_host(std::string_view host) {
 }
 
 std::string check_host_pattern(std::string_view pattern) {
-  const std::string p(pattern);
-  if (p.empty()) return "a host is empty";
-  if (p.find("://") != std::string::npos) return "'" + p + "' has a scheme: give the host name alone, e.g. github.com";
-  if (p.find('/') != std::string::npos) return "'" + p + "' has a path: give the host name alone";
-  if (p.find(':') != std::string::npos) return "'" + p + "' has a port or is an IPv6 address: give a host name alone";
-  if (p.find('@') != std::string::npos) return "'" + p + "' has a user part: give the host name alone";
-  std::string_view name = p;
-  if (name.rfind("*.", 0) == 0) name.remove_prefix(2);
-  if (name.find('*') != std::string_view::npos)
-    return "'" + p + "' has a wildcard in the wrong place: only a leading '*.' is allowed";
-  if (name.size() > 253) return "'" + p + "' is longer than a host name can be";
-  std::size_t label_len = 0;
-  for (std::size_t i = 0; i <= name.size(); ++i) {
-    if (i == name.size() || name[i] == '.') {
-      if (label_len == 0) return "'" + p + "' has an empty label";
-      if (label_len > 63) return "'" + p + "' has a label longer than 63 characters";
-      label_len = 0;
-      continue;
-    }
-    const unsigned char c = static_cast<unsigned char>(name[i]);
-    if (!(std::isalnum(c) || c == '-'))
-      return "'" + p + "' holds a character a host name cannot ('" + std::string(1, name[i]) +
-             "'); non-ASCII names must be given in punycode (xn--...)";
-    ++label_len;
-  }
-  if (ends_in_number(name)) return "'" + p + "' is an IP address: allow a host name instead";
-  return {};
+  auto rule = parse_host_rule(pattern);
+  return rule ? std::string() : rule.error().message;
 }
 
 bool host_matches(std::string_view host, std::string_view pattern) {
-  if (pattern.rfind("*.", 0) == 0) {
-    std::string_view base = pattern.substr(1);  // ".github.com"
-    return host.size() > base.size() && host.substr(host.size() - base.size()) == base;
-  }
-  if (host == pattern) return true;
-  return host.size() > pattern.size() && host.substr(host.size() - pattern.size()) == pattern &&
-         host[host.size() - pattern.size() - 1] == '.';
+  return host_rule_matches(host, pattern);
 }
 
 }  // namespace px::policy

@@ -53,6 +53,18 @@ const char* to_string(NetworkMode mode);
 
 struct HostRule {
   std::string pattern;  // "github.com" (itself and subdomains) or "*.github.com" (subdomains only)
+  std::optional<std::uint16_t> port;  // "github.com:22": that port only; none: the rule's `ports`
+  Origin origin;
+  std::string text() const { return port ? pattern + ":" + std::to_string(*port) : pattern; }
+  // The ports this rule opens, given the network's default ports.
+  bool allows_port(std::uint16_t p, const std::vector<std::uint16_t>& default_ports) const;
+};
+
+// A server the run starts inside on `inside`, reachable from this machine's
+// loopback on `host` (--publish PORT[:HOSTPORT]).
+struct PublishedPort {
+  std::uint16_t inside = 0;
+  std::uint16_t host = 0;
   Origin origin;
 };
 
@@ -63,6 +75,9 @@ struct NetworkRule {
   std::vector<std::uint16_t> ports{80, 443};
   bool local_servers = false;
   Origin local_servers_origin;
+  std::vector<PublishedPort> published;
+  // Every port some rule opens (`ports` and each host rule's own port), sorted.
+  std::vector<std::uint16_t> reachable_ports() const;
 };
 
 // What turns off a harness's own sandbox inside ours (plugin contribution).
@@ -151,14 +166,13 @@ class Policy {
   std::vector<std::string> weakenings_;
 };
 
-// Host pattern syntax for allowlists: lowercase-able plain DNS names, an
-// optional leading "*." (subdomains only). Returns an error message, or empty.
+// Host rule syntax for allowlists (common/host_rule.hpp: a plain DNS name, an
+// optional leading "*." for subdomains only, an optional ":PORT"; no public
+// suffix). Returns an error message, or empty.
 std::string check_host_pattern(std::string_view pattern);
 // Lowercases and drops one trailing dot.
 std::string normalize_host(std::string_view host);
 // `host` (normalized) matches `pattern` on label boundaries.
 bool host_matches(std::string_view host, std::string_view pattern);
-// True for names that resolvers read as IPv4 (last label numeric or 0x-hex).
-bool ends_in_number(std::string_view name);
 
 }  // namespace px::policy

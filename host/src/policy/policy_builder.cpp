@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/host_rule.hpp"
 #include "common/paths.hpp"
 
 namespace px::policy {
@@ -98,13 +99,40 @@ PolicyBuilder& PolicyBuilder::network(NetworkMode mode, Origin origin) {
   return *this;
 }
 
-PolicyBuilder& PolicyBuilder::allow_host(const std::string& pattern, Origin origin) {
-  const std::string host = normalize_host(pattern);
-  if (auto problem = check_host_pattern(host); !problem.empty())
-    return fail(Error::invalid("the allowed host from " + origin.describe() + ": " + problem));
+PolicyBuilder& PolicyBuilder::allow_host(const std::string& text, Origin origin) {
+  auto rule = parse_host_rule(text);
+  if (!rule) return fail(Error::invalid(origin.describe() + ": " + rule.error().message));
   auto& hosts = policy_.network_.hosts;
-  if (std::none_of(hosts.begin(), hosts.end(), [&](auto& h) { return h.pattern == host; }))
-    hosts.push_back({host, std::move(origin)});
+  const auto same = [&](const HostRule& h) {
+    return h.pattern == rule.value().pattern && h.port == rule.value().port;
+  };
+  if (std::none_of(hosts.begin(), hosts.end(), same))
+    hosts.push_back({rule.value().pattern, rule.value().port, std::move(origin)});
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::publish(const std::string& spec, Origin origin) {
+  const auto bad = [&](const std::string& why) -> PolicyBuilder& {
+    return fail(Error::invalid(origin.describe() + ": '" + spec.substr(0, 100) + "' " + why +
+                               "; write PORT or PORT:HOSTPORT, e.g. --publish 3000 or --publish 3000:8080."));
+  };
+  const auto port_of = [](std::string_view text) -> int {
+    if (text.empty() || text.size() > 5 || text.front() == '0' ||
+        text.find_first_not_of("0123456789") != std::string_view::npos)
+      return 0;
+    const int v = std::stoi(std::string(text));
+    return v <= 65535 ? v : 0;
+  };
+  const std::size_t colon = spec.find(':');
+  const int inside = port_of(std::string_view(spec).substr(0, colon));
+  const int host = colon == std::string::npos ? inside : port_of(std::string_view(spec).substr(colon + 1));
+  if (inside == 0) return bad("does not start with a port between 1 and 65535");
+  if (host == 0) return bad("does not end with a port between 1 and 65535");
+  for (const auto& p : policy_.network_.published) {
+    if (p.host == host) return bad("publishes on 127.0.0.1:" + std::to_string(host) + " a second time");
+  }
+  policy_.network_.published.push_back(
+      {static_cast<std::uint16_t>(inside), static_cast<std::uint16_t>(host), std::move(origin)});
   return *this;
 }
 

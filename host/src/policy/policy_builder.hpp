@@ -30,6 +30,8 @@ class PolicyBuilder {
   PolicyBuilder& allow_host(const std::string& pattern, Origin origin);
   PolicyBuilder& allow_port(int port, Origin origin);
   PolicyBuilder& local_servers(bool on, Origin origin);
+  // "PORT[:HOSTPORT]": the run's server on PORT, on this machine's 127.0.0.1:HOSTPORT (default PORT).
+  PolicyBuilder& publish(const std::string& spec, Origin origin);
 
   PolicyBuilder& keep_env(std::string pattern, std::string reason, Origin origin);
   PolicyBuilder& strip_env(std::string pattern, std::string reason, Origin origin);

@@ -49,10 +49,20 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   json hosts = json::array();
   for (const auto& h : net.hosts) {
     json e{{"host", h.pattern}};
+    if (h.port) e["port"] = *h.port;
     add_origin(e, h.origin, with_origins);
     hosts.push_back(std::move(e));
   }
   network["hosts"] = std::move(hosts);
+  if (!net.published.empty()) {
+    json published = json::array();
+    for (const auto& pub : net.published) {
+      json e{{"inside", pub.inside}, {"host", pub.host}};
+      add_origin(e, pub.origin, with_origins);
+      published.push_back(std::move(e));
+    }
+    network["published"] = std::move(published);
+  }
   out["network"] = std::move(network);
 
   const auto& env = p.environment();

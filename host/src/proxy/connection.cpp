@@ -1,16 +1,17 @@
 #include "proxy/connection.hpp"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
-
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
+#include "proxy/destination.hpp"
 #include "proxy/host_rules.hpp"
 #include "proxy/reasons.hpp"
+#include "proxy/run_network.hpp"
 #include "proxy/server_core.hpp"
 #include "proxy/tls_sni.hpp"
 
@@ -84,8 +85,8 @@ std::string response(int status, std::string_view reason, const std::string& hos
 
 }  // namespace
 
-Connection::Connection(ServerCore& server, tcp::socket client)
-    : server_(server), client_(std::move(client)), upstream_(server.io) {
+Connection::Connection(ServerCore& server, tcp::socket client, Kind kind)
+    : server_(server), kind_(kind), client_(std::move(client)), upstream_(server.io) {
   started_ = Clock::now();
   up_.from = &client_;
   up_.to = &upstream_;
@@ -156,40 +157,142 @@ void Connection::decide() {
 
 void Connection::decide_after_auth() {
   const Verdict v = interpret(request_, target_);
-  const ProxyConfig& cfg = server_.config;
   if (!target_.endpoint.host.empty()) {
     decision_.host = target_.endpoint.host;
     decision_.port = target_.endpoint.port;
   }
-  const bool loopback = is_loopback_name(target_.endpoint.host);
-  if (!v.ok() && !(loopback && v.reason == reason::ip_literal)) return refuse(v.status, v.reason);
-  if (cfg.mode == NetworkMode::offline) return refuse(403, reason::offline, "denied", true);
-  if (loopback) {
-    // Never sent to a resolver: localhost, 127.0.0.1 and [::1] are this
-    // machine, and only Local servers may reach it, on any port. (With it
-    // off, an IP literal keeps its own reason.)
-    if (!cfg.local_servers)
-      return v.ok() ? refuse(403, reason::local_servers_off, "denied", true) : refuse(v.status, v.reason);
+  // 127.0.0.1 and [::1] are read whole but refused as IP literals unless
+  // Local servers is on: then they are this machine, like localhost.
+  const bool loopback_literal = v.reason == reason::ip_literal && is_loopback_name(target_.endpoint.host);
+  if (!v.ok() && !(loopback_literal && server_.config.local_servers)) return refuse(v.status, v.reason);
+  decide_target();
+}
+
+void Connection::decide_target() {
+  const DestinationDecision d = decide_destination(server_.config, target_.endpoint);
+  if (d.route == Route::refuse) return refuse(d.verdict.status, d.verdict.reason, "denied", d.by_rule);
+  // Local servers: this machine's loopback; a literal names its own family,
+  // localhost tries IPv4 first.
+  if (d.route == Route::loopback) {
     if (target_.endpoint.host == "127.0.0.1") return connect({asio::ip::address_v4::loopback()});
     if (target_.endpoint.host == "[::1]") return connect({asio::ip::address_v6::loopback()});
     return connect({asio::ip::address_v4::loopback(), asio::ip::address_v6::loopback()});
   }
-  if (cfg.mode == NetworkMode::allowlist && !host_allowed(target_.endpoint.host, cfg.allowed_hosts)) {
-    return refuse(403, reason::not_allowed, "denied", true);
-  }
-  if (std::find(cfg.allowed_ports.begin(), cfg.allowed_ports.end(), target_.endpoint.port) == cfg.allowed_ports.end()) {
-    return refuse(403, reason::port_not_allowed, "denied", true);
-  }
   resolve();
+}
+
+void Connection::start_captured(HostPort target) {
+  decision_.method = "TCP";
+  decision_.host = target.host;
+  decision_.port = target.port;
+  target_.endpoint = std::move(target);
+  target_.is_connect = true;  // a tunnel: bytes relayed as they are
+  error_code ec;
+  client_.non_blocking(true, ec);
+  if (ec) return close("error");
+  if (target_.endpoint.host.empty()) return reset(reason::unknown_synthetic_address, "denied", false);
+  if (server_.paused) return reset(reason::paused, "paused", false);
+  // HTTP and TLS speak first: on their ports the first bytes are checked
+  // before anything is resolved or connected, so nothing reaches an upstream
+  // for a connection that is neither or names another host.
+  if (target_.endpoint.host != "localhost" && (target_.endpoint.port == 80 || target_.endpoint.port == 443)) {
+    state_ = State::sniffing;
+    return sniff();
+  }
+  decide_target();
+}
+
+void Connection::sniff() {
+  client_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
+    if (self->state_ != State::sniffing) return;
+    if (ec) return self->close("error");
+    char buf[4096];
+    error_code rec;
+    const std::size_t n = self->client_.read_some(asio::buffer(buf, sizeof buf), rec);
+    if (rec == asio::error::would_block || rec == asio::error::try_again) return self->sniff();
+    if (rec) {
+      // Gone before saying anything: nothing was asked, nothing is logged.
+      self->decision_.verdict = {};
+      return self->close("eof");
+    }
+    self->decision_.bytes_up += n;
+    self->hello_.append(buf, n);
+    self->decide_sniffed();
+  });
+}
+
+void Connection::decide_sniffed() {
+  using Status = ClientHelloSni::Status;
+  const auto hello = read_client_hello_sni(hello_);
+  switch (hello.status) {
+    case Status::need_more:
+      if (hello_.size() >= kMaxHelloBytes) return reset(reason::tls_hello_unreadable, "denied", false);
+      return sniff();
+    case Status::malformed:
+      return reset(reason::tls_hello_unreadable, "denied", false);
+    case Status::found:
+      if (!sni_matches(hello.host, target_.endpoint.host)) return reset(reason::sni_mismatch, "denied", true);
+      [[fallthrough]];
+    case Status::no_sni:
+      decision_.inspected = "tls-sni";
+      break;
+    case Status::not_tls: {
+      // Plain HTTP: a whole request head whose Host names the captured host.
+      Request request;
+      const ParseResult parsed = parse_request_head(hello_, server_.config.limits.head, request);
+      if (parsed.state == ParseState::need_more) return sniff();
+      if (parsed.state == ParseState::bad) return reset(reason::unexpected_protocol, "denied", false);
+      const Header* host = request.find("host");
+      HostPort named;
+      if (request.count("host") != 1 ||
+          !parse_authority(host->value, false, target_.endpoint.port, named).ok() ||
+          named.host != target_.endpoint.host)
+        return reset(reason::host_mismatch, "denied", true);
+      decision_.inspected = "http-host";
+      break;
+    }
+  }
+  hello_checked_ = true;
+  decide_target();
+}
+
+void Connection::start_published(std::uint16_t inside_port, UniqueFd inside) {
+  decision_.method = "PUBLISH";
+  decision_.host = "localhost";
+  decision_.port = inside_port;
+  target_.endpoint = {"localhost", inside_port};
+  target_.is_connect = true;
+  hello_checked_ = true;  // inbound, from this machine: nothing to check
+  error_code ec;
+  client_.non_blocking(true, ec);
+  if (!ec) upstream_.assign(tcp::v4(), inside.get(), ec);
+  if (ec) return reset(reason::connect_failed, "failed", false);
+  inside.release();
+  state_ = State::connecting;
+  deadline_ = Clock::now() + server_.config.limits.connect_timeout;
+  upstream_.async_wait(
+      tcp::socket::wait_write, [self = shared_from_this(), inside_port](const error_code& wec) {
+        if (self->state_ != State::connecting) return;
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (wec || ::getsockopt(self->upstream_.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 ||
+            err != 0)
+          return self->reset(reason::connect_failed, "failed", false);
+        self->on_connected(tcp::endpoint(asio::ip::address_v4::loopback(), inside_port));
+      });
 }
 
 void Connection::resolve() {
   state_ = State::resolving;
   deadline_ = Clock::now() + server_.config.limits.connect_timeout;
+  // A name looked up moments ago is not asked again (the answers are checked
+  // again all the same): it saves two thread hops per connection.
+  if (auto cached = server_.cached_addresses(target_.endpoint.host)) return on_resolved(std::move(*cached));
   std::weak_ptr<Connection> weak = weak_from_this();
   ServerCore& server = server_;
   asio::post(server.resolver_pool, [weak, &server, host = target_.endpoint.host] {
     auto result = server.resolver(host);
+    if (result) server.cache_addresses(host, result.value());
     asio::post(server.io, [weak, result = std::move(result)]() mutable {
       if (auto self = weak.lock()) self->on_resolved(std::move(result));
     });
@@ -253,6 +356,11 @@ void Connection::on_connected(const tcp::endpoint& ep) {
   upstream_.set_option(tcp::no_delay(true), ig);
   client_.set_option(tcp::no_delay(true), ig);
 
+  if (kind_ != Kind::proxy) {
+    // No request to answer: the tunnel starts at once, with what sniff() held.
+    decision_.status = 0;
+    return start_relay();
+  }
   std::string leftover = head_.substr(request_.head_size);
   head_ = std::string();
   if (target_.is_connect) {
@@ -301,10 +409,11 @@ void Connection::start_relay() {
   last_activity_ = Clock::now();
   request_ = {};
   if (target_.is_connect) {
-    hello_pending_ = true;
-    hello_ = std::move(outgoing_);  // bytes the client sent with its CONNECT
-    outgoing_ = std::string();
     arm(down_);
+    if (hello_checked_) return release_hello([](Connection& c) { c.arm(c.up_); });
+    hello_pending_ = true;
+    hello_ += outgoing_;  // bytes the client sent with its CONNECT
+    outgoing_ = std::string();
     return decide_hello();
   }
   if (outgoing_.empty()) {
@@ -330,6 +439,7 @@ void Connection::read_hello() {
   if (rec == asio::error::eof) {
     // The client gave up before a whole ClientHello: pass on what it sent, then its end.
     hello_pending_ = false;
+    decision_.inspected = "none";
     return release_hello([](Connection& c) { c.on_source_eof(c.up_); });
   }
   if (rec) return close("error");
@@ -349,7 +459,9 @@ void Connection::decide_hello() {
   if (hello.status == Status::malformed) return refuse_tunnel(reason::tls_hello_unreadable);
   if (hello.status == Status::found && !sni_matches(hello.host, target_.endpoint.host))
     return refuse_tunnel(reason::sni_mismatch);
-  // Not TLS, no server name, or the CONNECT host itself: the tunnel is open.
+  // Not TLS (relayed as raw TCP: SSH, databases, a server that speaks
+  // first), no server name, or the CONNECT host itself: the tunnel is open.
+  decision_.inspected = hello.status == Status::not_tls ? "none" : "tls-sni";
   hello_pending_ = false;
   release_hello([](Connection& c) { c.arm(c.up_); });
 }
@@ -368,6 +480,7 @@ void Connection::release_hello(void (*then)(Connection&)) {
 }
 
 void Connection::refuse_tunnel(std::string_view why) {
+  if (kind_ != Kind::proxy) return reset(why, "denied", why == reason::sni_mismatch);
   decision_.verdict = "denied";
   decision_.reason = why;
   server_.note_refused(decision_.host, decision_.port, why);
@@ -454,6 +567,8 @@ void Connection::copy_readable(Direction& d) {
     if (rec == asio::error::eof) return on_source_eof(d);
     if (rec) return close("error");
     last_activity_ = Clock::now();
+    if (&d == &down_ && !target_.is_connect && !response_head_done_)
+      return (void)hold_response_head(buf.data(), n);
     std::size_t forward = n;
     if (d.limited) {
       d.remaining -= n;
@@ -490,7 +605,47 @@ void Connection::copy_readable(Direction& d) {
   arm(d);
 }
 
+bool Connection::hold_response_head(const char* data, std::size_t n) {
+  const std::size_t scanned = response_head_.size() < 3 ? 0 : response_head_.size() - 3;
+  response_head_.append(data, n);
+  if (response_head_.find("\r\n\r\n", scanned) == std::string::npos) {
+    if (response_head_.size() > server_.config.limits.max_response_head) {
+      response_head_ = std::string();
+      refuse(502, reason::response_head_too_large, "failed");
+      return false;
+    }
+    arm(down_);
+    return false;
+  }
+  // The head is whole: it goes to the client with what came after it, then
+  // the rest of the response is relayed as it comes.
+  response_head_done_ = true;
+  *down_.counter += response_head_.size();
+  down_.pending.assign(response_head_.begin(), response_head_.end());
+  response_head_ = std::string();
+  asio::async_write(client_, asio::buffer(down_.pending),
+                    [self = shared_from_this()](const error_code& e, std::size_t) {
+                      if (self->state_ != State::relaying) return;
+                      if (e) return self->close("error");
+                      std::vector<char>().swap(self->down_.pending);
+                      self->arm(self->down_);
+                    });
+  return true;
+}
+
 void Connection::on_source_eof(Direction& d) {
+  if (&d == &down_ && !target_.is_connect && !response_head_done_ && !response_head_.empty()) {
+    // The upstream ended inside its head: what it sent is passed on as it is.
+    response_head_done_ = true;
+    *down_.counter += response_head_.size();
+    outgoing_ = std::move(response_head_);
+    response_head_ = std::string();
+    asio::async_write(client_, asio::buffer(outgoing_),
+                      [self = shared_from_this()](const error_code&, std::size_t) {
+                        if (self->state_ == State::relaying) self->on_source_eof(self->down_);
+                      });
+    return;
+  }
   d.eof = true;
   error_code ig;
   if (!target_.is_connect) {
@@ -510,6 +665,10 @@ void Connection::on_source_eof(Direction& d) {
 void Connection::refuse(int status, std::string_view why, std::string_view verdict, bool by_rule,
                         std::string address) {
   if (state_ == State::closed || state_ == State::lingering) return;
+  if (kind_ != Kind::proxy && !(status == 502 && why == reason::response_head_too_large)) {
+    decision_.address = std::move(address);
+    return reset(why, verdict, by_rule);
+  }
   decision_.status = status;
   decision_.reason = why;
   decision_.verdict = verdict;
@@ -534,6 +693,18 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
     self->client_.shutdown(tcp::socket::shutdown_send, e);
     self->linger();
   });
+}
+
+void Connection::reset(std::string_view why, std::string_view verdict, bool by_rule) {
+  if (state_ == State::closed) return;
+  decision_.reason = why;
+  decision_.verdict = verdict;
+  if (by_rule) server_.note_refused(decision_.host, decision_.port, why);
+  // SO_LINGER 0: the close sends a reset, so the program sees "connection
+  // reset" at once instead of a clean end it could take for an answer.
+  const ::linger hard{1, 0};
+  ::setsockopt(client_.native_handle(), SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+  close(why);
 }
 
 // Reads and drops what the client still sends until it closes: closing with
@@ -588,6 +759,9 @@ void Connection::check_deadline(Clock::time_point now) {
   switch (state_) {
     case State::head:
       if (now - started_ >= limits.header_timeout) refuse(408, reason::header_timeout);
+      break;
+    case State::sniffing:
+      if (now - started_ >= limits.header_timeout) reset(reason::header_timeout, "denied", false);
       break;
     case State::resolving:
     case State::connecting:

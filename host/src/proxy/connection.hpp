@@ -1,6 +1,11 @@
 #pragma once
 // One client connection, from the first byte of its request head to the last
-// byte of its tunnel. Lives on the server's io thread only.
+// byte of its tunnel. Lives on the server's io thread only. Three kinds:
+//   proxy      a client of the proxy (CONNECT or plain HTTP, with the password);
+//   captured   a connection made inside the run to a synthetic address (or a
+//              mirrored loopback port): its destination is known from where it
+//              was made, and it takes the same decision as a CONNECT to it;
+//   published  a connection from this machine to a port published from the run.
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -21,15 +26,22 @@ using Clock = std::chrono::steady_clock;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(ServerCore& server, boost::asio::ip::tcp::socket client);
+  enum class Kind { proxy, captured, published };
+  Connection(ServerCore& server, boost::asio::ip::tcp::socket client, Kind kind = Kind::proxy);
   void start();
+  // A captured connection to `target` (a name from the run's synthetic
+  // addresses, or localhost:PORT for a mirrored port).
+  void start_captured(HostPort target);
+  // A connection to a port published from the run: `inside` is a socket made
+  // inside the run, connecting to the server there.
+  void start_published(std::uint16_t inside_port, UniqueFd inside);
   // Called by the server's sweep: header, connect and idle timeouts.
   void check_deadline(Clock::time_point now);
   // Ends the connection at once, logging how (cut, stopped).
   void abort(std::string_view how);
 
  private:
-  enum class State { head, auth_wait, resolving, connecting, relaying, lingering, closed };
+  enum class State { head, sniffing, auth_wait, resolving, connecting, relaying, lingering, closed };
   // One direction of the relay. A CONNECT tunnel moves bytes socket -> pipe ->
   // socket inside the kernel (splice), the pipe made on its first byte. Plain
   // HTTP, whose body is framed, reads through the server's shared scratch
@@ -54,6 +66,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_head_readable(const boost::system::error_code& ec);
   void decide();
   void decide_after_auth();
+  // The decision every kind shares (destination.hpp), then resolve or connect.
+  void decide_target();
+  // Captured on ports 80 and 443: the first bytes must be a TLS ClientHello
+  // or an HTTP request, naming the host; checked before anything is resolved.
+  void sniff();
+  void decide_sniffed();
   void resolve();
   void on_resolved(Result<std::vector<boost::asio::ip::address>> addresses);
   void connect(std::vector<boost::asio::ip::address> addresses);
@@ -68,6 +86,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // the receiver (it re-arms the reader itself once drained) or failed.
   bool flush_pipe(Direction& d);
   void on_source_eof(Direction& d);
+  // Plain HTTP: the upstream's response head is held (up to the limit) until
+  // it is whole, so that an endless one is answered 502, not relayed.
+  bool hold_response_head(const char* data, std::size_t n);
   // A CONNECT tunnel's first client bytes are held until the TLS ClientHello,
   // if that is what they are, shows which server it asks for.
   void read_hello();
@@ -82,9 +103,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
               std::string address = {});
   void linger();
   void close(std::string_view how);
+  // A connection without an HTTP answer (captured, published) is refused by a reset.
+  void reset(std::string_view reason, std::string_view verdict, bool by_rule);
   void log_once(std::string_view how);
 
   ServerCore& server_;
+  Kind kind_;
   boost::asio::ip::tcp::socket client_;
   boost::asio::ip::tcp::socket upstream_;
   State state_ = State::head;
@@ -99,6 +123,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool logged_ = false;
   bool hello_pending_ = false;  // CONNECT: the ClientHello is not checked yet
   std::string hello_;           // the client's first bytes while it is pending
+  bool hello_checked_ = false;  // captured: checked by sniff() before the connect
+  std::string response_head_;   // plain HTTP: the upstream's head while it is incomplete
+  bool response_head_done_ = false;
   Direction up_;    // client -> upstream
   Direction down_;  // upstream -> client
   std::unique_ptr<boost::asio::steady_timer> delay_;

@@ -27,6 +27,9 @@ std::string to_json_line(const Decision& d, std::chrono::system_clock::time_poin
   j["status"] = d.status;
   if (!d.address.empty()) j["address"] = d.address;
   if (!d.closed.empty()) j["closed"] = d.closed;
+  if (!d.inspected.empty()) j["inspected"] = d.inspected;
+  if (!d.dns_type.empty()) j["type"] = d.dns_type.substr(0, 16);
+  if (!d.rcode.empty()) j["rcode"] = d.rcode;
   j["bytes_up"] = d.bytes_up;
   j["bytes_down"] = d.bytes_down;
   j["duration_ms"] = d.duration.count();

@@ -13,7 +13,7 @@
 namespace px::proxy {
 
 struct Decision {
-  std::string method;
+  std::string method;  // the request's; "TCP" for a captured connection, "DNS" for a query, "PUBLISH"
   std::string host;  // as requested (escaped by the JSON writer, cut at 256 bytes)
   std::uint16_t port = 0;
   std::string_view verdict;  // allowed, denied, paused, failed
@@ -21,6 +21,11 @@ struct Decision {
   int status = 0;            // HTTP status sent to the client (200 for an opened tunnel)
   std::string address;       // upstream address connected to, if any
   std::string_view closed;   // how an allowed connection ended: eof, idle-timeout, cut, stopped, error
+  // Tunnels and captured connections: what the first bytes were checked as
+  // ("tls-sni", "http-host"), or "none" (not TLS: relayed as raw TCP).
+  std::string_view inspected;
+  std::string dns_type;    // DNS: the question's type ("A", "AAAA", "TXT", ...)
+  std::string_view rcode;  // DNS: the answer's code ("NOERROR", "NXDOMAIN", "REFUSED", ...)
   std::uint64_t bytes_up = 0;
   std::uint64_t bytes_down = 0;
   std::chrono::milliseconds duration{0};

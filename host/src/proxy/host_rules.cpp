@@ -2,83 +2,41 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 
+#include "common/host_rule.hpp"
 #include "proxy/reasons.hpp"
 
 namespace px::proxy {
 namespace {
 
-constexpr Verdict bad(std::string_view r) { return {400, r}; }
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// inet_aton and the WHATWG URL parser read a name whose last label is a number
-// (decimal, 0x-hex, or octal, which is decimal digits too) as an IPv4 address:
-// 127.1, 0x7f.1, 2130706433, 0177.0.0.1. Such names never reach a resolver.
-// An unbracketed IPv6 literal (::1, fe80::1): hex digits, ':' and '.' only.
-bool looks_like_ipv6(std::string_view s) {
-  return std::count(s.begin(), s.end(), ':') >= 2 && std::all_of(s.begin(), s.end(), [](char c) {
-           return is_hex(lower(c)) || c == ':' || c == '.';
-         });
+constexpr Verdict bad(std::string_view r) {
+  return {400, r};
 }
-
-bool last_label_is_number(std::string_view label) {
-  if (label.empty()) return false;
-  if (std::all_of(label.begin(), label.end(), is_digit)) return true;
-  if (label.size() >= 2 && label[0] == '0' && label[1] == 'x') {
-    return std::all_of(label.begin() + 2, label.end(), is_hex);
-  }
-  return false;
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 }  // namespace
 
 Verdict check_host_name(std::string_view raw, std::string& normalized) {
-  normalized.clear();
-  if (raw.empty()) return bad(reason::bad_host);
-  if (raw.front() == '[') {
-    // A bracketed IPv6 literal ([::1], [::ffff:127.0.0.1], [fe80::1%eth0]).
-    return raw.back() == ']' ? Verdict{403, reason::ip_literal} : bad(reason::bad_host);
-  }
-  if (raw.find('@') != std::string_view::npos) return bad(reason::userinfo);
-  if (raw.size() > 254) return bad(reason::bad_host);
-  for (char c : raw) {
-    const auto u = static_cast<unsigned char>(c);
-    // Non-ASCII, percent-encoding and anything outside letters, digits, '-'
-    // and '.' (including '_', '*', ':', '\\') are refused, never decoded.
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.';
-    if (!ok || u >= 0x80) {
-      // An unbracketed IPv6 literal is still an address, and is told as such.
-      if (looks_like_ipv6(raw)) return {403, reason::ip_literal};
+  switch (check_dns_name(raw, normalized)) {
+    case NameProblem::none:
+      return {};
+    case NameProblem::ip_literal:
+      return {403, reason::ip_literal};
+    case NameProblem::userinfo:
+      return bad(reason::userinfo);
+    case NameProblem::empty:
+    case NameProblem::too_long:
+    case NameProblem::bad_label:
+    case NameProblem::bad_character:
       return bad(reason::bad_host);
-    }
   }
-  std::string_view name = raw;
-  if (name.back() == '.') name.remove_suffix(1);  // one trailing dot: the root
-  if (name.empty() || name.size() > 253) return bad(reason::bad_host);
-
-  normalized.reserve(name.size());
-  std::string_view last_label;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = name.find('.', start);
-    const std::string_view label = name.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (label.empty() || label.size() > 63) return bad(reason::bad_host);
-    if (label.front() == '-' || label.back() == '-') return bad(reason::bad_host);
-    last_label = label;
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  std::transform(name.begin(), name.end(), std::back_inserter(normalized), lower);
-  std::string last(last_label);
-  std::transform(last.begin(), last.end(), last.begin(), lower);
-  if (last_label_is_number(last)) {
-    normalized.clear();
-    return {403, reason::ip_literal};
-  }
-  return {};
+  return bad(reason::bad_host);
 }
 
 Verdict parse_authority(std::string_view authority, bool port_required, std::uint16_t default_port,
@@ -104,7 +62,10 @@ Verdict parse_authority(std::string_view authority, bool port_required, std::uin
     if (colon != std::string_view::npos) {
       if (authority.find(':', colon + 1) != std::string_view::npos) {
         // host:443:80 is malformed; a bare IPv6 literal is an address.
-        return looks_like_ipv6(authority) ? Verdict{403, reason::ip_literal} : bad(reason::bad_port);
+        std::string ignored;
+        return check_dns_name(authority, ignored) == NameProblem::ip_literal
+                   ? Verdict{403, reason::ip_literal}
+                   : bad(reason::bad_port);
       }
       host = authority.substr(0, colon);
       port = authority.substr(colon + 1);
@@ -144,34 +105,7 @@ bool is_loopback_name(std::string_view host) {
 }
 
 bool host_matches(std::string_view host, std::string_view rule) {
-  if (rule.empty() || host.size() < rule.size()) return false;
-  if (host.size() == rule.size()) return host == rule;
-  return host.substr(host.size() - rule.size()) == rule && host[host.size() - rule.size() - 1] == '.';
-}
-
-bool host_allowed(std::string_view host, const std::vector<std::string>& rules) {
-  return std::any_of(rules.begin(), rules.end(), [&](const std::string& r) { return host_matches(host, r); });
-}
-
-Result<std::string> normalize_rule(std::string_view entry) {
-  const std::string shown(entry.substr(0, 100));
-  if (entry.rfind("*.", 0) == 0 || entry.rfind(".", 0) == 0) {
-    return Error::invalid("The allowed host '" + shown + "' uses a wildcard; write '" +
-                          std::string(entry.substr(entry.find('.') + 1, 100)) +
-                          "' instead, which already covers its subdomains.");
-  }
-  std::string normalized;
-  const Verdict v = check_host_name(entry, normalized);
-  if (v.reason == reason::ip_literal) {
-    return Error::invalid("The allowed host '" + shown +
-                          "' is an IP address; the proxy only allows host names. Give the name of the server.");
-  }
-  if (!v.ok()) {
-    return Error::invalid("The allowed host '" + shown +
-                          "' is not a plain host name (letters, digits, '-' and '.'; give international "
-                          "names in their xn-- form, without scheme, port or path).");
-  }
-  return normalized;
+  return host_rule_matches(host, rule);
 }
 
 namespace {

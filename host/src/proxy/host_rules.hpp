@@ -25,10 +25,10 @@ struct HostPort {
   std::uint16_t port = 0;
 };
 
-// Accepts only plain DNS names (LDH labels). Lower-cases and drops one trailing
-// dot into `normalized`. IP literals in any spelling (dotted, decimal, hex,
-// octal, short, bracketed IPv6) are refused with 403; syntax errors (empty
-// labels, '_', '%', '@', non-ASCII, over-long names) with 400.
+// Accepts only plain DNS names (common/host_rule.hpp's check_dns_name) and
+// turns its problems into answers: IP literals in any spelling (dotted,
+// decimal, hex, octal, short, bracketed IPv6) are refused with 403; syntax
+// errors (empty labels, '_', '%', '@', non-ASCII, over-long names) with 400.
 Verdict check_host_name(std::string_view raw, std::string& normalized);
 
 // Splits "host[:port]" and checks both parts. A port is digits only, no sign,
@@ -40,13 +40,9 @@ Verdict parse_authority(std::string_view authority, bool port_required, std::uin
 // names by which a client means this machine. Only Local servers reaches them.
 bool is_loopback_name(std::string_view host);
 
-// True when `host` equals `rule` or is a subdomain of it (on a label boundary).
-// Both must already be normalized.
+// True when `host` equals `rule` or is a subdomain of it (on a label boundary);
+// a rule "*.example.com" matches its subdomains only. Both normalized.
 bool host_matches(std::string_view host, std::string_view rule);
-bool host_allowed(std::string_view host, const std::vector<std::string>& rules);
-
-// Turns a user's --allow entry into a rule, or says why it cannot be one.
-Result<std::string> normalize_rule(std::string_view entry);
 
 // Where an address points. Everything but `global` is refused unless Local
 // servers is on.

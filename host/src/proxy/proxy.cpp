@@ -67,6 +67,10 @@ Result<std::unique_ptr<ProxyServer::Impl>> make_impl(ProxyConfig config, Resolve
 
 }  // namespace
 
+Resolver system_resolver() {
+  return system_resolve;
+}
+
 Result<ProxyConfig> validate(ProxyConfig config) {
   if (config.password.size() < 16) {
     return Error::invalid(
@@ -77,14 +81,16 @@ Result<ProxyConfig> validate(ProxyConfig config) {
     return Error::invalid("The network is set to online, which allows every host, and also lists allowed hosts; "
                           "choose one of the two.");
   }
-  std::vector<std::string> rules;
+  std::vector<std::string> texts;
+  config.rules.clear();
   for (const auto& h : config.allowed_hosts) {
-    PX_TRY_ASSIGN(auto rule, normalize_rule(h));
-    rules.push_back(std::move(rule));
+    PX_TRY_ASSIGN(auto rule, parse_host_rule(h));
+    texts.push_back(rule.text());
+    config.rules.push_back(std::move(rule));
   }
-  std::sort(rules.begin(), rules.end());
-  rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
-  config.allowed_hosts = std::move(rules);
+  std::sort(texts.begin(), texts.end());
+  texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+  config.allowed_hosts = std::move(texts);
   if (std::find(config.allowed_ports.begin(), config.allowed_ports.end(), 0) != config.allowed_ports.end()) {
     return Error::invalid("Port 0 cannot be allowed; give ports between 1 and 65535.");
   }
@@ -166,6 +172,9 @@ std::uint16_t ProxyServer::port() const {
   return ec ? 0 : ep.port();
 }
 
+Status ProxyServer::serve_run_network(RunNetwork network) {
+  return impl_->serve_run_network(std::move(network));
+}
 void ProxyServer::cut() { impl_->cut(); }
 void ProxyServer::restore() { impl_->restore(); }
 bool ProxyServer::is_cut() const { return impl_->paused; }
@@ -248,14 +257,5 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t
   };
 }
 
-std::string format_refused(const std::vector<RefusedHost>& refused) {
-  std::string out;
-  for (const auto& r : refused) {
-    out += "  refused (outside the rule): " + r.host + ":" + std::to_string(r.port) + "  " + r.reason;
-    if (r.count > 1) out += "  x" + std::to_string(r.count);
-    out += "\n";
-  }
-  return out;
-}
 
 }  // namespace px::proxy

@@ -8,6 +8,7 @@
 // state lives there) and one resolver thread (getaddrinfo blocks). Every public
 // method is safe to call from any other thread; cut(), restore() and stop()
 // return once the io thread has carried them out.
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -17,11 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/ip/address.hpp>
-
 #include "common/error.hpp"
+#include "common/host_rule.hpp"
 #include "common/unique_fd.hpp"
 #include "proxy/request_parser.hpp"
+#include "proxy/synthetic_names.hpp"
 
 namespace px::proxy {
 
@@ -33,16 +34,43 @@ struct ProxyLimits {
   std::chrono::milliseconds connect_timeout{15'000};        // resolve + connect upstream
   std::chrono::milliseconds idle_timeout{10 * 60'000};      // tunnel with no byte either way
   std::size_t max_connections = 512;                        // open client connections per run
+  std::size_t max_response_head = 64 * 1024;                // plain HTTP: an upstream head past it is a 502
+  std::size_t max_names = 4096;                             // names the run's DNS gives addresses to
 };
 
 struct ProxyConfig {
   NetworkMode mode = NetworkMode::offline;
-  std::vector<std::string> allowed_hosts;  // each matches itself and its subdomains
+  // Host rules (common/host_rule.hpp): "github.com" (itself and its
+  // subdomains), "*.corp.example" (its subdomains), "github.com:22" (that port).
+  std::vector<std::string> allowed_hosts;
+  // The ports of rules without one, and of every host when online.
   std::vector<std::uint16_t> allowed_ports{80, 443};
   bool local_servers = false;  // CONNECT localhost:PORT -> 127.0.0.1:PORT; local addresses allowed
   std::string password;        // required in Proxy-Authorization; at least 16 bytes
   std::filesystem::path log_path;  // JSON lines, created 0600; empty: no log file
   ProxyLimits limits;
+  std::vector<HostRuleSpec> rules;  // allowed_hosts, parsed by validate()
+};
+
+// What a sealed run's network namespace hands the proxy besides its listening
+// socket (backend/linux/launch.hpp, NetworkHandOff): the run's DNS sockets,
+// the socket channel to the seal's init, and the synthetic ranges routed to
+// the run's lo. With it the proxy answers the run's DNS and takes the
+// connections programs make to the names it answered (capture).
+struct RunNetwork {
+  std::vector<UniqueFd> dns_udp;
+  std::vector<UniqueFd> dns_tcp;
+  UniqueFd socket_channel;
+  SyntheticRanges ranges;
+  // Local servers, both ways: this machine's listening loopback ports
+  // mirrored into the run as localhost:PORT (only with Local servers on), and
+  // servers of the run published on this machine's loopback.
+  bool mirror_host_ports = false;
+  struct Published {
+    std::uint16_t inside = 0;
+    std::uint16_t host = 0;
+  };
+  std::vector<Published> published;
 };
 
 // Checks a config and returns it with the allowed hosts normalized. An unusable
@@ -52,12 +80,15 @@ Result<ProxyConfig> validate(ProxyConfig config);
 // Turns a host name into addresses. The default calls getaddrinfo; tests pass
 // their own to map names to loopback and to see which names were looked up.
 using Resolver = std::function<Result<std::vector<boost::asio::ip::address>>(const std::string& host)>;
+// getaddrinfo, the default.
+Resolver system_resolver();
 
 struct RefusedHost {
   std::string host;  // normalized name (requests with malformed names are not listed)
   std::uint16_t port = 0;
   std::string reason;
   std::uint64_t count = 0;
+  bool dns = false;  // refused by the run's DNS (the name was asked, never looked up)
 };
 
 class ProxyServer {
@@ -77,6 +108,10 @@ class ProxyServer {
   // "127.0.0.1:40123" ("[::1]:40123" for IPv6).
   std::string listen_address() const;
   std::uint16_t port() const;
+
+  // Serves a sealed run's DNS, captured connections and local ports (once,
+  // after adopt()). Fails when a published port cannot be bound on this machine.
+  Status serve_run_network(RunNetwork network);
 
   // Kill switch: closes every connection and answers new requests with 403
   // "paused" (logged with verdict "paused") until restore().
@@ -113,7 +148,6 @@ Status write_password_file(const std::filesystem::path& path, const std::string&
 std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password,
                                                                    bool local_servers = false);
 
-// The end-of-run lines: "refused (outside the rule): host:port  reason  ×count".
-std::string format_refused(const std::vector<RefusedHost>& refused);
+
 
 }  // namespace px::proxy

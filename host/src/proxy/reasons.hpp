@@ -46,7 +46,24 @@ inline constexpr std::string_view paused = "paused";
 inline constexpr std::string_view sni_mismatch = "sni-mismatch";
 inline constexpr std::string_view tls_hello_unreadable = "tls-hello-unreadable";
 
+// A connection captured inside the run (made to a synthetic address, no
+// HTTP answer possible: it is closed with a reset). On ports 80 and 443 the
+// first bytes must be a TLS ClientHello or an HTTP request naming the host.
+inline constexpr std::string_view unexpected_protocol = "unexpected-protocol";
+inline constexpr std::string_view unknown_synthetic_address = "unknown-synthetic-address";
+
+// The run's DNS, answered inside the run and never forwarded. Allowed names
+// get "allowed"; names outside the rule "blocked-by-allowlist" (NXDOMAIN);
+// names that are not host names "bad-host" / "ip-literal-refused" (REFUSED).
+inline constexpr std::string_view dns_malformed = "dns-malformed";              // FORMERR, or dropped
+inline constexpr std::string_view dns_not_implemented = "dns-not-implemented";  // another opcode: NOTIMP
+inline constexpr std::string_view dns_type_refused = "dns-type-refused";  // not A/AAAA of class IN: REFUSED
+inline constexpr std::string_view too_many_names = "too-many-names";  // the synthetic table is full: SERVFAIL
+inline constexpr std::string_view capture_failed = "capture-failed";  // no listener could be made: SERVFAIL
+
 // Capacity and upstream (503, 502, 504).
+// An upstream response head (plain HTTP) past ProxyLimits::max_response_head: 502.
+inline constexpr std::string_view response_head_too_large = "response-head-too-large";
 inline constexpr std::string_view too_many_connections = "too-many-connections";
 inline constexpr std::string_view resolve_failed = "resolve-failed";
 inline constexpr std::string_view connect_failed = "connect-failed";

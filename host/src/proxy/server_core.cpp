@@ -79,13 +79,13 @@ void ServerCore::accept() {
         ::close(fd);
         continue;
       }
-      admit(std::move(socket));
+      if (auto c = admit(std::move(socket), Connection::Kind::proxy)) c->start();
     }
     accept();
   });
 }
 
-void ServerCore::admit(tcp::socket socket) {
+std::shared_ptr<Connection> ServerCore::admit(tcp::socket socket, Connection::Kind kind) {
   if (connections_.size() >= config.limits.max_connections) {
     // Answered without reading: a flood costs one small write per socket.
     static const std::string busy =
@@ -93,18 +93,46 @@ void ServerCore::admit(tcp::socket socket) {
         "Connection: close\r\n\r\n";
     error_code ig;
     socket.non_blocking(true, ig);
-    socket.write_some(asio::buffer(busy), ig);
-    socket.shutdown(tcp::socket::shutdown_both, ig);
+    if (kind == Connection::Kind::proxy) {
+      socket.write_some(asio::buffer(busy), ig);
+      socket.shutdown(tcp::socket::shutdown_both, ig);
+    } else {
+      socket.set_option(asio::socket_base::linger(true, 0), ig);  // no HTTP to speak: a reset
+    }
     Decision d;
+    d.method = kind == Connection::Kind::proxy ? "" : kind == Connection::Kind::captured ? "TCP" : "PUBLISH";
     d.verdict = "denied";
     d.reason = reason::too_many_connections;
-    d.status = 503;
+    d.status = kind == Connection::Kind::proxy ? 503 : 0;
     log.write(d);
-    return;
+    return nullptr;
   }
-  auto c = std::make_shared<Connection>(*this, std::move(socket));
+  auto c = std::make_shared<Connection>(*this, std::move(socket), kind);
   connections_.insert(c);
-  c->start();
+  return c;
+}
+
+Status ServerCore::serve_run_network(RunNetwork network) {
+  Status result = ok();
+  std::shared_future<void> ready;
+  run_on_io([&] {
+    if (run_network_) {
+      result = Error::internal("the proxy serves a run's network already");
+      return;
+    }
+    run_network_ = std::make_unique<RunNetworkService>(*this, std::move(network));
+    result = run_network_->start();
+    if (!result) {
+      run_network_->stop();
+      run_network_.reset();
+      return;
+    }
+    ready = run_network_->ready();
+  });
+  // The seal's init answers these requests while it waits for the hand-off's
+  // answer; bounded, so that a stuck init cannot hang the run's start.
+  if (result && ready.valid()) ready.wait_for(std::chrono::seconds(2));
+  return result;
 }
 
 void ServerCore::sweep() {
@@ -156,6 +184,7 @@ void ServerCore::stop() {
   run_on_io([this] {
     error_code ig;
     acceptor.close(ig);
+    if (run_network_) run_network_->stop();
     sweep_timer_.cancel();
     accept_retry_.cancel();
     close_all("stopped");
@@ -170,13 +199,15 @@ void ServerCore::stop() {
   io.poll();
 }
 
-void ServerCore::note_refused(const std::string& host, std::uint16_t port, std::string_view reason) {
+void ServerCore::note_refused(const std::string& host, std::uint16_t port, std::string_view reason,
+                              bool dns) {
   std::lock_guard lock(refused_mutex_);
   // A run that sends a new name each time cannot grow the supervisor: past
   // the cap, refusals count under their reason with no host.
   constexpr std::size_t kMaxDistinct = 256;
-  auto key = std::make_tuple(host, port, std::string(reason));
-  if (refused_.size() >= kMaxDistinct && refused_.find(key) == refused_.end()) key = {"", 0, std::string(reason)};
+  auto key = std::make_tuple(host, port, std::string(reason), dns);
+  if (refused_.size() >= kMaxDistinct && refused_.find(key) == refused_.end())
+    key = {"", 0, std::string(reason), dns};
   ++refused_[key];
 }
 
@@ -185,11 +216,35 @@ std::vector<RefusedHost> ServerCore::refused_hosts() const {
   {
     std::lock_guard lock(refused_mutex_);
     for (const auto& [key, count] : refused_) {
-      out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), count});
+      out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), count, std::get<3>(key)});
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
   return out;
+}
+
+namespace {
+// Short: an answer is trusted no longer than a cautious DNS TTL, and what a
+// name resolves to is checked again on every use.
+constexpr auto kResolveCacheFor = std::chrono::seconds(5);
+constexpr std::size_t kResolveCacheSize = 1024;
+}  // namespace
+
+std::optional<std::vector<asio::ip::address>> ServerCore::cached_addresses(const std::string& host) {
+  std::lock_guard lock(cache_mutex_);
+  const auto it = cache_.find(host);
+  if (it == cache_.end()) return std::nullopt;
+  if (Clock::now() >= it->second.first) {
+    cache_.erase(it);
+    return std::nullopt;
+  }
+  return it->second.second;
+}
+
+void ServerCore::cache_addresses(const std::string& host, const std::vector<asio::ip::address>& addresses) {
+  std::lock_guard lock(cache_mutex_);
+  if (cache_.size() >= kResolveCacheSize) cache_.clear();
+  cache_[host] = {Clock::now() + kResolveCacheFor, addresses};
 }
 
 std::chrono::milliseconds ServerCore::auth_failure_delay() {

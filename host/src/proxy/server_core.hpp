@@ -1,17 +1,17 @@
 #pragma once
 // The server's shared state and its io thread. Connections reach it by
 // reference; everything below marked (io) is touched by the io thread only.
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <unordered_set>
@@ -19,6 +19,7 @@
 #include "proxy/connection.hpp"
 #include "proxy/decision_log.hpp"
 #include "proxy/proxy.hpp"
+#include "proxy/run_network.hpp"
 
 namespace px::proxy {
 
@@ -30,6 +31,7 @@ class ServerCore {
   ServerCore& operator=(const ServerCore&) = delete;
 
   void start();  // acceptor must be open and listening
+  Status serve_run_network(RunNetwork network);
   void cut();
   void restore();
   void stop();
@@ -37,8 +39,14 @@ class ServerCore {
 
   // For connections (io).
   void remove(const std::shared_ptr<Connection>& c) { connections_.erase(c); }
-  void note_refused(const std::string& host, std::uint16_t port, std::string_view reason);
+  // A new connection of `kind`, counted against the limit; nullptr when the
+  // limit is reached (the socket is then answered 503, or reset, and logged).
+  std::shared_ptr<Connection> admit(boost::asio::ip::tcp::socket socket, Connection::Kind kind);
+  void note_refused(const std::string& host, std::uint16_t port, std::string_view reason, bool dns = false);
   std::chrono::milliseconds auth_failure_delay();  // grows with consecutive failures
+  // Successful lookups, kept for a few seconds (any thread).
+  std::optional<std::vector<boost::asio::ip::address>> cached_addresses(const std::string& host);
+  void cache_addresses(const std::string& host, const std::vector<boost::asio::ip::address>& addresses);
   void auth_succeeded() { auth_failures_ = 0; }
 
   boost::asio::io_context io;  // first member: destroyed last
@@ -52,7 +60,6 @@ class ServerCore {
 
  private:
   void accept();
-  void admit(boost::asio::ip::tcp::socket socket);
   void sweep();
   void close_all(std::string_view how);
   void run_on_io(const std::function<void()>& fn);
@@ -62,12 +69,17 @@ class ServerCore {
   boost::asio::steady_timer accept_retry_{io};
   std::chrono::milliseconds sweep_interval_{500};
   std::unordered_set<std::shared_ptr<Connection>> connections_;  // (io)
+  std::unique_ptr<RunNetworkService> run_network_;               // (io)
   unsigned auth_failures_ = 0;                                    // (io)
   std::thread thread_;
   std::mutex control_;  // serializes cut/restore/stop callers
   bool stopped_ = false;  // under control_
+  std::mutex cache_mutex_;
+  std::map<std::string, std::pair<Clock::time_point, std::vector<boost::asio::ip::address>>>
+      cache_;  // under cache_mutex_
   mutable std::mutex refused_mutex_;
-  std::map<std::tuple<std::string, std::uint16_t, std::string>, std::uint64_t> refused_;  // under refused_mutex_
+  std::map<std::tuple<std::string, std::uint16_t, std::string, bool>, std::uint64_t>
+      refused_;  // under refused_mutex_
 };
 
 }  // namespace px::proxy

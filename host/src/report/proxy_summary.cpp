@@ -91,9 +91,17 @@ Json summarize_proxy_log(const std::filesystem::path& log, Source& source) {
     const std::string reason = j.contains("reason") && j["reason"].is_string() ? j["reason"].get<std::string>() : "";
     const std::uint64_t port = number_or_zero(j, "port");
     const std::uint64_t up = number_or_zero(j, "bytes_up"), down = number_or_zero(j, "bytes_down");
+    // A DNS answer is not a connection: only the run's refused questions are
+    // listed (as refused, "host:53"); the connections that followed are.
+    const bool dns = j.contains("method") && j["method"] == "DNS";
+    if (dns && verdict != "denied") continue;
     if (verdict == "allowed") reached.add(host, port, up, down, reason);
     else if (verdict == "failed") failed.add(host, port, up, down, reason);
-    else refused.add(host, port, up, down, verdict == "denied" ? reason : verdict + (reason.empty() ? "" : ": " + reason));
+    else
+      refused.add(host, port, up, down,
+                  dns                   ? "dns: " + reason
+                  : verdict == "denied" ? reason
+                                        : verdict + (reason.empty() ? "" : ": " + reason));
   }
   out["reached"] = reached.to_json();
   out["refused"] = refused.to_json();

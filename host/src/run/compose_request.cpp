@@ -30,7 +30,7 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice
 Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   const RunOptions& o = r.options;
   std::vector<Notice> notices;
-  policy::NetworkFlags net{o.online, o.offline, o.allow, o.local_servers};
+  policy::NetworkFlags net{o.online, o.offline, o.allow, o.local_servers, o.publish};
   PX_TRY(policy::check_network_flags(net));
 
   fs::path run_folder = o.in.empty() ? fs::current_path() : normal_absolute(expand_home(o.in, user_home()));

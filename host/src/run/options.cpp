@@ -12,6 +12,7 @@ std::vector<std::string> RunOptions::describe() const {
   if (offline) out.push_back("--offline");
   for (const auto& h : allow) out.push_back("--allow " + h);
   if (local_servers) out.push_back(*local_servers ? "--local-servers" : "--local-servers=off");
+  for (const auto& p : publish) out.push_back("--publish " + p);
   if (unsealed) out.push_back("--unsealed");
   if (accept_weaker_seal) out.push_back("--allow-weaker-seal");
   return out;

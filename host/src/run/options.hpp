@@ -18,6 +18,7 @@ struct RunOptions {
   bool offline = false;                // --offline
   std::vector<std::string> allow;      // --allow HOST
   std::optional<bool> local_servers;   // --local-servers (on for this run)
+  std::vector<std::string> publish;    // --publish PORT[:HOSTPORT]
   bool unsealed = false;               // --unsealed: no seal at all
   bool accept_weaker_seal = false;     // --allow-weaker-seal: run where a guarantee is missing
 

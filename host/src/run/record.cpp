@@ -70,7 +70,8 @@ json RunRecord::to_json() const {
   for (const auto& n : notices) notices_json.push_back({{"kind", run::to_string(n.kind)}, {"text", n.text}});
   json refused_json = json::array();
   for (const auto& r : refused)
-    refused_json.push_back({{"host", r.host}, {"port", r.port}, {"reason", r.reason}, {"count", r.count}});
+    refused_json.push_back(
+        {{"host", r.host}, {"port", r.port}, {"reason", r.reason}, {"count", r.count}, {"dns", r.dns}});
   json j{{"schema", schema},
          {"id", id},
          {"agent", agent},
@@ -188,6 +189,7 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
       q.reason = str(x, "reason");
       q.port = x.contains("port") && x["port"].is_number_unsigned() ? x["port"].get<std::uint16_t>() : 0;
       q.count = x.contains("count") && x["count"].is_number_unsigned() ? x["count"].get<std::uint64_t>() : 1;
+      q.dns = x.contains("dns") && x["dns"].is_boolean() && x["dns"].get<bool>();
       r.refused.push_back(std::move(q));
     }
   } else if (auto old = j.find("refused_hosts"); old != j.end() && old->is_array()) {

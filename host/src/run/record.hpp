@@ -27,6 +27,7 @@ struct RefusedRequest {
   std::uint16_t port = 0;
   std::string reason;  // a proxy reason constant (blocked-by-allowlist, ip-literal-refused, ...)
   std::uint64_t count = 0;
+  bool dns = false;  // refused by the run's own DNS: the name was asked, never looked up
 };
 
 struct WorkspaceRef {

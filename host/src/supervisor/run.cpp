@@ -22,6 +22,7 @@
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/run_control.hpp"
+#include "supervisor/run_network.hpp"
 #include "supervisor/stop_signals.hpp"
 
 namespace px::supervisor {
@@ -31,27 +32,6 @@ namespace {
 using run::Notice;
 using run::NoticeKind;
 using run::RunStatus;
-
-proxy::NetworkMode to_proxy_mode(policy::NetworkMode mode) {
-  switch (mode) {
-    case policy::NetworkMode::online: return proxy::NetworkMode::online;
-    case policy::NetworkMode::allowlist: return proxy::NetworkMode::allowlist;
-    case policy::NetworkMode::offline: return proxy::NetworkMode::offline;
-  }
-  return proxy::NetworkMode::offline;
-}
-
-// The proxy's rules come from the Policy and nowhere else.
-proxy::ProxyConfig proxy_config(const policy::Policy& p, const std::string& password, const fs::path& log) {
-  proxy::ProxyConfig c;
-  c.mode = to_proxy_mode(p.network().mode);
-  for (const auto& h : p.network().hosts) c.allowed_hosts.push_back(h.pattern);
-  c.allowed_ports = p.network().ports;
-  c.local_servers = p.network().local_servers;
-  c.password = password;
-  c.log_path = log;
-  return c;
-}
 
 nlohmann::json refusals_json(const backend::Refusals& refusals) {
   nlohmann::json items = nlohmann::json::array();
@@ -227,7 +207,7 @@ class Run {
     env_["PARALLEX_NETWORK"] = policy::to_string(net.mode);
     if (net.mode == policy::NetworkMode::allowlist) {
       std::string hosts;
-      for (const auto& h : net.hosts) hosts += (hosts.empty() ? "" : ",") + h.pattern;
+      for (const auto& h : net.hosts) hosts += (hosts.empty() ? "" : ",") + h.text();
       env_["PARALLEX_ALLOWED_HOSTS"] = hosts;
     }
     env_["PARALLEX_SEALED"] = plan_.seal == run::SealLevel::none ? "0" : "1";
@@ -263,10 +243,10 @@ class Run {
     request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker;
     request.cgroup_fd = control_->cgroup_fd();
     if (wants_network()) {
-      request.on_proxy_socket = [this](UniqueFd fd, std::uint16_t port) -> Result<backend::EnvMap> {
+      request.on_proxy_socket = [this](backend::NetworkHandOff handoff) -> Result<backend::EnvMap> {
         const policy::Policy& p = plan_.policy;
-        PX_TRY_ASSIGN(auto started,
-                      proxy::ProxyServer::adopt(proxy_config(p, password_, record_.proxy_log), std::move(fd)));
+        const std::uint16_t port = handoff.proxy_port;
+        PX_TRY_ASSIGN(auto started, start_run_proxy(p, password_, record_.proxy_log, std::move(handoff)));
         std::lock_guard lock(mu_);
         proxy_ = std::move(started);
         if (network_cut_) proxy_->cut();
@@ -314,7 +294,7 @@ class Run {
     if (!proxy) return;
     proxy->stop();
     for (const auto& h : proxy->refused_hosts())
-      record_.refused.push_back({redact(h.host), h.port, h.reason, h.count});
+      record_.refused.push_back({redact(h.host), h.port, h.reason, h.count, h.dns});
   }
 
   void check_new_git() {
@@ -407,7 +387,10 @@ class Run {
   }
 
  private:
-  bool wants_network() const { return plan_.policy.network().mode != policy::NetworkMode::offline; }
+  // Published ports need the run's network even when it may reach nothing outside.
+  bool wants_network() const {
+    return plan_.policy.network().mode != policy::NetworkMode::offline || !plan_.policy.network().published.empty();
+  }
   fs::path run_git() const { return plan_.policy.run_folder() / ".git"; }
   static Notice redacted(const Notice& n) { return {n.kind, redact(n.text)}; }
   static std::string sigabbrev(int sig) {

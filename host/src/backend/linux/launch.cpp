@@ -1,6 +1,7 @@
 #include "backend/linux/launch.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -20,6 +21,7 @@
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/mounts.hpp"
 #include "backend/linux/net.hpp"
+#include "backend/linux/net_capture.hpp"
 #include "backend/linux/new_state.hpp"
 #include "backend/linux/pidns.hpp"
 #include "backend/linux/seal_protocol.hpp"
@@ -45,8 +47,18 @@ struct Prepared {
   EnvMap env;
   bool allow_weaker = false;
   bool want_proxy = false;
+  // TCP ports the command may connect to besides the proxy's, in the run's own
+  // namespace only: 53 (its DNS) and every port the network rule allows, which
+  // there reach nothing but the proxy's listeners on the synthetic addresses.
+  std::vector<std::uint16_t> capture_ports;
+  // Published ports: servers the command starts on them may bind.
+  std::vector<std::uint16_t> bind_ports;
   bool timing = false;  // PARALLEX_SEAL_TIMING=1: each step's duration as a note
 };
+
+// The most descriptors one control message carries (the network hand-off:
+// proxy, channel, two DNS sockets per family).
+constexpr std::size_t kMaxPassedFds = 8;
 
 double now_ms() {
   timespec ts{};
@@ -56,35 +68,41 @@ double now_ms() {
 
 // ---- control socket: one SOCK_SEQPACKET message per event (seal_protocol.hpp)
 
-bool send_message(int sock, SealMessage kind, const std::string& text, int fd = -1) {
+bool send_message(int sock, SealMessage kind, const std::string& text, const std::vector<int>& fds) {
   std::string buf(1, static_cast<char>(kind));
   buf += text;
   iovec iov{buf.data(), buf.size()};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kMaxPassedFds)] = {};
+  if (!fds.empty()) {
+    if (fds.size() > kMaxPassedFds) return false;
     msg.msg_control = cbuf;
-    msg.msg_controllen = sizeof cbuf;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
   }
   return ::sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0;
 }
 
-// Returns false at EOF or error. `fd` receives a passed descriptor, if any.
-bool receive_message(int sock, std::string& out, UniqueFd* fd, pid_t* sender = nullptr) {
+bool send_message(int sock, SealMessage kind, const std::string& text, int fd = -1) {
+  return send_message(sock, kind, text, fd >= 0 ? std::vector<int>{fd} : std::vector<int>{});
+}
+
+// Returns false at EOF or error. `fds` receives the passed descriptors, if any
+// (without `fds` they are closed).
+bool receive_message(int sock, std::string& out, std::vector<UniqueFd>* fds, pid_t* sender = nullptr) {
   // One buffer per thread: zeroing 256 KiB per message showed in start-up.
   static thread_local std::vector<char> buf(256 * 1024);
   iovec iov{buf.data(), buf.size()};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(ucred))] = {};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kMaxPassedFds) + CMSG_SPACE(sizeof(ucred))] = {};
   msg.msg_control = cbuf;
   msg.msg_controllen = sizeof cbuf;
   ssize_t n;
@@ -92,14 +110,18 @@ bool receive_message(int sock, std::string& out, UniqueFd* fd, pid_t* sender = n
   while (n < 0 && errno == EINTR);
   if (n <= 0) return false;
   out.assign(buf.data(), static_cast<std::size_t>(n));
+  if (fds) fds->clear();
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int passed = -1;
-      std::memcpy(&passed, CMSG_DATA(c), sizeof passed);
-      if (fd)
-        *fd = UniqueFd(passed);
-      else
-        ::close(passed);
+      const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (std::size_t i = 0; i < count; ++i) {
+        int passed = -1;
+        std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof passed);
+        if (fds)
+          fds->emplace_back(passed);
+        else
+          ::close(passed);
+      }
     } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && sender) {
       ucred cred{};
       std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
@@ -124,15 +146,49 @@ void step(int control, const Status& s) {
   if (!s) fail(control, s.error());
 }
 
-// In the init, before the command exists: the proxy's socket is made inside
-// the run's network namespace and handed to the supervisor; its answer holds
-// the variables that point the command at it.
-Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
+// In the init, before the command exists: the run's network is made inside
+// its network namespace and handed to the supervisor (the proxy's socket;
+// with a namespace also the DNS sockets, the synthetic ranges routed to lo and
+// the socket channel, whose other end the init keeps: `channel`). The
+// supervisor's answer holds the variables that point the command at the proxy.
+Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns, UniqueFd& channel,
+                        net::SyntheticRanges& ranges, std::vector<run::Notice>& notes) {
   PX_TRY_ASSIGN(auto listener, net::listen_on_loopback());
   auto& [fd, port] = listener;
-  if (!send_message(control, SealMessage::proxy, std::to_string(port), fd.get()))
-    return sys_error("send the proxy socket");
-  fd.reset();  // the supervisor owns it now; the command never holds it
+  std::string text = std::to_string(port);
+  std::vector<int> fds{fd.get()};
+  std::optional<net::CaptureSockets> capture;
+  if (ns) {
+    auto opened = net::open_capture();
+    if (!opened) return opened.error();
+    capture.emplace(std::move(opened).value());
+    text += "\n" + net::format_ranges(capture->ranges) + "\n" + std::to_string(capture->dns_udp.size()) +
+            " " + std::to_string(capture->dns_tcp.size());
+    fds.push_back(capture->channel_theirs.get());
+    for (const auto& u : capture->dns_udp) fds.push_back(u.get());
+    for (const auto& t : capture->dns_tcp) fds.push_back(t.get());
+    for (const auto& n : capture->notes) notes.push_back({run::NoticeKind::seal, n});
+  }
+  if (!send_message(control, SealMessage::proxy, text, fds)) return sys_error("send the run's network sockets");
+  // The supervisor owns them now; the command never holds any of them.
+  fd.reset();
+  if (capture) {
+    channel = std::move(capture->channel_mine);
+    ranges = capture->ranges;
+    capture.reset();
+  }
+  // While the supervisor answers, it may already ask for sockets (the host
+  // ports it mirrors into the run): served now, so that they exist before the
+  // command does.
+  while (channel) {
+    pollfd waiting[2] = {{control, POLLIN, 0}, {channel.get(), POLLIN, 0}};
+    if (::poll(waiting, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return sys_error("poll the control socket");
+    }
+    if (waiting[0].revents != 0) break;
+    if (waiting[1].revents != 0 && !net::serve_socket_request(channel.get(), ranges)) break;
+  }
   std::string reply;
   if (!receive_message(control, reply, nullptr))
     return Error::internal("the supervisor did not answer the proxy hand-off");
@@ -146,7 +202,15 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
     if (end == std::string::npos) break;
     pos = end + 1;
   }
-  if (plan.tcp_connect_ports) plan.tcp_connect_ports->push_back(port);
+  if (plan.tcp_connect_ports) {
+    plan.tcp_connect_ports->push_back(port);
+    // Only inside the run's own namespace: there these ports reach nothing but
+    // the proxy's listeners (and the run's own loopback servers).
+    if (ns)
+      plan.tcp_connect_ports->insert(plan.tcp_connect_ports->end(), p.capture_ports.begin(),
+                                     p.capture_ports.end());
+  }
+  if (ns) plan.tcp_bind_ports = p.bind_ports;
   return ok();
 }
 
@@ -204,7 +268,10 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   lap("mount namespace");
   if (ns) step(control, net::enter_namespace_with_loopback());
   lap("network namespace");
-  if (p.want_proxy) step(control, hand_off_proxy_socket(control, p, plan));
+  UniqueFd channel;  // the socket channel: served until the command ends
+  net::SyntheticRanges ranges;
+  if (p.want_proxy) step(control, hand_off_network(control, p, plan, ns, channel, ranges, notes));
+  lap("network hand-off");
   UniqueFd view = ns ? value_or_fail(control, mounts::build_view(p.view, notes)) : UniqueFd();
   lap("view");
   if (ns) step(control, pidns::mount_proc(view.get()));
@@ -224,7 +291,9 @@ Status hand_off_proxy_socket(int control, Prepared& p, landlock::Plan& plan) {
   if (ruleset) ruleset.value().fd.reset();
   // The command's own wait status goes to the supervisor: an exit code alone
   // cannot tell "exit 137" from "killed by SIGKILL".
-  const int status = pidns::reap_until_status(command);
+  const int channel_fd = channel.get();
+  const int status = pidns::reap_until_status(
+      command, channel_fd, [&] { return net::serve_socket_request(channel_fd, ranges); });
   send_message(control, SealMessage::exited, std::to_string(status));
   ::close(control);
   ::_exit(pidns::exit_code(status));
@@ -317,6 +386,38 @@ landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPla
   return plan;
 }
 
+// The 'P' message's text and descriptors as a NetworkHandOff.
+Result<NetworkHandOff> network_hand_off(const std::string& text, std::vector<UniqueFd>& fds) {
+  NetworkHandOff h;
+  const auto bad = [] { return Error::internal("the seal's init sent a malformed network hand-off"); };
+  const std::size_t nl = text.find('\n');
+  try {
+    h.proxy_port = static_cast<std::uint16_t>(std::stoi(text.substr(0, nl)));
+  } catch (...) {
+    return bad();
+  }
+  if (fds.empty()) return bad();
+  h.proxy_listener = std::move(fds[0]);
+  if (nl == std::string::npos) return h;
+  const std::size_t nl2 = text.find('\n', nl + 1);
+  if (nl2 == std::string::npos) return bad();
+  const auto ranges = net::parse_ranges(text.substr(nl + 1, nl2 - nl - 1));
+  if (!ranges) return bad();
+  std::memcpy(h.synthetic_ranges.v4_base.data(), &ranges->v4_base.s_addr, 4);
+  h.synthetic_ranges.v4_bits = ranges->v4_bits;
+  if (ranges->v6_prefix) {
+    h.synthetic_ranges.v6_prefix.emplace();
+    std::memcpy(h.synthetic_ranges.v6_prefix->data(), ranges->v6_prefix->s6_addr, 16);
+  }
+  unsigned udp = 0, tcp = 0;
+  if (std::sscanf(text.c_str() + nl2 + 1, "%u %u", &udp, &tcp) != 2 || fds.size() != 2 + udp + tcp)
+    return bad();
+  h.socket_channel = std::move(fds[1]);
+  for (unsigned i = 0; i < udp; ++i) h.dns_udp.push_back(std::move(fds[2 + i]));
+  for (unsigned i = 0; i < tcp; ++i) h.dns_tcp.push_back(std::move(fds[2 + udp + i]));
+  return h;
+}
+
 }  // namespace
 
 Result<SealedProcess> spawn(const LaunchRequest& request) {
@@ -339,6 +440,23 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   p.want_proxy = static_cast<bool>(request.on_proxy_socket);
   const char* timing = std::getenv("PARALLEX_SEAL_TIMING");
   p.timing = timing && std::string(timing) == "1";
+  if (p.want_proxy) {
+    // The run's own resolver, and its own hosts file: names resolve only
+    // through the rule (the host's entries could name any address).
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::string self = host;
+    if (self.find_first_of(" \t\n#") != std::string::npos) self.clear();
+    p.view.generated.push_back(
+        {"/etc/resolv.conf",
+         "# The run's own resolver (parallex): it answers the names this run's network rule allows, and no\n"
+         "# other; nothing is forwarded.\nnameserver 127.0.0.1\n"});
+    p.view.generated.push_back({"/etc/hosts", "127.0.0.1\tlocalhost" + (self.empty() ? "" : " " + self) +
+                                                  "\n::1\tlocalhost ip6-localhost ip6-loopback\n"});
+    p.capture_ports = policy.network().reachable_ports();
+    p.capture_ports.push_back(53);
+    for (const auto& pub : policy.network().published) p.bind_ports.push_back(pub.inside);
+  }
 
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -409,8 +527,8 @@ struct Heard {
 };
 
 // Handles one message; answers the proxy hand-off.
-void handle_message(SealedProcess& process, const std::string& msg, UniqueFd& passed, pid_t sender, Heard& heard,
-                    LaunchResult& result) {
+void handle_message(SealedProcess& process, const std::string& msg, std::vector<UniqueFd>& passed, pid_t sender,
+                    Heard& heard, LaunchResult& result) {
   if (msg.empty() || !is_seal_message(msg[0])) return;  // not ours: ignored, never trusted
   const auto kind = static_cast<SealMessage>(msg[0]);
   const std::string_view text = std::string_view(msg).substr(1);
@@ -426,7 +544,7 @@ void handle_message(SealedProcess& process, const std::string& msg, UniqueFd& pa
       break;
     case SealMessage::exec:
       heard.exec_reached = true;
-      if (passed) heard.listener = std::move(passed);
+      if (!passed.empty()) heard.listener = std::move(passed.front());
       if (process.landlock_log && sender > 0) process.landlock_log->set_domain_creator(sender);
       break;
     case SealMessage::uncollected:
@@ -440,13 +558,10 @@ void handle_message(SealedProcess& process, const std::string& msg, UniqueFd& pa
       break;
     case SealMessage::proxy: {
       std::pair<SealMessage, std::string> reply{SealMessage::proxy_fail, "no proxy socket was passed"};
-      if (passed && process.request && process.request->on_proxy_socket) {
-        int port = 0;
-        try {
-          port = std::stoi(std::string(text));
-        } catch (...) {
-        }
-        auto env = process.request->on_proxy_socket(std::move(passed), static_cast<std::uint16_t>(port));
+      if (!passed.empty() && process.request && process.request->on_proxy_socket) {
+        auto handoff = network_hand_off(std::string(text), passed);
+        auto env = handoff ? process.request->on_proxy_socket(std::move(handoff).value())
+                           : Result<EnvMap>(handoff.error());
         if (env) {
           reply = {SealMessage::proxy_env, {}};
           for (const auto& [k, v] : env.value()) reply.second += k + "=" + v + '\0';
@@ -475,12 +590,12 @@ Result<LaunchResult> wait(SealedProcess& process) {
   result.notes = process.notes;
   Heard heard;
   std::string msg;
-  UniqueFd passed;
+  std::vector<UniqueFd> passed;
   pid_t sender = -1;
   // 1. Set-up, until the command is about to exec (or the seal gave up).
   while (!heard.exec_reached && receive_message(process.control.get(), msg, &passed, &sender)) {
     handle_message(process, msg, passed, sender, heard, result);
-    passed.reset();
+    passed.clear();
   }
   if (heard.listener) result.refusals.collected_from.push_back("seccomp (user notification)");
   if (process.landlock_log)
@@ -497,7 +612,7 @@ Result<LaunchResult> wait(SealedProcess& process) {
   // 3. What the seal said last (the command's status): read to the end.
   while (receive_message(process.control.get(), msg, &passed, &sender)) {
     handle_message(process, msg, passed, sender, heard, result);
-    passed.reset();
+    passed.clear();
   }
   process.control.reset();
   int status = 0;

@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 
 using EnvMap = backend::EnvMap;
 using backend::LaunchRequest;
+using backend::NetworkHandOff;
 using backend::LaunchResult;
 
 // A started seal: `pid` is the outer process (the supervisor may put it in a cgroup).

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <map>
 
 #include "backend/linux/sys.hpp"
@@ -432,6 +433,48 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       PX_TRY_ASSIGN(cover, clone_tree(root.get(), kEmptyFile, 0, kSealed, "hiding " + path.string()));
     }
     PX_TRY(attach(cover.get(), target.get(), "hide " + path.string()));
+  }
+  // 7. Generated files (the run's /etc/resolv.conf and /etc/hosts): written on
+  // the skeleton, bound read-only over the path, the source name unlinked (the
+  // mount keeps the file). A path that is a symlink is covered where it points
+  // inside the view; a target outside every bind is made on the skeleton.
+  for (std::size_t i = 0; i < plan.generated.size(); ++i) {
+    const auto& g = plan.generated[i];
+    const std::string source = ".px-generated-" + std::to_string(i);
+    {
+      UniqueFd f(::openat(root.get(), source.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+      if (!f ||
+          ::write(f.get(), g.content.data(), g.content.size()) != static_cast<ssize_t>(g.content.size()))
+        return sys_error("write the run's " + g.view.string());
+    }
+    UniqueFd target = walker.reach(g.view, Create::file, err);
+    if (!target && err == ELOOP) {
+      target = walker.resolve(g.view, err);
+      if (!target && err == ENOENT) {
+        // A dangling link in the view (/etc/resolv.conf -> /run/systemd/...):
+        // its target is made on the skeleton, where nothing of the host is.
+        char link[PATH_MAX] = {};
+        UniqueFd parent = walker.reach(g.view.parent_path(), Create::none, err);
+        const ssize_t n =
+            parent ? ::readlinkat(parent.get(), g.view.filename().c_str(), link, sizeof link - 1) : -1;
+        if (n > 0) {
+          const fs::path to(std::string(link, static_cast<std::size_t>(n)));
+          target = walker.reach(to.is_absolute() ? to : (g.view.parent_path() / to).lexically_normal(),
+                                Create::file, err);
+        }
+      }
+    }
+    if (!target) {
+      notes.push_back({run::NoticeKind::seal, "the run's " + g.view.string() + " could not be put in place (" +
+                                                  errno_name(err) + "): programs inside see the host's"});
+    } else {
+      PX_TRY_ASSIGN(UniqueFd tree,
+                    clone_tree(root.get(), source.c_str(), 0,
+                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                               "the run's " + g.view.string()));
+      PX_TRY(attach(tree.get(), target.get(), g.view.string()));
+    }
+    if (::unlinkat(root.get(), source.c_str(), 0) != 0) return sys_error("unlink " + source);
   }
   return root;
 }

@@ -52,6 +52,13 @@ struct ViewPlan {
     bool directory = false;
   };
   std::vector<Placeholder> placeholders;
+  // Files the seal writes for the run and binds read-only over the host's in
+  // the view only (the run's /etc/resolv.conf and /etc/hosts).
+  struct GeneratedFile {
+    fs::path view;
+    std::string content;
+  };
+  std::vector<GeneratedFile> generated;
 };
 
 // `backing_root`: a folder of the run's private state (not its temp dir,

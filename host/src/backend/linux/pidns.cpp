@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,18 +57,47 @@ int exit_code(int status) {
   return 125;
 }
 
-int reap_until_status(pid_t command) {
+int reap_until_status(pid_t command, int channel, const std::function<bool()>& serve) {
   g_command = command;
   struct sigaction sa {};
   sa.sa_handler = forward;
   ::sigemptyset(&sa.sa_mask);
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGHUP, &sa, nullptr);
+  if (channel < 0 || !serve) {
+    for (;;) {
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, 0);
+      if (pid == command) return status;
+      if (pid < 0 && errno != EINTR) return 125 << 8;  // as if it had exited 125
+    }
+  }
+  // Serving the channel too: SIGCHLD through a signalfd, so that neither a
+  // child's exit nor a request can be missed between two waits. A SIGCHLD from
+  // before the mask is caught by the first WNOHANG sweep.
+  sigset_t chld;
+  ::sigemptyset(&chld);
+  ::sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
+  UniqueFd children(::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK));
+  bool serving = true;
   for (;;) {
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid == command) return status;
-    if (pid < 0 && errno != EINTR) return 125 << 8;  // as if it had exited 125
+    for (;;) {
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid == command) return status;
+      if (pid <= 0) {
+        if (pid < 0 && errno == ECHILD) return 125 << 8;  // as if it had exited 125
+        break;
+      }
+    }
+    pollfd fds[2] = {{children.get(), POLLIN, 0}, {serving ? channel : -1, POLLIN, 0}};
+    if (::poll(fds, 2, children ? -1 : 100) < 0 && errno != EINTR) return 125 << 8;
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo info[8];
+      [[maybe_unused]] const ssize_t n = ::read(children.get(), info, sizeof info);
+    }
+    if (serving && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) serving = serve();
   }
 }
 

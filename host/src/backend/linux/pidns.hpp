@@ -4,6 +4,8 @@
 // down with it when the command ends or the supervisor dies.
 #include <sys/types.h>
 
+#include <functional>
+
 #include "common/error.hpp"
 
 namespace px::seal::pidns {
@@ -17,8 +19,9 @@ Status die_with_parent(int parent_pipe);
 Status mount_proc(int view_root);
 
 // Init's loop: reaps every child until `command` exits; returns its raw wait
-// status (exit_code() turns it into an exit code).
-int reap_until_status(pid_t command);
+// status (exit_code() turns it into an exit code). With a `channel`, calls
+// `serve` whenever it is readable meanwhile, until `serve` returns false.
+int reap_until_status(pid_t command, int channel = -1, const std::function<bool()>& serve = {});
 
 // An exit code from a wait status.
 int exit_code(int status);

@@ -51,7 +51,10 @@ class NoneBackend final : public Backend {
     EnvMap env = request.env;
     if (request.on_proxy_socket) {
       PX_TRY_ASSIGN(auto listener, listen_on_host_loopback());
-      PX_TRY_ASSIGN(auto added, request.on_proxy_socket(std::move(listener.first), listener.second));
+      NetworkHandOff handoff;
+      handoff.proxy_listener = std::move(listener.first);
+      handoff.proxy_port = listener.second;
+      PX_TRY_ASSIGN(auto added, request.on_proxy_socket(std::move(handoff)));
       for (auto& [k, v] : added) env[k] = v;
     }
     std::vector<std::string> env_strings;

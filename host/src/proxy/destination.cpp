@@ -1,0 +1,69 @@
+#include "proxy/destination.hpp"
+
+#include <algorithm>
+
+#include "common/host_rule.hpp"
+#include "proxy/reasons.hpp"
+
+namespace px::proxy {
+namespace {
+
+bool contains(const std::vector<std::uint16_t>& ports, std::uint16_t port) {
+  return std::find(ports.begin(), ports.end(), port) != ports.end();
+}
+
+}  // namespace
+
+DestinationDecision decide_destination(const ProxyConfig& cfg, const HostPort& target) {
+  DestinationDecision d;
+  d.by_rule = true;
+  if (cfg.mode == NetworkMode::offline) {
+    d.verdict = {403, reason::offline};
+    return d;
+  }
+  if (is_loopback_name(target.host)) {
+    // Never sent to a resolver: localhost (and 127.0.0.1, [::1], which
+    // interpret() lets through only then) is this machine, and only Local
+    // servers may reach it, on any port.
+    if (!cfg.local_servers) {
+      d.verdict = {403, reason::local_servers_off};
+      return d;
+    }
+    d.route = Route::loopback;
+    return d;
+  }
+  const std::vector<std::uint16_t> ports = allowed_ports_for(cfg, target.host);
+  if (ports.empty()) {
+    d.verdict = {403, reason::not_allowed};
+    return d;
+  }
+  if (!contains(ports, target.port)) {
+    d.verdict = {403, reason::port_not_allowed};
+    return d;
+  }
+  d.by_rule = false;
+  d.route = Route::resolve;
+  return d;
+}
+
+std::vector<std::uint16_t> allowed_ports_for(const ProxyConfig& cfg, std::string_view name) {
+  std::vector<std::uint16_t> out;
+  if (cfg.mode == NetworkMode::offline) return out;
+  if (cfg.mode == NetworkMode::online) {
+    out = cfg.allowed_ports;
+  } else {
+    for (const auto& rule : cfg.rules) {
+      if (!host_rule_matches(name, rule.pattern)) continue;
+      if (rule.port) {
+        out.push_back(*rule.port);
+      } else {
+        out.insert(out.end(), cfg.allowed_ports.begin(), cfg.allowed_ports.end());
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace px::proxy

