@@ -596,7 +596,7 @@ TEST_F(Network, AListenerInsideIsNotReachableFromTheHost) {
       "import socket, time, os\n"
       "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
       "open('port.tmp', 'w').write(str(s.getsockname()[1])); os.rename('port.tmp', 'port')\n"
-      "s.settimeout(3)\n"
+      "s.settimeout(1.5)\n"
       "try: s.accept(); print('accepted from outside?!')\n"
       "except OSError: print('no one came')\n"
       "EOF";
