@@ -221,10 +221,11 @@ SecretSource SecretSource::from_env(std::string name) {
   s.env = std::move(name);
   return s;
 }
-SecretSource SecretSource::from_value(std::string v) {
+SecretSource SecretSource::from_value(std::string v, std::string holder) {
   SecretSource s;
   s.kind = Kind::value;
   s.value = std::move(v);
+  s.holder = std::move(holder);
   return s;
 }
 
@@ -240,7 +241,7 @@ std::string SecretSource::describe() const {
     case Kind::env:
       return "variable " + env;
     case Kind::value:
-      return "the agent's store";
+      return holder.empty() ? std::string("the agent's store") : holder;
   }
   return {};
 }
@@ -262,7 +263,7 @@ Result<std::string> read_secret(std::string_view name, const SecretSource& sourc
     }
     case SecretSource::Kind::value:
       if (source.value.empty())
-        return Error::invalid(credential(name) + ": the agent's store holds no secret.");
+        return Error::invalid(credential(name) + ": " + source.describe() + " holds no secret.");
       return source.value;
   }
   return Error::internal("unknown secret source");

@@ -1,6 +1,7 @@
 #include "policy/compose.hpp"
 
 #include "common/paths.hpp"
+#include "policy/compose_broker.hpp"
 #include "policy/policy_builder.hpp"
 
 namespace px::policy {
@@ -146,6 +147,7 @@ Result<Policy> compose(const ComposeInputs& in) {
   for (const auto& h : net.allow) b.allow_host(h, Origin::flag("--allow"));
   if (net.local_servers) b.local_servers(*net.local_servers, Origin::flag("--local-servers"));
   for (const auto& p : net.publish) b.publish(p, Origin::flag("--publish"));
+  apply_broker(b, in, ph.user_home);
   return b.build();
 }
 

@@ -43,6 +43,8 @@ struct AgentInputs {
   // `secret_env` are shown redacted.
   std::map<std::string, std::string> env;
   std::set<std::string> secret_env;
+  // Its own credentials and request rules (agent.yaml's broker sections).
+  BrokerSections broker;
 };
 
 struct ComposeInputs {
@@ -55,9 +57,13 @@ struct ComposeInputs {
   std::optional<HarnessContribution> harness;
   std::vector<PathFlag> grants;
   NetworkFlags network;
-  // Variables set by a profile whose values are secret (a workspace's scoped
-  // GitHub token): shown redacted wherever the policy is printed.
+  // Variables set by a profile whose values are secret: shown redacted
+  // wherever the policy is printed.
   std::set<std::string> secret_env;
+  // Credentials parallex itself holds for the run (the agent's GitHub token, a
+  // workspace's .parallex/github-token): brokered unless a profile or
+  // agent.yaml turns them off or replaces them by name.
+  std::vector<BrokeredCredential> default_credentials;
 };
 
 Result<Policy> compose(const ComposeInputs& inputs);

@@ -239,6 +239,7 @@ Result<Policy> PolicyBuilder::build() {
                            "; list the folders it needs, or set dangerously_allow_home: true");
     }
   }
+  if (auto st = check_brokered(); !st) return st.error();
   auto& net = policy_.network_;
   if (net.mode == NetworkMode::allowlist && net.hosts.empty() && !net.local_servers) {
     // An empty allowlist blocks everything: say so plainly as offline. (With

@@ -75,6 +75,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   in.grants = std::move(grants);
   in.network = std::move(net);
   in.secret_env = r.secret_env;
+  in.default_credentials = r.default_credentials;
   PX_TRY_ASSIGN(auto composed, policy::compose(in));
   return ComposedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notices)};
 }

@@ -32,6 +32,8 @@ struct ComposeRequest {
   // and the names of variables they set whose values are secret.
   std::vector<policy::Profile> extra_profiles;
   std::set<std::string> secret_env;
+  // Credentials parallex holds for the run (brokered by default).
+  std::vector<policy::BrokeredCredential> default_credentials;
 };
 
 struct ComposedPolicy {

@@ -71,6 +71,10 @@ struct RunRecord {
   nlohmann::json decoys;                  // {method, watched} or {error}, or null
   nlohmann::json decoy_hits = nlohmann::json::array();
   nlohmann::json kill_switch;             // RunControl::record(), or null
+  // The run's credential broker, or null: {request_log, terminated[], credentials[] (names),
+  // hosts[] {host, requests, refused}, exfiltration[] {credential, host, where, count},
+  // failures[] {host, reason, count}}. Names and counts only, never a secret.
+  nlohmann::json broker;
   std::optional<fs::path> git_repository_created;
 
   // The supervisor that writes this record, to tell a live run from a lost one.
