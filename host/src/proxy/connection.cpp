@@ -240,6 +240,14 @@ void Connection::on_terminated(const RelayEnd& end) {
   close(end.closed);
 }
 
+bool Connection::body_carries_credential(std::string_view raw, const std::vector<std::string_view>& payload) {
+  if (body_check_ && !raw.empty() && body_check_->feed(raw)) return true;
+  if (payload_check_)
+    for (const auto piece : payload)
+      if (payload_check_->feed(piece)) return true;
+  return false;
+}
+
 void Connection::refuse_body() {
   error_code ig;
   upstream_.close(ig);
@@ -458,6 +466,7 @@ void Connection::on_connected(const tcp::endpoint& ep) {
   // Plain HTTP: one request, its body framed exactly, nothing after it.
   outgoing_ = upstream_head(request_, target_);
   std::string_view body = leftover;
+  std::vector<std::string_view> payload;  // a chunked body's data, without its framing
   switch (target_.body) {
     case Target::Body::none:
       up_.done = true;
@@ -471,7 +480,8 @@ void Connection::on_connected(const tcp::endpoint& ep) {
       break;
     case Target::Body::chunked: {
       up_.chunked = std::make_unique<ChunkedTracker>();
-      const auto step = up_.chunked->feed(body);
+      if (broker) payload_check_ = broker->body_check(target_.endpoint.host);
+      const auto step = up_.chunked->feed(body, payload_check_ ? &payload : nullptr);
       if (step.error) return close("error");
       body = body.substr(0, step.consumed);
       up_.done = step.done;
@@ -479,7 +489,7 @@ void Connection::on_connected(const tcp::endpoint& ep) {
     }
   }
   if (broker) body_check_ = broker->body_check(target_.endpoint.host);
-  if (body_check_ && !body.empty() && body_check_->feed(body)) return refuse_body();
+  if (body_carries_credential(body, payload)) return refuse_body();
   decision_.bytes_up += body.size();
   outgoing_.append(body);
   request_ = {};
@@ -652,17 +662,18 @@ void Connection::copy_readable(Direction& d) {
     if (&d == &down_ && !target_.is_connect && !response_head_done_)
       return (void)hold_response_head(buf.data(), n);
     std::size_t forward = n;
+    std::vector<std::string_view> payload;
     if (d.limited) {
       d.remaining -= n;
       d.done = d.remaining == 0;
     } else if (d.chunked) {
-      const auto step = d.chunked->feed(std::string_view(buf.data(), n));
+      const auto step = d.chunked->feed(std::string_view(buf.data(), n), payload_check_ ? &payload : nullptr);
       if (step.error) return close("error");
       forward = step.consumed;  // anything after the body is dropped
       d.done = step.done;
     }
     // Looked at before it is sent: the piece that completes a credential never leaves.
-    if (&d == &up_ && body_check_ && forward > 0 && body_check_->feed(std::string_view(buf.data(), forward)))
+    if (&d == &up_ && body_carries_credential(std::string_view(buf.data(), forward), payload))
       return refuse_body();
     *d.counter += forward;
     error_code wec;

@@ -102,6 +102,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A plain-HTTP request body carrying a credential: the upstream is cut (the
   // request never completes) and the client answered 403 if it can still be.
   void refuse_body();
+  // The bytes as they go, and a chunked body's data without its framing (a
+  // placeholder split by a chunk boundary).
+  bool body_carries_credential(std::string_view raw, const std::vector<std::string_view>& payload);
   void arm(Direction& d);
   void on_readable(Direction& d, const boost::system::error_code& ec);
   void copy_readable(Direction& d);
@@ -154,6 +157,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Direction down_;  // upstream -> client
   std::unique_ptr<boost::asio::steady_timer> delay_;
   std::unique_ptr<OutboundBodyCheck> body_check_;     // plain HTTP: credentials the body may not carry
+  std::unique_ptr<OutboundBodyCheck> payload_check_;  // the same in a chunked body's data
   std::vector<boost::asio::ip::address> candidates_;  // while connecting
   std::size_t next_candidate_ = 0;
 };
