@@ -3,6 +3,7 @@
 // they become Policy entries): `requests` (request rules per host, or
 // passthrough) and `credentials` (brokered credentials, or `off`). See
 // broker_yaml.hpp for the syntax and docs/broker.md.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct RequestRulesSection {
 struct CredentialSection {
   broker::CredentialSpec spec;  // name, source, hosts, env, headers, shape, expires
   bool off = false;             // `NAME: off`: an earlier layer's (or a default) credential is dropped
+  // Without `secret`: an amendment of the credential of that name an earlier
+  // layer (or a default: the agent's token) made; `given` lists the keys
+  // written (hosts, env, headers, shape, expires), which replace its own.
+  bool amends = false;
+  std::set<std::string> given;
   int line = 0;
 };
 

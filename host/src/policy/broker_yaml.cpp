@@ -130,15 +130,18 @@ void read_credential(ProfileReader& r, const std::string& name, const YAML::Node
     return;
   }
   if (!r.keys(node, key, {"secret", "hosts", "env", "headers", "shape", "expires"})) return;
-  if (!node["secret"]) {
-    r.fail(node, key, "needs 'secret': where it is read ({command: [...]}, {file: PATH} or {env: NAME})");
-    return;
-  }
-  read_secret(r, node["secret"], key + ".secret", out.spec.source);
+  for (const char* k : {"hosts", "env", "headers", "shape", "expires"})
+    if (node[k]) out.given.insert(k);
+  out.amends = !node["secret"];
+  if (!out.amends) read_secret(r, node["secret"], key + ".secret", out.spec.source);
   if (r.error) return;
   out.spec.hosts = strings(r, node["hosts"], key + ".hosts");
-  if (out.spec.hosts.empty() && !r.error)
+  if (out.spec.hosts.empty() && !out.amends && !r.error)
     r.fail(node, key, "needs 'hosts': the hosts it may be sent to (e.g. [github.com, api.github.com])");
+  if (out.amends && out.given.empty() && !r.error)
+    r.fail(node, key,
+           "needs 'secret' (where it is read: {command: [...]}, {file: PATH} or {env: NAME}), or the keys "
+           "it changes in the credential of that name (hosts, env, headers, shape, expires)");
   out.spec.env = strings(r, node["env"], key + ".env");
   out.spec.headers = strings(r, node["headers"], key + ".headers");
   if (auto s = node["shape"]) {

@@ -17,6 +17,8 @@
 //       shape: github-token                             # checked: github-token, anthropic-key, openai-key,
 //       jwt expires: 2026-12-31                             # refused from that day on (UTC)
 //     anthropic-api-key: off                            # a default (or earlier) credential dropped
+//     github:                                           # without secret: the agent's token (or an
+//       hosts: [github.com, api.github.com, ghe.corp.example]  # earlier layer's) with these keys changed
 //
 // A rule is also accepted as one line ("allow GET /**"). Every problem is an
 // error naming the file, the line and the key.

@@ -21,6 +21,13 @@ void apply_sections(PolicyBuilder& b, const BrokerSections& sections, const fs::
       b.drop_credential(c.spec.name, origin(c.line));
       continue;
     }
+    if (c.amends) {
+      BrokeredCredential changes;
+      changes.spec = c.spec;
+      changes.origin = origin(c.line);
+      b.amend_credential(changes, c.given);
+      continue;
+    }
     BrokeredCredential e;
     e.spec = c.spec;
     // A secret file is read by the supervisor, on this machine: '~' is the user's home.

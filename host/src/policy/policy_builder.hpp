@@ -5,6 +5,7 @@
 // plugin cannot break: it may not open all of $HOME, un-deny a secret path, or
 // write outside the run's home and temp dir.
 #include <optional>
+#include <set>
 
 #include "common/error.hpp"
 #include "policy/policy.hpp"
@@ -49,6 +50,10 @@ class PolicyBuilder {
   PolicyBuilder& passthrough(const std::string& host, Origin origin);
   PolicyBuilder& credential(BrokeredCredential credential);
   PolicyBuilder& drop_credential(const std::string& name, Origin origin);
+  // Changes the `fields` (hosts, env, headers, shape, expires) of the
+  // credential of `changes.spec.name` an earlier layer made, keeping its
+  // secret's source; an error when there is none.
+  PolicyBuilder& amend_credential(const BrokeredCredential& changes, const std::set<std::string>& fields);
 
   // An explicit user choice that weakens the seal (dangerously_* in YAML).
   PolicyBuilder& weakening(std::string description);

@@ -129,6 +129,30 @@ PolicyBuilder& PolicyBuilder::drop_credential(const std::string& name, Origin or
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::amend_credential(const BrokeredCredential& changes,
+                                               const std::set<std::string>& fields) {
+  const std::string& name = changes.spec.name;
+  auto& all = policy_.credentials_;
+  auto it = std::find_if(all.begin(), all.end(), [&](auto& e) { return e.spec.name == name; });
+  if (it == all.end())
+    return fail(
+        Error::invalid(changes.origin.describe() + ": credential \"" + name.substr(0, 64) +
+                       "\" gives no secret, and no earlier layer or default defines one of that name: "
+                       "add secret: {command: [...]}, {file: PATH} or {env: NAME}"));
+  BrokeredCredential amended = *it;
+  const auto& s = changes.spec;
+  if (fields.count("hosts")) amended.spec.hosts = s.hosts;
+  if (fields.count("env")) amended.spec.env = s.env;
+  if (fields.count("headers")) amended.spec.headers = s.headers;
+  if (fields.count("shape")) amended.spec.shape = s.shape;
+  if (fields.count("expires")) amended.spec.expires = s.expires;
+  // Bound to hosts of the user's choosing now, not to a base URL's.
+  if (fields.count("hosts")) amended.base_url_variable.clear();
+  amended.origin = changes.origin;
+  amended.reason = it->reason.empty() ? "" : it->reason + " (amended)";
+  return credential(std::move(amended));
+}
+
 Status PolicyBuilder::check_brokered() const {
   for (const auto& h : policy_.request_rules_) {
     if (!h.passthrough) continue;
