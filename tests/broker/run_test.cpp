@@ -136,6 +136,18 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
                                      kGithubSecret.substr(20) + "\n");
   const std::string p = port();
   const std::string bound = "https://bound.test:" + p, rules = "https://rules.test:" + p;
+  // Python: requests when it is installed, the standard library otherwise
+  // (both verify against the bundle the run sees).
+  write_file(folder_.work() / "client.py",
+             "import os, sys\n"
+             "auth = {'Authorization': 'Bearer ' + os.environ['GH_TOKEN']}\n"
+             "try:\n"
+             "    import requests\n"
+             "    print('python=%d' % requests.get(sys.argv[1], headers=auth, timeout=20).status_code)\n"
+             "except ImportError:\n"
+             "    import urllib.request as u\n"
+             "    print('python=%d' % u.urlopen(u.Request(sys.argv[1], headers=auth), timeout=20).status)\n",
+             0644);
   std::string script =
       "set -u; echo \"placeholder=$GH_TOKEN\"\n"
       "curl -sS --max-time 20 -H \"Authorization: Bearer $GH_TOKEN\" " +
@@ -148,10 +160,9 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
       "credential.helper= -c credential.helper=" +
       quote(kHelper) +
       " push -q origin HEAD:main; echo push=$?; cd ..\n"
-      "python3 -c 'import os,requests; r=requests.get(\"" +
+      "python3 client.py " +
       bound +
-      "/echo\", headers={\"Authorization\": \"Bearer \"+os.environ[\"GH_TOKEN\"]}, timeout=20); "
-      "print(\"python=%d\" % r.status_code)'\n"
+      "/echo\n"
       // The exfiltration probes: a host the credential is not bound to, in a
       // header, in the query, in a body.
       "curl -s -o /dev/null -w 'header=%{http_code}\\n' --max-time 20 -H \"X-T: $GH_TOKEN\" " +
@@ -167,7 +178,9 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
       rules +
       "/x\n"
       // A client that does not trust the run's CA.
-      "curl -s -o /dev/null --max-time 20 --cacert /dev/null " +
+      // (a bundle of one system CA: the run's own is not in it)
+      "awk '/BEGIN CERTIFICATE/{n++} n==1' /etc/ssl/certs/ca-certificates.crt > other-ca.pem\n"
+      "curl -s -o /dev/null --max-time 20 --cacert other-ca.pem " +
       bound +
       "/echo; echo untrusting=$?\n"
       "echo cas=$(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt)\n"

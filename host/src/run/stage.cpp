@@ -123,9 +123,6 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   if (agent)
     request.agent =
         agents::agent_inputs(agent->paths, agent->config, agent->token, user_home(), self);
-  PX_TRY_ASSIGN(auto composed, compose_policy(request));
-
-  PreparedRun out{RunPlan(composed.policy), seal.backend};
   // Credentials parallex holds, brokered by default: the front door's and the
   // agent's own GitHub token. The Policy names their holder; the plan keeps
   // the secrets for the supervisor's broker.
@@ -133,6 +130,9 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   if (agent && agent->token)
     held.push_back({agents::github_credential(agent->paths, agent->config), *agent->token});
   for (const auto& h : held) request.default_credentials.push_back(h.credential);
+  PX_TRY_ASSIGN(auto composed, compose_policy(request));
+
+  PreparedRun out{RunPlan(composed.policy), seal.backend};
   RunPlan& plan = out.plan;
   plan.argv = in.command;
   plan.seal = seal.level;
