@@ -69,7 +69,7 @@ class BrokerRun : public ::testing::Test {
 
   std::string port() const { return std::to_string(upstream_->port()); }
   std::string resolve() const {
-    return "bound.test=127.0.0.1,rules.test=127.0.0.1,api.anthropic.test=127.0.0.1";
+    return "bound.test=127.0.0.1,rules.test=127.0.0.1,ws.test=127.0.0.1,api.anthropic.test=127.0.0.1";
   }
   fs::path write(const std::string& name, const std::string& text, int mode = 0600) const {
     const fs::path p = folder_.root() / name;
@@ -184,6 +184,11 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
       bound +
       "/echo; echo untrusting=$?\n"
       "echo cas=$(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt)\n"
+      // A host without rules or credentials: an end-to-end tunnel, the
+      // server's own certificate reaches the client.
+      "curl -sk -v -o /dev/null --max-time 20 https://ws.test:" +
+      p +
+      "/tunnelled 2> tunnel.err; echo tunnel=$?\n"
       // What the run can see of itself and of the seal's init.
       "env > env.dump\n"
       "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; echo; done > proc.dump\n"
@@ -196,7 +201,7 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
               "/echo\", {headers: {authorization: \"Bearer \" + process.env.GH_TOKEN}}).then(r => "
               "console.log(\"node=\" + r.status), e => console.log(\"node=error \" + e.cause))'\n";
   const auto r = run_sh({"--profile", profile.string(), "--allow", "bound.test:" + p, "--allow",
-                         "rules.test:" + p, "--local-servers"},
+                         "rules.test:" + p, "--allow", "ws.test:" + p, "--local-servers"},
                         script);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   const std::string ph = field(r.out, "placeholder");
@@ -245,6 +250,14 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
   EXPECT_NE(field(r.out, "init_mem"), "0") << "the seal's init is out of the command's ptrace reach";
   EXPECT_EQ(slurp(folder_.work() / "secret.files"), "") << "files the run can read that hold the secret";
 
+  // The host without rules: a tunnel. The client saw the server's own
+  // certificate (the tests' CA, not the run's), and the broker's request log
+  // has no line for it.
+  EXPECT_EQ(field(r.out, "tunnel"), "0") << slurp(folder_.work() / "tunnel.err");
+  EXPECT_TRUE(contains(slurp(folder_.work() / "tunnel.err"), "issuer: CN=broker test CA"))
+      << slurp(folder_.work() / "tunnel.err");
+  EXPECT_TRUE(server_saw("/tunnelled"));
+
   // The record, the logs and the report.
   const fs::path run = folder_.latest_run();
   const auto record = json::parse(slurp(run / "run.json"));
@@ -266,6 +279,14 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
   EXPECT_TRUE(contains(report.out, "Requests (terminated hosts)")) << report.out;
   EXPECT_TRUE(contains(report.out, "bound.test")) << report.out;
   EXPECT_TRUE(contains(report.out, "EXFILTRATION ATTEMPT refused")) << report.out;
+  EXPECT_FALSE(contains(report.out + report.err, kGithubSecret));
+  for (const auto& l : requests) EXPECT_NE(l.value("host", ""), "ws.test") << "a tunnel is not read";
+
+  // Nowhere in what the run left: its record folder, parallex's state, the
+  // run folder (only the secret file itself holds it).
+  EXPECT_EQ(files_holding(folder_.home(), kGithubSecret), std::vector<std::string>{});
+  EXPECT_EQ(files_holding(folder_.work(), kGithubSecret), std::vector<std::string>{});
+  EXPECT_EQ(files_holding(folder_.root() / "runtime", kGithubSecret), std::vector<std::string>{});
 }
 
 TEST_F(BrokerRun, TheAgentsGitHubTokenIsBrokeredByDefault) {
@@ -332,6 +353,14 @@ TEST_F(BrokerRun, TheAgentsGitHubTokenIsBrokeredByDefault) {
   EXPECT_EQ(creds[0]["hosts"], json::array({"bound.test"}));
   EXPECT_TRUE(contains(creds[0]["source"].get<std::string>(), "agent bot's token")) << creds.dump();
   EXPECT_FALSE(contains(slurp(folder_.latest_run() / "run.json"), kGithubSecret));
+  // Only the agent's store holds it: not the run's record folder, not the run folder.
+  EXPECT_EQ(files_holding(folder_.latest_run(), kGithubSecret), std::vector<std::string>{});
+  EXPECT_EQ(files_holding(folder_.work(), kGithubSecret), std::vector<std::string>{});
+  const auto report = folder_.parallex({"report", "--runs-dir", folder_.latest_run().parent_path().string(),
+                                        "--run", folder_.latest_run().filename().string()});
+  EXPECT_EQ(report.status, 0) << report.err;
+  EXPECT_TRUE(contains(report.out, "bound.test")) << report.out;
+  EXPECT_FALSE(contains(report.out + report.err, kGithubSecret));
 }
 
 TEST_F(BrokerRun, BadSecretsAndRulesStopTheRunWithTheReason) {
@@ -353,7 +382,20 @@ TEST_F(BrokerRun, BadSecretsAndRulesStopTheRunWithTheReason) {
        "credentials:\n  c:\n    secret: {file: " + token.string() +
            "}\n    hosts: [bound.test]\n    shape: anthropic-key\n",
        "not shaped like a anthropic-key", true},
+      // A command that prints the secret (and complains) but fails: refused, the secret never quoted.
+      {"failing command",
+       "credentials:\n  c:\n    secret: {command: [sh, -c, \"cat " + token.string() + "; cat " +
+           token.string() + " >&2; exit 3\"]}\n    hosts: [bound.test]\n",
+       "exit status 3", true},
+      {"unknown host",
+       "credentials:\n  c:\n    secret: {file: " + token.string() +
+           "}\n    hosts: [bound.test, elsewhere.test]\n",
+       "bound to elsewhere.test, which no network rule lets the run reach", false},
+      {"rules for an unknown host", "requests:\n  elsewhere.test:\n    - allow: GET /x\n",
+       "no network rule lets the run reach elsewhere.test", false},
       {"bad rule", "requests:\n  bound.test:\n    - allow: GTE /x\n", "\"GTE\" is not an HTTP method", false},
+      {"bad pattern", "requests:\n  bound.test:\n    - allow: GET x/**\n", "a path pattern starts with '/'",
+       false},
       {"bad host", "requests:\n  https://bound.test/:\n    - allow: GET /x\n", "request rules", false},
   };
   for (const auto& c : cases) {
@@ -362,7 +404,7 @@ TEST_F(BrokerRun, BadSecretsAndRulesStopTheRunWithTheReason) {
     const auto r =
         run_sh({"--profile", profile.string(), "--allow", "bound.test:" + port(), "--local-servers"},
                "echo the command ran");
-    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_EQ(r.status, 125) << r.out << r.err;
     EXPECT_FALSE(contains(r.out, "the command ran"));
     EXPECT_TRUE(contains(r.err, c.says)) << r.err;
     EXPECT_FALSE(contains(r.out + r.err, kGithubSecret));
@@ -374,7 +416,14 @@ TEST_F(BrokerRun, BadSecretsAndRulesStopTheRunWithTheReason) {
       EXPECT_FALSE(fs::exists(folder_.latest_run() / "requests.jsonl") &&
                    !slurp(folder_.latest_run() / "requests.jsonl").empty());
     }
+    // Nothing half-trusted left behind: no CA bundle in the runtime dir (the
+    // runs' private state) or anywhere else of the test's.
+    std::vector<std::string> left;
+    for (const auto& e : fs::recursive_directory_iterator(folder_.root()))
+      if (e.path().filename().string().starts_with("run-ca")) left.push_back(e.path().string());
+    EXPECT_EQ(left, std::vector<std::string>{});
   }
+  EXPECT_EQ(files_holding(folder_.home(), kGithubSecret), std::vector<std::string>{});
 }
 
 // The real harnesses against the scripted model server over HTTPS, each with

@@ -164,6 +164,30 @@ Status PolicyBuilder::check_brokered() const {
             "): the broker could never swap it in there. Remove the host from the credential, "
             "or the passthrough switch.");
   }
+  // A host the user named (in a profile or agent.yaml) that no network rule
+  // lets the run reach: its rules or its credential could never apply, and a
+  // misspelt name would leave the real host unbrokered. Defaults (the
+  // agent's token, a plugin's provider key) are bound whether or not the run
+  // reaches their hosts.
+  const auto& net = policy_.network_;
+  const auto unreachable = [&](const std::string& host) {
+    if (net.mode != NetworkMode::allowlist || net.hosts.empty()) return false;
+    return std::none_of(net.hosts.begin(), net.hosts.end(),
+                        [&](const HostRule& r) { return host_rule_matches(host, r.pattern); });
+  };
+  const auto written = [](const Origin& o) { return o.line > 0; };
+  for (const auto& h : policy_.request_rules_)
+    if (written(h.origin) && unreachable(h.host))
+      return Error::invalid(std::string(h.passthrough ? "passthrough" : "request rules") + " for " + h.host +
+                            " (" + h.origin.describe() + "): no network rule lets the run reach " + h.host +
+                            "; allow it (--allow " + h.host + ", or network.allow) or remove the entry");
+  for (const auto& c : policy_.credentials_)
+    if (written(c.origin))
+      for (const auto& host : c.spec.hosts)
+        if (unreachable(host))
+          return Error::invalid("credential \"" + c.spec.name + "\" (" + c.origin.describe() +
+                                ") is bound to " + host + ", which no network rule lets the run reach; allow it "
+                                "(--allow " + host + ", or network.allow) or remove it from the credential's hosts");
   const auto& all = policy_.credentials_;
   for (std::size_t i = 0; i < all.size(); ++i)
     for (std::size_t j = i + 1; j < all.size(); ++j)
