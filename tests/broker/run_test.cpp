@@ -426,6 +426,35 @@ TEST_F(BrokerRun, BadSecretsAndRulesStopTheRunWithTheReason) {
   EXPECT_EQ(files_holding(folder_.home(), kGithubSecret), std::vector<std::string>{});
 }
 
+// Unsealed, nothing confines the command, so no broker is made: the variable
+// holds the secret, read and checked as sealed (a bad one still stops the
+// run), and the run says that neither the broker nor the rules apply.
+TEST_F(BrokerRun, UnsealedTheBrokerIsOffAndSaysSo) {
+  const fs::path token = folder_.secrets() / "token";
+  write_file(token, kGithubSecret + "\n", 0600);
+  const fs::path profile =
+      write("unsealed.yaml", "credentials:\n  github:\n    secret: {file: " + token.string() +
+                                 "}\n    hosts: [bound.test]\n    env: [GH_TOKEN]\n");
+  const auto r = run_sh({"--unsealed", "--profile", profile.string(), "--allow", "bound.test:" + port()},
+                        "test \"$GH_TOKEN\" = \"$(cat " + token.string() + ")\" && echo holds-the-secret");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "holds-the-secret")) << r.out;
+  EXPECT_TRUE(
+      contains(r.err, "unsealed: the credential broker is off (the run holds the secrets of github itself)"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(folder_.latest_run() / "requests.jsonl"));
+
+  const fs::path expired =
+      write("expired.yaml", "credentials:\n  github:\n    secret: {file: " + token.string() +
+                                "}\n    hosts: [bound.test]\n    expires: 2020-01-01\n");
+  const auto bad = run_sh({"--unsealed", "--profile", expired.string(), "--allow", "bound.test:" + port()},
+                          "echo the command ran");
+  EXPECT_EQ(bad.status, 125) << bad.out << bad.err;
+  EXPECT_FALSE(contains(bad.out, "the command ran"));
+  EXPECT_TRUE(contains(bad.err, "expired")) << bad.err;
+  EXPECT_FALSE(contains(bad.out + bad.err, kGithubSecret));
+}
+
 // The real harnesses against the scripted model server over HTTPS, each with
 // its provider key brokered: the server must get the real key; the run never
 // holds it.
