@@ -5,7 +5,9 @@
 
 #include "policy/compose.hpp"
 #include "policy/policy_builder.hpp"
+#include "policy/policy_json.hpp"
 #include "policy/profile.hpp"
+#include "policy/profile_json.hpp"
 
 namespace px::policy {
 namespace {
@@ -168,6 +170,34 @@ TEST(PolicyBuilderTest, BadPortIsRefused) {
 }
 
 // ---------------------------------------------------------------------------
+
+// The built-in profiles are parsed when parallex is built and decoded at run
+// time: what a run gets must be exactly what parsing the YAML gives, every
+// field of it (a field the stored form forgot would change the policy).
+TEST(BuiltInProfiles, DecodedFromTheBuildAsParsedFromTheirText) {
+  ASSERT_FALSE(embedded_profiles().empty());
+  for (const auto& e : embedded_profiles()) {
+    auto parsed = parse_profile(e.text, std::string(e.name) + ".yaml");
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    auto decoded = load_profile(e.name);
+    ASSERT_TRUE(decoded) << decoded.error().message;
+    EXPECT_EQ(profile_to_json(parsed.value()), profile_to_json(decoded.value())) << e.name;
+    auto compose_with = [](const Profile& p) {
+      ComposeInputs in;
+      in.user_home = "/home/u";
+      in.run_folder = "/home/u/src/app";
+      in.temp_dir = "/tmp/px-run";
+      in.profiles.push_back(p);
+      return compose(in);
+    };
+    auto from_text = compose_with(parsed.value());
+    auto from_build = compose_with(decoded.value());
+    ASSERT_EQ(from_text.has_value(), from_build.has_value()) << e.name;
+    if (from_text) {
+      EXPECT_EQ(to_json(from_text.value()), to_json(from_build.value())) << e.name;
+    }
+  }
+}
 
 ComposeInputs base_inputs() {
   ComposeInputs in;
