@@ -19,6 +19,7 @@
 
 #include "common/clock.hpp"
 #include "common/paths.hpp"
+#include "model_server.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -60,49 +61,7 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// The scripted model server, one per test, on an ephemeral loopback port.
-class ModelServer {
- public:
-  ModelServer(const fs::path& dir, const fs::path& workdir) : dir_(dir) {
-    const std::string python = tool("python3");
-    if (python.empty()) return;
-    const std::string script = std::string(PARALLEX_SOURCE_DIR) + "/tests/e2e/fake_model_server.py";
-    const std::string port_file = (dir / "port").string(), actions = (dir / "actions.jsonl").string(),
-                      requests = (dir / "requests.jsonl").string(), wd = workdir.string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::execl(python.c_str(), python.c_str(), script.c_str(), "--port-file", port_file.c_str(), "--actions",
-              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    for (int i = 0; i < 600 && !fs::exists(dir / "port"); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (fs::exists(dir / "port")) port_ = std::stoi(read_text(dir / "port"));
-  }
-  ~ModelServer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  ModelServer(const ModelServer&) = delete;
-  ModelServer& operator=(const ModelServer&) = delete;
-  int port() const { return port_; }
-  // What the server told the client to do, in order.
-  std::vector<json> actions() const {
-    std::vector<json> out;
-    std::istringstream in(read_text(dir_ / "actions.jsonl"));
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) out.push_back(json::parse(line));
-    return out;
-  }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using px::test::ModelServer;
 
 struct Client {
   std::string harness;     // plugin name
