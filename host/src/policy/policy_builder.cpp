@@ -98,6 +98,10 @@ PolicyBuilder& PolicyBuilder::network(NetworkMode mode, Origin origin) {
   return *this;
 }
 
+NetworkMode PolicyBuilder::network_mode() const {
+  return policy_.network_.mode;
+}
+
 PolicyBuilder& PolicyBuilder::allow_host(const std::string& pattern, Origin origin) {
   const std::string host = normalize_host(pattern);
   if (auto problem = check_host_pattern(host); !problem.empty())

@@ -30,6 +30,8 @@ class PolicyBuilder {
   PolicyBuilder& allow_host(const std::string& pattern, Origin origin);
   PolicyBuilder& allow_port(int port, Origin origin);
   PolicyBuilder& local_servers(bool on, Origin origin);
+  // The network mode set so far (compose reads it to give a flag its meaning).
+  NetworkMode network_mode() const;
 
   PolicyBuilder& keep_env(std::string pattern, std::string reason, Origin origin);
   PolicyBuilder& strip_env(std::string pattern, std::string reason, Origin origin);
