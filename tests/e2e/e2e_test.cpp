@@ -440,3 +440,93 @@ INSTANTIATE_TEST_SUITE_P(Clients, SealedClient,
                              if (c == '-') c = '_';
                            return n;
                          });
+
+// Advice that works: a client installed in a node_modules folder the run may
+// not read (a project's own, outside the home) is refused with the smallest
+// grant that makes the whole command readable, checked before it is printed;
+// with that grant, the same command runs. The packages are the real ones
+// (linked, or copied, from the global install into a node_modules of the
+// test's own), so the layout is npm's: .bin links into the packages, Codex's
+// platform package nested in its own.
+class AdvisedGrant : public ::testing::TestWithParam<Client> {
+ protected:
+  void SetUp() override {
+    const Client& c = GetParam();
+    if (tool(c.executable).empty()) GTEST_SKIP() << "SKIPPED: " << c.executable << " is not installed";
+    if (!fs::exists(parallex())) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
+    std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-advice-XXXXXX").string();
+    ASSERT_TRUE(::mkdtemp(tmpl.data()));
+    root_ = fs::canonical(tmpl);
+    for (const char* d : {"home", "work", "data", "runtime"}) fs::create_directories(root_ / d);
+    fs::permissions(root_ / "runtime", fs::perms::owner_all);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty() && !HasFailure())
+      fs::remove_all(root_, ec);
+    else if (!root_.empty())
+      std::printf("[ kept ] %s\n", root_.c_str());
+  }
+  static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
+
+  // node_modules/<scope>/<name> from the global install, and its .bin link.
+  fs::path install_locally() {
+    const fs::path global = fs::canonical(tool(GetParam().executable));  // .../node_modules/@scope/pkg/bin/x
+    const fs::path package = global.parent_path().parent_path();
+    const std::string text = package.string();
+    const auto at = text.rfind("/node_modules/");
+    if (at == std::string::npos) return {};
+    const fs::path name = text.substr(at + std::string("/node_modules/").size());  // @scope/pkg
+    const fs::path modules = root_ / "tools/node_modules";
+    fs::create_directories((modules / name).parent_path());
+    const std::string from = quote(package.string()), to = quote((modules / name).string());
+    // Hard links where the file system allows (the packages are big), else a copy.
+    if (sh("cp -al " + from + " " + to + " 2>/dev/null || cp -a " + from + " " + to) != 0) return {};
+    fs::create_directories(modules / ".bin");
+    fs::create_symlink(fs::path("..") / name / global.lexically_relative(package),
+                       modules / ".bin" / GetParam().executable);
+    return modules;
+  }
+
+  std::string shell(const fs::path& modules) const {
+    return "cd " + quote((root_ / "work").string()) + " && env -i HOME=" + quote((root_ / "home").string()) +
+           " PATH=" + quote((modules / ".bin").string() + ":/usr/local/bin:/usr/bin:/bin") +
+           " LANG=C.UTF-8 PARALLEX_HOME=" + quote((root_ / "data").string()) +
+           " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) +
+           " PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
+  }
+
+  fs::path root_;
+};
+
+TEST_P(AdvisedGrant, TheAdvisedGrantMakesTheCommandRun) {
+  const fs::path modules = install_locally();
+  ASSERT_FALSE(modules.empty()) << "could not lay out a node_modules for " << GetParam().executable;
+  const std::string& exe = GetParam().executable;
+  const std::string refused =
+      sh_output(shell(modules) + quote(parallex()) + " run -- " + exe + " --version 2>&1; echo \"exit=$?\"");
+  EXPECT_NE(refused.find("exit=126"), std::string::npos) << refused;
+  const std::string marker = "grant it with --grant ";
+  const auto at = refused.find(marker);
+  ASSERT_NE(at, std::string::npos) << "no grant was advised:\n" << refused;
+  const std::string rest = refused.substr(at + marker.size());
+  const std::string grant = rest.substr(0, rest.find(' '));
+  EXPECT_NE(rest.find("(checked"), std::string::npos) << refused;
+  // The smallest grant that covers the link, the package and what it runs:
+  // the node_modules folder, never the home or anything above the tools.
+  EXPECT_EQ(fs::path(grant), modules) << refused;
+
+  const std::string ran = sh_output(shell(modules) + quote(parallex()) + " run --grant " + quote(grant) +
+                                    " -- " + exe + " --version 2>&1; echo \"exit=$?\"");
+  EXPECT_NE(ran.find("exit=0"), std::string::npos) << "the advised grant did not make it run:\n" << ran;
+  EXPECT_EQ(ran.find("may not read"), std::string::npos) << ran;
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, AdvisedGrant,
+                         ::testing::Values(Client{"claude-code", "claude"}, Client{"codex", "codex"}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.harness;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
