@@ -18,7 +18,7 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   # node and npm only when absent: a machine may have them from elsewhere (NodeSource).
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)
-  packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep)
+  packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep clang-tidy)
 fi
 
 missing=()

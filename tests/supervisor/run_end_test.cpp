@@ -70,8 +70,18 @@ std::vector<Proc> processes_with(const std::string& token) {
   return out;
 }
 
+// Reaps the processes this test process adopted: other tests of this
+// executable make it a child subreaper (the kill switch's fallback), so the
+// orphans of a dead supervisor come here, as they would go to init, which
+// reaps them. Only dead ones are reaped (WNOHANG).
+void reap_adopted() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
 // Alive or a zombie: /proc still has it, with the same start time.
 bool still_there(const Proc& p) {
+  reap_adopted();
   const std::uint64_t now = px::run::process_start_ticks(p.pid);
   return now != 0 && now == p.start;
 }
