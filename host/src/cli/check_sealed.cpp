@@ -216,6 +216,9 @@ int check_sealed(bool json, bool allow_weaker) {
   } cleanup{folder};
   const fs::path ws = folder / "ws";
   fs::create_directories(ws / ".git/hooks", ec);
+  // A repository's config too, so the seal protects it as in a real one
+  // (and says nothing of a missing one).
+  std::ofstream(ws / ".git/config") << "[core]\n\trepositoryformatversion = 0\n";
   const fs::path outside_sock = folder / "outside.sock";
   const std::string abstract_name = "parallex-check-" + std::to_string(::getpid());
   const UniqueFd l1 = listen_unix(outside_sock.string(), false), l2 = listen_unix(abstract_name, true);
