@@ -140,11 +140,13 @@ class RunEnd : public ::testing::Test {
     return e;
   }
 
-  // Starts `parallex ARGS` in the run folder, in a process group of its own
-  // (so a signal the test sends reaches the supervisor only, as `kill` does).
+  // Starts `[WRAPPER...] parallex ARGS` in the run folder, in a process group
+  // of its own (so a signal the test sends reaches the supervisor only, as
+  // `kill` does; a wrapper such as timeout(1) signals that group itself).
   pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>& environment,
-              const std::string& log_name = "px.log") {
-    std::vector<std::string> argv{PARALLEX_EXE};
+              const std::string& log_name = "px.log", const std::vector<std::string>& wrapper = {}) {
+    std::vector<std::string> argv = wrapper;
+    argv.push_back(PARALLEX_EXE);
     argv.insert(argv.end(), args.begin(), args.end());
     const std::string log = (root_ / log_name).string();
     const pid_t pid = ::fork();
@@ -271,37 +273,10 @@ TEST_F(RunEnd, TimeoutEndsAnAgentRun) {
   ASSERT_EQ(run_px({"agent", "new", "stopbot", "--email", "stopbot@example.com"}, env(), "new.log"), 0)
       << read_text(root_ / "new.log");
   const std::string token = random_token();
-  std::vector<std::string> args{"/usr/bin/timeout",
-                                "-s",
-                                "TERM",
-                                "3",
-                                PARALLEX_EXE,
-                                "agent",
-                                "run",
-                                "stopbot",
-                                "--",
-                                "/bin/sh",
-                                "-c",
-                                "sleep " + token + " & echo up > ready; wait"};
-  const std::string log = (root_ / "timeout.log").string();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::chdir(work_.c_str()) != 0) ::_exit(120);
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    std::vector<char*> a, e;
-    for (auto& s : args) a.push_back(s.data());
-    a.push_back(nullptr);
-    std::vector<std::string> environment = env();
-    for (auto& s : environment) e.push_back(s.data());
-    e.push_back(nullptr);
-    ::execve(a[0], a.data(), e.data());
-    ::_exit(127);
-  }
-  spawned_.push_back(pid);
+  const pid_t pid =
+      spawn({"agent", "run", "stopbot", "--", "/bin/sh", "-c", "sleep " + token + " & echo up > ready; wait"},
+            env(), "timeout.log", {"/usr/bin/timeout", "-s", "TERM", "3"});
+  const fs::path log = root_ / "timeout.log";
   ASSERT_TRUE(wait_until([&] { return fs::exists(work_ / "ready"); }, 30000)) << read_text(log);
   const std::vector<Proc> tree = processes_with(token);
   EXPECT_EQ(wait_exit(pid), 124) << read_text(log);  // timeout's own status once the command ended
