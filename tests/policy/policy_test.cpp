@@ -311,6 +311,46 @@ TEST(ComposeTest, AProfileThatOpensTheHomeNeedsTheDangerousSwitch) {
   ASSERT_EQ(p.value().weakenings().size(), 1u);
 }
 
+// `agent run NAME --local-servers` on an offline agent: this machine's
+// servers only, as a plain run gets (not offline, which would leave a client
+// pointed at localhost retrying for minutes). An online agent stays online,
+// an allowlist keeps its hosts.
+TEST(ComposeTest, LocalServersOnAnOfflineAgentMeanLocalServersOnly) {
+  auto in = base_inputs();
+  AgentInputs agent;
+  agent.name = "bot";
+  agent.home = "/var/px/agents/bot/home";
+  agent.network_mode = NetworkMode::offline;
+  in.agent = agent;
+  in.network.local_servers = true;
+  auto p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::allowlist);
+  EXPECT_TRUE(p.value().network().local_servers);
+  EXPECT_TRUE(p.value().may_connect("localhost", 8080));
+  EXPECT_FALSE(p.value().may_connect("example.com", 443));
+
+  in.agent->network_mode = NetworkMode::online;
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::online);
+
+  in.agent->network_mode = NetworkMode::allowlist;
+  in.agent->allow = {"github.com"};
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::allowlist);
+  EXPECT_TRUE(p.value().may_connect("github.com", 443));
+  EXPECT_TRUE(p.value().may_connect("localhost", 8080));
+
+  // Without the flag the offline agent stays offline.
+  in = base_inputs();
+  in.agent = agent;
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::offline);
+}
+
 TEST(ComposeTest, ContradictoryNetworkFlagsAreRefused) {
   auto in = base_inputs();
   in.network.online = true;
