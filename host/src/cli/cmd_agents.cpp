@@ -98,9 +98,16 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     c.local_servers = *net.local_servers;
   else if (mode_changed)
     c.local_servers = c.network != policy::NetworkMode::offline;
-  if (c.network == policy::NetworkMode::offline && c.local_servers)
-    return Error::invalid(
-        "An offline agent cannot reach local servers; drop --local-servers on or go online.");
+  // Local servers on an agent with no host allowed means this machine's
+  // servers only (as `run --local-servers` does): an allowlist of no host.
+  // Offline stays offline only when it was asked for in the same command.
+  if (c.network == policy::NetworkMode::offline && c.local_servers) {
+    if (f.offline)
+      return Error::invalid(
+          "--offline turns off the network, Local servers included; drop --local-servers on");
+    c.network = policy::NetworkMode::allowlist;
+    c.allow.clear();
+  }
   for (const auto& g : f.grants) {
     std::vector<run::Notice> grant_notes;
     PX_TRY_ASSIGN(auto flag, run::parse_grant(g, grant_notes));
