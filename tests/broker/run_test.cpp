@@ -455,6 +455,30 @@ TEST_F(BrokerRun, UnsealedTheBrokerIsOffAndSaysSo) {
   EXPECT_FALSE(contains(bad.out + bad.err, kGithubSecret));
 }
 
+// A plugin's default credential whose key cannot be brokered (a stand-in
+// too short to draw a placeholder for, as tests and local model servers
+// use): the run holds it, as without a broker, and says so; the run starts.
+TEST_F(BrokerRun, APluginsKeyThatCannotBeBrokeredIsHeldAndSaid) {
+  const std::string fake = "sk-ant-test-1234";
+  const auto r = run_sh({"--harness", "claude-code", "--allow", "api.anthropic.com"},
+                        "echo \"key=$ANTHROPIC_API_KEY\"", {"ANTHROPIC_API_KEY=" + fake});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(field(r.out, "key"), fake);
+  EXPECT_TRUE(contains(r.err, "the credential anthropic-api-key is not brokered")) << r.err;
+  EXPECT_TRUE(contains(r.err, "the run holds ANTHROPIC_API_KEY itself")) << r.err;
+
+  // A real-looking key is brokered: the run holds its placeholder.
+  const auto b = run_sh({"--harness", "claude-code", "--allow", "api.anthropic.com"},
+                        "echo \"key=$ANTHROPIC_API_KEY\"", {"ANTHROPIC_API_KEY=" + kAnthropicSecret});
+  ASSERT_EQ(b.status, 0) << b.out << b.err;
+  const std::string ph = field(b.out, "key");
+  EXPECT_EQ(ph.size(), kAnthropicSecret.size());
+  EXPECT_NE(ph, kAnthropicSecret);
+  EXPECT_EQ(ph.substr(0, 7), "sk-ant-");
+  EXPECT_TRUE(contains(b.err, "brokered credentials (the run holds placeholders): anthropic-api-key"))
+      << b.err;
+}
+
 // The real harnesses against the scripted model server over HTTPS, each with
 // its provider key brokered: the server must get the real key; the run never
 // holds it.

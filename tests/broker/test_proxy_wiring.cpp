@@ -337,6 +337,29 @@ TEST_F(ProxyWiringTest, APlaceholderInPlainHttpIsRefusedInTheQueryTheHeadersAndT
   EXPECT_TRUE(places.count("plain-HTTP request body"));
 }
 
+// Local servers are this machine: a harness pointed at a model server on
+// localhost sends it the placeholder it holds, which is not the secret; that
+// request is neither refused nor changed (docs/broker.md, "What the supervisor
+// does"). The same request to a name that resolves to loopback is still refused.
+TEST_F(ProxyWiringTest, APlaceholderToALocalServerPassesAsItIs) {
+  start_proxy();
+  const std::string ph = placeholder("github");
+  const std::string port = std::to_string(plain_.port());
+  EXPECT_EQ(plain_request("GET http://localhost:" + port + "/local HTTP/1.1\r\nHost: localhost:" + port +
+                          "\r\nAuthorization: Bearer " + ph + "\r\n" + auth() + "\r\n"),
+            200);
+  const std::string body = "token=" + ph;
+  EXPECT_EQ(plain_request("POST http://localhost:" + port + "/local HTTP/1.1\r\nHost: localhost:" + port +
+                          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + auth() + "\r\n" + body),
+            200);
+  EXPECT_TRUE(plain_saw("Bearer " + ph)) << "the local server got the placeholder, unchanged";
+  EXPECT_FALSE(plain_saw(kGithubSecret));
+  EXPECT_TRUE(broker_->report().exfiltration.empty());
+  EXPECT_EQ(plain_request("GET " + plain_target("/named") + " HTTP/1.1\r\nHost: plain.test:" + port +
+                          "\r\nAuthorization: Bearer " + ph + "\r\n" + auth() + "\r\n"),
+            403);
+}
+
 TEST_F(ProxyWiringTest, CutEndsTerminatedConnectionsAndLogsThem) {
   start_proxy();
   const int fd = connect_to(proxy_->port());

@@ -179,7 +179,11 @@ void Connection::decide_after_auth() {
 void Connection::decide_target() {
   const DestinationDecision d = decide_destination(server_.config, target_.endpoint);
   if (d.route == Route::refuse) return refuse(d.verdict.status, d.verdict.reason, "denied", d.by_rule);
-  if (refused_by_broker()) return;
+  // Local servers are this machine: what goes there is not looked at for
+  // placeholders (a local model server gets the one the run holds, which is
+  // not the secret; refusing it would break the harness pointed at it).
+  to_this_machine_ = d.route == Route::loopback;
+  if (!to_this_machine_ && refused_by_broker()) return;
   // Local servers: this machine's loopback; a literal names its own family,
   // localhost tries IPv4 first.
   if (d.route == Route::loopback) {
@@ -480,7 +484,7 @@ void Connection::on_connected(const tcp::endpoint& ep) {
       break;
     case Target::Body::chunked: {
       up_.chunked = std::make_unique<ChunkedTracker>();
-      if (broker) payload_check_ = broker->body_check(target_.endpoint.host);
+      if (broker && !to_this_machine_) payload_check_ = broker->body_check(target_.endpoint.host);
       const auto step = up_.chunked->feed(body, payload_check_ ? &payload : nullptr);
       if (step.error) return close("error");
       body = body.substr(0, step.consumed);
@@ -488,7 +492,7 @@ void Connection::on_connected(const tcp::endpoint& ep) {
       break;
     }
   }
-  if (broker) body_check_ = broker->body_check(target_.endpoint.host);
+  if (broker && !to_this_machine_) body_check_ = broker->body_check(target_.endpoint.host);
   if (body_carries_credential(body, payload)) return refuse_body();
   decision_.bytes_up += body.size();
   outgoing_.append(body);

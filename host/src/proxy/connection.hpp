@@ -158,6 +158,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<boost::asio::steady_timer> delay_;
   std::unique_ptr<OutboundBodyCheck> body_check_;     // plain HTTP: credentials the body may not carry
   std::unique_ptr<OutboundBodyCheck> payload_check_;  // the same in a chunked body's data
+  bool to_this_machine_ = false;                      // Local servers: no placeholder checks
   std::vector<boost::asio::ip::address> candidates_;  // while connecting
   std::size_t next_candidate_ = 0;
 };

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "broker/placeholder.hpp"
 #include "broker/secret_source.hpp"
 #include "broker/stream_match.hpp"
 #include "broker/trust_bundle.hpp"
@@ -64,6 +65,22 @@ Result<std::vector<broker::CredentialSpec>> credentials_of(const run::RunPlan& p
     broker::CredentialSpec spec = c.spec;
     if (c.when_set && spec.source.kind == broker::SecretSource::Kind::env && !env_or_null(spec.source.env))
       continue;
+    // A plugin's default that cannot be brokered (a stand-in key too short to
+    // draw a placeholder for, one of another shape): the run holds it as it
+    // would without a broker, and says so. A credential the user wrote fails
+    // the run instead, in Broker::create.
+    if (c.when_set && spec.source.kind == broker::SecretSource::Kind::env) {
+      const std::string value = env_or_null(spec.source.env);
+      auto placeholder = broker::make_placeholder(spec.name, value);
+      const Status fit = placeholder ? broker::check_secret(spec.name, value, spec.shape, spec.expires)
+                                     : Status(placeholder.error());
+      if (!fit) {
+        out.notices.push_back({NoticeKind::alert, "the credential " + spec.name +
+                                                      " is not brokered: " + redact(fit.error().message) +
+                                                      "; the run holds " + join(spec.env) + " itself"});
+        continue;
+      }
+    }
     if (!c.base_url_variable.empty()) {
       if (const char* base = env_or_null(c.base_url_variable)) {
         auto host = https_host(base);
