@@ -289,6 +289,39 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
   EXPECT_EQ(files_holding(folder_.root() / "runtime", kGithubSecret), std::vector<std::string>{});
 }
 
+// `policy show` prints the credentials and the request rules with their
+// origin and where each secret is read from, never a secret.
+TEST_F(BrokerRun, PolicyShowPrintsCredentialsAndRulesWithTheirOrigin) {
+  const fs::path token = folder_.secrets() / "token";
+  write_file(token, kGithubSecret + "\n", 0600);
+  const fs::path profile = write("show.yaml",
+                                 "credentials:\n"
+                                 "  github:\n"
+                                 "    secret: {file: " +
+                                     token.string() +
+                                     "}\n"
+                                     "    hosts: [bound.test]\n"
+                                     "    env: [GH_TOKEN]\n"
+                                     "requests:\n"
+                                     "  rules.test:\n"
+                                     "    - allow: GET,HEAD /**\n"
+                                     "    - deny: \"* /**\"\n"
+                                     "      reason: read-only\n"
+                                     "  ws.test: passthrough\n");
+  const auto r =
+      folder_.parallex({"policy", "show", "--in", folder_.work().string(), "--profile", profile.string(),
+                        "--allow", "bound.test", "--allow", "rules.test", "--allow", "ws.test"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string origin = "[profile " + profile.string() + ":";
+  EXPECT_TRUE(contains(r.out, "  github  to bound.test, in GH_TOKEN  " + origin + "2]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "secret from file " + token.string())) << r.out;
+  EXPECT_TRUE(contains(r.out, "  rules.test  " + origin + "7]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "allow GET,HEAD /**  [" + profile.string() + ":8]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "deny * /**  \"read-only\"  [" + profile.string() + ":9]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "  ws.test  passthrough")) << r.out;
+  EXPECT_FALSE(contains(r.out + r.err, kGithubSecret));
+}
+
 TEST_F(BrokerRun, TheAgentsGitHubTokenIsBrokeredByDefault) {
   const std::string p = port();
   const auto made = folder_.parallex({"agent", "new", "bot", "--email", "bot@example.com", "--allow",
