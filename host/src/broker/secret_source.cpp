@@ -174,7 +174,14 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string code = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                                : "signal " + std::to_string(WTERMSIG(status));
+    // What it printed on stdout may be the secret (a helper that prints it,
+    // then fails): taken out of stderr before stderr is quoted, whatever its
+    // shape (the redactor knows the shapes of tokens, not an opaque secret).
+    if (line.size() >= 8)
+      for (std::size_t at = err.find(line); at != std::string::npos; at = err.find(line, at))
+        err.replace(at, line.size(), "[REDACTED]");
     const std::string said = tidy(err);
+    OPENSSL_cleanse(err.data(), err.size());
     return fail(what + " failed (" + code + ")" + (said.empty() ? std::string() : ": " + said) +
                 "; the run is not started.");
   }
