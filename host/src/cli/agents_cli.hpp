@@ -6,6 +6,7 @@
 
 #include "agents/store.hpp"
 #include "cli/command.hpp"
+#include "cli/output.hpp"
 #include "policy/compose.hpp"
 
 namespace px::cli::agent_cmd {
@@ -21,7 +22,6 @@ Action setup_run(CLI::App& sub);
 // The absolute path of this parallex executable (written into the agent's git config).
 fs::path self_exe();
 policy::Platform this_platform();
-// Asks on the terminal; false without one. `yes` answers for the user.
-bool confirm(const std::string& question, bool yes);
+using px::cli::confirm;
 
 }  // namespace px::cli::agent_cmd

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "backend/linux/capabilities.hpp"
+#include "backend/linux/host_environment.hpp"
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/launch.hpp"
 #include "backend/linux/sys.hpp"
@@ -37,6 +38,7 @@ struct Options {
   bool json = false;
   bool sealed = false;
   bool allow_weaker = false;
+  bool apparmor_profile = false;
   std::string probe;  // internal: run one probe (inside the seal)
   std::string probe_arg;
 };
@@ -283,11 +285,23 @@ int check(const Options& o) {
     std::printf("%s\n", run_probe(o.probe, o.probe_arg).c_str());
     return 0;
   }
+  if (o.apparmor_profile) {
+    std::error_code ec;
+    std::fputs(seal::apparmor_profile_for(fs::read_symlink("/proc/self/exe", ec)).c_str(), stdout);
+    return 0;
+  }
   if (o.sealed) return sealed(o);
   const auto guarantees = seal::detect_guarantees();
   const auto recording = seal::detect_refusal_recording();
   bool required_missing = false;
+  auto enforced = [&](const char* id) {
+    for (const auto& g : guarantees)
+      if (g.id == id) return g.enforced;
+    return false;
+  };
   for (const auto& g : guarantees) required_missing |= g.required && !g.enforced;
+  const auto environment = seal::detect_environment(enforced("namespaces.mount"),
+                                                    seal::landlock::abi_version(), enforced("cgroup2"));
 #ifdef PX_HAVE_SUPERVISOR
   const auto tracking = supervisor::probe_tracking();
   nlohmann::json kill_switch{{"mechanism", supervisor::to_string(tracking.mechanism)},
@@ -310,6 +324,11 @@ int check(const Options& o) {
     for (const auto& g : recording)
       recorded.push_back({{"id", g.id}, {"what", g.name}, {"recorded", g.enforced}, {"detail", g.detail}});
     print_json({{"platform", "linux"},
+                {"environment",
+                 {{"kind", environment.kind},
+                  {"name", environment.name},
+                  {"supported", environment.supported},
+                  {"costs", environment.costs}}},
                 {"landlock_abi", seal::landlock::abi_version()},
                 {"guarantees", list},
                 {"refusals_recorded", recorded},
@@ -318,6 +337,9 @@ int check(const Options& o) {
   } else {
     utsname u{};
     ::uname(&u);
+    std::printf("Environment: %s%s\n", environment.name.c_str(),
+                environment.costs.empty() ? "; it costs the seal nothing" : "");
+    for (const auto& cost : environment.costs) std::printf("  costs: %s\n", cost.c_str());
     std::printf("Seal guarantees on this machine (Linux %s, Landlock ABI %d):\n", u.release,
                 seal::landlock::abi_version());
     for (const auto& g : guarantees)
@@ -343,6 +365,9 @@ Action setup(CLI::App& app, GlobalOptions&) {
   app.add_flag("--json", o->json, "Print JSON");
   app.add_flag("--sealed", o->sealed, "Run a real sealed run and try each way out from inside it");
   app.add_flag("--allow-weaker-seal", o->allow_weaker, "With --sealed: run even if a guarantee is missing");
+  app.add_flag("--apparmor-profile", o->apparmor_profile,
+               "Print an AppArmor profile that lets this executable create user namespaces, and nothing more "
+               "(for Ubuntu's restriction; the package installs its own)");
   app.add_option("--probe", o->probe)->group("");
   app.add_option("--probe-arg", o->probe_arg)->group("");
   return [o] { return check(*o); };

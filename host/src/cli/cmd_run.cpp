@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "backend/linux/capabilities.hpp"
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/launch.hpp"
 #include "backend/linux/seccomp.hpp"
@@ -36,6 +37,11 @@ int run(const Options& o) {
   // Cheap checks here; the namespaces are tried by the launch itself, which
   // fails with the missing guarantee's name when they are off.
   if (!o.allow_weaker) {
+    // Ubuntu's user namespace restriction: refused here with check's words and fix, not by an EPERM later.
+    if (const auto missing = seal::userns_restricted()) {
+      std::fprintf(stderr, "parallex: %s\n", seal::refusal_message(*missing).c_str());
+      return 4;
+    }
     if (seal::landlock::abi_version() == 0) {
       std::fprintf(
           stderr,

@@ -37,7 +37,9 @@ Result<fs::path> make_run_temp() {
   return fs::path(templ);
 }
 
-fs::path adhoc_runs_dir() { return parallex_data_dir() / "runs"; }
+fs::path adhoc_runs_dir() {
+  return parallex_state_dir() / "runs";
+}
 
 bool agent_is_running(const std::string& name) {
 #ifdef PX_HAVE_SUPERVISOR
