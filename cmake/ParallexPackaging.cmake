@@ -15,7 +15,7 @@ install(FILES "${CMAKE_BINARY_DIR}/packaging/apparmor/parallex"
 
 # Debian wants a copyright file and a changelog in each package's doc folder.
 set(PARALLEX_DEB_VERSION "${PROJECT_VERSION}-1")
-execute_process(COMMAND git -C "${PROJECT_SOURCE_DIR}" log -1 --format=%H
+execute_process(COMMAND git -C "${PROJECT_SOURCE_DIR}" log -1 --format=%h --abbrev=12
                 OUTPUT_VARIABLE PARALLEX_DEB_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 execute_process(COMMAND git -C "${PROJECT_SOURCE_DIR}" log -1 --format=%cD
                 OUTPUT_VARIABLE PARALLEX_DEB_DATE OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
@@ -33,6 +33,17 @@ if(PARALLEX_GZIP)
             DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${component} COMPONENT ${component})
   endforeach()
 endif()
+
+# A stripped install (CPack's) also drops the .comment section (compiler
+# version strings), as Debian's dh_strip does.
+install(CODE "
+  if(CMAKE_INSTALL_DO_STRIP)
+    file(GLOB px_elf \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/parallex\"
+                     \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${PARALLEX_PLUGIN_INSTALL_DIR}/*.so\")
+    foreach(f IN LISTS px_elf)
+      execute_process(COMMAND \"${CMAKE_OBJCOPY}\" --remove-section=.comment \"\${f}\")
+    endforeach()
+  endif()" COMPONENT parallex)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME parallex)

@@ -42,4 +42,4 @@ mmdebstrap --variant=apt --skip=essential/unlink --include=apparmor \
   --customize-hook='chroot "$1" apparmor_parser --version | head -1' \
   --customize-hook='for f in parallex parallex-build-tree; do chroot "$1" apparmor_parser -Q -K /tmp/$f || exit 1; echo "   ok: $f parses"; done' \
   trixie /dev/null >"$work/log" 2>&1 || { tail -30 "$work/log"; exit 1; }
-grep -E "AppArmor parser|ok:" "$work/log"
+grep -E "^AppArmor parser|^   ok:" "$work/log"

@@ -15,7 +15,7 @@ expect() {  # expect DESCRIPTION COMMAND...: the command succeeds
   shift
   if out=$("$@" 2>&1); then ok "$what"; else
     fail "$what"
-    echo "$out" | tail -20 | sed 's/^/      /'
+    echo "$out" | head -60 | sed "s/^/      /"
   fi
 }
 # Every file of the system, bar the bookkeeping of dpkg and apt, logs,
@@ -31,6 +31,7 @@ as_user() { setpriv --reuid pxtest --regid pxtest --init-groups env HOME=/home/p
 # (/etc/apparmor.d/abi/4.0): pretend it is, to see it put there and taken away.
 mkdir -p /etc/apparmor.d/abi
 touch /etc/apparmor.d/abi/4.0
+update-ca-certificates >/dev/null 2>&1 || true
 useradd -m pxtest
 listing >/tmp/before
 

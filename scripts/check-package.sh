@@ -51,7 +51,11 @@ echo "   made in $(($(date +%s) - started)) s"
 mkdir -p "$root/tmp/parallex-test"
 cp "${debs[@]}" scripts/check-package-inside.sh "$root/tmp/parallex-test/"
 cp -r examples/gemini-plugin "$root/tmp/parallex-test/gemini-plugin"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The root shares this machine's network: it resolves names as this machine
+# does, and trusts the certificate authorities added to it (a TLS-inspecting
+# egress proxy's, say); the inside script adds them to the root's store.
+cp /etc/resolv.conf /etc/hosts "$root/etc/"
+cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
 
 # Enters the root: a new mount and pid namespace, the root bind-mounted on
 # itself with a fresh /proc, the host's /sys and /dev, then pivot_root into it.
