@@ -205,7 +205,13 @@ std::string zsh(const CommandDoc& root) {
     _files
   fi
 }
-_parallex "$@"
+# Autoloaded from fpath, this file is _parallex itself: complete. Sourced
+# (source <(parallex completion zsh), after compinit): register.
+if [[ ${funcstack[1]} == _parallex ]]; then
+  _parallex "$@"
+else
+  compdef _parallex parallex
+fi
 )SH";
   return s;
 }

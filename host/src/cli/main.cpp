@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
   // Global options are accepted after the sub-command too (`parallex agent list -v`):
   // sub-commands made below inherit this and hand options they do not know to their parent.
   app.fallthrough();
+  // Inherited by every command's --help, as the options are.
+  app.footer(
+      "-v and --log-level work after any command too. Every command has a man page: man parallex-run, "
+      "man parallex-agent-new, ...");
   GlobalOptions global;
   app.add_option("--log-level", global.log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
