@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <memory>
 #include <set>
 #include <string_view>
