@@ -6,5 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-PARALLEX_BUILD_TARGETS="parallex parallex-plugins" scripts/build.sh
+# The same flags as scripts/test.sh's build (-Werror included: Debian 12 builds
+# it warning-free, CI checks that), so the tests afterwards reuse every object.
+PARALLEX_BUILD_TARGETS="parallex parallex-plugins" scripts/build.sh -DPARALLEX_WERROR=ON
 exec build/parallex demo
