@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -55,9 +56,23 @@ fs::path this_executable() {
 // AppArmor's own convention (usr.bin.parallex), so two build trees never share one.
 std::string profile_name_for(const fs::path& exe) {
   std::string name = exe.relative_path().string();
-  for (auto& c : name)
-    if (c == '/') c = '.';
+  for (auto& c : name) {
+    if (c == '/')
+      c = '.';
+    else if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
+      c = '_';  // a name, and a file name in /etc/apparmor.d: no blanks, no quotes
+  }
   return name;
+}
+
+// A path as a word of a shell command line (quoted only where it must be).
+std::string shell_word(const std::string& path) {
+  if (path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+") ==
+      std::string::npos)
+    return path;
+  std::string out = "'";
+  for (char c : path) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 std::string fix_for(const UsernsRestriction& r) {
@@ -70,8 +85,9 @@ std::string fix_for(const UsernsRestriction& r) {
             " " + kInstalledProfile + " && sudo apparmor_parser -r " + kInstalledProfile;
   } else {
     const std::string file = "/etc/apparmor.d/" + profile_name_for(r.exe);
-    fix = "give this executable a profile of its own: " + r.exe.string() +
-          " check --apparmor-profile | sudo tee " + file + " && sudo apparmor_parser -r " + file;
+    fix = "give this executable a profile of its own: " + shell_word(r.exe.string()) +
+          " check --apparmor-profile | sudo tee " + shell_word(file) + " && sudo apparmor_parser -r " +
+          shell_word(file);
     if (r.profile_loaded)
       fix += " (the loaded profile \"parallex\" is for " + std::string(kInstalledExe) + " only)";
   }
@@ -115,8 +131,15 @@ UsernsRestriction userns_restriction() {
 std::string apparmor_profile_for(const fs::path& exe) {
   std::string text = kAppArmorProfileTemplate;
   const std::string placeholder = "@PARALLEX_APPARMOR_EXE@";
+  // AppArmor takes a path with blanks or quotes only in double quotes.
+  std::string path = exe.string();
+  if (path.find_first_of(" \t\"") != std::string::npos) {
+    std::string quoted = "\"";
+    for (char c : path) quoted += c == '"' ? std::string("\\\"") : std::string(1, c);
+    path = quoted + "\"";
+  }
   for (auto at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at))
-    text.replace(at, placeholder.size(), exe.string());
+    text.replace(at, placeholder.size(), path);
   // Its own name, so it never replaces the package's profile.
   const std::string header = "profile parallex ";
   if (const auto at = text.find(header); at != std::string::npos && exe != kInstalledExe)
