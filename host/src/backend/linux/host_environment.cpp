@@ -206,7 +206,9 @@ HostEnvironment detect_environment(bool userns_works, int landlock_abi, bool cgr
         "--security-opt "
         "apparmor=unconfined) or run Parallex on the host.");
   if (const UsernsRestriction r = userns_restriction(); r.applies)
-    env.costs.push_back("Ubuntu's restriction of unprivileged user namespaces: " + r.reason);
+    env.costs.push_back(
+        "Ubuntu's restriction of unprivileged user namespaces applies to this executable: without a user "
+        "namespace there is no seal, so `run` refuses; the fix is under the user namespace guarantee below.");
   if (landlock_abi == 0)
     env.costs.push_back(
         "this kernel has no Landlock (Linux before 5.13, or landlock missing from the lsm= boot parameter): "
