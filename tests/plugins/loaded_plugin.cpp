@@ -115,6 +115,12 @@ ContributeResult contribute(const px_plugin& plugin, const ContributeArgs& args)
   sink.suggested_host = [](void* ctx, const char* host, const char* reason) {
     as<ContributeResult>(ctx).hosts.push_back({str(host), str(reason)});
   };
+  sink.credential = [](void* ctx, const px_credential* c) {
+    Credential got{str(c->variable), {}, c->base_url_variable ? c->base_url_variable : "",
+                   c->shape ? c->shape : "", str(c->reason)};
+    for (std::size_t i = 0; i < c->host_count; ++i) got.hosts.push_back(str(c->hosts[i]));
+    as<ContributeResult>(ctx).credentials.push_back(std::move(got));
+  };
   sink.error = [](void* ctx, const char* message) {
     as<ContributeResult>(ctx).errors.push_back(str(message));
   };

@@ -47,6 +47,11 @@ struct Named {
   std::string reason;
 };
 
+struct Credential {
+  std::string variable;
+  std::vector<std::string> hosts;
+  std::string base_url_variable, shape, reason;
+};
 struct ContributeResult {
   int rc = -1;
   std::vector<PathEntry> paths;
@@ -55,6 +60,7 @@ struct ContributeResult {
   std::vector<ConfigDir> config_dirs;
   std::vector<Nested> nested;
   std::vector<Named> hosts;
+  std::vector<Credential> credentials;
   std::vector<std::string> errors;
 
   const PathEntry* path(const std::string& p) const;

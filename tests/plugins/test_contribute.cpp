@@ -210,6 +210,11 @@ TEST_P(Codex, Contribution) {
     EXPECT_FALSE(r.keeps(dropped)) << dropped;
   ASSERT_NE(r.config_dir("CODEX_HOME"), nullptr);
   EXPECT_EQ(r.config_dir("CODEX_HOME")->path, "~/.codex");
+  // Its API keys are brokered: sent to OpenAI's API (or the base URL's host) only.
+  ASSERT_EQ(r.credentials.size(), 2u);
+  EXPECT_EQ(r.credentials[0].variable, "OPENAI_API_KEY");
+  EXPECT_EQ(r.credentials[0].hosts, std::vector<std::string>{"api.openai.com"});
+  EXPECT_EQ(r.credentials[0].base_url_variable, "OPENAI_BASE_URL");
   ASSERT_EQ(r.nested.size(), 1u);
   EXPECT_EQ(r.nested[0].kind, PX_NESTED_ARG);
   EXPECT_EQ(r.nested[0].value, R"(--config=sandbox_mode="danger-full-access")");

@@ -132,7 +132,9 @@ class Contribution {
     c.base_url_variable = base_url_variable.empty() ? nullptr : base_url_variable.c_str();
     c.shape = shape.empty() ? nullptr : shape.c_str();
     c.reason = reason.c_str();
-    sink_.credential(sink_.ctx, &c);
+    // A host that loads a 1.2 plugin has this callback; one that left it
+    // unset brokers nothing, and the plugin must not crash for it.
+    if (sink_.credential) sink_.credential(sink_.ctx, &c);
   }
 
  private:
