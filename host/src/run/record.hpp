@@ -72,6 +72,14 @@ struct RunRecord {
   nlohmann::json decoy_hits = nlohmann::json::array();
   nlohmann::json kill_switch;             // RunControl::record(), or null
   std::optional<fs::path> git_repository_created;
+  // Files other programs run later that the run made, and what it left in
+  // .git that would make git run a program: moved aside into quarantine/ of
+  // the record folder (supervisor/quarantine.hpp), each {path, kind, why,
+  // contents (redacted), when, at, moved_to, restored?, error?}.
+  nlohmann::json quarantined = nlohmann::json::array();
+  // Variables passed on purpose (--env, a profile's environment.pass, an
+  // agent's env): names and where from, never values.
+  nlohmann::json env_passed = nlohmann::json::array();
 
   // The supervisor that writes this record, to tell a live run from a lost one.
   pid_t supervisor_pid = 0;
