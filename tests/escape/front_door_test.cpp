@@ -76,19 +76,20 @@ class EscapeFrontDoor : public ::testing::Test {
   }
 
   int git(const fs::path& dir, const std::string& args) {
-    return sh("git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main "
-              "-c protocol.file.allow=always -C " +
-              quote(dir.string()) + " " + args + " >/dev/null 2>&1");
+    return sh(
+        "git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main "
+        "-c protocol.file.allow=always -C " +
+        quote(dir.string()) + " " + args + " >/dev/null 2>&1");
   }
 
   // `parallex ARGS` in `dir` (default: the repository), with its state here.
   Ran px(const std::string& args, const std::string& env = "", const fs::path& dir = {}) {
     const fs::path out = root_ / "stdout", err = root_ / "stderr";
-    const std::string cmd = "cd " + quote((dir.empty() ? repo_ : dir).string()) + " && env HOME=" +
-                            quote(home_.string()) + " PARALLEX_HOME=" + quote((root_ / "data").string()) +
-                            " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) + " PATH=/usr/bin:/bin " +
-                            env + " " + PARALLEX_EXE + " " + args + " </dev/null >" + quote(out.string()) + " 2>" +
-                            quote(err.string());
+    const std::string cmd =
+        "cd " + quote((dir.empty() ? repo_ : dir).string()) + " && env HOME=" + quote(home_.string()) +
+        " PARALLEX_HOME=" + quote((root_ / "data").string()) +
+        " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) + " PATH=/usr/bin:/bin " + env + " " +
+        PARALLEX_EXE + " " + args + " </dev/null >" + quote(out.string()) + " 2>" + quote(err.string());
     Ran r;
     r.status = sh(cmd);
     r.out = read_text(out);
@@ -122,12 +123,13 @@ class EscapeFrontDoor : public ::testing::Test {
 // and the report keep it.
 TEST_F(EscapeFrontDoor, FilesOtherProgramsRunLaterAreMovedAsideIntoTheRecord) {
   const std::string token = "ghp_" + std::string(36, 'A');
-  const Ran r = px("run -- sh -c " +
-                   quote("mkdir -p .vscode .claude .husky && printf '{\"label\": \"" + token +
-                         "\"}' > .vscode/tasks.json && echo '{\"mcpServers\": {}}' > .mcp.json && "
-                         "echo '{\"hooks\": {}}' > .claude/settings.json && echo 'npm test' > .husky/pre-commit && "
-                         "mkdir -p .claude/worktrees && echo kept > notes.txt && echo kept > .claude/worktrees/x && "
-                         "sleep 0.3"));
+  const Ran r =
+      px("run -- sh -c " +
+         quote("mkdir -p .vscode .claude .husky && printf '{\"label\": \"" + token +
+               "\"}' > .vscode/tasks.json && echo '{\"mcpServers\": {}}' > .mcp.json && "
+               "echo '{\"hooks\": {}}' > .claude/settings.json && echo 'npm test' > .husky/pre-commit && "
+               "mkdir -p .claude/worktrees && echo kept > notes.txt && echo kept > .claude/worktrees/x && "
+               "sleep 0.3"));
   ASSERT_EQ(r.status, 0) << r.err;
   // Ordinary work stays; what other programs run is gone from the folder.
   EXPECT_EQ(read_text(repo_ / "notes.txt"), "kept\n");
@@ -143,7 +145,8 @@ TEST_F(EscapeFrontDoor, FilesOtherProgramsRunLaterAreMovedAsideIntoTheRecord) {
   const json rec = last_record();
   ASSERT_TRUE(rec.contains("quarantined")) << rec.dump(2);
   std::set<std::string> paths;
-  for (const auto& e : rec["quarantined"]) paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
   EXPECT_EQ(paths, (std::set<std::string>{".vscode", ".mcp.json", ".claude/settings.json", ".husky"}));
   EXPECT_EQ(rec.dump().find(token), std::string::npos) << "a secret reached the record";
   EXPECT_NE(rec.dump().find("[REDACTED"), std::string::npos);
@@ -161,10 +164,12 @@ TEST_F(EscapeFrontDoor, ALinkOnTheWayIsMovedAsideAndAUsersLinkPutBack) {
   write_text(target / "settings.json", "{\"the user's\": 1}\n");
   write_text(repo_ / "envrc.real", "export A=1\n");
   fs::create_symlink("envrc.real", repo_ / ".envrc");
-  const Ran r = px("run -- sh -c " + quote("ln -s elsewhere .claude; rm -f .envrc; echo 'evil' > .envrc; true"));
+  const Ran r =
+      px("run -- sh -c " + quote("ln -s elsewhere .claude; rm -f .envrc; echo 'evil' > .envrc; true"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(fs::exists(fs::symlink_status(repo_ / ".claude")));
-  EXPECT_EQ(read_text(target / "settings.json"), "{\"the user's\": 1}\n") << "what the link named is untouched";
+  EXPECT_EQ(read_text(target / "settings.json"), "{\"the user's\": 1}\n")
+      << "what the link named is untouched";
   EXPECT_TRUE(fs::is_symlink(last_run() / "quarantine/.claude"));
   // The link itself is no mount point (what it names is, read-only): the run
   // can replace it, and the user's link is put back after the run.
@@ -183,13 +188,15 @@ TEST_F(EscapeFrontDoor, TheOptOutIsAWeakeningSaidAndRecorded) {
             std::string::npos)
       << r.err;
   const json rec = last_record();
-  EXPECT_NE(rec["options"].dump().find("--dangerously-writable .vscode"), std::string::npos) << rec["options"];
+  EXPECT_NE(rec["options"].dump().find("--dangerously-writable .vscode"), std::string::npos)
+      << rec["options"];
   EXPECT_NE(rec["policy"]["weakenings"].dump().find("dangerously_writable"), std::string::npos);
   EXPECT_FALSE(rec.contains("quarantined"));
   // A path that is not protected is an error naming it.
   const Ran bad = px("run --dangerously-writable src -- true");
   EXPECT_EQ(bad.status, 125);
-  EXPECT_NE(bad.err.find((repo_ / "src").string() + " is not a read-only path"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find((repo_ / "src").string() + " is not a read-only path"), std::string::npos)
+      << bad.err;
 }
 
 // Item 4: git's everyday work runs inside (commit, branch, rebase, fetch,
@@ -205,20 +212,23 @@ TEST_F(EscapeFrontDoor, GitWorksInsideAndItsOtherDoorsAreClosedAfterTheRun) {
   ASSERT_EQ(git(repo_, "submodule add -q ../lib lib"), 0);
   ASSERT_EQ(git(repo_, "commit -qm sub"), 0);
   ASSERT_EQ(git(repo_, "push -q origin main"), 0);
-  ASSERT_EQ(git(repo_, "submodule deinit -q -f lib") + sh("rm -rf " + quote((repo_ / ".git/modules").string())), 0);
+  ASSERT_EQ(
+      git(repo_, "submodule deinit -q -f lib") + sh("rm -rf " + quote((repo_ / ".git/modules").string())), 0);
   const std::string config_before = read_text(repo_ / ".git/config");
   const std::string g = "git -c user.name=a -c user.email=a@example.com -c protocol.file.allow=always ";
   const Ran work = px(
       "run --grant " + quote(remote.string()) + " --grant " + quote(lib.string()) + " -- sh -c " +
-      quote("set -e; echo a > a.txt; " + g + "add a.txt; " + g + "commit -qm a; " + g + "branch feature; " + g +
-            "checkout -q feature; echo b > b.txt; " + g + "add b.txt; " + g + "commit -qm b; " + g +
-            "rebase -q main; " + g + "fetch -q origin; " + g + "submodule update --init -q; test -f lib/lib.c; " +
-            // The doors: each would make git outside run `id`.
-            "printf '[core]\\n\\tfsmonitor = id\\n' > .git/modules/lib/config.worktree; "
-            "mkdir -p .git/modules/evil/hooks .git/info; echo ref > .git/modules/evil/HEAD; "
-            "printf '[core]\\n\\tfsmonitor = id\\n' > .git/modules/evil/config; "
-            "printf '#!/bin/sh\\nid\\n' > .git/modules/lib/hooks/post-checkout; "
-            "echo '* filter=evil' > .git/info/attributes; echo .git/modules/evil > .git/commondir; echo RAN"));
+      quote(
+          "set -e; echo a > a.txt; " + g + "add a.txt; " + g + "commit -qm a; " + g + "branch feature; " + g +
+          "checkout -q feature; echo b > b.txt; " + g + "add b.txt; " + g + "commit -qm b; " + g +
+          "rebase -q main; " + g + "fetch -q origin; " + g +
+          "submodule update --init -q; test -f lib/lib.c; " +
+          // The doors: each would make git outside run `id`.
+          "printf '[core]\\n\\tfsmonitor = id\\n' > .git/modules/lib/config.worktree; "
+          "mkdir -p .git/modules/evil/hooks .git/info; echo ref > .git/modules/evil/HEAD; "
+          "printf '[core]\\n\\tfsmonitor = id\\n' > .git/modules/evil/config; "
+          "printf '#!/bin/sh\\nid\\n' > .git/modules/lib/hooks/post-checkout; "
+          "echo '* filter=evil' > .git/info/attributes; echo .git/modules/evil > .git/commondir; echo RAN"));
   ASSERT_EQ(work.status, 0) << work.err << work.out;
   EXPECT_NE(work.out.find("RAN"), std::string::npos);
   EXPECT_EQ(read_text(repo_ / ".git/config"), config_before) << ".git/config stays read-only";
@@ -234,6 +244,38 @@ TEST_F(EscapeFrontDoor, GitWorksInsideAndItsOtherDoorsAreClosedAfterTheRun) {
   // git outside works and runs nothing of the run's.
   EXPECT_EQ(git(repo_, "status"), 0);
   EXPECT_EQ(git(repo_, "log --oneline feature"), 0);
+}
+
+// Item 4, worktrees: `git worktree add` and work in the worktree run inside;
+// a worktree's config.worktree naming a program, and a worktree git dir whose
+// commondir names another git dir, are moved aside; the worktree stays usable.
+TEST_F(EscapeFrontDoor, WorktreesWorkAndTheirDoorsAreClosed) {
+  const std::string g = "git -c user.name=a -c user.email=a@example.com ";
+  const Ran work = px("run -- sh -c " +
+                      quote("set -e; " + g + "worktree add -q -b side wt; cd wt; echo w > w.txt; " + g +
+                            "add w.txt; " + g +
+                            "commit -qm w; cd ..; "
+                            // The doors: each would make git outside run `id`.
+                            "printf '[core]\\n\\tfsmonitor = id\\n' > .git/worktrees/wt/config.worktree; "
+                            "mkdir -p .git/worktrees/evil .git/planted/hooks; echo ref > .git/planted/HEAD; "
+                            "printf '[core]\\n\\tfsmonitor = id\\n' > .git/planted/config; "
+                            "echo ../../planted > .git/worktrees/evil/commondir; echo RAN"));
+  ASSERT_EQ(work.status, 0) << work.err << work.out;
+  EXPECT_NE(work.out.find("RAN"), std::string::npos);
+  EXPECT_FALSE(fs::exists(repo_ / ".git/worktrees/wt/config.worktree")) << "config.worktree stayed";
+  EXPECT_FALSE(fs::exists(repo_ / ".git/worktrees/evil/commondir")) << "the planted commondir stayed";
+  EXPECT_EQ(read_text(repo_ / ".git/worktrees/wt/commondir"), "../..\n") << "git's own commondir is kept";
+  const json rec = last_record();
+  std::set<std::string> paths;
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  EXPECT_EQ(paths,
+            (std::set<std::string>{".git/worktrees/wt/config.worktree", ".git/worktrees/evil/commondir"}))
+      << rec["quarantined"].dump(2);
+  // git outside: the worktree works, its commit is there.
+  EXPECT_EQ(git(repo_ / "wt", "status"), 0);
+  EXPECT_EQ(git(repo_, "cat-file -e side:w.txt"), 0) << "the commit made in the worktree";
+  EXPECT_EQ(read_text(repo_ / "wt/w.txt"), "w\n");
 }
 
 // Item 3: a variable passed on purpose reaches the run; a credential only
@@ -273,7 +315,8 @@ TEST_F(EscapeFrontDoor, BadInputIsRefusedBeforeAnythingIsMade) {
   const auto with_link = listing(repo_);
   const Ran link = px("run -- sh -c 'echo evil > .envrc'");
   EXPECT_EQ(link.status, 125) << link.err;
-  EXPECT_NE(link.err.find((repo_ / ".envrc").string() + " is a symbolic link"), std::string::npos) << link.err;
+  EXPECT_NE(link.err.find((repo_ / ".envrc").string() + " is a symbolic link"), std::string::npos)
+      << link.err;
   EXPECT_NE(link.err.find("leads out of the run folder"), std::string::npos) << link.err;
   EXPECT_EQ(read_text(root_ / "outside/real-envrc"), "x\n");
   EXPECT_EQ(listing(repo_), with_link) << "something was made in the user's tree";
@@ -297,10 +340,17 @@ TEST_F(EscapeFrontDoor, ParallexsOwnStateIsDeniedWhateverTheGrants) {
   const fs::path data = root_ / "data";
   write_text(data / "agents/other/gh/hosts.yml", "oauth_token: SECRET\n");
   const Ran r = px("agent run me --grant " + quote(data.string()) + ":rw -- sh -c " +
-                   quote("cat " + (data / "agents/other/gh/hosts.yml").string() + " 2>/dev/null && echo READ; "
-                         "echo x >> " + (data / "agents/me/agent.yaml").string() + " 2>/dev/null && echo WROTE; "
-                         "ls " + (data / "agents/me/runs").string() + " >/dev/null 2>&1 && echo LISTED; "
-                         "test -r " + (data / "agents/me/keys/id_ed25519").string() + " && echo OWN-KEY; "
+                   quote("cat " + (data / "agents/other/gh/hosts.yml").string() +
+                         " 2>/dev/null && echo READ; "
+                         "echo x >> " +
+                         (data / "agents/me/agent.yaml").string() +
+                         " 2>/dev/null && echo WROTE; "
+                         "ls " +
+                         (data / "agents/me/runs").string() +
+                         " >/dev/null 2>&1 && echo LISTED; "
+                         "test -r " +
+                         (data / "agents/me/keys/id_ed25519").string() +
+                         " && echo OWN-KEY; "
                          "echo x > $HOME/own-home && echo OWN-HOME"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("READ"), std::string::npos) << r.out;
