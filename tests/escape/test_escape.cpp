@@ -866,13 +866,15 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
           break;
         case expectations::Op::write: {
           const bool existed = fs::exists(path);
-          o = run_sealed(p.value(), {(kProbes / "write_file").string(), path});
-          allowed = o.token == "OPEN";
+          // A read-only path, or a path inside an absent read-only folder,
+          // judged before the probe (which may make the folder).
           const bool read_only_path = std::any_of(
               p.value().read_only().begin(), p.value().read_only().end(), [&](const auto& r) {
                 const auto rel = fs::path(path).lexically_relative(r.path);
                 return r.path == fs::path(path) || (!rel.empty() && *rel.begin() != ".." && !fs::exists(r.path));
               });
+          o = run_sealed(p.value(), {(kProbes / "write_file").string(), path});
+          allowed = o.token == "OPEN";
           if (allowed && !row.allowed && !existed && read_only_path) {
             std::printf("[  GAP     ] %s: a read-only path that does not exist can be created; the supervisor "
                         "moves it aside (%s)\n",
