@@ -1,8 +1,8 @@
 // What in a git dir makes git run a program (common/git_files.hpp): the
 // config allowlist, attributes that select drivers, submodule URLs.
-#include <gtest/gtest.h>
-
 #include "common/git_files.hpp"
+
+#include <gtest/gtest.h>
 
 namespace px {
 namespace {
@@ -18,15 +18,28 @@ TEST(GitFiles, WhatGitWritesWhenItClonesIsSafe) {
 }
 
 TEST(GitFiles, KeysThatNameProgramsAreUnsafe) {
-  for (const char* config :
-       {"[core]\n\tfsmonitor = id\n", "[core]\n\thooksPath = /tmp/h\n", "[core]\n\tsshCommand = id\n",
-        "[core]\n\teditor = id\n", "[core]\n\tpager = id\n", "[filter \"x\"]\n\tclean = id\n",
-        "[diff \"x\"]\n\ttextconv = id\n", "[merge \"x\"]\n\tdriver = id\n", "[credential]\n\thelper = !id\n",
-        "[alias]\n\tst = !id\n", "[include]\n\tpath = /tmp/c\n", "[includeIf \"gitdir:/\"]\n\tpath = /tmp/c\n",
-        "[submodule \"s\"]\n\tupdate = !id\n", "[remote \"o\"]\n\turl = ext::sh -c id\n",
-        "[remote \"o\"]\n\tuploadpack = id\n", "[gpg]\n\tprogram = id\n", "[sequence]\n\teditor = id\n",
-        "[core]\nfsmonitor=id", "[core.x]\n\tfsmonitor = id\n", "[CORE]\n\tFSMONITOR = id\n", "fsmonitor = id\n",
-        "[core]\n\tfsmonitor = \\\nid\n"}) {
+  for (const char* config : {"[core]\n\tfsmonitor = id\n",
+                             "[core]\n\thooksPath = /tmp/h\n",
+                             "[core]\n\tsshCommand = id\n",
+                             "[core]\n\teditor = id\n",
+                             "[core]\n\tpager = id\n",
+                             "[filter \"x\"]\n\tclean = id\n",
+                             "[diff \"x\"]\n\ttextconv = id\n",
+                             "[merge \"x\"]\n\tdriver = id\n",
+                             "[credential]\n\thelper = !id\n",
+                             "[alias]\n\tst = !id\n",
+                             "[include]\n\tpath = /tmp/c\n",
+                             "[includeIf \"gitdir:/\"]\n\tpath = /tmp/c\n",
+                             "[submodule \"s\"]\n\tupdate = !id\n",
+                             "[remote \"o\"]\n\turl = ext::sh -c id\n",
+                             "[remote \"o\"]\n\tuploadpack = id\n",
+                             "[gpg]\n\tprogram = id\n",
+                             "[sequence]\n\teditor = id\n",
+                             "[core]\nfsmonitor=id",
+                             "[core.x]\n\tfsmonitor = id\n",
+                             "[CORE]\n\tFSMONITOR = id\n",
+                             "fsmonitor = id\n",
+                             "[core]\n\tfsmonitor = \\\nid\n"}) {
     SCOPED_TRACE(config);
     EXPECT_FALSE(unsafe_git_config(config).empty());
   }
@@ -36,7 +49,8 @@ TEST(GitFiles, KeysThatNameProgramsAreUnsafe) {
 }
 
 TEST(GitFiles, AttributesThatSelectDriversAreUnsafe) {
-  EXPECT_TRUE(unsafe_git_attributes("*.c diff=cpp\n*.bin binary\n*.txt text eol=lf\n*.md merge=union\n").empty());
+  EXPECT_TRUE(
+      unsafe_git_attributes("*.c diff=cpp\n*.bin binary\n*.txt text eol=lf\n*.md merge=union\n").empty());
   EXPECT_EQ(unsafe_git_attributes("* filter=evil\n").size(), 1u);
   EXPECT_EQ(unsafe_git_attributes("*.c diff=mine\n").size(), 1u);
   EXPECT_EQ(unsafe_git_attributes("# x\n*.c merge=mine text\n").front(), "merge=mine (line 2)");
@@ -44,7 +58,8 @@ TEST(GitFiles, AttributesThatSelectDriversAreUnsafe) {
 
 TEST(GitFiles, SubmoduleUrlsResolveAsGitDoes) {
   EXPECT_EQ(resolve_submodule_url("../lib", "/tmp/gt/main"), "/tmp/gt/lib");
-  EXPECT_EQ(resolve_submodule_url("../lib.git", "https://github.com/o/r.git"), "https://github.com/o/lib.git");
+  EXPECT_EQ(resolve_submodule_url("../lib.git", "https://github.com/o/r.git"),
+            "https://github.com/o/lib.git");
   EXPECT_EQ(resolve_submodule_url("../../x/lib", "https://github.com/o/r"), "https://github.com/x/lib");
   EXPECT_EQ(resolve_submodule_url("../lib.git", "git@github.com:o/r.git"), "git@github.com:o/lib.git");
   EXPECT_EQ(resolve_submodule_url("./sub", "/srv/r/"), "/srv/r/sub");

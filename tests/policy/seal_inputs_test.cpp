@@ -60,12 +60,14 @@ class SealInputs : public ::testing::Test {
 };
 
 TEST_F(SealInputs, ProjectFilesFromPluginsAndTheProfileAreReadOnlyWithTheirOrigin) {
-  in_.project_files.push_back({"claude-code", "Claude Code", {{".mcp.json", "MCP servers"}, {".claude/hooks", "hooks"}}});
+  in_.project_files.push_back(
+      {"claude-code", "Claude Code", {{".mcp.json", "MCP servers"}, {".claude/hooks", "hooks"}}});
   in_.project_files.push_back({"codex", "Codex", {{".codex", "config"}}});
   const Policy p = compose_ok();
   const fs::path w = root_ / "work";
-  for (const char* path : {".mcp.json", ".claude/hooks/x.sh", ".codex/config.toml", ".vscode/tasks.json", ".envrc",
-                           ".husky/pre-commit", ".gitmodules", ".pre-commit-config.yaml", ".devcontainer/x"})
+  for (const char* path :
+       {".mcp.json", ".claude/hooks/x.sh", ".codex/config.toml", ".vscode/tasks.json", ".envrc",
+        ".husky/pre-commit", ".gitmodules", ".pre-commit-config.yaml", ".devcontainer/x"})
     EXPECT_FALSE(p.may_write(w / path)) << path;
   EXPECT_TRUE(p.may_write(w / ".claude/worktrees/x"));
   EXPECT_TRUE(p.may_write(w / "CLAUDE.md"));
@@ -92,7 +94,8 @@ TEST_F(SealInputs, TheOptOutIsAWeakening) {
   in_.dangerously_writable = {root_ / "work/src"};
   EXPECT_NE(compose_error().find("is not a read-only path"), std::string::npos);
 
-  auto profile = parse_profile("filesystem:\n  dangerously_writable: [\"{run_folder}/.envrc\"]\n", "mine.yaml");
+  auto profile =
+      parse_profile("filesystem:\n  dangerously_writable: [\"{run_folder}/.envrc\"]\n", "mine.yaml");
   ASSERT_TRUE(profile) << profile.error().message;
   in_.dangerously_writable.clear();
   in_.profiles.push_back(profile.value());
@@ -104,8 +107,12 @@ TEST_F(SealInputs, TheOptOutIsAWeakening) {
 TEST_F(SealInputs, VariablesPassedOnPurposeBeatStripAndBadNamesAreRefused) {
   in_.env_flags = {"GITHUB_TOKEN", "MY_SETTING=on"};
   const Policy p = compose_ok();
-  const auto env = p.environment().apply({{"GITHUB_TOKEN", "t"}, {"GH_TOKEN", "g"}, {"LC_TOKEN", "x"},
-                                          {"LC_ALL", "C"}, {"LC_CTYPE", "C.UTF-8"}, {"LANG", "C"}});
+  const auto env = p.environment().apply({{"GITHUB_TOKEN", "t"},
+                                          {"GH_TOKEN", "g"},
+                                          {"LC_TOKEN", "x"},
+                                          {"LC_ALL", "C"},
+                                          {"LC_CTYPE", "C.UTF-8"},
+                                          {"LANG", "C"}});
   EXPECT_EQ(env.count("GITHUB_TOKEN"), 1u);
   EXPECT_EQ(env.count("GH_TOKEN"), 0u);
   EXPECT_EQ(env.at("MY_SETTING"), "on");
@@ -127,7 +134,8 @@ TEST_F(SealInputs, LocalServersByPort) {
   EXPECT_TRUE(parse_local_servers("", "x").value().on);
   EXPECT_TRUE(parse_local_servers("", "x").value().ports.empty());
   EXPECT_FALSE(parse_local_servers("off", "x").value().on);
-  for (const char* bad : {"0", "70000", "3000,", "a", "3000;5432"}) EXPECT_FALSE(parse_local_servers(bad, "x")) << bad;
+  for (const char* bad : {"0", "70000", "3000,", "a", "3000;5432"})
+    EXPECT_FALSE(parse_local_servers(bad, "x")) << bad;
   in_.network.allow = {"example.com"};
   in_.network.local_servers = true;
   in_.network.local_server_ports = {3000};
@@ -142,11 +150,12 @@ TEST_F(SealInputs, LocalServersByPort) {
 
 TEST_F(SealInputs, ParallexsOwnStateIsDeniedExceptWhatTheRunNeeds) {
   const fs::path data = root_ / "data";
-  for (const char* d : {"agents/me/home", "agents/me/keys", "agents/me/gh", "agents/me/snapshots", "agents/me/runs",
-                        "agents/other/gh", "runs", "plugins"})
+  for (const char* d : {"agents/me/home", "agents/me/keys", "agents/me/gh", "agents/me/snapshots",
+                        "agents/me/runs", "agents/other/gh", "runs", "plugins"})
     fs::create_directories(data / d);
   std::ofstream(data / "agents/me/agent.yaml") << "x";
-  in_.own_state = OwnState{{data, root_ / "runtime"}, {data / "agents/me/home", data / "agents/me/keys", in_.temp_dir}};
+  in_.own_state =
+      OwnState{{data, root_ / "runtime"}, {data / "agents/me/home", data / "agents/me/keys", in_.temp_dir}};
   in_.grants.push_back({data, Access::write, "--grant"});  // a grant that covers it all
   const Policy p = compose_ok();
   EXPECT_FALSE(p.may_read(data / "agents/other/gh/hosts.yml"));
@@ -187,8 +196,9 @@ TEST_F(SealInputs, ToolCachesPerRunForAdhocRunsNeverTheUsersOwn) {
   };
   auto missing = with((root_ / "no-such").string());
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find((root_ / "no-such").string() + " (profile caches.yaml:1) does not exist"),
-            std::string::npos)
+  EXPECT_NE(
+      missing.error().message.find((root_ / "no-such").string() + " (profile caches.yaml:1) does not exist"),
+      std::string::npos)
       << missing.error().message;
   fs::create_directories(root_ / "home/.npm");
   auto own = with("~/.npm");

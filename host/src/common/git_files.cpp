@@ -41,21 +41,54 @@ std::string read_value(std::string_view raw) {
 }
 
 // Sections whose every key is data (no program, no path git runs).
-const std::set<std::string> kDataSections = {"branch", "user", "pull", "push", "gc", "pack", "index",
-                                             "extensions", "fetch", "maintenance", "color", "column", "status",
-                                             "log", "rerere", "advice", "feature", "checkout", "clone"};
+const std::set<std::string> kDataSections = {
+    "branch", "user",   "pull",   "push", "gc",     "pack",   "index",   "extensions", "fetch", "maintenance",
+    "color",  "column", "status", "log",  "rerere", "advice", "feature", "checkout",   "clone"};
 // core.* keys that are plain settings.
-const std::set<std::string> kCoreKeys = {
-    "repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode",
-    "symlinks", "worktree", "autocrlf", "eol", "safecrlf", "quotepath", "sparsecheckout", "sparsecheckoutcone",
-    "splitindex", "untrackedcache", "checkstat", "trustctime", "preloadindex", "compression", "loosecompression",
-    "bigfilethreshold", "abbrev", "warnambiguousrefs", "protecthfs", "protectntfs", "commitgraph",
-    "multipackindex", "excludesfile", "fscache"};
-const std::set<std::string> kRemoteKeys = {"url", "pushurl", "fetch", "push", "tagopt", "prune", "prunetags",
-                                           "mirror", "promisor", "partialclonefilter", "skipdefaultupdate",
+const std::set<std::string> kCoreKeys = {"repositoryformatversion",
+                                         "filemode",
+                                         "bare",
+                                         "logallrefupdates",
+                                         "ignorecase",
+                                         "precomposeunicode",
+                                         "symlinks",
+                                         "worktree",
+                                         "autocrlf",
+                                         "eol",
+                                         "safecrlf",
+                                         "quotepath",
+                                         "sparsecheckout",
+                                         "sparsecheckoutcone",
+                                         "splitindex",
+                                         "untrackedcache",
+                                         "checkstat",
+                                         "trustctime",
+                                         "preloadindex",
+                                         "compression",
+                                         "loosecompression",
+                                         "bigfilethreshold",
+                                         "abbrev",
+                                         "warnambiguousrefs",
+                                         "protecthfs",
+                                         "protectntfs",
+                                         "commitgraph",
+                                         "multipackindex",
+                                         "excludesfile",
+                                         "fscache"};
+const std::set<std::string> kRemoteKeys = {"url",
+                                           "pushurl",
+                                           "fetch",
+                                           "push",
+                                           "tagopt",
+                                           "prune",
+                                           "prunetags",
+                                           "mirror",
+                                           "promisor",
+                                           "partialclonefilter",
+                                           "skipdefaultupdate",
                                            "skipfetchall"};
-const std::set<std::string> kSubmoduleKeys = {"url", "active", "branch", "shallow", "ignore",
-                                              "fetchrecursesubmodules"};
+const std::set<std::string> kSubmoduleKeys = {"url",     "active", "branch",
+                                              "shallow", "ignore", "fetchrecursesubmodules"};
 // Keys of those sections that are not plain data.
 const std::set<std::string> kNotData = {"user.signingkey"};
 
@@ -126,7 +159,8 @@ std::vector<GitConfigEntry> parse_git_config(std::string_view text, bool& ok) {
       ok = false;
       continue;
     }
-    out.push_back({section + "." + name, eq == std::string_view::npos ? "true" : read_value(l.substr(eq + 1)), at});
+    out.push_back(
+        {section + "." + name, eq == std::string_view::npos ? "true" : read_value(l.substr(eq + 1)), at});
   }
   return out;
 }
@@ -146,14 +180,16 @@ std::vector<std::string> unsafe_git_config(std::string_view text) {
     if (section == "core") {
       safe = !has_sub && kCoreKeys.count(name);
     } else if (section == "remote") {
-      safe = has_sub && kRemoteKeys.count(name) && !((name == "url" || name == "pushurl") && program_url(e.value));
+      safe = has_sub && kRemoteKeys.count(name) &&
+             !((name == "url" || name == "pushurl") && program_url(e.value));
     } else if (section == "submodule") {
       safe = has_sub && kSubmoduleKeys.count(name) && !(name == "url" && program_url(e.value));
     } else if (section == "lfs") {
       safe = name == "repositoryformatversion" || name == "url";
     } else {
-      safe = kDataSections.count(section) && !kNotData.count(section + "." + name) && name.find("hook") == std::string::npos &&
-             name.find("command") == std::string::npos && name.find("program") == std::string::npos;
+      safe = kDataSections.count(section) && !kNotData.count(section + "." + name) &&
+             name.find("hook") == std::string::npos && name.find("command") == std::string::npos &&
+             name.find("program") == std::string::npos;
     }
     if (!safe) out.push_back(e.key + " (line " + std::to_string(e.line) + ")");
   }
@@ -163,9 +199,9 @@ std::vector<std::string> unsafe_git_config(std::string_view text) {
 std::vector<std::string> unsafe_git_attributes(std::string_view text) {
   // git's built-in diff drivers: patterns for hunk headers, no program.
   static const std::set<std::string> kBuiltinDiff = {
-      "ada",     "bash",    "bibtex", "cpp",    "csharp", "css",    "dts",    "elixir", "fortran",
-      "fountain", "golang", "html",   "java",   "kotlin", "markdown", "matlab", "objc", "pascal",
-      "perl",    "php",     "python", "ruby",   "rust",   "scheme", "tex"};
+      "ada",      "bash",   "bibtex", "cpp",  "csharp", "css",      "dts",    "elixir", "fortran",
+      "fountain", "golang", "html",   "java", "kotlin", "markdown", "matlab", "objc",   "pascal",
+      "perl",     "php",    "python", "ruby", "rust",   "scheme",   "tex"};
   std::vector<std::string> out;
   int number = 0;
   std::size_t pos = 0;
@@ -187,7 +223,8 @@ std::vector<std::string> unsafe_git_attributes(std::string_view text) {
       if (eq == std::string_view::npos) continue;  // set, unset or unspecified: no driver named
       const std::string name = lower(attr.substr(0, eq));
       const std::string value = lower(attr.substr(eq + 1));
-      const bool driver = name == "filter" || name == "merge" || (name == "diff" && !kBuiltinDiff.count(value));
+      const bool driver =
+          name == "filter" || name == "merge" || (name == "diff" && !kBuiltinDiff.count(value));
       if (driver && !(name == "merge" && (value == "text" || value == "binary" || value == "union"))) {
         out.push_back(std::string(attr) + " (line " + std::to_string(number) + ")");
       }

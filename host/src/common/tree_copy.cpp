@@ -130,7 +130,9 @@ bool remove_entry(int dir, const std::string& name, int depth) {
   return ::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0;
 }
 
-bool is_empty_dir(int fd) { return names_in(fd).empty(); }
+bool is_empty_dir(int fd) {
+  return names_in(fd).empty();
+}
 
 bool holds_only_folders(int fd, int depth) {
   if (depth > kMaxDepth) return false;

@@ -17,7 +17,8 @@ constexpr const char* kReason =
 // Denies `dir`, or, when a kept path lies inside it, each of its entries
 // that is not on the way to one (recursively).
 void deny_except(PolicyBuilder& b, const fs::path& dir, const std::vector<fs::path>& keep, int depth) {
-  const bool holds_kept = std::any_of(keep.begin(), keep.end(), [&](const fs::path& k) { return is_within(k, dir); });
+  const bool holds_kept =
+      std::any_of(keep.begin(), keep.end(), [&](const fs::path& k) { return is_within(k, dir); });
   if (!holds_kept) {
     b.deny(dir, kReason, Origin::builtin("Parallex's own state"));
     return;
@@ -38,7 +39,8 @@ fs::path xdg_or(const char* variable, const fs::path& fallback) {
 
 std::vector<fs::path> own_state_roots() {
   const fs::path home = user_home();
-  return {parallex_data_dir(), parallex_runtime_dir(), xdg_or("XDG_CONFIG_HOME", home / ".config") / "parallex",
+  return {parallex_data_dir(), parallex_runtime_dir(),
+          xdg_or("XDG_CONFIG_HOME", home / ".config") / "parallex",
           xdg_or("XDG_STATE_HOME", home / ".local/state") / "parallex"};
 }
 

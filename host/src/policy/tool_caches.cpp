@@ -30,13 +30,13 @@ const std::vector<ToolCacheVariable>& tool_cache_variables() {
 }
 
 std::vector<fs::path> users_own_tool_caches(const fs::path& home) {
-  return {home / ".npm",         home / ".yarn",           home / ".cache",       home / ".cargo",
-          home / "go",           home / ".gradle",         home / ".m2",          home / ".local/share/pnpm",
-          home / ".bun",         home / ".deno",           home / "Library/Caches"};
+  return {home / ".npm", home / ".yarn",   home / ".cache",        home / ".cargo",
+          home / "go",   home / ".gradle", home / ".m2",           home / ".local/share/pnpm",
+          home / ".bun", home / ".deno",   home / "Library/Caches"};
 }
 
-Status apply_tool_caches(PolicyBuilder& b, const fs::path& root_on_host, const fs::path& root_inside, bool in_temp,
-                         const fs::path& user_home, const Origin& origin) {
+Status apply_tool_caches(PolicyBuilder& b, const fs::path& root_on_host, const fs::path& root_inside,
+                         bool in_temp, const fs::path& user_home, const Origin& origin) {
   const fs::path root = normal_absolute(root_on_host);
   if (!in_temp) {
     std::error_code ec;
@@ -48,10 +48,11 @@ Status apply_tool_caches(PolicyBuilder& b, const fs::path& root_on_host, const f
                            ") holds your whole home; give a folder of its own");
     for (const auto& own : users_own_tool_caches(normal_absolute(user_home)))
       if (is_within(root, own) || is_within(own, root))
-        return Error::policy("the tool caches folder " + root.string() + " (" + origin.describe() +
-                             ") holds your own tool caches (" + own.string() +
-                             "); a run may never write them, since a poisoned cache would reach your builds outside "
-                             "the seal. Give a folder of its own");
+        return Error::policy(
+            "the tool caches folder " + root.string() + " (" + origin.describe() +
+            ") holds your own tool caches (" + own.string() +
+            "); a run may never write them, since a poisoned cache would reach your builds outside "
+            "the seal. Give a folder of its own");
     b.allow(root, Access::write, "the run's tool caches (npm, pip, cargo, go...)", origin);
   }
   for (const auto& v : tool_cache_variables()) {

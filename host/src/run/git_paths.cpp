@@ -90,13 +90,16 @@ std::vector<std::pair<std::string, std::string>> submodule_registrations(const f
     if (any_url.empty() && e.key.rfind("remote.", 0) == 0 && e.key.ends_with(".url")) any_url = e.value;
   }
   // Without a remote, git resolves relative to the superproject's folder.
-  const std::string base = !origin_url.empty() ? origin_url : !any_url.empty() ? any_url : run_folder.string();
+  const std::string base = !origin_url.empty() ? origin_url
+                           : !any_url.empty()  ? any_url
+                                               : run_folder.string();
   for (const auto& e : modules) {
     if (e.key.rfind("submodule.", 0) != 0 || !e.key.ends_with(".url")) continue;
     const std::string name = e.key.substr(10, e.key.size() - 10 - 4);
     if (name.empty() || known.count("submodule." + name + ".url")) continue;
     out.push_back({"submodule." + name + ".url", resolve_submodule_url(e.value, base)});
-    if (!known.count("submodule." + name + ".active")) out.push_back({"submodule." + name + ".active", "true"});
+    if (!known.count("submodule." + name + ".active"))
+      out.push_back({"submodule." + name + ".active", "true"});
   }
   return out;
 }

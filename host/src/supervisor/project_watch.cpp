@@ -36,7 +36,9 @@ Result<std::unique_ptr<ProjectWatch>> ProjectWatch::start(
   return w;
 }
 
-ProjectWatch::~ProjectWatch() { stop(); }
+ProjectWatch::~ProjectWatch() {
+  stop();
+}
 
 void ProjectWatch::stop() {
   if (!thread_.joinable()) return;
@@ -46,7 +48,8 @@ void ProjectWatch::stop() {
 
 void ProjectWatch::arm() {
   // Adding a watch twice is harmless (inotify returns the same descriptor).
-  for (const auto& dir : quarantine_.watch_dirs()) (void)::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+  for (const auto& dir : quarantine_.watch_dirs())
+    (void)::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
 }
 
 void ProjectWatch::loop() {

@@ -18,8 +18,8 @@ namespace px::supervisor {
 class ProjectWatch {
  public:
   // Calls `moved` (from the watch's thread) with what each sweep moved aside.
-  static Result<std::unique_ptr<ProjectWatch>> start(Quarantine& quarantine,
-                                                     std::function<void(const std::vector<Quarantined>&)> moved);
+  static Result<std::unique_ptr<ProjectWatch>> start(
+      Quarantine& quarantine, std::function<void(const std::vector<Quarantined>&)> moved);
   ~ProjectWatch();
   ProjectWatch(const ProjectWatch&) = delete;
   ProjectWatch& operator=(const ProjectWatch&) = delete;

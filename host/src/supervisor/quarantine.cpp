@@ -126,7 +126,8 @@ std::string describe_contents(const fs::path& moved) {
       ++shown;
       const std::string name = it->path().lexically_relative(moved).string();
       out += (out.empty() ? "" : "; ") + name + " (" +
-             (it->is_symlink(ec) ? "a link to " + fs::read_symlink(it->path(), ec).string() : file_line(it->path())) +
+             (it->is_symlink(ec) ? "a link to " + fs::read_symlink(it->path(), ec).string()
+                                 : file_line(it->path())) +
              ")";
     }
     if (total > shown) out += "; and " + std::to_string(total - shown) + " more";
@@ -155,8 +156,9 @@ std::optional<fs::path> first_link_on_the_way(int run_dir, const fs::path& rel) 
 }  // namespace
 
 nlohmann::json to_json(const Quarantined& q) {
-  nlohmann::json j{{"path", q.path.string()}, {"kind", q.kind}, {"why", q.why},   {"contents", q.contents},
-                   {"when", q.when},          {"at", q.at},     {"moved_to", q.moved_to.string()}};
+  nlohmann::json j{{"path", q.path.string()},        {"kind", q.kind}, {"why", q.why},
+                   {"contents", q.contents},         {"when", q.when}, {"at", q.at},
+                   {"moved_to", q.moved_to.string()}};
   if (!q.restored.empty()) j["restored"] = q.restored;
   if (!q.error.empty()) j["error"] = q.error;
   return j;
@@ -166,10 +168,11 @@ std::string describe(const Quarantined& q, const fs::path& run_folder) {
   const std::string rel = q.path.lexically_relative(run_folder).string();
   if (q.moved_to.empty() && q.error.empty()) return rel + " (" + q.why + ") " + q.when + ": " + q.restored;
   if (!q.error.empty())
-    return "could not move aside " + rel + " (" + q.why + "): " + q.error + ". Review or remove it yourself " +
-           "before you open the folder in that program";
-  std::string out = "moved aside " + rel + " (" + q.why + ") " + q.when + "; it held: " +
-                    (q.contents.empty() ? "(not read)" : q.contents) + ". It is in " + q.moved_to.string();
+    return "could not move aside " + rel + " (" + q.why + "): " + q.error +
+           ". Review or remove it yourself " + "before you open the folder in that program";
+  std::string out = "moved aside " + rel + " (" + q.why + ") " + q.when +
+                    "; it held: " + (q.contents.empty() ? "(not read)" : q.contents) + ". It is in " +
+                    q.moved_to.string();
   if (!q.restored.empty()) out += "; " + q.restored;
   return out;
 }
@@ -192,9 +195,13 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
       struct stat st {};
       if (::fstatat(parent.get(), p.rel.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         // For a link, its change time: a link made again in its place differs there.
-        p.start = {true, st.st_dev, st.st_ino, st.st_size,
+        p.start = {true,
+                   st.st_dev,
+                   st.st_ino,
+                   st.st_size,
                    static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec,
-                   S_ISLNK(st.st_mode), {}};
+                   S_ISLNK(st.st_mode),
+                   {}};
         if (p.start.link) {
           char target[PATH_MAX] = {};
           const ssize_t n = ::readlinkat(parent.get(), p.rel.filename().c_str(), target, sizeof target - 1);
@@ -216,8 +223,13 @@ void Quarantine::remember(const fs::path& rel) {
   struct stat st {};
   Identity id;
   if (parent && ::fstatat(parent.get(), rel.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-    id = {true, st.st_dev, st.st_ino, st.st_size,
-          static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec, S_ISLNK(st.st_mode), {}};
+    id = {true,
+          st.st_dev,
+          st.st_ino,
+          st.st_size,
+          static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec,
+          S_ISLNK(st.st_mode),
+          {}};
   git_start_[rel] = id;
 }
 
@@ -227,9 +239,13 @@ bool Quarantine::unchanged(const fs::path& rel) const {
   UniqueFd parent = open_beneath(run_dir_, rel.parent_path(), O_PATH | O_DIRECTORY);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), rel.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
-  const Identity now{true, st.st_dev, st.st_ino, st.st_size,
+  const Identity now{true,
+                     st.st_dev,
+                     st.st_ino,
+                     st.st_size,
                      static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec,
-                     S_ISLNK(st.st_mode), {}};
+                     S_ISLNK(st.st_mode),
+                     {}};
   return now == it->second;
 }
 
@@ -276,7 +292,8 @@ void Quarantine::remember_git() {
       if (path.is_absolute() || path.string().rfind("..", 0) == 0) continue;
       submodule_paths_.push_back(path);
       UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
-      if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode)) remember_git_dir(path / ".git", 1);
+      if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode))
+        remember_git_dir(path / ".git", 1);
     }
   }
 }
@@ -299,7 +316,8 @@ std::vector<fs::path> Quarantine::watch_dirs() const {
 }
 
 std::optional<Quarantined> Quarantine::move_aside(int parent, const std::string& name, const fs::path& rel,
-                                                  const std::string& why, const std::string& when, bool may_copy) {
+                                                  const std::string& why, const std::string& when,
+                                                  bool may_copy) {
   Quarantined q;
   q.path = run_folder_ / rel;
   q.why = why;
@@ -364,7 +382,8 @@ void Quarantine::sweep_project_file(Protected& p, const std::string& when, bool 
     UniqueFd dir = open_beneath(run_dir_, link->parent_path(), O_PATH | O_DIRECTORY);
     if (!dir) return;
     if (auto q = move_aside(dir.get(), link->filename().string(), *link,
-                            "a link the run made on the way to " + p.rel.string() + ", " + p.reason, when, may_copy))
+                            "a link the run made on the way to " + p.rel.string() + ", " + p.reason, when,
+                            may_copy))
       out.push_back(std::move(*q));
     return;
   }
@@ -389,8 +408,8 @@ void Quarantine::sweep_project_file(Protected& p, const std::string& when, bool 
       if (dir && holds_only_folders(dir.get())) return;  // empty folders: nothing for a program to run
     }
     auto q = move_aside(parent.get(), name, p.rel,
-                        (p.start.exists ? "it replaced what was there; " : "made by the run; ") + p.reason, when,
-                        may_copy);
+                        (p.start.exists ? "it replaced what was there; " : "made by the run; ") + p.reason,
+                        when, may_copy);
     if (!q) return;
     out.push_back(std::move(*q));
     if (!out.back().error.empty()) return;
@@ -423,8 +442,9 @@ void Quarantine::sweep_project_file(Protected& p, const std::string& when, bool 
   }
 }
 
-void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_unsafe, const std::string& kind,
-                                const std::string& when, bool may_copy, std::vector<Quarantined>& out) {
+void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_unsafe,
+                                const std::string& kind, const std::string& when, bool may_copy,
+                                std::vector<Quarantined>& out) {
   if (unchanged(rel)) return;
   UniqueFd parent = open_beneath(run_dir_, rel.parent_path(), O_PATH | O_DIRECTORY);
   if (!parent) return;
@@ -457,7 +477,8 @@ void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_u
       else if (kind == "worktree-commondir") {
         std::string t = text;
         while (!t.empty() && (t.back() == '\n' || t.back() == '/')) t.pop_back();
-        if (t != "../..") found.push_back("it names " + first_lines(t, 1, 200) + ", not the repository's own git dir");
+        if (t != "../..")
+          found.push_back("it names " + first_lines(t, 1, 200) + ", not the repository's own git dir");
       }
       if (found.empty()) return;
       std::string list;
@@ -469,11 +490,12 @@ void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_u
   if (auto q = move_aside(parent.get(), name, rel, why, when, may_copy)) out.push_back(std::move(*q));
 }
 
-void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, const std::string& when, bool may_copy,
-                               std::vector<Quarantined>& out, int depth) {
-  check_git_file(rel / "config", what + "'s config names a program git would run", "config", when, may_copy, out);
-  check_git_file(rel / "config.worktree", what + "'s worktree config names a program git would run", "config", when,
-                 may_copy, out);
+void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, const std::string& when,
+                               bool may_copy, std::vector<Quarantined>& out, int depth) {
+  check_git_file(rel / "config", what + "'s config names a program git would run", "config", when, may_copy,
+                 out);
+  check_git_file(rel / "config.worktree", what + "'s worktree config names a program git would run", "config",
+                 when, may_copy, out);
   check_git_file(rel / "commondir",
                  what + " got a commondir: git would take its config and hooks from the git dir it names",
                  "commondir", when, may_copy, out);
@@ -492,7 +514,8 @@ void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, con
     for (const auto& name : names_in(fd.get())) {
       struct stat st {};
       if (::fstatat(fd.get(), (name + "/HEAD").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-        check_git_dir(dir / name, "the submodule git dir " + (dir / name).string(), when, may_copy, out, depth + 1);
+        check_git_dir(dir / name, "the submodule git dir " + (dir / name).string(), when, may_copy, out,
+                      depth + 1);
       else if (::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
         pending.push_back({dir / name, steps + 1});
     }
@@ -506,12 +529,13 @@ void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Q
   // The repository's own config and hooks are read-only in the run; what it
   // may write in .git (objects, refs, submodules' and worktrees' git dirs) is
   // checked for what would make git run a program.
-  check_git_dir(".git", had_git_dir_ ? "the repository" : "the repository the run made", when, may_copy, out, 0);
+  check_git_dir(".git", had_git_dir_ ? "the repository" : "the repository the run made", when, may_copy, out,
+                0);
   if (UniqueFd worktrees = open_beneath(run_dir_, ".git/worktrees", O_RDONLY | O_DIRECTORY)) {
     for (const auto& w : names_in(worktrees.get())) {
       const fs::path dir = fs::path(".git/worktrees") / w;
-      check_git_file(dir / "commondir", "the worktree " + w + "'s commondir", "worktree-commondir", when, may_copy,
-                     out);
+      check_git_file(dir / "commondir", "the worktree " + w + "'s commondir", "worktree-commondir", when,
+                     may_copy, out);
       check_git_file(dir / "config.worktree", "the worktree " + w + "'s config names a program git would run",
                      "config", when, may_copy, out);
     }

@@ -80,13 +80,14 @@ class Quarantine {
     }
   };
   struct Protected {
-    fs::path rel;       // relative to the run folder
+    fs::path rel;  // relative to the run folder
     std::string reason;
     Identity start;
     bool parent_ok_at_start = false;  // reached without a link when the run started
   };
 
-  void sweep_project_file(Protected& p, const std::string& when, bool may_copy, std::vector<Quarantined>& out);
+  void sweep_project_file(Protected& p, const std::string& when, bool may_copy,
+                          std::vector<Quarantined>& out);
   void sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out);
   void check_git_dir(const fs::path& rel, const std::string& what, const std::string& when, bool may_copy,
                      std::vector<Quarantined>& out, int depth);

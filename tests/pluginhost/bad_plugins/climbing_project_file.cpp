@@ -6,7 +6,9 @@ namespace {
 
 class Climbing final : public parallex::sdk::Plugin {
  public:
-  std::optional<parallex::sdk::Detection> detect(const parallex::sdk::Command&) override { return std::nullopt; }
+  std::optional<parallex::sdk::Detection> detect(const parallex::sdk::Command&) override {
+    return std::nullopt;
+  }
   void contribute(const parallex::sdk::ContributeInput&, parallex::sdk::Contribution&) override {}
   std::vector<ProjectFile> project_files() override {
     return {{".climbing/settings.json", "fine"}, {"../outside/.bashrc", "not inside the project"}};
