@@ -686,6 +686,32 @@ TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
   EXPECT_EQ(fetched, "served from inside");
 }
 
+// An allowed name that resolves to a local address is refused without Local
+// servers, and with Local servers on for other ports only; on for its port, it
+// passes. (The test resolver answers loopback addresses only; a private or
+// link-local answer, such as a cloud's metadata address, takes the same path:
+// every answer that is not global, tests/proxy/test_host_rules.cpp.)
+TEST_F(Network, AnAllowedNameResolvingToALocalAddressNeedsLocalServersForItsPort) {
+  HttpServer web;
+  const std::string port = std::to_string(web.port());
+  const std::string resolve = "web.test=127.0.0.1";
+  const std::string fetch =
+      "curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -x \"${HTTP_PROXY:-$http_proxy}\" "
+      "http://web.test:" +
+      port + "/";
+  const auto off = run({"--allow", "web.test:" + port}, fetch, resolve);
+  EXPECT_EQ(off.out, "403") << off.out << off.err;
+  const auto lines = log();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().value("reason", ""), "resolved-to-local-address") << dump(lines);
+  const auto other = run({"--allow", "web.test:" + port, "--local-servers=1"}, fetch, resolve);
+  EXPECT_EQ(other.out, "403") << other.out << other.err;
+  EXPECT_EQ(web.connections(), 0);
+  const auto on = run({"--allow", "web.test:" + port, "--local-servers=" + port}, fetch, resolve);
+  EXPECT_EQ(on.out, "200") << on.out << on.err;
+  EXPECT_EQ(web.connections(), 1);
+}
+
 TEST_F(Network, MalformedHostPortRulesAreRefusedWithTheFix) {
   const std::pair<const char*, const char*> cases[] = {
       {"web.test:0", "between 1 and 65535"},
