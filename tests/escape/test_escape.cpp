@@ -628,6 +628,38 @@ TEST(SeccompListener, TakenListenerFallsBackToKernelAnswers) {
                                        "given, 15 no EBUSY note, 16 ptrace not EPERM)";
 }
 
+// A command prepared to trace its own processes that ends up without a
+// Landlock domain (a weaker seal) gets ptrace refused by a second filter;
+// every other call still works.
+TEST(SeccompPtrace, RefusedWithoutALandlockDomain) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(10);
+    auto program = seccomp::prepare(/*ptrace_in_run=*/true);
+    if (!program) ::_exit(11);
+    seccomp::answer_in_kernel(program.value());
+    if (!seccomp::load(program.value())) ::_exit(12);
+    // Prepared for the run's own tracing: ptrace passes the first filter.
+    if (::syscall(SYS_ptrace, PTRACE_PEEKUSER, ::getppid(), 0, 0) == -1 && errno == EPERM) {
+      // (the kernel's own answer for a process we do not trace is ESRCH)
+      ::_exit(13);
+    }
+    if (!seccomp::refuse_ptrace()) ::_exit(14);
+    if (::syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0) != -1 || errno != EPERM) ::_exit(15);
+    if (::syscall(SYS_process_vm_readv, ::getpid(), nullptr, 0, nullptr, 0, 0) != -1 || errno != EPERM) ::_exit(16);
+    if (::getpid() <= 0 || ::access("/", F_OK) != 0) ::_exit(17);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step " << WEXITSTATUS(status)
+                                    << " failed (10 nnp, 11 prepare, 12 load, 13 ptrace refused by the first "
+                                       "filter, 14 second filter, 15 PTRACE_TRACEME not EPERM, 16 "
+                                       "process_vm_readv not EPERM, 17 an ordinary call failed)";
+}
+
 TEST(SeccompListener, AnsweredInKernelHasNoWaitingReturn) {
   auto program = seccomp::prepare();
   ASSERT_TRUE(program) << program.error().message;

@@ -192,11 +192,18 @@ Result<Loaded> load(Program& program) {
 }
 
 Status refuse_ptrace() {
-  // Hand-written (no allocation: called in the command's process after fork):
-  // x86-64 only, as the main filter refuses every other ABI anyway.
+  // Hand-written (no allocation: called in the command's process after fork).
+  // The build's own ABI only: the main filter refuses every other one anyway.
+#if defined(__x86_64__)
+  constexpr std::uint32_t kNativeArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
+#else
+#error "refuse_ptrace: name this architecture's AUDIT_ARCH_* value"
+#endif
   sock_filter insns[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kNativeArch, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 3, 0),
