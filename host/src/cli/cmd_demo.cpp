@@ -52,11 +52,7 @@ const Step kSteps[] = {
 };
 
 Result<fs::path> prepare_demo_folder() {
-  // In the cache dir, not the data dir: Parallex's own state is denied to
-  // every run (policy/own_state.hpp), so a run folder cannot live there.
-  const char* cache = std::getenv("XDG_CACHE_HOME");
-  const fs::path base = cache && *cache && fs::path(cache).is_absolute() ? fs::path(cache) : user_home() / ".cache";
-  const fs::path folder = base / "parallex-demo" / "run-folder";
+  const fs::path folder = parallex_scratch_dir() / "demo" / "run-folder";
   std::error_code ec;
   fs::remove_all(folder, ec);
   fs::create_directories(folder, ec);

@@ -16,6 +16,10 @@ fs::path user_home();
 fs::path parallex_data_dir();
 // $XDG_RUNTIME_DIR/parallex, else /tmp/parallex-<uid> (created 0700 by callers).
 fs::path parallex_runtime_dir();
+// $XDG_CACHE_HOME/parallex or ~/.cache/parallex: run folders Parallex makes
+// for itself (the demo's, `check --sealed`'s). Not its own state, which every
+// run is denied (policy/own_state.hpp), so a run can work there.
+fs::path parallex_scratch_dir();
 
 // Expands a leading "~" or "~/" against `home`; other paths are returned as is.
 fs::path expand_home(const std::string& path, const fs::path& home);
