@@ -21,7 +21,7 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   # golang-go: a client that ignores proxy settings; openssh-server: the test
   # sshd that git clones from (the tests start their own on a free loopback port).
   packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep
-             golang-go openssh-server)
+             golang-go openssh-server clang-tidy)
 fi
 
 missing=()

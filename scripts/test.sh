@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything with -Werror and runs the whole test suite; then the unit
-# tests again under ASan+UBSan, the out-of-tree example plugin against the
-# installed SDK, and each fuzz target for a bounded time.
+# tests again under ASan+UBSan, the seal's own tests under ASan+UBSan,
+# clang-tidy, the out-of-tree example plugin against the installed SDK, and
+# each fuzz target for a bounded time.
 # Usage: scripts/test.sh [--quick]   (--quick: the main build and ctest only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,12 @@ for t in "${targets[@]}"; do
   echo "-- $t (ASan+UBSan)"
   "$exe" --gtest_brief=1
 done
+
+echo "== the seal under ASan+UBSan: the escape suite, sealed runs, the home guard"
+scripts/test-sealed-asan.sh
+
+echo "== clang-tidy: memory-safety checks on host/ and plugins/"
+scripts/tidy.sh build
 
 echo "== example plugin built out of tree against the installed SDK"
 scripts/check-example-plugin.sh

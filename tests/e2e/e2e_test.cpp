@@ -14,11 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "common/clock.hpp"
 #include "common/paths.hpp"
+#include "model_server.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -60,49 +62,7 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// The scripted model server, one per test, on an ephemeral loopback port.
-class ModelServer {
- public:
-  ModelServer(const fs::path& dir, const fs::path& workdir) : dir_(dir) {
-    const std::string python = tool("python3");
-    if (python.empty()) return;
-    const std::string script = std::string(PARALLEX_SOURCE_DIR) + "/tests/e2e/fake_model_server.py";
-    const std::string port_file = (dir / "port").string(), actions = (dir / "actions.jsonl").string(),
-                      requests = (dir / "requests.jsonl").string(), wd = workdir.string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::execl(python.c_str(), python.c_str(), script.c_str(), "--port-file", port_file.c_str(), "--actions",
-              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    for (int i = 0; i < 600 && !fs::exists(dir / "port"); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (fs::exists(dir / "port")) port_ = std::stoi(read_text(dir / "port"));
-  }
-  ~ModelServer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  ModelServer(const ModelServer&) = delete;
-  ModelServer& operator=(const ModelServer&) = delete;
-  int port() const { return port_; }
-  // What the server told the client to do, in order.
-  std::vector<json> actions() const {
-    std::vector<json> out;
-    std::istringstream in(read_text(dir_ / "actions.jsonl"));
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) out.push_back(json::parse(line));
-    return out;
-  }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using px::test::ModelServer;
 
 struct Client {
   std::string harness;     // plugin name
@@ -317,74 +277,256 @@ INSTANTIATE_TEST_SUITE_P(Clients, RealClient,
                            return n;
                          });
 
-// The same script through `parallex agent run` (unsealed: the seal's own tests
-// live elsewhere), then `parallex report --agent NAME`: the agent's own home
-// holds the transcripts, the run record the window and the refs.
-TEST(AgentRun, ClaudeCodeThroughParallexAgentRunAndReport) {
-  if (tool("claude").empty())
-    GTEST_SKIP() << "SKIPPED: claude is not installed (npm i -g @anthropic-ai/claude-code)";
-  if (tool("python3").empty()) GTEST_SKIP() << "SKIPPED: python3 is needed for the scripted model server";
-  const std::string px = std::string(PARALLEX_BINARY_DIR) + "/parallex";
-  if (!fs::exists(px)) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
-  std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-agent-XXXXXX").string();
-  ASSERT_TRUE(::mkdtemp(tmpl.data()));
-  const fs::path root = fs::canonical(tmpl), work = root / "work", data = root / "parallex";
-  fs::create_directories(work);
-  std::ofstream(work / "edit.txt") << "old line\n";
-  const std::string git = "git -C " + quote(work.string()) + " -c user.name=t -c user.email=t@example.com ";
-  sh(git + "init -q && " + git + "add -A && " + git + "commit -q -m base");
-  // The agent store lives in a private PARALLEX_HOME, never the user's.
-  const std::string env = "PARALLEX_HOME=" + quote(data.string()) +
-                          " PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
-  ASSERT_EQ(sh(env + quote(px) +
-               " agent new e2ebot --email e2ebot@example.com --allow example.com --local-servers on" + " >" +
-               quote((root / "new.log").string()) + " 2>&1"),
-            0)
-      << read_text(root / "new.log");
-  ModelServer server(root, work);
-  ASSERT_GT(server.port(), 0);
-  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
-  // IS_SANDBOX does not pass the run's environment filter, so permissions are granted per tool.
-  const int status =
-      sh("cd " + quote(work.string()) + " && " + env + "ANTHROPIC_BASE_URL=" + url +
-         " ANTHROPIC_API_KEY=sk-ant-e2e-fake-key-0000000000 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 "
-         "timeout 300 " +
-         quote(px) + " agent run e2ebot --in " + quote(work.string()) +
-         " --unsealed -- claude -p 'do the scripted task' --allowedTools Read Write Edit Bash "
-         "--model claude-sonnet-4-5 </dev/null >" +
-         quote((root / "run.log").string()) + " 2>&1");
-  ASSERT_EQ(status, 0) << read_text(root / "run.log");
-  ASSERT_EQ(server.actions().size(), 5u) << read_text(root / "run.log");
-  const std::string report_text = sh_output(env + quote(px) + " agent report e2ebot --json 2>/dev/null");
-  const std::string fallback = report_text.empty() || report_text[0] != '{'
-                                   ? sh_output(env + quote(px) + " report --agent e2ebot --json 2>/dev/null")
-                                   : report_text;
-  auto rep = json::parse(fallback, nullptr, false);
-  ASSERT_TRUE(rep.is_object()) << fallback.substr(0, 2000);
-  ASSERT_EQ(rep["runs"].size(), 1u);
-  const json& run = rep["runs"][0];
-  EXPECT_EQ(run["agent"], "e2ebot");
-  EXPECT_EQ(run["exit_status"], 0);
-  const json& a = run["activity"];
-  EXPECT_EQ(a["files_read"], json::array({(work / "edit.txt").string()}));
-  const json changes =
-      json::array({{{"path", (work / "new.txt").string()}, {"tool", "Write"}, {"action", "create"}},
-                   {{"path", (work / "edit.txt").string()}, {"tool", "Edit"}, {"action", "modify"}}});
-  json got_changes = json::array();
-  for (const auto& c : a["files_changed"])
-    got_changes.push_back({{"path", c["path"]}, {"tool", c["tool"]}, {"action", c["action"]}});
-  EXPECT_EQ(got_changes, changes);
-  ASSERT_EQ(a["commands"].size(), 2u) << a.dump(1);
-  EXPECT_EQ(a["commands"][0]["command"], "echo px-e2e-ok");
-  EXPECT_EQ(a["commands"][0]["exit_code"], 0);
-  EXPECT_EQ(a["commands"][1]["command"], "ls /nonexistent-px-e2e");
-  EXPECT_EQ(a["commands"][1]["exit_code"], 2);
-  EXPECT_EQ(a["commands"][1]["status"], "error");
-  for (const auto& s : run["sources"]) {
-    if (s["name"] == "transcripts (claude-code)" || s["name"] == "run record") {
-      EXPECT_EQ(s["status"], "used") << s.dump();
-    }
+// Sealed, the way README's "Point a harness at a model server on this
+// machine" tells a user to do it: the model server listens on this machine's
+// localhost, the client is pointed at http://localhost:PORT with its own
+// ordinary setting (Claude Code's ANTHROPIC_BASE_URL, a Codex model provider
+// given with -c, opencode's OPENCODE_CONFIG_CONTENT), and the run gets
+// --local-servers. Nothing else: no NO_PROXY override, no unsealing. For
+// `run` and for `agent run`; then the run's report shows what the client
+// did, and the proxy log that it reached localhost:PORT and nothing else.
+enum class RunKind { run, agent_run };
+struct SealedCase {
+  Client client;
+  RunKind kind;
+};
+
+class SealedClient : public ::testing::TestWithParam<SealedCase> {
+ protected:
+  void SetUp() override {
+    const Client& c = GetParam().client;
+    if (tool(c.executable).empty())
+      GTEST_SKIP() << "SKIPPED: " << c.executable << " is not installed (npm i -g @anthropic-ai/claude-code "
+                   << "@openai/codex opencode-ai); it was not run sealed";
+    if (tool("python3").empty()) GTEST_SKIP() << "SKIPPED: python3 is needed for the scripted model server";
+    if (!fs::exists(parallex())) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
+    std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-sealed-XXXXXX").string();
+    ASSERT_TRUE(::mkdtemp(tmpl.data()));
+    root_ = fs::canonical(tmpl);
+    home_ = root_ / "home";
+    work_ = root_ / "work";
+    for (const auto& d : {home_, work_, root_ / "data", root_ / "runtime"}) fs::create_directories(d);
+    fs::permissions(root_ / "runtime", fs::perms::owner_all);
+    std::ofstream(work_ / "edit.txt") << "old line\n";
+    const std::string git =
+        "git -C " + quote(work_.string()) + " -c user.name=t -c user.email=t@example.com ";
+    sh(git + "init -q && " + git + "add -A && " + git + "commit -q -m base");
   }
-  std::error_code ec;
-  if (!::testing::Test::HasFailure()) fs::remove_all(root, ec);
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty() && !HasFailure())
+      fs::remove_all(root_, ec);
+    else if (!root_.empty())
+      std::printf("[ kept ] %s\n", root_.c_str());
+  }
+
+  static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
+
+  // The user's shell: their home, Parallex's state kept outside it.
+  std::string shell() const {
+    return "cd " + quote(work_.string()) + " && env -i HOME=" + quote(home_.string()) +
+           " PATH=" + quote(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") +
+           " TERM=dumb LANG=C.UTF-8 PARALLEX_HOME=" + quote((root_ / "data").string()) +
+           " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) +
+           " PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
+  }
+
+  // `parallex run --local-servers -- CLIENT ...` or `parallex agent run
+  // NAME --local-servers -- CLIENT ...`, the client pointed at localhost:PORT.
+  int run_sealed(int port) {
+    const std::string url = "http://localhost:" + std::to_string(port);
+    const std::string front =
+        GetParam().kind == RunKind::run ? " run --local-servers -- " : " agent run e2e --local-servers -- ";
+    const std::string px = "timeout 300 " + quote(parallex()) + front;
+    const std::string log = " </dev/null >" + quote((root_ / "run.log").string()) + " 2>&1";
+    const std::string& h = GetParam().client.harness;
+    if (h == "claude-code")
+      return sh(
+          shell() + "ANTHROPIC_BASE_URL=" + url + " ANTHROPIC_API_KEY=sk-ant-e2e-fake-key-0000000000 " + px +
+          "claude -p 'do the scripted task' --dangerously-skip-permissions --model claude-sonnet-4-5" + log);
+    if (h == "codex") {
+      const std::string provider = "model_providers.local={name=\"local\",base_url=\"" + url +
+                                   "/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\"}";
+      return sh(shell() + "OPENAI_API_KEY=sk-e2e-fake-key-00000000000000000000 " + px +
+                "codex exec --skip-git-repo-check -m gpt-5 -c model_provider=local -c " + quote(provider) +
+                " 'do the scripted task'" + log);
+    }
+    const json config{
+        {"provider",
+         {{"local",
+           {{"npm", "@ai-sdk/anthropic"},
+            {"options", {{"baseURL", url + "/v1"}, {"apiKey", "sk-ant-e2e-fake-key-0000000000"}}},
+            {"models", {{"claude-fake", {{"tool_call", true}}}}}}}}},
+        {"model", "local/claude-fake"},
+        {"permission", {{"edit", "allow"}, {"bash", "allow"}}}};
+    return sh(shell() + "OPENCODE_CONFIG_CONTENT=" + quote(config.dump()) +
+              " OPENCODE_DISABLE_MODELS_FETCH=1 " + px + "opencode run 'do the scripted task'" + log);
+  }
+
+  fs::path root_, home_, work_;
+};
+
+TEST_P(SealedClient, PointedAtAModelServerOnThisMachineThroughLocalServers) {
+  const bool agent = GetParam().kind == RunKind::agent_run;
+  const std::string& harness = GetParam().client.harness;
+  if (agent) {
+    ASSERT_EQ(sh(shell() + quote(parallex()) + " agent new e2e --email e2e@example.com >" +
+                 quote((root_ / "new.log").string()) + " 2>&1"),
+              0)
+        << read_text(root_ / "new.log");
+  }
+  ModelServer server(root_, work_);
+  ASSERT_GT(server.port(), 0) << "the scripted model server did not start";
+  const int status = run_sealed(server.port());
+  const std::string log = read_text(root_ / "run.log");
+  ASSERT_EQ(status, 0) << log.substr(0, 6000);
+  ASSERT_EQ(server.actions().size(), 5u) << "the client did not follow the whole script:\n"
+                                         << log.substr(0, 6000);
+  EXPECT_EQ(read_text(work_ / "edit.txt"), "new line\n");
+  EXPECT_TRUE(fs::exists(work_ / "new.txt"));
+  EXPECT_EQ(log.find("UNSEALED"), std::string::npos) << log;
+
+  // The report of that run: sealed, what the client did, and localhost:PORT reached.
+  const std::string report_cmd =
+      agent ? " agent report e2e --json"
+            : " report --runs-dir " + quote((root_ / "data/runs").string()) + " --json";
+  const std::string text = sh_output(shell() + quote(parallex()) + report_cmd + " 2>/dev/null");
+  const json rep = json::parse(text, nullptr, false);
+  ASSERT_TRUE(rep.is_object()) << text.substr(0, 2000);
+  ASSERT_EQ(rep["runs"].size(), 1u) << text.substr(0, 2000);
+  const json& run = rep["runs"][0];
+  EXPECT_EQ(run["seal"], "full") << run.dump(1).substr(0, 2000);
+  EXPECT_EQ(run["harness"], harness);
+  EXPECT_EQ(run["exit_status"], 0);
+  bool reached = false;
+  for (const auto& h : run["hosts"]["reached"])
+    reached = reached || (h["host"] == "localhost" && h["port"] == server.port());
+  EXPECT_TRUE(reached) << run["hosts"].dump(1);
+  for (const auto& h : run["hosts"]["reached"]) EXPECT_EQ(h["host"], "localhost") << h.dump();
+  // What the server scripted is what the report shows (Codex reads with a command).
+  json want_read = json::array();
+  std::set<std::string> want_changed;
+  std::vector<std::string> want_commands;
+  for (const auto& action : server.actions()) {
+    const std::string kind = action["kind"];
+    if (kind == "read")
+      want_read.push_back(action["path"]);
+    else if (kind == "write" || kind == "edit")
+      want_changed.insert(action["path"].get<std::string>());
+    else
+      want_commands.push_back(action["command"]);
+  }
+  const json& a = run["activity"];
+  EXPECT_EQ(a["files_read"], want_read) << a.dump(1);
+  std::set<std::string> changed;
+  for (const auto& c : a["files_changed"]) changed.insert(c.value("path", ""));
+  EXPECT_EQ(changed, want_changed) << a.dump(1);
+  std::vector<std::string> commands;
+  for (const auto& c : a["commands"]) commands.push_back(c.value("command", ""));
+  EXPECT_EQ(commands, want_commands) << a.dump(1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Clients, SealedClient,
+                         ::testing::Values(SealedCase{{"claude-code", "claude"}, RunKind::run},
+                                           SealedCase{{"codex", "codex"}, RunKind::run},
+                                           SealedCase{{"opencode", "opencode"}, RunKind::run},
+                                           SealedCase{{"claude-code", "claude"}, RunKind::agent_run},
+                                           SealedCase{{"codex", "codex"}, RunKind::agent_run},
+                                           SealedCase{{"opencode", "opencode"}, RunKind::agent_run}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.client.harness +
+                                           (param_info.param.kind == RunKind::run ? "_run" : "_agent_run");
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+// Advice that works: a client installed in a node_modules folder the run may
+// not read (a project's own, outside the home) is refused with the smallest
+// grant that makes the whole command readable, checked before it is printed;
+// with that grant, the same command runs. The packages are the real ones
+// (linked, or copied, from the global install into a node_modules of the
+// test's own), so the layout is npm's: .bin links into the packages, Codex's
+// platform package nested in its own.
+class AdvisedGrant : public ::testing::TestWithParam<Client> {
+ protected:
+  void SetUp() override {
+    const Client& c = GetParam();
+    if (tool(c.executable).empty()) GTEST_SKIP() << "SKIPPED: " << c.executable << " is not installed";
+    if (!fs::exists(parallex())) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
+    std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-advice-XXXXXX").string();
+    ASSERT_TRUE(::mkdtemp(tmpl.data()));
+    root_ = fs::canonical(tmpl);
+    for (const char* d : {"home", "work", "data", "runtime"}) fs::create_directories(root_ / d);
+    fs::permissions(root_ / "runtime", fs::perms::owner_all);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty() && !HasFailure())
+      fs::remove_all(root_, ec);
+    else if (!root_.empty())
+      std::printf("[ kept ] %s\n", root_.c_str());
+  }
+  static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
+
+  // node_modules/<scope>/<name> from the global install, and its .bin link.
+  fs::path install_locally() {
+    const fs::path global = fs::canonical(tool(GetParam().executable));  // .../node_modules/@scope/pkg/bin/x
+    const fs::path package = global.parent_path().parent_path();
+    const std::string text = package.string();
+    const auto at = text.rfind("/node_modules/");
+    if (at == std::string::npos) return {};
+    const fs::path name = text.substr(at + std::string("/node_modules/").size());  // @scope/pkg
+    const fs::path modules = root_ / "tools/node_modules";
+    fs::create_directories((modules / name).parent_path());
+    const std::string from = quote(package.string()), to = quote((modules / name).string());
+    // Hard links where the file system allows (the packages are big), else a copy.
+    if (sh("cp -al " + from + " " + to + " 2>/dev/null || cp -a " + from + " " + to) != 0) return {};
+    fs::create_directories(modules / ".bin");
+    fs::create_symlink(fs::path("..") / name / global.lexically_relative(package),
+                       modules / ".bin" / GetParam().executable);
+    return modules;
+  }
+
+  std::string shell(const fs::path& modules) const {
+    return "cd " + quote((root_ / "work").string()) + " && env -i HOME=" + quote((root_ / "home").string()) +
+           " PATH=" + quote((modules / ".bin").string() + ":/usr/local/bin:/usr/bin:/bin") +
+           " LANG=C.UTF-8 PARALLEX_HOME=" + quote((root_ / "data").string()) +
+           " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) +
+           " PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
+  }
+
+  fs::path root_;
+};
+
+TEST_P(AdvisedGrant, TheAdvisedGrantMakesTheCommandRun) {
+  const fs::path modules = install_locally();
+  ASSERT_FALSE(modules.empty()) << "could not lay out a node_modules for " << GetParam().executable;
+  const std::string& exe = GetParam().executable;
+  const std::string refused =
+      sh_output(shell(modules) + quote(parallex()) + " run -- " + exe + " --version 2>&1; echo \"exit=$?\"");
+  EXPECT_NE(refused.find("exit=126"), std::string::npos) << refused;
+  const std::string marker = "grant it with --grant ";
+  const auto at = refused.find(marker);
+  ASSERT_NE(at, std::string::npos) << "no grant was advised:\n" << refused;
+  const std::string rest = refused.substr(at + marker.size());
+  const std::string grant = rest.substr(0, rest.find(' '));
+  EXPECT_NE(rest.find("(checked"), std::string::npos) << refused;
+  // The smallest grant that covers the link, the package and what it runs:
+  // the node_modules folder, never the home or anything above the tools.
+  EXPECT_EQ(fs::path(grant), modules) << refused;
+
+  const std::string ran = sh_output(shell(modules) + quote(parallex()) + " run --grant " + quote(grant) +
+                                    " -- " + exe + " --version 2>&1; echo \"exit=$?\"");
+  EXPECT_NE(ran.find("exit=0"), std::string::npos) << "the advised grant did not make it run:\n" << ran;
+  EXPECT_EQ(ran.find("may not read"), std::string::npos) << ran;
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, AdvisedGrant,
+                         ::testing::Values(Client{"claude-code", "claude"}, Client{"codex", "codex"}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.harness;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });

@@ -101,6 +101,18 @@ TEST(McpTools, InsideAnAgentsRunOnlyThatAgent) {
   EXPECT_NE(text_of(*reply_to(replies, 5)).find("refused while the agent runs"), std::string::npos);
 }
 
+// As the CLI exits 3: an unknown run id is an error, not an empty answer.
+TEST(McpTools, ReadReportOfAnUnknownRunIsAnError) {
+  TempHome home;
+  home.add_agent("reviewer");
+  auto replies =
+      serve(init() + call(1, "read_report", {{"agent", "reviewer"}, {"run_id", "20990101-000000-dead"}}));
+  const Json* r = reply_to(replies, 1);
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE((*r)["result"]["isError"].get<bool>()) << r->dump();
+  EXPECT_NE(text_of(*r).find("There is no run 20990101-000000-dead"), std::string::npos) << text_of(*r);
+}
+
 TEST(McpTools, InsideARunTheBrowserKeepsToTheNetworkRule) {
   auto offline =
       serve(init() + call(1, "open_browser", {{"url", "https://example.com/"}}), in_run("a", "offline"));
@@ -222,6 +234,40 @@ TEST_F(McpRewind, DeclineCancelOrNoConfirmDoNotRewind) {
     EXPECT_FALSE(r["result"]["structuredContent"]["rewound"].get<bool>()) << r.dump();
     EXPECT_EQ(notes(), "changed by the agent\n");
   }
+}
+
+// An accept is a yes only with `confirm: true`: an empty form, a missing
+// content or any other value rewinds nothing.
+TEST_F(McpRewind, AnAcceptWithoutAnExplicitConfirmDoesNotRewind) {
+  for (const auto& a :
+       {answer("accept", Json::object()), answer("accept"), answer("accept", {{"confirm", "true"}}),
+        answer("accept", {{"confirm", 1}}), answer("accept", {{"other", true}})}) {
+    SCOPED_TRACE(a);
+    auto replies = serve(init(kElicitation) + call(1, "rewind_agent", {{"agent", "reviewer"}}) + a);
+    const Json* r = reply_to(replies, 1);
+    ASSERT_NE(r, nullptr);
+    EXPECT_FALSE((*r)["result"]["isError"].get<bool>());
+    EXPECT_FALSE((*r)["result"]["structuredContent"]["rewound"].get<bool>()) << r->dump();
+    EXPECT_NE(text_of(*r).find("did not confirm"), std::string::npos) << text_of(*r);
+    EXPECT_EQ(notes(), "changed by the agent\n");
+  }
+}
+
+// A snapshot id the store does not know is an error that names the MCP tool
+// listing the ids, not a terminal command.
+TEST_F(McpRewind, AnUnknownSnapshotIdPointsAtListSnapshots) {
+  auto replies =
+      serve(init(kElicitation) + call(1, "rewind_agent", {{"agent", "reviewer"}, {"to", "zzzz-no-such"}}));
+  const Json* r = reply_to(replies, 1);
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE((*r)["result"]["isError"].get<bool>());
+  const std::string text = text_of(*r);
+  EXPECT_NE(text.find("zzzz-no-such"), std::string::npos) << text;
+  EXPECT_NE(text.find("list_snapshots"), std::string::npos) << text;
+  EXPECT_EQ(text.find("parallex "), std::string::npos) << text;
+  // Nothing was asked: no elicitation went out.
+  for (const auto& m : replies) EXPECT_NE(m.value("method", ""), "elicitation/create");
+  EXPECT_EQ(notes(), "changed by the agent\n");
 }
 
 TEST_F(McpRewind, AClientWithoutElicitationIsToldToUseTheTerminal) {

@@ -19,9 +19,9 @@ struct Wiring {
 
 std::vector<Wiring> wirings() {
   return {
-      {"claude-code", PX_TEST_TRANSCRIPTS_CLAUDE_CODE != 0},
-      {"codex", PX_TEST_TRANSCRIPTS_CODEX != 0},
-      {"opencode", PX_TEST_TRANSCRIPTS_OPENCODE != 0},
+      {"claude-code", true},
+      {"codex", true},
+      {"opencode", true},
   };
 }
 

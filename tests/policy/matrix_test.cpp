@@ -8,10 +8,8 @@
 #include "expectations_loader.hpp"
 #include "policy/compose.hpp"
 
-#ifdef PARALLEX_HAVE_SEATBELT
 #include "backend/seatbelt/seatbelt.hpp"
 #include "sbpl_eval.hpp"
-#endif
 
 namespace px::expectations {
 namespace {
@@ -89,7 +87,6 @@ TEST_P(Matrix, OracleAgreesWithEveryRow) {
   }
 }
 
-#ifdef PARALLEX_HAVE_SEATBELT
 
 bool loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -149,7 +146,6 @@ TEST_P(Matrix, SeatbeltProfileAgreesWithEveryRow) {
   }
 }
 
-#endif
 
 std::string file_name(const ::testing::TestParamInfo<fs::path>& info) {
   std::string name = info.param.stem().string();

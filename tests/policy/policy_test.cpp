@@ -5,7 +5,9 @@
 
 #include "policy/compose.hpp"
 #include "policy/policy_builder.hpp"
+#include "policy/policy_json.hpp"
 #include "policy/profile.hpp"
+#include "policy/profile_json.hpp"
 
 namespace px::policy {
 namespace {
@@ -169,6 +171,34 @@ TEST(PolicyBuilderTest, BadPortIsRefused) {
 
 // ---------------------------------------------------------------------------
 
+// The built-in profiles are parsed when parallex is built and decoded at run
+// time: what a run gets must be exactly what parsing the YAML gives, every
+// field of it (a field the stored form forgot would change the policy).
+TEST(BuiltInProfiles, DecodedFromTheBuildAsParsedFromTheirText) {
+  ASSERT_FALSE(embedded_profiles().empty());
+  for (const auto& e : embedded_profiles()) {
+    auto parsed = parse_profile(e.text, std::string(e.name) + ".yaml");
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    auto decoded = load_profile(e.name);
+    ASSERT_TRUE(decoded) << decoded.error().message;
+    EXPECT_EQ(profile_to_json(parsed.value()), profile_to_json(decoded.value())) << e.name;
+    auto compose_with = [](const Profile& p) {
+      ComposeInputs in;
+      in.user_home = "/home/u";
+      in.run_folder = "/home/u/src/app";
+      in.temp_dir = "/tmp/px-run";
+      in.profiles.push_back(p);
+      return compose(in);
+    };
+    auto from_text = compose_with(parsed.value());
+    auto from_build = compose_with(decoded.value());
+    ASSERT_EQ(from_text.has_value(), from_build.has_value()) << e.name;
+    if (from_text) {
+      EXPECT_EQ(to_json(from_text.value()), to_json(from_build.value())) << e.name;
+    }
+  }
+}
+
 ComposeInputs base_inputs() {
   ComposeInputs in;
   in.user_home = "/home/u";
@@ -279,6 +309,46 @@ TEST(ComposeTest, AProfileThatOpensTheHomeNeedsTheDangerousSwitch) {
   EXPECT_TRUE(p.value().may_read("/home/u/Documents/x"));
   EXPECT_FALSE(p.value().may_read("/home/u/.ssh/id_ed25519"));
   ASSERT_EQ(p.value().weakenings().size(), 1u);
+}
+
+// `agent run NAME --local-servers` on an offline agent: this machine's
+// servers only, as a plain run gets (not offline, which would leave a client
+// pointed at localhost retrying for minutes). An online agent stays online,
+// an allowlist keeps its hosts.
+TEST(ComposeTest, LocalServersOnAnOfflineAgentMeanLocalServersOnly) {
+  auto in = base_inputs();
+  AgentInputs agent;
+  agent.name = "bot";
+  agent.home = "/var/px/agents/bot/home";
+  agent.network_mode = NetworkMode::offline;
+  in.agent = agent;
+  in.network.local_servers = true;
+  auto p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::allowlist);
+  EXPECT_TRUE(p.value().network().local_servers);
+  EXPECT_TRUE(p.value().may_connect("localhost", 8080));
+  EXPECT_FALSE(p.value().may_connect("example.com", 443));
+
+  in.agent->network_mode = NetworkMode::online;
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::online);
+
+  in.agent->network_mode = NetworkMode::allowlist;
+  in.agent->allow = {"github.com"};
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::allowlist);
+  EXPECT_TRUE(p.value().may_connect("github.com", 443));
+  EXPECT_TRUE(p.value().may_connect("localhost", 8080));
+
+  // Without the flag the offline agent stays offline.
+  in = base_inputs();
+  in.agent = agent;
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().network().mode, NetworkMode::offline);
 }
 
 TEST(ComposeTest, ContradictoryNetworkFlagsAreRefused) {

@@ -170,7 +170,7 @@ TEST(ProxyCommand, ListensPrintsAddressAndStopsOnSigterm) {
   EXPECT_EQ(proxy.stop(SIGTERM), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
   const std::string tail = proxy.rest();
-  EXPECT_NE(tail.find("refused (outside the rule): example.invalid:80"), std::string::npos) << tail;
+  EXPECT_NE(tail.find("blocked-by-allowlist: example.invalid:80"), std::string::npos) << tail;
   EXPECT_EQ(tail.find(password.value()), std::string::npos);
   const std::string log_text = read_file(log);
   EXPECT_NE(log_text.find("\"verdict\":\"allowed\""), std::string::npos) << log_text;

@@ -135,6 +135,10 @@ void SyntheticRun::build(const fs::path& root, const Secrets& secrets) {
                        "' commit -q -S -am 'signed change'") == 0;
   }
   nlohmann::json refs_start{{"refs/heads/main", start_oid}};
+  // A finished agent run records the refs at its end too: the commits are
+  // those between the two, whatever their dates.
+  const std::string end_oid = sh_output(git + "rev-parse HEAD").substr(0, 40);
+  nlohmann::json refs_end{{"refs/heads/main", end_oid}};
 
   record = {{"id", kRunId},
             {"agent", "reviewer"},
@@ -156,7 +160,9 @@ void SyntheticRun::build(const fs::path& root, const Secrets& secrets) {
                   "\n-----END OPENSSH PRIVATE KEY----- leaked"}},
             {"repository", repo.string()},
             {"refs_start", refs_start},
-            {"head_start", start_oid}};
+            {"head_start", start_oid},
+            {"refs_end", refs_end},
+            {"head_end", end_oid}};
   write_record();
   std::string log;
   log += R"({"time":"2026-11-20T10:00:01.000Z","method":"CONNECT","host":"api.anthropic.com","port":443,"verdict":"allowed","reason":"host-allowed","status":200,"bytes_up":1000,"bytes_down":5000,"duration_ms":10})" "\n";

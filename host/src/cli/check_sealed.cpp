@@ -176,8 +176,13 @@ UniqueFd listen_unix(const std::string& path, bool abstract) {
   u.sun_family = AF_UNIX;
   std::memcpy(u.sun_path + (abstract ? 1 : 0), path.data(), std::min(path.size(), sizeof u.sun_path - 2));
   const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + (abstract ? 1 : 0) + path.size());
-  ::bind(s.get(), reinterpret_cast<sockaddr*>(&u), len);
-  ::listen(s.get(), 4);
+  // A socket that did not come up would make its way out look refused.
+  if (path.size() > sizeof u.sun_path - 2) {
+    errno = ENAMETOOLONG;
+    return UniqueFd();
+  }
+  if (!s || ::bind(s.get(), reinterpret_cast<sockaddr*>(&u), len) != 0 || ::listen(s.get(), 4) != 0)
+    return UniqueFd();
   return s;
 }
 
@@ -212,9 +217,16 @@ int check_sealed(bool json, bool allow_weaker) {
   } cleanup{folder};
   const fs::path ws = folder / "ws";
   fs::create_directories(ws / ".git/hooks", ec);
+  // A repository's config too, so the seal protects it as in a real one
+  // (and says nothing of a missing one).
+  std::ofstream(ws / ".git/config") << "[core]\n\trepositoryformatversion = 0\n";
   const fs::path outside_sock = folder / "outside.sock";
   const std::string abstract_name = "parallex-check-" + std::to_string(::getpid());
   const UniqueFd l1 = listen_unix(outside_sock.string(), false), l2 = listen_unix(abstract_name, true);
+  if (!l1 || !l2)
+    return report_error(Error::io("open the unix sockets the check tries to reach (" + outside_sock.string() +
+                                      ", @" + abstract_name + ")",
+                                  errno));
   const fs::path home = user_home();
   const fs::path canary = home / ("parallex-check-canary-" + std::to_string(::getpid()));
   const fs::path self = parallex_executable();

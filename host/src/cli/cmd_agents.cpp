@@ -132,10 +132,15 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     c.local_servers = false;  // offline means no network at all, local servers included
     c.local_server_ports.clear();
   }
-  if (c.network == policy::NetworkMode::offline && c.local_servers)
-    return Error::invalid(
-        "An offline agent cannot reach local servers; drop --local-servers or give it a network "
-        "(--allow HOST or --online).");
+  // Local servers on an agent with no host allowed means this machine's
+  // servers only (as `run --local-servers` does): an allowlist of no host.
+  // Offline stays offline only when it was asked for in the same command.
+  if (c.network == policy::NetworkMode::offline && c.local_servers) {
+    if (f.offline)
+      return Error::invalid("--offline turns off the network, Local servers included; drop --local-servers");
+    c.network = policy::NetworkMode::allowlist;
+    c.allow.clear();
+  }
   for (const auto& g : f.grants) {
     std::vector<run::Notice> grant_notes;
     PX_TRY_ASSIGN(auto flag, run::parse_grant(g, grant_notes));

@@ -111,7 +111,7 @@ int run(const ProxyOptions& o) {
   server.value()->stop();
   std::vector<run::RefusedRequest> refused;
   for (const auto& h : server.value()->refused_hosts()) refused.push_back({h.host, h.port, h.reason, h.count, h.dns});
-  std::fputs(cli::format_refused(refused).c_str(), stderr);
+  std::fputs(cli::format_refused(refused, o.log).c_str(), stderr);
   return 0;
 }
 

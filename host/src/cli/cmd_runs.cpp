@@ -1,17 +1,24 @@
 // `parallex runs [--json]`: the live runs of this user (id, agent, command,
 // pid, state, since), from the registry; entries of dead supervisors are
-// cleaned up on the way.
+// cleaned up on the way, and so are the records they left without an end
+// (closed as lost, their end marked unknown).
 #include <cstdio>
+#include <filesystem>
 
+#include "agents/store.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
+#include "run/record.hpp"
+#include "run/stage.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/registry.hpp"
 
 namespace px::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct Options {
   bool json = false;
@@ -23,7 +30,38 @@ std::string join_command(const std::vector<std::string>& argv) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
+// Every runs folder of this user: the ad-hoc runs' and each agent's.
+std::vector<fs::path> runs_dirs() {
+  std::vector<fs::path> dirs{run::adhoc_runs_dir()};
+  const fs::path agents_root = agents::default_agents_root();
+  if (auto names = agents::list_agents(agents_root))
+    for (const auto& name : names.value()) dirs.push_back(agents::paths_of(agents_root, name).runs());
+  return dirs;
+}
+
+// Records left without an end by a supervisor that is gone (SIGKILL, a
+// crash): closed now, so that no report counts anything later as theirs.
+std::vector<std::string> close_lost_runs() {
+  std::vector<std::string> closed;
+  for (const auto& dir : runs_dirs()) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->is_directory(ec)) continue;
+      auto record = run::read_record(it->path());
+      if (!record || record.value().ended_at) continue;
+      if (run::close_if_lost(it->path(), record.value())) closed.push_back(record.value().id);
+    }
+  }
+  return closed;
+}
+
 int run(const Options& o) {
+  const auto closed = close_lost_runs();
+  for (const auto& id : closed)
+    std::fprintf(stderr,
+                 "parallex: run %s was left without an end by its supervisor; closed it as lost (its end is "
+                 "taken as the last trace it left)\n",
+                 id.c_str());
   const auto listed = supervisor::list_runs(parallex_runtime_dir());
   std::vector<nlohmann::json> rows;
   for (const auto& e : listed.live) {
@@ -41,7 +79,7 @@ int run(const Options& o) {
     rows.push_back(std::move(row));
   }
   if (o.json) {
-    print_json(nlohmann::json{{"runs", rows}, {"cleaned_stale", listed.cleaned}});
+    print_json(nlohmann::json{{"runs", rows}, {"cleaned_stale", listed.cleaned}, {"closed_lost", closed}});
     return 0;
   }
   if (rows.empty()) {

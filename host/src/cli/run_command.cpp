@@ -38,7 +38,7 @@ class NoticePrinter {
 
 }  // namespace
 
-std::string format_refused(const std::vector<run::RefusedRequest>& refused) {
+std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name) {
   if (refused.empty()) return {};
   std::map<std::string, std::vector<const run::RefusedRequest*>> by_reason;
   std::uint64_t total = 0;
@@ -46,8 +46,9 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused) {
     by_reason[r.reason].push_back(&r);
     total += r.count;
   }
-  std::string out = "parallex: the proxy refused " + std::to_string(total) + " request" + (total == 1 ? "" : "s") +
-                    " (see the run's proxy.jsonl):\n";
+  std::string out = "parallex: the proxy refused " + std::to_string(total) + " request" + (total == 1 ? "" : "s");
+  if (!log_name.empty()) out += " (see " + std::string(log_name) + ")";
+  out += ":\n";
   for (const auto& [reason, items] : by_reason) {
     out += "  " + reason + ":";
     for (const auto* r : items) {
@@ -85,7 +86,7 @@ int run_command(run::RunInputs inputs, const RunHooks& hooks) {
   const run::RunRecord& r = result.value().record;
   for (const auto& n : r.notices) printer.print(n);
   if (!r.setup_error.empty()) std::fprintf(stderr, "parallex: %s\n", r.setup_error.c_str());
-  std::fputs(format_refused(r.refused).c_str(), stderr);
+  std::fputs(format_refused(r.refused, "the run's proxy.jsonl").c_str(), stderr);
   if (hooks.finished) hooks.finished(result.value());
   return result.value().exit_status();
 }

@@ -4,6 +4,7 @@
 // its summary at the end, and one exit status table (README "Exit status").
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.hpp"
@@ -26,10 +27,11 @@ struct RunHooks {
 // Parallex could not start the run.
 int run_command(run::RunInputs inputs, const RunHooks& hooks = {});
 
-// The end-of-run lines for refused requests, grouped by reason:
-//   the proxy refused 3 requests:
-//     blocked-by-allowlist  example.com:443 (x2)
-//     ip-literal-refused    1.2.3.4:443
-std::string format_refused(const std::vector<run::RefusedRequest>& refused);
+// The end-of-run lines for refused requests, grouped by reason; log_name
+// (when not empty) says where each decision is written:
+//   parallex: the proxy refused 3 requests (see the run's proxy.jsonl):
+//     blocked-by-allowlist: example.com:443 (x2)
+//     ip-literal-refused: 1.2.3.4:443
+std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name);
 
 }  // namespace px::cli

@@ -55,9 +55,38 @@ Status write_json(const fs::path& file, const Json& j) {
   return ok();
 }
 
-// Starts `argv` in a process group of its own, stdin from /dev/null, stdout to
-// `stdout_fd` (or /dev/null when -1), stderr to `stderr_file`.
-Result<pid_t> spawn(const std::vector<std::string>& argv, int stdout_fd, const fs::path& stderr_file) {
+// The browser's environment: the caller's, with its home and XDG dirs in
+// `home` (the throwaway profile's folder, or the agent's home). Chromium
+// writes outside its --user-data-dir too (Crash Reports in
+// $XDG_CONFIG_HOME/chromium, caches, ~/.pki): none of it may land in the
+// user's home. The display keeps working: XAUTHORITY is set to the user's
+// file when the caller relied on the default.
+std::vector<std::string> browser_environment(const fs::path& home) {
+  std::vector<std::string> env;
+  bool has_xauthority = false;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name == "HOME" || name == "XDG_CONFIG_HOME" || name == "XDG_CACHE_HOME" || name == "XDG_DATA_HOME")
+      continue;
+    has_xauthority = has_xauthority || name == "XAUTHORITY";
+    env.push_back(entry);
+  }
+  std::error_code ec;
+  const fs::path xauthority = user_home() / ".Xauthority";
+  if (!has_xauthority && fs::exists(xauthority, ec)) env.push_back("XAUTHORITY=" + xauthority.string());
+  env.push_back("HOME=" + home.string());
+  env.push_back("XDG_CONFIG_HOME=" + (home / ".config").string());
+  env.push_back("XDG_CACHE_HOME=" + (home / ".cache").string());
+  env.push_back("XDG_DATA_HOME=" + (home / ".local/share").string());
+  return env;
+}
+
+// Starts `argv` in a process group of its own with `env`, stdin from
+// /dev/null, stdout to `stdout_fd` (or /dev/null when -1), stderr to
+// `stderr_file`.
+Result<pid_t> spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int stdout_fd,
+                    const fs::path& stderr_file) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
@@ -78,8 +107,11 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, int stdout_fd, const f
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Error::io("start " + argv[0], rc);
@@ -115,12 +147,12 @@ std::size_t count_entries(const fs::path& dir) {
 
 // Runs a headless Chromium that dumps the page's DOM, then makes sure no
 // process of its group is left (they would keep writing to the profile).
-Status run_headless(const std::vector<std::string>& argv, std::chrono::seconds timeout, const fs::path& log,
-                    BrowserRun& out) {
+Status run_headless(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                    std::chrono::seconds timeout, const fs::path& log, BrowserRun& out) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Error::io("create a pipe for the browser", errno);
   UniqueFd read_end(fds[0]), write_end(fds[1]);
-  auto pid = spawn(argv, write_end.get(), log);
+  auto pid = spawn(argv, env, write_end.get(), log);
   write_end.reset();
   if (!pid) return pid.error();
   out.pid = pid.value();
@@ -167,7 +199,8 @@ Status run_headless(const std::vector<std::string>& argv, std::chrono::seconds t
 
 // Windowed: a detached keeper process starts the browser, waits for it and
 // then runs `cleanup_dir` removal, so the server never blocks on a window.
-Result<long> start_windowed(const std::vector<std::string>& argv, const fs::path& cleanup_dir) {
+Result<long> start_windowed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                            const fs::path& cleanup_dir) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Error::io("create a pipe for the browser", errno);
   UniqueFd read_end(fds[0]), write_end(fds[1]);
@@ -177,7 +210,7 @@ Result<long> start_windowed(const std::vector<std::string>& argv, const fs::path
     ::setsid();
     const pid_t keeper = ::fork();
     if (keeper != 0) ::_exit(keeper < 0 ? 1 : 0);
-    auto pid = spawn(argv, -1, "");
+    auto pid = spawn(argv, env, -1, "");
     const long child = pid ? static_cast<long>(pid.value()) : -1L;
     (void)!::write(write_end.get(), &child, sizeof child);
     write_end.reset();
@@ -329,7 +362,7 @@ Result<BrowserRun> open_clean_browser(const std::string& url, std::chrono::secon
     const fs::path log = out.profile_dir.string() + ".log";
     argv.push_back("--dump-dom");
     argv.push_back(url);
-    Status s = run_headless(argv, timeout, log, out);
+    Status s = run_headless(argv, browser_environment(out.profile_dir), timeout, log, out);
     out.profile_entries_used = count_entries(out.profile_dir);
     std::error_code ec;
     fs::remove_all(out.profile_dir, ec);
@@ -341,7 +374,7 @@ Result<BrowserRun> open_clean_browser(const std::string& url, std::chrono::secon
   }
   argv.push_back("--new-window");
   argv.push_back(url);
-  PX_TRY_ASSIGN(out.pid, start_windowed(argv, out.profile_dir));
+  PX_TRY_ASSIGN(out.pid, start_windowed(argv, browser_environment(out.profile_dir), out.profile_dir));
   out.note = "Opened in a clean Chromium window; its throwaway profile is removed when the window closes.";
   return out;
 }
@@ -364,11 +397,12 @@ Result<BrowserRun> open_agent_browser(const fs::path& agent_home, const std::str
   if (out.headless) {
     argv.push_back("--dump-dom");
     argv.push_back(url);
-    PX_TRY(run_headless(argv, timeout, profile.user_data_dir / "parallex-browser.log", out));
+    PX_TRY(run_headless(argv, browser_environment(agent_home), timeout,
+                        profile.user_data_dir / "parallex-browser.log", out));
     return out;
   }
   argv.push_back(url);
-  PX_TRY_ASSIGN(out.pid, start_windowed(argv, ""));
+  PX_TRY_ASSIGN(out.pid, start_windowed(argv, browser_environment(agent_home), ""));
   out.note = "Opened " + agent_name + "'s own Chromium.";
   return out;
 }

@@ -250,6 +250,14 @@ ToolResult read_report(ToolContext& ctx, const Json& args) {
   req.plugins = &plugins;
   report::Json rep = report::build_report(req);
   report::redact_strings(rep);
+  // As the CLI's exit 3: a run asked for by id and not found is an error the
+  // model must see as one, not an empty list. (An agent with no run yet is
+  // an answer: no runs, and the problem says so.)
+  if (req.selection.run_id && rep["runs"].empty() && !rep["problems"].empty()) {
+    std::string why;
+    for (const auto& p : rep["problems"]) why += (why.empty() ? "" : " ") + p.get<std::string>();
+    return tool_error(why + " read_report without run_id reads the agent's last run.");
+  }
   ToolResult r;
   r.structured = Json::parse(rep.dump());
   return r;
@@ -280,6 +288,16 @@ ToolResult rewind_agent(ToolContext& ctx, const Json& args) {
   if (args.contains("to")) o.to = args["to"].get<std::string>();
   o.is_busy = [name] { return agent_running(name); };
   o.dry_run = true;
+  // A snapshot id the store does not know: said in the model's terms (the
+  // tool that lists them), not the CLI's.
+  if (o.to) {
+    if (auto known = store.value().find(*o.to); !known)
+      return tool_error(known.error().kind == ErrorKind::not_found
+                            ? "Agent " + name + " has no snapshot \"" + *o.to +
+                                  "\"; the list_snapshots tool shows its snapshots' ids."
+                            : "Agent " + name + ": " + known.error().message +
+                                  " The list_snapshots tool shows its snapshots' ids.");
+  }
   auto plan = store.value().rewind(o);
   if (!plan) return tool_error(plan.error());
   auto target = store.value().find(plan.value().target_id);
@@ -311,9 +329,14 @@ ToolResult rewind_agent(ToolContext& ctx, const Json& args) {
   if (!answer) return tool_error("Agent " + name + " was not rewound: " + answer.error().message);
   const std::string action = answer.value().is_object() ? answer.value().value("action", std::string()) : "";
   out["answer"] = action.empty() ? "none" : action;
-  bool confirmed = action == "accept";
-  if (confirmed && answer.value().contains("content") && answer.value()["content"].is_object())
-    confirmed = answer.value()["content"].value("confirm", true) != false;
+  // Only an explicit `confirm: true` is a yes: an accept whose content lacks
+  // the field (or holds anything else) rewinds nothing.
+  bool confirmed = false;
+  if (action == "accept" && answer.value().contains("content") && answer.value()["content"].is_object()) {
+    const Json& content = answer.value()["content"];
+    const auto it = content.find("confirm");
+    confirmed = it != content.end() && it->is_boolean() && it->get<bool>();
+  }
   ToolResult r;
   if (!confirmed) {
     out["undo_snapshot"] = "";

@@ -199,6 +199,14 @@ Result<Policy> compose(const ComposeInputs& in) {
   for (const auto& h : net.allow) b.allow_host(h, Origin::flag("--allow"));
   if (net.local_servers) b.local_servers(*net.local_servers, Origin::flag("--local-servers"), net.local_server_ports);
   for (const auto& p : net.publish) b.publish(p, Origin::flag("--publish"));
+  // --local-servers with no mode flag adds this machine's servers to what the
+  // run may reach. Where that was nothing (an offline agent or profile), it
+  // means this machine's servers only: an allowlist of no host, as a plain
+  // `run --local-servers` gets from the default profile. (--offline with it
+  // is refused above.)
+  if (net.local_servers.value_or(false) && !net.online && !net.offline && net.allow.empty() &&
+      b.network_mode() == NetworkMode::offline)
+    b.network(NetworkMode::allowlist, Origin::flag("--local-servers"));
   for (const auto& spec : in.env_flags) PX_TRY(apply_env_flag(b, spec, Origin::flag("--env")));
   for (const auto& path : in.dangerously_writable)
     b.dangerously_writable(normal_absolute(path), Origin::flag("--dangerously-writable"));

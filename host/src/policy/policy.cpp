@@ -136,20 +136,4 @@ Decision Policy::explain_connect(std::string_view raw_host, std::uint16_t port) 
 
 std::string Policy::digest() const { return sha256_hex(to_json(*this, /*with_origins=*/false).dump()); }
 
-std::string normalize_host(std::string_view host) {
-  std::string out(host);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (!out.empty() && out.back() == '.') out.pop_back();
-  return out;
-}
-
-std::string check_host_pattern(std::string_view pattern) {
-  auto rule = parse_host_rule(pattern);
-  return rule ? std::string() : rule.error().message;
-}
-
-bool host_matches(std::string_view host, std::string_view pattern) {
-  return host_rule_matches(host, pattern);
-}
-
 }  // namespace px::policy

@@ -99,6 +99,10 @@ PolicyBuilder& PolicyBuilder::network(NetworkMode mode, Origin origin) {
   return *this;
 }
 
+NetworkMode PolicyBuilder::network_mode() const {
+  return policy_.network_.mode;
+}
+
 PolicyBuilder& PolicyBuilder::allow_host(const std::string& text, Origin origin) {
   auto rule = parse_host_rule(text);
   if (!rule) return fail(Error::invalid(origin.describe() + ": " + rule.error().message));

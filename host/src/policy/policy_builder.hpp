@@ -33,6 +33,8 @@ class PolicyBuilder {
   PolicyBuilder& local_servers(bool on, Origin origin, std::vector<std::uint16_t> ports = {});
   // "PORT[:HOSTPORT]": the run's server on PORT, on this machine's 127.0.0.1:HOSTPORT (default PORT).
   PolicyBuilder& publish(const std::string& spec, Origin origin);
+  // The network mode set so far (compose reads it to give a flag its meaning).
+  NetworkMode network_mode() const;
 
   PolicyBuilder& keep_env(std::string pattern, std::string reason, Origin origin);
   PolicyBuilder& strip_env(std::string pattern, std::string reason, Origin origin);

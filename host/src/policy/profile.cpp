@@ -253,29 +253,4 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
   return p;
 }
 
-Result<Profile> load_profile(const std::string& name_or_file) {
-  const bool is_path = name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".yaml") ||
-                       name_or_file.ends_with(".yml");
-  if (!is_path) {
-    for (const auto& e : embedded_profiles())
-      if (name_or_file == e.name) return parse_profile(e.text, std::string(e.name) + ".yaml");
-  }
-  fs::path file = name_or_file;
-  if (!is_path) {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    fs::path config = xdg && *xdg ? fs::path(xdg) : user_home() / ".config";
-    file = config / "parallex/profiles" / (name_or_file + ".yaml");
-  }
-  std::ifstream in(file);
-  if (!in) {
-    std::string names;
-    for (const auto& e : embedded_profiles()) names += (names.empty() ? "" : ", ") + std::string(e.name);
-    return Error::not_found("no profile '" + name_or_file + "': it is not a built-in profile (" + names +
-                            ") and " + file.string() + " cannot be read");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_profile(text.str(), file.string());
-}
-
 }  // namespace px::policy

@@ -2,6 +2,7 @@
 // Profiles: YAML policy presets (profiles/*.yaml, embedded in the binary, or a
 // user's file). Parsing is strict: an unknown key, a wrong type, a relative
 // path or a malformed host is an error naming the file, line and key.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,10 +59,13 @@ Result<Profile> parse_profile(std::string_view yaml_text, const std::string& dis
 // <config>/parallex/profiles/NAME.yaml) or a path to a YAML file.
 Result<Profile> load_profile(const std::string& name_or_file);
 
-// The profiles built into the binary, by name, with their YAML text.
+// The profiles built into the binary, by name, with their YAML text and the
+// profile as parsed at build time (profile_json.hpp's CBOR form).
 struct EmbeddedProfile {
   const char* name;
   const char* text;
+  const unsigned char* parsed;
+  std::size_t parsed_size;
 };
 const std::vector<EmbeddedProfile>& embedded_profiles();
 

@@ -258,6 +258,9 @@ Json commits_made(const CommitQuery& q, Source& source) {
     git2::git_error_clear();
   }
   const bool have_start = q.refs_start.is_object();
+  // A run closed as lost has no refs at its end: what is reachable now may
+  // have been committed after it, so its window's end bounds the walk.
+  const bool have_end = q.refs_end.is_object() && !q.refs_end.empty();
   if (have_start) {
     for (const auto& [name, oid] : q.refs_start.items())
       if (oid.is_string()) push_oid_text(walk.get(), oid.get<std::string>(), true);
@@ -269,6 +272,12 @@ Json commits_made(const CommitQuery& q, Source& source) {
         "repository then), so the commits listed are those committed during the run's time, which a commit "
         "date can fake.";
   }
+  if (have_start && !have_end && q.until_ms) {
+    source.status = "partial";
+    source.message =
+        "The run record holds no refs at the end of the run (its supervisor ended without finishing it), so "
+        "the commits listed stop at its end time, which a commit date can fake.";
+  }
   git_oid oid;
   std::size_t seen = 0;
   while (git2::git_revwalk_next(&oid, walk.get()) == 0) {
@@ -276,9 +285,10 @@ Json commits_made(const CommitQuery& q, Source& source) {
     if (git2::git_commit_lookup(&c_raw, repo.get(), &oid) != 0) continue;
     CommitPtr commit(c_raw);
     const git_signature* committer = git2::git_commit_committer(commit.get());
-    if (!have_start) {
+    if (!have_start || !have_end) {
       const std::int64_t t = committer ? static_cast<std::int64_t>(committer->when.time) * 1000 : 0;
-      if ((q.since_ms && t < q.since_ms - 1000) || (q.until_ms && t > q.until_ms + 1000)) continue;
+      if (!have_start && q.since_ms && t < q.since_ms - 1000) continue;
+      if (q.until_ms && t > q.until_ms + 1000) continue;
     }
     if (++seen > q.limit) {
       source.status = "partial";

@@ -299,15 +299,21 @@ bool supervisor_alive(const RunRecord& record) {
 bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
   if (record.ended_at || supervisor_alive(record)) return false;
   // The last trace the run left: the newest file of its folder.
+  // (file_clock's epoch is not the system clock's: an empty file_time_type{}
+  // is a date in 2174, later than any real file.)
   std::error_code ec;
-  fs::file_time_type newest{};
+  fs::file_time_type newest = fs::file_time_type::min();
   for (fs::directory_iterator it(run_dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto t = it->last_write_time(ec);
     if (!ec && t > newest) newest = t;
   }
-  const auto sys = std::chrono::file_clock::to_sys(newest);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
-  record.ended_at = iso_utc_ms(ms);
+  if (newest == fs::file_time_type::min()) {
+    record.ended_at = record.started_at;  // nothing left to date it by: it ended as it began
+  } else {
+    const auto sys = std::chrono::file_clock::to_sys(newest);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
+    record.ended_at = iso_utc_ms(ms);
+  }
   record.end_known = false;
   record.status = RunStatus::lost;
   record.notices.push_back({NoticeKind::alert,

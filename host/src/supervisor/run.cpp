@@ -117,9 +117,22 @@ class Run {
   void stop_on_signals() {
     stop_ = std::make_unique<StopSignals>([this](int sig) {
       say({NoticeKind::alert, "parallex received " + sigabbrev(sig) + ": ending the run"});
-      std::lock_guard lock(mu_);
-      if (control_) (void)control_->kill(sigabbrev(sig));
+      kill_if_stopped();
     });
+  }
+
+  // Kills the run's processes once a stop signal came in. Called by the
+  // signals' thread, and again once the command has started (a signal that
+  // came while it was being started finds it then). RunControl::kill calls
+  // the network hooks, which take `mu_`: it must not be held here.
+  void kill_if_stopped() {
+    if (!stop_ || !stop_->received()) return;
+    RunControl* control = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      control = control_.get();
+    }
+    if (control) (void)control->kill(sigabbrev(stop_->received()));
   }
 
   Status start_kill_switch() {
@@ -295,6 +308,7 @@ class Run {
     request.on_started = [this](pid_t pid, bool enters_cgroup) {
       if (auto attached = control_->attach(pid, enters_cgroup); !attached)
         say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
+      kill_if_stopped();
     };
     auto launched = backend_.launch(request);
     if (!launched) {
@@ -426,6 +440,14 @@ class Run {
     return RunResult{r, dir_};
   }
 
+  // No record could be made: nothing of the run is left behind (its private
+  // dir, the empty folder its record would have gone to).
+  void discard() {
+    std::error_code ec;
+    if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
+    if (!dir_.empty() && !fs::exists(dir_ / "run.json", ec)) fs::remove(dir_, ec);
+  }
+
   bool finished() const { return finished_; }
 
   // PARALLEX_SEAL_TIMING=1: how long each step took, as timing notices.
@@ -467,6 +489,13 @@ class Run {
     if (observer_.notice) observer_.notice(clean);
   }
 
+  // The signals' thread ends before the kill switch it uses goes.
+ public:
+  ~Run() { stop_.reset(); }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+ private:
   run::RunPlan plan_;
   backend::Backend& backend_;
   const RunObserver& observer_;
@@ -510,7 +539,10 @@ std::string new_run_id() {
 Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObserver& observer) {
   if (plan.argv.empty()) return Error::invalid("no command to run: give it after --");
   Run r(std::move(plan), backend, observer);
-  PX_TRY(r.open_record());
+  if (auto opened = r.open_record(); !opened) {
+    r.discard();
+    return opened.error();
+  }
   r.lap("open record");
   // From here on the record is finished whatever fails: the steps return an
   // error only before the command starts, and finish() records it.

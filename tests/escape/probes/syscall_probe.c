@@ -3,15 +3,24 @@
  *       kexec_load keyctl add_key clone3 unshare_user unshare_mount_then_umount
  *       mount open_tree fsopen setns tiocsti tiocsti_high tioclinux int80 x32
  *       socket FAMILY (a number; OK and the fd closed when it opened) */
-#include "probe.h"
+#include "probe.h" /* first: it defines _GNU_SOURCE */
+
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+static sigjmp_buf segv_jump;
+static void on_segv(int sig) {
+  (void)sig;
+  siglongjmp(segv_jump, 1);
+}
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
@@ -48,7 +57,14 @@ int main(int argc, char** argv) {
     return px_errno_result(syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | 0x100000000UL, "x"));
   if (!strcmp(n, "tioclinux")) return px_errno_result(syscall(SYS_ioctl, 0, (unsigned long)TIOCLINUX, buf));
   if (!strcmp(n, "int80")) {
-    /* getpid as an ia32 syscall (20): the filter's arch check must refuse it. */
+    /* getpid as an ia32 syscall (20): the filter's arch check must refuse it.
+     * A kernel without IA32 emulation has no int 0x80 entry: the instruction
+     * faults (SIGSEGV) and no call runs, which the probe reports as NO_IA32. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_segv;
+    sigaction(SIGSEGV, &sa, NULL);
+    if (sigsetjmp(segv_jump, 1)) return px_result("NO_IA32");
     long rc;
     __asm__ volatile("int $0x80" : "=a"(rc) : "a"(20L) : "memory");
     if (rc < 0) { errno = (int)-rc; return px_errno_result(-1); }

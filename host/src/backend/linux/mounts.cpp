@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "backend/linux/sys.hpp"
@@ -39,6 +41,28 @@ Status set_attr(int tree, std::uint64_t set, bool recursive, const std::string& 
   if (::mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) != 0)
     return sys_error("mount_setattr " + what);
   return ok();
+}
+
+// The caller's terminal, when the run's stdin, stdout or stderr is one: its
+// path on the host (/dev/pts/N), checked to be the very device the fd is.
+// Read from /proc/self/fd (no directory scan) while the host's tree is whole.
+std::optional<std::string> caller_terminal() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::isatty(fd) != 1) continue;
+    char link[64];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    char target[256];
+    const ssize_t n = ::readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    struct stat held {
+    }, named{};
+    if (::fstat(fd, &held) != 0 || ::stat(target, &named) != 0 || !S_ISCHR(named.st_mode) ||
+        named.st_rdev != held.st_rdev || named.st_ino != held.st_ino || named.st_dev != held.st_dev)
+      continue;
+    return std::string(target);
+  }
+  return std::nullopt;
 }
 
 // A detached copy of the host tree at `host` (with its submounts: a locked
@@ -325,6 +349,9 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
   const fs::path run_git = plan.run_folder.empty() ? fs::path() : plan.run_folder / ".git";
   struct stat git_st {};
   const bool has_repository = !run_git.empty() && ::lstat(run_git.c_str(), &git_st) == 0;
+  // A worktree's .git is a file naming its repository: nothing can be made
+  // under it, so its missing hooks or config are nothing to warn about.
+  const bool git_is_file = has_repository && !S_ISDIR(git_st.st_mode);
   const bool agent_home = policy.run_home() != policy.user_home();
   std::set<fs::path> rename_proof;
   if (!run_git.empty()) rename_proof.insert(run_git);
@@ -348,8 +375,9 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
       if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode)) plan.placeholders.push_back({r.path, true});
     } else if (agent_home && is_within(r.path, policy.run_home())) {
       plan.placeholders.push_back({r.path, false});
-    } else if (!has_repository && is_within(r.path, run_git)) {
-      // No repository: nothing of .git to protect (a new .git is caught after the run).
+    } else if ((!has_repository || git_is_file) && is_within(r.path, run_git)) {
+      // No repository: nothing of .git to protect (a new .git is caught after
+      // the run). A worktree's .git file: nothing can be created under it.
     } else if (in_run_folder) {
       // A file another program runs later, not there yet: nothing is made in
       // the user's tree for it; the supervisor moves aside what the run makes
@@ -474,6 +502,23 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
     PX_TRY_ASSIGN(UniqueFd tree,
                   clone_tree(AT_FDCWD, path.c_str(), 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, path));
     nodes.emplace(name, std::move(tree));
+  }
+  // The run's terminal gets a name in the view. Its host name (/dev/pts/N)
+  // belongs to the host's devpts, which the view does not show: the run's
+  // /dev/pts is an instance of its own, where N may name one of the run's own
+  // ptys. So the terminal is bound at /dev/console, as container runtimes
+  // do, where ttyname() finds it (`tty` prints /dev/console). This gives the
+  // run no new access: it holds the terminal already (fds 0-2), and TIOCSTI
+  // and TIOCLINUX stay refused by the filter. A terminal that cannot be
+  // bound is left nameless, as before (the run still works).
+  if (const auto terminal = caller_terminal()) {
+    auto tree = clone_tree(AT_FDCWD, terminal->c_str(), 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, *terminal);
+    if (tree)
+      nodes.emplace("console", std::move(tree).value());
+    else
+      notes.push_back(
+          {run::NoticeKind::seal,
+           "the run's terminal has no name inside it (tty says \"not a tty\"): " + tree.error().message});
   }
 
   // 2. The skeleton: a tmpfs attached at a staging point (covering it is

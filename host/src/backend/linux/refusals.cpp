@@ -124,8 +124,9 @@ void serve_refusals(int listener, int seal_exited, audit::LandlockLog* landlock,
       if (errno == EINTR) continue;
       break;
     }
-    if (fds[2].revents & POLLIN) landlock->read_available();
-    if (fds[0].revents & POLLIN) {
+    if (landlock && (fds[2].revents & POLLIN)) landlock->read_available();
+    // (poll leaves revents 0 for a negative fd; the checks say so to the analyzer too.)
+    if (req && resp && (fds[0].revents & POLLIN)) {
       // The kernel fills the whole struct; libseccomp wants it zeroed first.
       std::memset(req, 0, sizeof *req);
       if (seccomp_notify_receive(listener, req) != 0) continue;  // the caller died meanwhile

@@ -1,0 +1,25 @@
+// The Policy's host helpers, over the one host rule syntax (common/host_rule.hpp).
+#include <cctype>
+
+#include "common/host_rule.hpp"
+#include "policy/policy.hpp"
+
+namespace px::policy {
+
+std::string normalize_host(std::string_view host) {
+  std::string out(host);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!out.empty() && out.back() == '.') out.pop_back();
+  return out;
+}
+
+std::string check_host_pattern(std::string_view pattern) {
+  auto rule = parse_host_rule(pattern);
+  return rule ? std::string() : rule.error().message;
+}
+
+bool host_matches(std::string_view host, std::string_view pattern) {
+  return host_rule_matches(host, pattern);
+}
+
+}  // namespace px::policy

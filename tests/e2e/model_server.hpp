@@ -1,0 +1,78 @@
+#pragma once
+// The scripted model server (fake_model_server.py) on an ephemeral loopback
+// port of this machine, one per test: what a user's local model server is to
+// a harness. Shared by the end-to-end and the home guard tests.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/paths.hpp"
+
+namespace px::test {
+
+class ModelServer {
+ public:
+  // `dir` holds its port file and logs; `workdir` is the folder its script
+  // tells the client to work in.
+  ModelServer(const std::filesystem::path& dir, const std::filesystem::path& workdir) : dir_(dir) {
+    const char* path = std::getenv("PATH");
+    const auto python = px::find_executable("python3", path ? path : "/usr/local/bin:/usr/bin:/bin");
+    if (!python) return;
+    const std::string py = python->string();
+    const std::string script = std::string(PARALLEX_SOURCE_DIR) + "/tests/e2e/fake_model_server.py";
+    const std::string port_file = (dir / "port").string(), actions = (dir / "actions.jsonl").string(),
+                      requests = (dir / "requests.jsonl").string(), wd = workdir.string();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl(py.c_str(), py.c_str(), script.c_str(), "--port-file", port_file.c_str(), "--actions",
+              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    for (int i = 0; i < 600 && !std::filesystem::exists(dir / "port"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (std::filesystem::exists(dir / "port")) port_ = std::stoi(read(dir / "port"));
+  }
+  ~ModelServer() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  ModelServer(const ModelServer&) = delete;
+  ModelServer& operator=(const ModelServer&) = delete;
+
+  int port() const { return port_; }
+  // What the server told the client to do, in order.
+  std::vector<nlohmann::json> actions() const {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(read(dir_ / "actions.jsonl"));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+  // The requests it received (paths and headers), for a failure message.
+  std::string requests() const { return read(dir_ / "requests.jsonl"); }
+
+ private:
+  static std::string read(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace px::test
