@@ -278,6 +278,40 @@ TEST_F(EscapeFrontDoor, WorktreesWorkAndTheirDoorsAreClosed) {
   EXPECT_EQ(read_text(repo_ / "wt/w.txt"), "w\n");
 }
 
+// Item 4, a nested repository (a clone inside the run folder, not a
+// submodule): work in it runs inside; a hook the run plants and a config it
+// changes to name a program are moved aside, and the config as it was is put
+// back, so git outside still works there and runs nothing of the run's.
+TEST_F(EscapeFrontDoor, ANestedRepositorysDoorsAreMovedAsideAndItsConfigPutBack) {
+  const fs::path lib = repo_ / "vendor/lib";
+  write_text(lib / "lib.c", "int x;\n");
+  ASSERT_EQ(git(lib, "init -q") + git(lib, "add lib.c") + git(lib, "commit -qm lib") +
+                git(lib, "config remote.origin.url https://example.com/lib.git"),
+            0);
+  const std::string config_before = read_text(lib / ".git/config");
+  const std::string g = "git -c user.name=a -c user.email=a@example.com ";
+  const Ran r =
+      px("run -- sh -c " +
+         quote("set -e; cd vendor/lib; echo y > y.c; " + g + "add y.c; " + g + "commit -qm y; " +
+               "printf '#!/bin/sh\\nid\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; "
+               "printf '[core]\\n\\tfsmonitor = id\\n' >> .git/config; echo RAN"));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("RAN"), std::string::npos);
+  EXPECT_FALSE(fs::exists(lib / ".git/hooks/pre-commit")) << "the planted hook stayed";
+  EXPECT_EQ(read_text(lib / ".git/config"), config_before) << "the config as it was is put back";
+  const json rec = last_record();
+  std::set<std::string> paths;
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  EXPECT_EQ(paths, (std::set<std::string>{"vendor/lib/.git/hooks/pre-commit", "vendor/lib/.git/config"}))
+      << rec["quarantined"].dump(2);
+  EXPECT_NE(rec["quarantined"].dump().find("core.fsmonitor"), std::string::npos);
+  EXPECT_NE(rec["quarantined"].dump().find("put back"), std::string::npos);
+  // The moved config holds what the run wrote; the commit made inside stays.
+  EXPECT_EQ(git(lib, "cat-file -e HEAD:y.c"), 0);
+  EXPECT_EQ(git(lib, "status"), 0);
+}
+
 // Item 3: a variable passed on purpose reaches the run; a credential only
 // when named so; the record names it, never its value.
 TEST_F(EscapeFrontDoor, AVariablePassedOnPurposeIsRecordedByName) {

@@ -60,9 +60,13 @@ bool NetworkRule::local_port_allowed(std::uint16_t port) const {
 std::vector<const ReadOnlyPath*> Policy::project_files() const {
   std::vector<const ReadOnlyPath*> out;
   if (run_folder_.empty()) return out;
-  const fs::path git = run_folder_ / ".git";
-  for (const auto& r : read_only_)
-    if (r.path != run_folder_ && is_within(r.path, run_folder_) && !is_within(r.path, git)) out.push_back(&r);
+  for (const auto& r : read_only_) {
+    if (r.path == run_folder_ || !is_within(r.path, run_folder_)) continue;
+    // A git dir's files (the run folder's, a nested repository's) are checked
+    // by what they say, not moved aside for being there.
+    const fs::path rel = r.path.lexically_relative(run_folder_);
+    if (std::none_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".git"; })) out.push_back(&r);
+  }
   return out;
 }
 

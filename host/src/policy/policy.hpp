@@ -125,7 +125,7 @@ class Policy {
   const std::vector<ReadOnlyPath>& read_only() const { return read_only_; }
   // Files other programs run or trust later (an editor's tasks, a harness's
   // hooks and MCP servers, direnv's .envrc): the read-only paths inside the
-  // run folder, outside its .git (whose files are checked by what they say).
+  // run folder, outside any git dir (whose files are checked by what they say).
   // Made during a run, they are moved aside (supervisor/quarantine.hpp).
   std::vector<const ReadOnlyPath*> project_files() const;
   // No new `.git` may be made inside the run folder (git init, gitfile).

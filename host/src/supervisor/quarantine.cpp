@@ -26,6 +26,7 @@ namespace {
 
 constexpr std::size_t kMaxCheckedFile = 256 * 1024;  // a git file larger than this is not read: moved aside
 constexpr int kMaxGitDepth = 4;                      // modules of modules
+constexpr off_t kMaxKeptOriginal = 64 * 1024;        // a git file kept to put back when a run changes it
 
 // `rel` beneath the run folder, never through a link (RESOLVE_NO_SYMLINKS),
 // never out of it (RESOLVE_BENEATH). O_NOFOLLOW: a link at the end is opened
@@ -153,6 +154,45 @@ std::optional<fs::path> first_link_on_the_way(int run_dir, const fs::path& rel) 
   return std::nullopt;
 }
 
+// Repositories inside the run folder other than its own (a clone in
+// vendor/x): folders holding a `.git` folder, within kNestedDepth levels,
+// never through a link, into neither `.git` nor `node_modules`, looking at
+// kNestedBudget folders at most (every run pays for the walk). They are not
+// read-only in the run (a build that removes build/_deps, where CMake clones,
+// must still work); what changes in their git dirs is checked after it.
+constexpr int kNestedDepth = 2;
+constexpr int kNestedBudget = 256;
+std::vector<fs::path> nested_repositories(int run_dir) {
+  std::vector<fs::path> out;
+  int budget = kNestedBudget;
+  std::vector<std::pair<fs::path, int>> queue{{fs::path(), 0}};  // breadth first: (folder, depth)
+  for (std::size_t i = 0; i < queue.size() && budget > 0; ++i) {
+    const auto [rel, depth] = queue[i];
+    UniqueFd fd = open_beneath(run_dir, rel, O_RDONLY | O_DIRECTORY);
+    DIR* dir = fd ? ::fdopendir(fd.get()) : nullptr;
+    if (!dir) continue;
+    const int dfd = fd.release();  // closed by closedir
+    while (const dirent* e = ::readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == ".." || name == ".git" || name == "node_modules") continue;
+      struct stat st {};
+      const bool is_dir =
+          e->d_type == DT_DIR ||
+          (e->d_type == DT_UNKNOWN && ::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISDIR(st.st_mode));
+      if (!is_dir || budget <= 0) continue;
+      --budget;
+      if (::fstatat(dfd, (name + "/.git").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        out.push_back(rel / name);  // its own nested repositories are its business
+      else if (depth + 1 < kNestedDepth)
+        queue.push_back({rel / name, depth + 1});
+    }
+    ::closedir(dir);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Quarantined& q) {
@@ -211,6 +251,7 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
     }
     protected_.push_back(std::move(p));
   }
+  nested_ = nested_repositories(run_dir_);
   remember_git();
 }
 
@@ -231,6 +272,29 @@ void Quarantine::remember(const fs::path& rel) {
           S_ISLNK(st.st_mode),
           {}};
   git_start_[rel] = id;
+  // A small file's content, to put back if the run changes it (only files a
+  // run may write: those of a nested repository, which are not read-only).
+  if (id.exists && S_ISREG(st.st_mode) && st.st_size <= kMaxKeptOriginal) {
+    UniqueFd fd(::openat(parent.get(), rel.filename().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    bool too_big = false;
+    if (fd) git_originals_[rel] = {read_small(fd.get(), kMaxKeptOriginal, too_big), st.st_mode & 07777};
+    if (too_big) git_originals_.erase(rel);
+  }
+}
+
+std::string Quarantine::put_back(const fs::path& rel) {
+  const auto it = git_originals_.find(rel);
+  if (it == git_originals_.end()) return "";
+  UniqueFd dir = open_beneath(run_dir_, rel.parent_path(), O_RDONLY | O_DIRECTORY);
+  UniqueFd fd(dir ? ::openat(dir.get(), rel.filename().c_str(),
+                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, it->second.mode)
+                  : -1);
+  const std::string& text = it->second.text;
+  if (!fd || ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return "";
+  ::fchmod(fd.get(), it->second.mode);
+  fd.reset();
+  remember(rel);  // the file put back is the one to compare with from now on
+  return "the original (as it was when the run started) is put back";
 }
 
 bool Quarantine::unchanged(const fs::path& rel) const {
@@ -273,8 +337,12 @@ void Quarantine::remember_git_dir(const fs::path& rel, int depth) {
 }
 
 void Quarantine::remember_git() {
-  UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
   struct stat st {};
+  for (const auto& path : nested_) {
+    UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
+    if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode)) remember_git_dir(path / ".git", 1);
+  }
+  UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
   had_git_dir_ = git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode);
   if (!had_git_dir_) return;
   remember_git_dir(".git", 0);
@@ -487,7 +555,10 @@ void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_u
       why = why_if_unsafe + ": " + list;
     }
   }
-  if (auto q = move_aside(parent.get(), name, rel, why, when, may_copy)) out.push_back(std::move(*q));
+  if (auto q = move_aside(parent.get(), name, rel, why, when, may_copy)) {
+    if (!q->moved_to.empty() && q->error.empty()) q->restored = put_back(rel);
+    out.push_back(std::move(*q));
+  }
 }
 
 void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, const std::string& when,
@@ -525,7 +596,14 @@ void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, con
 void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out) {
   UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
   struct stat st {};
-  if (!git || ::fstat(git.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  if (!git || ::fstat(git.get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    for (const auto& path : nested_) {
+      UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
+      if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode))
+        check_git_dir(path / ".git", "the nested repository " + path.string(), when, may_copy, out, 1);
+    }
+    return;
+  }
   // The repository's own config and hooks are read-only in the run; what it
   // may write in .git (objects, refs, submodules' and worktrees' git dirs) is
   // checked for what would make git run a program.
@@ -541,6 +619,7 @@ void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Q
     }
   }
   std::vector<fs::path> paths = submodule_paths_;
+  paths.insert(paths.end(), nested_.begin(), nested_.end());
   if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY)) {
     bool too_big = false;
     bool ok = true;

@@ -107,6 +107,15 @@ class Quarantine {
   bool had_git_dir_ = false;
   std::map<fs::path, Identity> git_start_;  // files of .git that are checked, as they were
   std::vector<fs::path> submodule_paths_;   // from .gitmodules at the start
+  std::vector<fs::path> nested_;            // other repositories in the run folder (their .git's parent)
+  struct Original {
+    std::string text;
+    mode_t mode = 0644;
+  };
+  std::map<fs::path, Original> git_originals_;  // small git files as they were, to put back
+  // Puts back the original of `rel` after what the run made there was moved
+  // aside; says so, or "" when there was none (or it could not be written).
+  std::string put_back(const fs::path& rel);
   std::vector<Quarantined> moved_;
   mutable std::mutex mu_;
 
