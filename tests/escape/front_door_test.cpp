@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -84,7 +87,10 @@ class EscapeFrontDoor : public ::testing::Test {
 
   // `parallex ARGS` in `dir` (default: the repository), with its state here.
   Ran px(const std::string& args, const std::string& env = "", const fs::path& dir = {}) {
-    const fs::path out = root_ / "stdout", err = root_ / "stderr";
+    // Files of its own per call: a test may run parallex from two threads.
+    static std::atomic<int> calls{0};
+    const std::string n = std::to_string(calls++);
+    const fs::path out = root_ / ("stdout." + n), err = root_ / ("stderr." + n);
     const std::string cmd =
         "cd " + quote((dir.empty() ? repo_ : dir).string()) + " && env HOME=" + quote(home_.string()) +
         " PARALLEX_HOME=" + quote((root_ / "data").string()) +
@@ -310,6 +316,42 @@ TEST_F(EscapeFrontDoor, ANestedRepositorysDoorsAreMovedAsideAndItsConfigPutBack)
   // The moved config holds what the run wrote; the commit made inside stays.
   EXPECT_EQ(git(lib, "cat-file -e HEAD:y.c"), 0);
   EXPECT_EQ(git(lib, "status"), 0);
+}
+
+// A pause moves aside what the run left in .git at once (every process of
+// the run is frozen, so none is halfway through a write), before the user
+// works in the folder while the run waits.
+TEST_F(EscapeFrontDoor, APauseMovesAsideWhatTheRunLeftInGit) {
+  const fs::path hook = repo_ / ".git/modules/evil/hooks/pre-commit";
+  std::thread run([&] {
+    px("run -- sh -c " + quote("mkdir -p .git/modules/evil/hooks; echo ref > .git/modules/evil/HEAD; "
+                               "printf '#!/bin/sh\\nid\\n' > .git/modules/evil/hooks/pre-commit; "
+                               "touch ready; sleep 20"));
+  });
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(fs::exists(repo_ / "ready"));
+  EXPECT_TRUE(fs::exists(hook)) << "the run is still going: nothing of .git is moved yet";
+  std::string id;
+  for (int i = 0; i < 100 && id.empty(); ++i) {
+    const json runs = json::parse(px("runs --json").out, nullptr, false);
+    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
+      id = runs["runs"][0].value("id", "");
+    if (id.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (id.empty()) {
+    ADD_FAILURE() << "the run is not listed";
+    run.join();
+    return;
+  }
+  const Ran paused = px("pause " + id);
+  EXPECT_EQ(paused.status, 0) << paused.err;
+  EXPECT_FALSE(fs::exists(hook)) << "a pause moves it aside at once";
+  px("kill " + id);
+  run.join();
+  const json rec = last_record();
+  ASSERT_EQ(rec["quarantined"].size(), 1u) << rec.dump(2);
+  EXPECT_EQ(rec["quarantined"][0]["when"], "when the run was paused");
 }
 
 // Item 3: a variable passed on purpose reaches the run; a credential only
