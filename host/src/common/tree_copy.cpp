@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <vector>
@@ -30,7 +31,8 @@ bool copy_file_contents(int from, int to) {
   return true;
 }
 
-// The names in the directory `fd` (without . and ..).
+}  // namespace
+
 std::vector<std::string> names_in(int fd) {
   std::vector<std::string> out;
   const int listing = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -45,10 +47,9 @@ std::vector<std::string> names_in(int fd) {
     if (name != "." && name != "..") out.push_back(name);
   }
   ::closedir(dir);
+  std::sort(out.begin(), out.end());
   return out;
 }
-
-}  // namespace
 
 bool copy_entry(int src, const std::string& name, int dst, const std::string& dst_name, CopyCounts& counts) {
   struct stat st {};

@@ -5,6 +5,7 @@
 // (new harness state) or moved aside (quarantine).
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace px {
 
@@ -22,6 +23,8 @@ bool copy_entry(int src_dir, const std::string& name, int dst_dir, const std::st
                 CopyCounts& counts);
 // Removes the entry `name` of `dir` and, for a folder, everything in it.
 bool remove_entry(int dir, const std::string& name, int depth = 0);
+// The names in the directory `dir_fd` (without . and ..), sorted.
+std::vector<std::string> names_in(int dir_fd);
 // A directory holding nothing.
 bool is_empty_dir(int fd);
 // A directory holding no file, link or other entry, only (empty) folders.

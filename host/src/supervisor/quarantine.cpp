@@ -82,24 +82,6 @@ std::string first_lines(const std::string& text, int lines, std::size_t max) {
   return out;
 }
 
-std::vector<std::string> names_in(int dir_fd) {
-  std::vector<std::string> out;
-  const int listing = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (listing < 0) return out;
-  DIR* dir = ::fdopendir(listing);
-  if (!dir) {
-    ::close(listing);
-    return out;
-  }
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") out.push_back(name);
-  }
-  ::closedir(dir);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // What a moved file or folder held, read from its copy in the record folder.
 std::string describe_contents(const fs::path& moved) {
   std::string out;
@@ -152,6 +134,28 @@ std::optional<fs::path> first_link_on_the_way(int run_dir, const fs::path& rel) 
     cur = UniqueFd(::openat(cur.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   }
   return std::nullopt;
+}
+
+// The submodules' git dirs in the git dir `rel`: modules are named by their
+// path, which may hold '/', so a folder with a HEAD is a git dir and any
+// other is a step of a name.
+std::vector<fs::path> module_git_dirs(int run_dir, const fs::path& rel) {
+  std::vector<fs::path> out;
+  std::vector<std::pair<fs::path, int>> pending{{rel / "modules", 0}};
+  while (!pending.empty()) {
+    auto [dir, steps] = pending.back();
+    pending.pop_back();
+    UniqueFd fd = open_beneath(run_dir, dir, O_RDONLY | O_DIRECTORY);
+    if (!fd || steps > 8) continue;
+    for (const auto& name : names_in(fd.get())) {
+      struct stat st {};
+      if (::fstatat(fd.get(), (name + "/HEAD").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+        out.push_back(dir / name);
+      else if (::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        pending.push_back({dir / name, steps + 1});
+    }
+  }
+  return out;
 }
 
 // Repositories inside the run folder other than its own (a clone in
@@ -318,22 +322,7 @@ void Quarantine::remember_git_dir(const fs::path& rel, int depth) {
   if (UniqueFd hooks = open_beneath(run_dir_, rel / "hooks", O_RDONLY | O_DIRECTORY))
     for (const auto& name : names_in(hooks.get())) remember(rel / "hooks" / name);
   if (depth >= kMaxGitDepth) return;
-  // Modules are named by their path, which may hold '/': a folder with a
-  // HEAD is a git dir, any other is a step of a name.
-  std::vector<std::pair<fs::path, int>> pending{{rel / "modules", 0}};
-  while (!pending.empty()) {
-    auto [dir, steps] = pending.back();
-    pending.pop_back();
-    UniqueFd fd = open_beneath(run_dir_, dir, O_RDONLY | O_DIRECTORY);
-    if (!fd || steps > 8) continue;
-    for (const auto& name : names_in(fd.get())) {
-      struct stat st {};
-      if (::fstatat(fd.get(), (name + "/HEAD").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-        remember_git_dir(dir / name, depth + 1);
-      else if (::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        pending.push_back({dir / name, steps + 1});
-    }
-  }
+  for (const auto& module : module_git_dirs(run_dir_, rel)) remember_git_dir(module, depth + 1);
 }
 
 void Quarantine::remember_git() {
@@ -576,21 +565,8 @@ void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, con
     for (const auto& name : names_in(hooks.get()))
       check_git_file(rel / "hooks" / name, "a hook git runs as you, in " + what, "hook", when, may_copy, out);
   if (depth >= kMaxGitDepth) return;
-  std::vector<std::pair<fs::path, int>> pending{{rel / "modules", 0}};
-  while (!pending.empty()) {
-    auto [dir, steps] = pending.back();
-    pending.pop_back();
-    UniqueFd fd = open_beneath(run_dir_, dir, O_RDONLY | O_DIRECTORY);
-    if (!fd || steps > 8) continue;
-    for (const auto& name : names_in(fd.get())) {
-      struct stat st {};
-      if (::fstatat(fd.get(), (name + "/HEAD").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-        check_git_dir(dir / name, "the submodule git dir " + (dir / name).string(), when, may_copy, out,
-                      depth + 1);
-      else if (::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        pending.push_back({dir / name, steps + 1});
-    }
-  }
+  for (const auto& module : module_git_dirs(run_dir_, rel))
+    check_git_dir(module, "the submodule git dir " + module.string(), when, may_copy, out, depth + 1);
 }
 
 void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out) {
