@@ -12,6 +12,17 @@ function(parallex_target_defaults target)
   if(PARALLEX_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
+  # Debian's hardening flags (dpkg-buildflags) on every build, so the package is
+  # made from the same build tree as the tests: fortified libc calls (they need
+  # optimisation, so not in Debug), stack protector, read-only relocations, and
+  # full RELRO (every symbol bound at start, the GOT then read-only; see
+  # docs/packaging.md for its start-up cost). Left out of the sanitizer builds,
+  # whose interceptors replace the fortified functions, and out of tests and
+  # benchmarks (PARALLEX_NO_HARDENING in their folders), which ship nowhere.
+  if(NOT PARALLEX_SANITIZE AND NOT PARALLEX_FUZZ AND NOT PARALLEX_NO_HARDENING)
+    target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-D_FORTIFY_SOURCE=2> -fstack-protector-strong)
+    target_link_options(${target} PRIVATE -Wl,-z,relro $<$<BOOL:${PARALLEX_BINDNOW}>:-Wl,-z,now>)
+  endif()
 endfunction()
 
 if(PARALLEX_SANITIZE)

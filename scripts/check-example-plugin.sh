@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
-cmake --install build --prefix "$prefix" --component Unspecified >/dev/null
+cmake --install build --prefix "$prefix" --component parallex-dev >/dev/null
 cmake -S examples/gemini-plugin -B "$prefix/example-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/example-build" >/dev/null
 mkdir -p "$prefix/plugins"

@@ -22,6 +22,14 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   # sshd that git clones from (the tests start their own on a free loopback port).
   packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep
              golang-go openssh-server clang-tidy)
+  # The completion and man page tests run the real shells and man.
+  packages+=(bash-completion zsh fish man-db)
+fi
+# Making and checking the Debian packages (scripts/package.sh, scripts/check-package.sh;
+# the tests run both): CPack needs dpkg-shlibdeps and file, the check a fresh
+# Debian root from mmdebstrap.
+if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ] || [ "${PARALLEX_WITH_PACKAGE_TOOLS:-0}" = 1 ]; then
+  packages+=(dpkg-dev file lintian mmdebstrap)
 fi
 
 missing=()

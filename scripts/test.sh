@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything with -Werror and runs the whole test suite; then the unit
 # tests again under ASan+UBSan, the seal's own tests under ASan+UBSan,
-# clang-tidy, the out-of-tree example plugin against the installed SDK, and
-# each fuzz target for a bounded time.
+# clang-tidy, the out-of-tree example plugin against the installed SDK, each
+# fuzz target for a bounded time, and the Debian packages: made, linted,
+# installed in a fresh Debian root, used and purged.
 # Usage: scripts/test.sh [--quick]   (--quick: the main build and ctest only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,3 +46,9 @@ scripts/check-example-plugin.sh
 
 echo "== fuzz targets (bounded)"
 scripts/fuzz.sh "${PARALLEX_FUZZ_SECONDS:-20}"
+
+echo "== Debian packages: made by CPack, linted, installed in a fresh Debian root, used, purged"
+# The same build tree, configured for /usr: only the files the packages hold rebuild.
+scripts/package.sh -DPARALLEX_WERROR=ON
+scripts/check-apparmor-profile.sh
+scripts/check-package.sh

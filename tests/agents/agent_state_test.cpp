@@ -61,7 +61,13 @@ TEST_F(AgentStateTest, SnapshotRewindAndUndo) {
   EXPECT_NE(dry.out.find("new.txt"), std::string::npos) << dry.out;
   EXPECT_EQ(slurp(home / "notes.txt"), "second\n");  // a dry run changes nothing
 
-  auto rewound = px("agent rewind keeper");
+  // Without a terminal to ask, a rewind needs --yes, and changes nothing without it.
+  auto unasked = px("agent rewind keeper");
+  EXPECT_EQ(unasked.status, 2) << unasked.err;
+  EXPECT_NE(unasked.err.find("Add --yes to rewind"), std::string::npos) << unasked.err;
+  EXPECT_EQ(slurp(home / "notes.txt"), "second\n");
+
+  auto rewound = px("agent rewind keeper --yes");
   ASSERT_EQ(rewound.status, 0) << rewound.err;
   EXPECT_EQ(slurp(home / "notes.txt"), "first\n");
   EXPECT_FALSE(fs::exists(home / "new.txt"));
@@ -70,8 +76,13 @@ TEST_F(AgentStateTest, SnapshotRewindAndUndo) {
   ASSERT_EQ(list.size(), 2u) << list.dump();
   EXPECT_EQ(list[1]["kind"], "pre-rewind");
   const std::string undo = list[1]["id"];
-  EXPECT_NE(rewound.out.find("parallex agent rewind keeper --to " + undo), std::string::npos) << rewound.out;
-  ASSERT_EQ(px("agent rewind keeper --to " + undo).status, 0);
+  EXPECT_NE(rewound.out.find("parallex agent rewind keeper --yes --to " + undo), std::string::npos)
+      << rewound.out;
+  auto back = px("agent rewind keeper --yes --json --to " + undo);
+  ASSERT_EQ(back.status, 0) << back.err;
+  const auto back_json = parse_or_fail(back.out);
+  EXPECT_EQ(back_json["target"], undo);
+  EXPECT_FALSE(back_json["changes"].empty()) << back_json.dump();
   EXPECT_EQ(slurp(home / "notes.txt"), "second\n");
   EXPECT_EQ(slurp(home / "new.txt"), "made after the snapshot\n");
   // Its signing key lives beside its home: a rewind never touches it.
@@ -102,7 +113,7 @@ TEST_F(AgentStateTest, BadInputIsNamed) {
   EXPECT_NE(none.status, 0);
   EXPECT_NE(none.err.find("nothing to rewind"), std::string::npos) << none.err;
   ASSERT_EQ(px("agent snapshot fresh").status, 0);
-  auto bad_id = px("agent rewind fresh --to 1999");
+  auto bad_id = px("agent rewind fresh --yes --to 1999");
   EXPECT_NE(bad_id.status, 0);
   EXPECT_NE(bad_id.err.find("1999"), std::string::npos) << bad_id.err;
   auto unknown = px("agent snapshot nobody");
@@ -170,7 +181,7 @@ TEST_F(AgentStateTest, DeleteAndRewindAreRefusedWhileItRuns) {
   EXPECT_EQ(del.status, 5) << del.err;
   EXPECT_NE(del.err.find("running"), std::string::npos) << del.err;
   EXPECT_TRUE(fs::exists(paths("busy").private_key()));
-  auto rewind = px("agent rewind busy");
+  auto rewind = px("agent rewind busy --yes");
   EXPECT_NE(rewind.status, 0);
   EXPECT_NE(rewind.err.find("running"), std::string::npos) << rewind.err;
 

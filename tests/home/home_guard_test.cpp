@@ -7,7 +7,8 @@
 // differences allowed are what the command itself wrote where the policy
 // lets it. Parallex's own state lives outside the home (PARALLEX_HOME,
 // XDG_RUNTIME_DIR), except in the test that runs as a new user does, where
-// exactly ~/.local/share/parallex may change.
+// exactly ~/.local/share/parallex (agents, snapshots) and
+// ~/.local/state/parallex (run records) may change.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -436,8 +437,9 @@ TEST_P(HomeGuard, BrowsersTouchNothing) {
 
 // ---- as a new user runs it -----------------------------------------------------
 
-// No PARALLEX_HOME: Parallex keeps its state in ~/.local/share/parallex, and
-// that is the only place of the home that may change besides the command's file.
+// No PARALLEX_HOME: Parallex keeps its state in ~/.local/share/parallex and its
+// run records in ~/.local/state/parallex (the XDG places), and those are the
+// only places of the home that may change besides the command's file.
 TEST_P(HomeGuard, AsANewUserOnlyParallexsOwnStateIsAdded) {
   const TreeListing before = list_tree(home_);
   const Ran r = px({"run", "--", "/bin/sh", "-c", "echo hi > notes.txt"}, env(false));
@@ -447,9 +449,10 @@ TEST_P(HomeGuard, AsANewUserOnlyParallexsOwnStateIsAdded) {
   const Ran agent =
       px({"agent", "run", "newuser", "--", "/bin/sh", "-c", "echo more >> notes.txt"}, env(false));
   EXPECT_EQ(agent.status, 0) << agent.output;
-  expect_only(before, Allowed{{rel(proj_ / "notes.txt")}, {".local/share/parallex"}}, "a new user's runs",
-              r.output + made.output + agent.output);
-  EXPECT_TRUE(fs::is_directory(home_ / ".local/share/parallex/runs"));
+  expect_only(before, Allowed{{rel(proj_ / "notes.txt")}, {".local/share/parallex", ".local/state/parallex"}},
+              "a new user's runs", r.output + made.output + agent.output);
+  EXPECT_TRUE(fs::is_directory(home_ / ".local/state/parallex/runs"));
+  EXPECT_TRUE(fs::is_directory(home_ / ".local/state/parallex/agents/newuser/runs"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Homes, HomeGuard, ::testing::Values(HomeKind::empty, HomeKind::populated),

@@ -76,7 +76,7 @@ TEST(ReportCommand, JsonHtmlAndTerminalViews) {
   EXPECT_EQ(json["runs"][0]["id"], kRunId);
   const fs::path page = scratch.root / "r.html";
   EXPECT_EQ(sh(base + "--run " + kRunId + " --html '" + page.string() + "' >/dev/null 2>&1"), 0);
-  EXPECT_NE(read_text(page).find("<h2>Run " + std::string(kRunId)), std::string::npos);
+  EXPECT_NE(read_text(page).find("<h2>Run <span class=\"id\">" + std::string(kRunId)), std::string::npos);
   const std::string text = sh_output(base + "--last 2>/dev/null");
   EXPECT_NE(text.find("Run " + std::string(kRunId)), std::string::npos);
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << "colour on a pipe";

@@ -1,14 +1,16 @@
 // The report from a synthetic agent run: a run record, a proxy log, a real git
 // repository with commits made after the refs at start (one signed with an SSH
 // key), and the fixture transcripts of all three harnesses in the agent's home.
+#include "report/report.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <regex>
 #include <thread>
 
 #include "common/redact.hpp"
 #include "report/proxy_summary.hpp"
-#include "report/report.hpp"
 #include "report/time_text.hpp"
 #include "report/views.hpp"
 #include "test_support.hpp"
@@ -194,6 +196,29 @@ TEST_F(Report, TerminalViewNeverPassesControlCharacters) {
   EXPECT_NE(coloured.find("\033[1;36m"), std::string::npos);
   // Only our own colour codes: the planted OSC sequence stays escaped.
   EXPECT_EQ(coloured.find("\x1b]0;"), std::string::npos);
+}
+
+// Coloured cells take the width of their text: with the colour codes taken
+// out, the coloured view is the plain one, columns and all.
+TEST_F(Report, ColourChangesNoColumnWidth) {
+  const Json rep = px::report::build_report(request());
+  const std::string coloured = px::report::render_terminal(rep, true);
+  ASSERT_NE(coloured.find("\033[32m"), std::string::npos) << "no coloured cell to line up";
+  const std::string stripped = std::regex_replace(coloured, std::regex("\x1b\\[[0-9;]*m"), "");
+  EXPECT_EQ(stripped, px::report::render_terminal(rep, false));
+}
+
+// Narrow windows and dark mode: the page says how it lays out on both.
+TEST_F(Report, HtmlReadsOnANarrowWindowAndInTheDark) {
+  const std::string html = px::report::render_html(px::report::build_report(request()));
+  EXPECT_NE(html.find("@media (max-width:720px)"), std::string::npos);
+  EXPECT_NE(html.find("@media (prefers-color-scheme:dark)"), std::string::npos);
+  EXPECT_NE(html.find("color-scheme:light dark"), std::string::npos);
+  // Nothing breaks inside a word: ids never wrap, paths only after a '/'.
+  EXPECT_EQ(html.find("break-all"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Run <span class=\"id\">"), std::string::npos);
+  EXPECT_NE(html.find("data-label=\"Path\""), std::string::npos);
+  EXPECT_NE(html.find("/<wbr>"), std::string::npos);
 }
 
 TEST_F(Report, AMissingHomeMarksTheTranscriptsMissingAndKeepsTheRest) {

@@ -61,7 +61,8 @@ TEST(ReportHtml, RendersInHeadlessChromium) {
   const std::string dom =
       sh_output("timeout 90 '" + chromium + "'" + flags + "--dump-dom 'file://" + page.string() + "' 2>/dev/null");
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
-  EXPECT_NE(dom.find("<h2>Run " + std::string(kRunId) + "</h2>"), std::string::npos);
+  EXPECT_NE(dom.find("<h2>Run <span class=\"id\">" + std::string(kRunId) + "</span></h2>"),
+            std::string::npos);
   for (const char* section : kSections) EXPECT_NE(dom.find(std::string(">") + section + "</h3>"), std::string::npos) << section;
   // Chromium parsed the planted markup as text, not as an element.
   EXPECT_EQ(dom.find("<script>alert(1)"), std::string::npos);

@@ -112,6 +112,19 @@ TEST_F(FrontDoors, NoCommandIsTheSameEverywhere) {
   }
 }
 
+// An option a run command does not know is Parallex's failure to start the
+// run (125), never a status the command itself could have exited with; the
+// other commands keep 2 for bad usage.
+TEST_F(FrontDoors, AnUnknownOptionIsTheSameEverywhere) {
+  for (const std::string& door : {std::string("run"), std::string("agent run door"), std::string("harness -w")}) {
+    const Ran r = px(door + " --no-such-option -- true");
+    EXPECT_EQ(r.status, 125) << door << ": " << r.err;
+    EXPECT_NE(r.err.find("--no-such-option"), std::string::npos) << door << ": " << r.err;
+  }
+  const Ran other = px("policy show --no-such-option");
+  EXPECT_EQ(other.status, 2) << other.err;
+}
+
 // A guarantee the kernel lacks is decided once, in the run stage: every door
 // refuses with the same words and names the one flag that accepts it.
 TEST_F(FrontDoors, AMissingGuaranteeRefusesTheSameEverywhere) {

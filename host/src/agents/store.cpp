@@ -284,8 +284,7 @@ Result<AgentPaths> create_agent(const fs::path& agents_root, const AgentConfig& 
   const AgentPaths tmp{fs::path(tmpl)};
   auto built = [&]() -> Status {
     PX_TRY(make_dir(tmp.root, 0700));
-    for (const fs::path& d : {tmp.home(), tmp.keys(), tmp.gh(), tmp.snapshots(), tmp.runs()})
-      PX_TRY(make_dir(d, 0700));
+    for (const fs::path& d : {tmp.home(), tmp.keys(), tmp.gh(), tmp.snapshots()}) PX_TRY(make_dir(d, 0700));
     PX_TRY(make_dir(tmp.no_hooks(), 0500));
     AgentConfig c = config;
     if (c.created.empty()) c.created = now_utc();
@@ -312,6 +311,12 @@ Result<AgentPaths> create_agent(const fs::path& agents_root, const AgentConfig& 
                              "); it was made at the same moment by another command. Nothing was changed.");
     return Error::io("move the new agent into " + final.root.string(), err);
   }
+  // Its run records' folder, in the state folder (or in its own folder, for a store outside the data folder).
+  fs::create_directories(final.runs(), ec);
+  if (ec) return Error::io("create " + final.runs().string(), ec.value());
+  ::chmod(final.runs().c_str(), 0700);
+  // The state folder's agents/ lists agent names, as the data folder's does: the user's alone.
+  if (!is_within(final.runs(), final.root)) ::chmod(final.runs().parent_path().parent_path().c_str(), 0700);
   return final;
 }
 
@@ -364,6 +369,11 @@ Status delete_agent(const AgentPaths& paths) {
   fs::remove_all(aside, ec);
   if (ec)
     return Error::io("remove " + aside.string() + " (the agent is already out of the list)", ec.value());
+  // Its run records, where they live apart from its folder.
+  if (const fs::path runs = paths.runs(); !is_within(runs, paths.root)) {
+    fs::remove_all(runs.parent_path(), ec);
+    if (ec) return Error::io("remove the agent's run records in " + runs.parent_path().string(), ec.value());
+  }
   return ok();
 }
 

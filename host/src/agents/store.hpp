@@ -7,7 +7,10 @@
 //   agents/NAME/gh/          0700: GH_CONFIG_DIR (hosts.yml 0600 with its token); read-only in runs
 //   agents/NAME/no-hooks/    the empty core.hooksPath of its git
 //   agents/NAME/snapshots/   snapshots of home/ (never keys/ or gh/)
-//   agents/NAME/runs/        run records
+//
+// Its run records are state, not data: <state>/agents/NAME/runs
+// (common/paths.hpp agent_runs_dir); agents/NAME/runs/ is where an older
+// Parallex kept them, still read by reports.
 //
 // keys/ and gh/ sit beside home/, not in it, so a snapshot of home/ never holds
 // the key or the token and a rewind never touches them.
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "policy/policy.hpp"
 
 namespace px::agents {
@@ -54,7 +58,8 @@ struct AgentPaths {
   fs::path gh() const { return root / "gh"; }
   fs::path no_hooks() const { return root / "no-hooks"; }
   fs::path snapshots() const { return root / "snapshots"; }
-  fs::path runs() const { return root / "runs"; }
+  fs::path runs() const { return agent_runs_dir(root); }
+  fs::path older_runs() const { return root / "runs"; }
   fs::path private_key() const { return keys() / "id_ed25519"; }
   fs::path public_key() const { return keys() / "id_ed25519.pub"; }
   fs::path allowed_signers() const { return keys() / "allowed_signers"; }

@@ -87,6 +87,15 @@ struct LaunchResult {
   Refusals refusals;                // what the seal refused, where the platform tells
 };
 
+// Where the backend runs, as far as the seal is concerned (the machine
+// itself, a container, WSL 2...), and what that costs the seal.
+struct Environment {
+  std::string kind = "host";       // "host", "container", "wsl1", "wsl2"
+  std::string name = "this machine";
+  std::vector<std::string> costs;  // what the environment takes from the seal, one line each
+  bool supported = true;           // false where no seal can be built at all (WSL 1)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -102,6 +111,13 @@ class Backend {
   virtual std::vector<Guarantee> refusal_recording() const { return {}; }
   // The platform in a few words ("Linux 6.1.0, Landlock ABI 7").
   virtual std::string platform() const = 0;
+  // Where this runs; `found` is what guarantees() returned (the environment
+  // is judged partly by what failed there).
+  virtual Environment environment(const std::vector<Guarantee>& /*found*/) const { return {}; }
+  // A profile the host's security module must hold before this executable
+  // may build the seal (Ubuntu's AppArmor restriction of user namespaces);
+  // empty where none is needed.
+  virtual std::string security_module_profile() const { return {}; }
   // Starts the command and waits for it. A set-up failure is an Error; the
   // command's own failure is an exit code.
   virtual Result<LaunchResult> launch(const LaunchRequest& request) = 0;

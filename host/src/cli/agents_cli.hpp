@@ -6,6 +6,7 @@
 
 #include "agents/store.hpp"
 #include "cli/command.hpp"
+#include "cli/output.hpp"
 #include "policy/compose.hpp"
 
 namespace px::cli::agent_cmd {
@@ -19,7 +20,6 @@ Action setup_sign_in(CLI::App& sub);
 Action setup_run(CLI::App& sub);
 
 policy::Platform this_platform();
-// Asks on the terminal; false without one. `yes` answers for the user.
-bool confirm(const std::string& question, bool yes);
+using px::cli::confirm;
 
 }  // namespace px::cli::agent_cmd

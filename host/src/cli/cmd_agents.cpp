@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -34,16 +33,6 @@ policy::Platform this_platform() {
 #else
   return policy::Platform::linux_host;
 #endif
-}
-
-bool confirm(const std::string& question, bool yes) {
-  if (yes) return true;
-  if (!::isatty(STDIN_FILENO)) return false;
-  std::fprintf(stderr, "%s [y/N] ", question.c_str());
-  std::fflush(stderr);
-  std::string answer;
-  if (!std::getline(std::cin, answer)) return false;
-  return answer == "y" || answer == "Y" || answer == "yes" || answer == "Yes";
 }
 
 namespace {
@@ -208,7 +197,10 @@ struct NewOptions {
   bool share = false;
   std::string browser;  // "" or "chromium"
   bool decoys = false;
+  bool json = false;
 };
+
+nlohmann::json describe(const Loaded& a, bool full);
 
 int do_new(const NewOptions& o) {
   AgentConfig c;
@@ -237,6 +229,13 @@ int do_new(const NewOptions& o) {
     if (!profile) return report_error(profile.error());
     std::fprintf(stderr, "parallex: its own Chromium profile is %s; open it with `parallex agent browser %s`\n",
                  profile.value().user_data_dir.c_str(), c.name.c_str());
+  }
+  if (o.json) {
+    // What `agent show --json` prints of it, read back from the store.
+    auto made = load(c.name);
+    if (!made) return report_error(made.error());
+    print_json(describe(made.value(), true));
+    return 0;
   }
   std::printf("Made agent %s in %s\n", c.name.c_str(), p.root.c_str());
   std::printf("  commits as  %s (agent) <%s>, signed with %s\n", c.name.c_str(), c.email.c_str(),
@@ -528,6 +527,7 @@ Action setup(CLI::App& app, GlobalOptions&) {
     s.add_option("--browser", o->browser,
                  "Give it a browser profile of its own (red, its name in the title, signed in to nothing)")
         ->check(CLI::IsMember({"chromium"}));
+    s.add_flag("--json", o->json, "Print the new agent as JSON (what `agent show --json` prints)");
     return Action([o] { return do_new(*o); });
   });
   add("list", "List the agents", [](CLI::App& s) {

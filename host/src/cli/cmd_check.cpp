@@ -14,18 +14,24 @@ struct Options {
   bool json = false;
   bool sealed = false;
   bool allow_weaker = false;
+  bool apparmor_profile = false;
   std::string probe_results;        // internal: probe mode, inside the seal of --sealed
   std::vector<std::string> probes;  // NAME:ARG, with --probe-results
 };
 
 int check(const Options& o) {
   if (!o.probe_results.empty()) return run_probes(o.probes, o.probe_results);
-  if (o.sealed) return check_sealed(o.json, o.allow_weaker);
   const backend::Backend& sealing = backend::sealing_backend();
+  if (o.apparmor_profile) {
+    std::fputs(sealing.security_module_profile().c_str(), stdout);
+    return 0;
+  }
+  if (o.sealed) return check_sealed(o.json, o.allow_weaker);
   const auto guarantees = sealing.guarantees();
   const auto recording = sealing.refusal_recording();
   bool required_missing = false;
   for (const auto& g : guarantees) required_missing |= g.required && !g.enforced;
+  const backend::Environment environment = sealing.environment(guarantees);
   const auto tracking = supervisor::probe_tracking();
   nlohmann::json kill_switch{{"mechanism", supervisor::to_string(tracking.mechanism)},
                              {"description", tracking.description},
@@ -43,11 +49,19 @@ int check(const Options& o) {
       recorded.push_back({{"id", g.id}, {"what", g.name}, {"recorded", g.enforced}, {"detail", g.detail}});
     print_json({{"platform", sealing.name()},
                 {"platform_detail", sealing.platform()},
+                {"environment",
+                 {{"kind", environment.kind},
+                  {"name", environment.name},
+                  {"supported", environment.supported},
+                  {"costs", environment.costs}}},
                 {"guarantees", list},
                 {"refusals_recorded", recorded},
                 {"kill_switch", kill_switch},
                 {"ready", !required_missing}});
   } else {
+    std::printf("Environment: %s%s\n", environment.name.c_str(),
+                environment.costs.empty() ? "; it costs the seal nothing" : "");
+    for (const auto& cost : environment.costs) std::printf("  costs: %s\n", cost.c_str());
     std::printf("Seal guarantees on this machine (%s):\n", sealing.platform().c_str());
     for (const auto& g : guarantees)
       std::printf(
@@ -72,6 +86,9 @@ Action setup(CLI::App& app, GlobalOptions&) {
   app.add_flag("--json", o->json, "Print JSON");
   app.add_flag("--sealed", o->sealed, "Run a real sealed run and try each way out from inside it");
   app.add_flag("--allow-weaker-seal", o->allow_weaker, "With --sealed: run even if a guarantee is missing");
+  app.add_flag("--apparmor-profile", o->apparmor_profile,
+               "Print an AppArmor profile that lets this executable create user namespaces, and nothing more "
+               "(for Ubuntu's restriction; the package installs its own)");
   app.add_option("--probe-results", o->probe_results)->group("");
   app.add_option("probes", o->probes)->group("");
   return [o] { return check(*o); };

@@ -1,5 +1,5 @@
 // The kill switch: `parallex pause --all | NAME | RUN-ID`, `parallex resume
-// --all | NAME | RUN-ID`, `parallex kill RUN-ID`. Each asks the runs'
+// --all | NAME | RUN-ID`, `parallex kill --all | NAME | RUN-ID`. Each asks the runs'
 // supervisors over their control sockets; the supervisors hold the pause, so
 // only a resume from outside every run undoes it.
 #include <cstdio>
@@ -82,22 +82,24 @@ int kill(const Options& o) {
   return report(supervisor::kill_runs(parallex_runtime_dir(), sel.value()), o, "killed", "");
 }
 
-Action setup_common(CLI::App& app, const char* what, int (*fn)(const Options&), bool allow_all) {
+// `all_help`: what --all does for this verb, in its own words.
+Action setup_common(CLI::App& app, const char* all_help, int (*fn)(const Options&)) {
   auto o = std::make_shared<Options>();
-  if (allow_all) app.add_flag("--all", o->all, std::string(what) + " every run, and hold back new ones");
+  app.add_flag("--all", o->all, all_help);
   app.add_flag("--json", o->json, "Print JSON");
   app.add_option("run", o->target, "A run id (or the start of one) or an agent name");
   return [o, fn] { return fn(*o); };
 }
 
 Action setup_pause(CLI::App& app, GlobalOptions&) {
-  return setup_common(app, "Pause", pause, true);
+  return setup_common(app, "Pause every run, and hold back new ones until `parallex resume --all`", pause);
 }
 Action setup_resume(CLI::App& app, GlobalOptions&) {
-  return setup_common(app, "Resume", resume, true);
+  return setup_common(app, "Resume every run, and let new runs start again (undoes `pause --all`)", resume);
 }
 Action setup_kill(CLI::App& app, GlobalOptions&) {
-  return setup_common(app, "Kill", kill, false);
+  return setup_common(
+      app, "Kill every run going now (new runs may still start; `pause --all` holds them back)", kill);
 }
 
 }  // namespace
@@ -105,6 +107,6 @@ Action setup_kill(CLI::App& app, GlobalOptions&) {
 PARALLEX_COMMAND("pause", "Freeze runs and cut their network (--all: every run, and hold back new ones)", 31,
                  setup_pause);
 PARALLEX_COMMAND("resume", "Undo a pause (from outside every run)", 32, setup_resume);
-PARALLEX_COMMAND("kill", "End a run's whole process tree", 33, setup_kill);
+PARALLEX_COMMAND("kill", "End a run's whole process tree (--all: every run)", 33, setup_kill);
 
 }  // namespace px::cli

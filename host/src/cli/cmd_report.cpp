@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/report_cli.hpp"
+#include "run/stage.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "report/report.hpp"
@@ -59,13 +60,16 @@ int run(const Options& o) {
       return report_error(Error::not_found("There is no agent named " + o.agent + " (no folder " + root.string() +
                                            "); `parallex agent list` shows the agents."));
     req.agent = o.agent;
-    req.runs_dir = o.runs_dir.empty() ? root / "runs" : fs::path(o.runs_dir);
+    req.runs_dir = o.runs_dir.empty() ? agent_runs_dir(root) : fs::path(o.runs_dir);
+    if (o.runs_dir.empty()) req.older_runs_dirs.push_back(root / "runs");
     req.agent_home = root / "home";
     req.allowed_signers = root / "keys" / "allowed_signers";
   } else if (!o.runs_dir.empty()) {
     req.runs_dir = o.runs_dir;
   } else {
-    return report_error(Error::invalid("Say whose runs to report: --agent NAME, or --runs-dir DIR for ad-hoc runs."));
+    // The ad-hoc runs (`parallex run`), and those an older Parallex recorded under the data folder.
+    req.runs_dir = run::adhoc_runs_dir();
+    req.older_runs_dirs.push_back(parallex_data_dir() / "runs");
   }
   if (!o.home.empty()) req.home = fs::path(o.home);
   if (!o.run_id.empty()) req.selection.run_id = o.run_id;
@@ -86,7 +90,7 @@ int run(const Options& o) {
     if (auto written = write_html(o.html, report::render_html(rep)); !written) return report_error(written.error());
     std::printf("wrote the report of %zu run(s) to %s\n", rep["runs"].size(), redact(o.html).c_str());
   } else {
-    std::fputs(report::render_terminal(rep, stdout_is_tty()).c_str(), stdout);
+    std::fputs(report::render_terminal(rep, colour_on_stdout()).c_str(), stdout);
   }
   // A run asked for and not found is an error; missing sources are not (they are marked).
   return rep["runs"].empty() && !rep["problems"].empty() ? 3 : 0;
@@ -100,7 +104,9 @@ Action setup_report(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* agent = app.add_option("--agent", o->agent, "The agent whose runs to report");
   app.add_option("name", o->agent, "The agent (same as --agent)")->excludes(agent);
-  app.add_option("--runs-dir", o->runs_dir, "A folder of run records (RUN-ID/run.json), e.g. of ad-hoc runs");
+  app.add_option(
+      "--runs-dir", o->runs_dir,
+      "A folder of run records (RUN-ID/run.json); without it and without an agent, the ad-hoc runs");
   app.add_option("--home", o->home, "Where to look for the harness transcripts (default: the run's home)");
   auto* run_id = app.add_option("--run", o->run_id, "One run, by id");
   auto* last = app.add_flag("--last", o->last, "The last run (the default)");

@@ -30,12 +30,16 @@ std::string join_command(const std::vector<std::string>& argv) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-// Every runs folder of this user: the ad-hoc runs' and each agent's.
+// Every runs folder of this user: the ad-hoc runs' and each agent's, and
+// where an older Parallex kept them (under the data folder).
 std::vector<fs::path> runs_dirs() {
-  std::vector<fs::path> dirs{run::adhoc_runs_dir()};
+  std::vector<fs::path> dirs{run::adhoc_runs_dir(), parallex_data_dir() / "runs"};
   const fs::path agents_root = agents::default_agents_root();
   if (auto names = agents::list_agents(agents_root))
-    for (const auto& name : names.value()) dirs.push_back(agents::paths_of(agents_root, name).runs());
+    for (const auto& name : names.value()) {
+      dirs.push_back(agents::paths_of(agents_root, name).runs());
+      dirs.push_back(agents::paths_of(agents_root, name).older_runs());
+    }
   return dirs;
 }
 

@@ -70,7 +70,7 @@ int do_rewind(const Options& o) {
   bar.clear();
   if (!res) return report_error(res.error());
   print_rewind(res.value(), o.dry_run, o.source,
-               "parallex snapshot rewind --source " + o.source + " --store " + o.store + " --to ");
+               "parallex snapshot rewind --source " + o.source + " --store " + o.store + " --to ", o.json);
   return 0;
 }
 
@@ -79,9 +79,7 @@ int do_prune(const Options& o) {
   if (!store) return report_error(store.error());
   auto r = store.value().prune(o.keep);
   if (!r) return report_error(r.error());
-  std::printf("Removed %zu snapshots and %llu objects (%s freed).\n", r.value().removed_ids.size(),
-              static_cast<unsigned long long>(r.value().objects_removed),
-              human(r.value().bytes_freed).c_str());
+  print_prune(r.value(), o.json);
   return 0;
 }
 
@@ -104,11 +102,13 @@ Action setup(CLI::App& app, GlobalOptions&) {
                      "Snapshot id or unique prefix (default: newest that is not a pre-rewind one)");
   rewind->add_option("--exclude", o->excludes, "Relative path left untouched (repeatable)");
   rewind->add_flag("--dry-run", o->dry_run, "Only list what would change");
+  rewind->add_flag("--json", o->json, "Print what changed (or would) as JSON");
   auto* prune = app.add_subcommand("prune", "Keep the newest N snapshots and free unused space");
   prune->add_option("--store", o->store, "Snapshot store folder")->required();
   prune->add_option("--keep", o->keep, "How many snapshots to keep")
       ->required()
       ->check(CLI::NonNegativeNumber);
+  prune->add_flag("--json", o->json, "Print what was removed as JSON");
   return [o, take, list, rewind, prune]() -> int {
     if (take->parsed()) return do_take(*o);
     if (list->parsed()) return do_list(*o);

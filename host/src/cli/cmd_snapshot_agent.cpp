@@ -2,6 +2,8 @@
 // agent's home (its git and gh settings, sign-ins, harness config and
 // history). Its signing key and token live beside the home, never in it, so
 // they are never snapshotted and a rewind keeps the ones it has.
+#include <unistd.h>
+
 #include <memory>
 #include <optional>
 
@@ -62,8 +64,7 @@ int do_snapshots(const ListOptions& o) {
   if (o.prune) {
     auto r = store.value().prune(*o.keep);
     if (!r) return report_error(r.error());
-    std::printf("Removed %zu snapshots and %llu objects (%s freed).\n", r.value().removed_ids.size(),
-                static_cast<unsigned long long>(r.value().objects_removed), human(r.value().bytes_freed).c_str());
+    print_prune(r.value(), o.json);
     return 0;
   }
   auto list = store.value().list();
@@ -75,7 +76,7 @@ int do_snapshots(const ListOptions& o) {
 
 struct RewindOptions {
   std::string name, to;
-  bool dry_run = false;
+  bool dry_run = false, yes = false, json = false;
 };
 
 int do_rewind(const RewindOptions& o) {
@@ -89,17 +90,38 @@ int do_rewind(const RewindOptions& o) {
     return report_error(
         Error::not_found("Agent " + o.name + " has no snapshots yet, so there is nothing to rewind to."));
   const std::string name = o.name;
-  ProgressBar bar;
   snap::RewindOptions r;
   r.source = p.value().home();
   if (!o.to.empty()) r.to = o.to;
-  r.dry_run = o.dry_run;
   r.is_busy = [name] { return supervisor::agent_has_live_run(parallex_runtime_dir(), name); };
+  const std::string what = "agent " + o.name + "'s home";
+  // A rewind replaces files in the agent's home: at a terminal it shows what
+  // it would replace and asks (as the MCP tool does); elsewhere it needs --yes.
+  if (!o.dry_run && !o.yes) {
+    if (!::isatty(STDIN_FILENO))
+      return report_error(
+          Error::invalid("`parallex agent rewind " + o.name + "` replaces files in " + what +
+                         " and there is no terminal to ask, so nothing was changed. Add --yes to "
+                         "rewind, or --dry-run to see what it would change."));
+    snap::RewindOptions preview_options = r;
+    preview_options.dry_run = true;
+    auto preview = store.value().rewind(preview_options);
+    if (!preview) return report_error(preview.error());
+    std::fprintf(stderr, "Rewinding %s to snapshot %s: %s", what.c_str(), preview.value().target_id.c_str(),
+                 rewind_preview(preview.value(), 10).c_str());
+    if (!confirm("Rewind it? The state before is kept as a snapshot you can rewind back to.", false)) {
+      std::fprintf(stderr, "parallex: %s was not rewound.\n", what.c_str());
+      return 1;
+    }
+    r.to = preview.value().target_id;  // the snapshot shown, even if another was taken meanwhile
+  }
+  ProgressBar bar;
+  r.dry_run = o.dry_run;
   r.progress = bar.fn();
   auto res = store.value().rewind(r);
   bar.clear();
   if (!res) return report_error(res.error());
-  print_rewind(res.value(), o.dry_run, "agent " + o.name + "'s home", "parallex agent rewind " + o.name + " --to ");
+  print_rewind(res.value(), o.dry_run, what, "parallex agent rewind " + o.name + " --yes --to ", o.json);
   return 0;
 }
 
@@ -125,6 +147,8 @@ Action setup_rewind(CLI::App& app) {
   app.add_option("name", o->name, "The agent")->required();
   app.add_option("--to", o->to, "Snapshot id or unique prefix (default: the newest that is not a pre-rewind one)");
   app.add_flag("--dry-run", o->dry_run, "Only list what would change");
+  app.add_flag("--yes,-y", o->yes, "Do not ask (needed where there is no terminal)");
+  app.add_flag("--json", o->json, "Print what changed (or would) as JSON");
   return [o] { return do_rewind(*o); };
 }
 

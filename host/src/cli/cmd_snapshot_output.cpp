@@ -93,8 +93,8 @@ void print_taken(const snap::SnapshotInfo& i, bool json) {
   if (json) {
     std::printf("%s\n", info_json(i).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
-    std::printf("Snapshot %s: %llu files, %s, %s new%s\n", i.id.c_str(), static_cast<unsigned long long>(i.files),
-                human(i.bytes).c_str(), human(i.new_bytes).c_str(),
+    std::printf("Snapshot %s: %llu files, %s of content; the store grew by %s on disk%s\n", i.id.c_str(),
+                static_cast<unsigned long long>(i.files), human(i.bytes).c_str(), human(i.new_bytes).c_str(),
                 i.incomplete ? " (incomplete, see warnings)" : "");
   }
   print_warnings(i.warnings);
@@ -111,8 +111,9 @@ void print_list(const std::vector<snap::SnapshotInfo>& list, bool json, const st
     std::printf("%s\n", empty_note.c_str());
     return;
   }
-  std::printf("%-23s  %-19s  %-10s  %7s  %10s  %10s  %s\n", "ID", "TIME", "KIND", "FILES", "BYTES", "NEW",
-              "RUN");
+  // CONTENT: what the files hold; DISK ADDED: what this snapshot added to the store.
+  std::printf("%-23s  %-19s  %-10s  %7s  %10s  %10s  %s\n", "ID", "TIME", "KIND", "FILES", "CONTENT",
+              "DISK ADDED", "RUN");
   for (const auto& i : list) {
     std::printf("%-23s  %-19s  %-10s  %7llu  %10s  %10s  %s%s\n", i.id.c_str(), local_time(i.time_ns).c_str(),
                 i.kind.c_str(), static_cast<unsigned long long>(i.files), human(i.bytes).c_str(),
@@ -122,7 +123,24 @@ void print_list(const std::vector<snap::SnapshotInfo>& list, bool json, const st
 }
 
 void print_rewind(const snap::RewindResult& v, bool dry_run, const std::string& what,
-                  const std::string& undo_hint) {
+                  const std::string& undo_hint, bool json) {
+  if (json) {
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& c : v.changes)
+      changes.push_back({{"kind", snap::to_string(c.kind)}, {"path", c.path}, {"note", c.note}});
+    const nlohmann::json out{
+        {"dry_run", dry_run},
+        {"target", v.target_id},
+        {"undo_snapshot", v.undo_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.undo_id)},
+        {"undo_command", v.undo_id.empty() ? "" : undo_hint + v.undo_id},
+        {"changes", changes},
+        {"files_written", v.files_written},
+        {"entries_removed", v.entries_removed},
+        {"warnings", v.warnings}};
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_warnings(v.warnings);
+    return;
+  }
   std::size_t n = 0;
   for (const auto& c : v.changes) {
     if (dry_run || c.kind == snap::Change::Kind::keep) {
@@ -143,6 +161,47 @@ void print_rewind(const snap::RewindResult& v, bool dry_run, const std::string& 
                 undo_hint.c_str(), v.undo_id.c_str());
   }
   print_warnings(v.warnings);
+}
+
+void print_prune(const snap::PruneResult& r, bool json) {
+  if (json) {
+    const nlohmann::json out{
+        {"removed", r.removed_ids}, {"objects_removed", r.objects_removed}, {"bytes_freed", r.bytes_freed}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("Removed %zu snapshots and %llu objects (%s freed on disk).\n", r.removed_ids.size(),
+              static_cast<unsigned long long>(r.objects_removed), human(r.bytes_freed).c_str());
+}
+
+std::string rewind_preview(const snap::RewindResult& v, std::size_t max_paths) {
+  std::size_t counts[6] = {};
+  std::vector<const snap::Change*> shown;
+  for (const auto& c : v.changes) {
+    ++counts[static_cast<int>(c.kind)];
+    if (c.kind != snap::Change::Kind::keep && c.kind != snap::Change::Kind::create &&
+        shown.size() < max_paths)
+      shown.push_back(&c);
+  }
+  using K = snap::Change::Kind;
+  std::string out;
+  auto count = [&](K kind, const char* words) {
+    if (const std::size_t n = counts[static_cast<int>(kind)]; n > 0)
+      out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + words;
+  };
+  count(K::update, "replaced");
+  count(K::remove, "removed");
+  count(K::move_aside, "moved aside");
+  count(K::create, "brought back");
+  count(K::metadata, "with permissions or times reset");
+  count(K::keep, "kept");
+  out = (out.empty() ? "nothing to change" : out) + "\n";
+  for (const auto* c : shown)
+    out += "  " + std::string(snap::to_string(c->kind)) + "  " + redact(snap::display_name(c->path)) + "\n";
+  std::size_t replaced = counts[static_cast<int>(K::update)] + counts[static_cast<int>(K::remove)] +
+                         counts[static_cast<int>(K::move_aside)] + counts[static_cast<int>(K::metadata)];
+  if (replaced > shown.size()) out += "  ... and " + std::to_string(replaced - shown.size()) + " more\n";
+  return out;
 }
 
 }  // namespace px::cli::snapshot_output

@@ -24,14 +24,15 @@ struct CommandInfo {
   const char* summary;
   Setup setup;
   int order;  // position in `parallex --help`
+  bool hidden = false;  // internal (generators run by the build): not in help, man pages or completions
 };
 
 std::vector<CommandInfo>& command_registry();
 
 // A sub-command of a command that lives in another component's file (e.g.
-// `agent snapshot` next to the snapshot commands), so that skipping that
-// component with PARALLEX_SKIP drops the sub-command with it. The parent
-// command adds every entry registered under its name.
+// `agent snapshot` next to the snapshot commands), so that each file keeps one
+// component's commands. The parent command adds every entry registered under
+// its name.
 using SubSetup = Action (*)(CLI::App& sub);
 struct SubcommandInfo {
   const char* parent;
@@ -65,8 +66,8 @@ struct ExtensionRegistrar {
 };
 
 struct CommandRegistrar {
-  CommandRegistrar(const char* name, const char* summary, Setup setup, int order) {
-    command_registry().push_back({name, summary, setup, order});
+  CommandRegistrar(const char* name, const char* summary, Setup setup, int order, bool hidden = false) {
+    command_registry().push_back({name, summary, setup, order, hidden});
   }
 };
 
@@ -76,6 +77,9 @@ struct CommandRegistrar {
 #define PX_CLI_CONCAT(a, b) PX_CLI_CONCAT2(a, b)
 #define PARALLEX_COMMAND(name, summary, order, setup_fn) \
   static const ::px::cli::CommandRegistrar PX_CLI_CONCAT(px_command_, __LINE__)(name, summary, setup_fn, order)
+#define PARALLEX_HIDDEN_COMMAND(name, summary, setup_fn)                                                 \
+  static const ::px::cli::CommandRegistrar PX_CLI_CONCAT(px_command_, __LINE__)(name, summary, setup_fn, \
+                                                                                1000, true)
 #define PARALLEX_SUBCOMMAND(parent, name, summary, order, setup_fn)                                    \
   static const ::px::cli::SubcommandRegistrar PX_CLI_CONCAT(px_subcommand_, __LINE__)(parent, name, summary, \
                                                                                       setup_fn, order)

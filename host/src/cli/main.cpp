@@ -4,6 +4,8 @@
 #include <exception>
 
 #include "cli/command.hpp"
+#include "cli/parse_errors.hpp"
+#include "cli/version_info.hpp"
 #include "common/logging.hpp"
 #include "common/redact.hpp"
 
@@ -36,9 +38,27 @@ std::vector<ExtensionInfo>& extension_registry() {
 
 int main(int argc, char** argv) {
   using namespace px::cli;
-  CLI::App app{"parallex: run AI coding agents sealed, under an identity of their own"};
+  // `--version` alone is answered before the command tree is built: it is what
+  // scripts and package managers call, and it should cost no more than a
+  // bare process start (README, Measured).
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::fputs(version_text().c_str(), stdout);
+    return 0;
+  }
+  // The name is fixed, so usage lines say `parallex`, not the path argv[0] was run by.
+  CLI::App app{"parallex: run AI coding agents sealed, under an identity of their own", "parallex"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "parallex " PARALLEX_VERSION);
+  // CLI11 ends what it prints with a newline of its own.
+  std::string version = version_text();
+  version.pop_back();
+  app.set_version_flag("--version", version);
+  // Global options are accepted after the sub-command too (`parallex agent list -v`):
+  // sub-commands made below inherit this and hand options they do not know to their parent.
+  app.fallthrough();
+  // Inherited by every command's --help, as the options are.
+  app.footer(
+      "-v and --log-level work after any command too. Every command has a man page: man parallex-run, "
+      "man parallex-agent-new, ...");
   GlobalOptions global;
   app.add_option("--log-level", global.log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -49,6 +69,7 @@ int main(int argc, char** argv) {
   Action chosen;
   for (auto& command : registry) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);
+    if (command.hidden) sub->group("");
     Action action = command.setup(*sub, global);
     sub->callback([&chosen, action] { chosen = action; });
   }
@@ -56,8 +77,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 has a code per kind of mistake; ours is one: 2, a usage error.
-    return app.exit(e) == 0 ? 0 : 2;
+    return report_parse_error(app, e, argc, argv);
   }
   px::init_logging(global.verbose ? "debug" : global.log_level);
   try {

@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+
 #include "common/redact.hpp"
 
 namespace px::cli {
@@ -24,5 +28,21 @@ void print_json(const nlohmann::json& value) {
 }
 
 bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
+
+bool colour_on_stdout() {
+  if (const char* no = std::getenv("NO_COLOR"); no && *no) return false;
+  if (const char* term = std::getenv("TERM"); term && std::string_view(term) == "dumb") return false;
+  return stdout_is_tty();
+}
+
+bool confirm(const std::string& question, bool yes) {
+  if (yes) return true;
+  if (!::isatty(STDIN_FILENO)) return false;
+  std::fprintf(stderr, "%s [y/N] ", question.c_str());
+  std::fflush(stderr);
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  return answer == "y" || answer == "Y" || answer == "yes" || answer == "Yes";
+}
 
 }  // namespace px::cli

@@ -18,11 +18,18 @@ std::string human(std::uint64_t bytes);
 std::string local_time(std::int64_t ns);
 nlohmann::json info_json(const snapshot::SnapshotInfo& info);
 void print_warnings(const std::vector<std::string>& warnings);
+// Sizes say content and disk apart: "bytes" is what the files hold,
+// "new_bytes" the disk space the snapshot added to the store (whole blocks per
+// new file, so many small files take far more disk than they hold).
 void print_taken(const snapshot::SnapshotInfo& info, bool json);
 void print_list(const std::vector<snapshot::SnapshotInfo>& list, bool json, const std::string& empty_note);
 // `undo_hint` is the command that rewinds to a given snapshot id, minus the id.
 void print_rewind(const snapshot::RewindResult& result, bool dry_run, const std::string& what,
-                  const std::string& undo_hint);
+                  const std::string& undo_hint, bool json);
+void print_prune(const snapshot::PruneResult& result, bool json);
+// What a rewind would change, in a few lines: counts by kind and the first
+// paths it would replace or remove (asked before an `agent rewind`).
+std::string rewind_preview(const snapshot::RewindResult& dry_run, std::size_t max_paths);
 
 // Drawn on stdout only when it is a terminal and the operation has run for a
 // second; silent otherwise so scripts and logs see only the result.

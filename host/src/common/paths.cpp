@@ -20,11 +20,33 @@ fs::path user_home() {
   return "/";
 }
 
-fs::path parallex_data_dir() {
+namespace {
+
+// The XDG base directory `variable` (used only when absolute, as the
+// specification says), else `fallback` under the home; PARALLEX_HOME first.
+fs::path xdg_dir(const char* variable, const char* fallback) {
   if (const char* p = std::getenv("PARALLEX_HOME"); p && *p) return normal_absolute(p);
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x && fs::path(x).is_absolute())
+  if (const char* x = std::getenv(variable); x && *x && fs::path(x).is_absolute())
     return fs::path(x) / "parallex";
-  return user_home() / ".local/share/parallex";
+  return user_home() / fallback / "parallex";
+}
+
+}  // namespace
+
+fs::path parallex_data_dir() {
+  return xdg_dir("XDG_DATA_HOME", ".local/share");
+}
+fs::path parallex_state_dir() {
+  return xdg_dir("XDG_STATE_HOME", ".local/state");
+}
+fs::path parallex_config_dir() {
+  return xdg_dir("XDG_CONFIG_HOME", ".config");
+}
+
+fs::path agent_runs_dir(const fs::path& agent_root) {
+  if (agent_root.parent_path() == parallex_data_dir() / "agents")
+    return parallex_state_dir() / "agents" / agent_root.filename() / "runs";
+  return agent_root / "runs";
 }
 
 fs::path parallex_runtime_dir() {

@@ -12,8 +12,20 @@ namespace fs = std::filesystem;
 
 // $HOME, else the passwd entry of the real uid.
 fs::path user_home();
-// $XDG_DATA_HOME or ~/.local/share, then /parallex. PARALLEX_HOME overrides.
+// Where things live (docs/packaging.md, `man parallex`). PARALLEX_HOME, when
+// set, is all three: one folder for everything, for tests and throw-away set-ups.
+// Agents, their homes and snapshots, user plugins: $XDG_DATA_HOME or ~/.local/share, then /parallex.
 fs::path parallex_data_dir();
+// Run records and logs: $XDG_STATE_HOME or ~/.local/state, then /parallex.
+// (Records an older Parallex wrote under parallex_data_dir() are still read.)
+fs::path parallex_state_dir();
+// The run records of the agent whose folder is `agent_root`: for an agent of
+// the default store (<data>/agents/NAME), <state>/agents/NAME/runs; for a
+// store elsewhere (tests), <agent_root>/runs. <agent_root>/runs is where an
+// older Parallex kept them all: still read, never written.
+fs::path agent_runs_dir(const fs::path& agent_root);
+// User profiles (profiles/NAME.yaml): $XDG_CONFIG_HOME or ~/.config, then /parallex.
+fs::path parallex_config_dir();
 // $XDG_RUNTIME_DIR/parallex, else /tmp/parallex-<uid> (created 0700 by callers).
 fs::path parallex_runtime_dir();
 // $XDG_CACHE_HOME/parallex or ~/.cache/parallex: run folders Parallex makes

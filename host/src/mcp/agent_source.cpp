@@ -24,6 +24,10 @@ Json AgentView::to_json() const {
               {"home", home().string()}};
 }
 
+fs::path AgentView::runs() const {
+  return agent_runs_dir(root);
+}
+
 fs::path agents_root() {
   return parallex_data_dir() / "agents";
 }

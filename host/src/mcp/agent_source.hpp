@@ -26,7 +26,8 @@ struct AgentView {
 
   fs::path home() const { return root / "home"; }
   fs::path snapshots() const { return root / "snapshots"; }
-  fs::path runs() const { return root / "runs"; }
+  fs::path runs() const;                                 // common/paths.hpp agent_runs_dir
+  fs::path older_runs() const { return root / "runs"; }  // where an older Parallex kept them
   Json to_json() const;
 };
 

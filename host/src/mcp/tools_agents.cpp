@@ -240,6 +240,7 @@ ToolResult read_report(ToolContext& ctx, const Json& args) {
   report::ReportRequest req;
   req.agent = agent.value().name;
   req.runs_dir = agent.value().runs();
+  req.older_runs_dirs.push_back(agent.value().older_runs());
   req.agent_home = agent.value().home();
   req.allowed_signers = agent.value().root / "keys" / "allowed_signers";
   if (args.contains("run_id"))

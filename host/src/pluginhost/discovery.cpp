@@ -35,8 +35,14 @@ std::vector<fs::path> plugin_search_dirs() {
       if (!dir.empty()) add(dir);
   }
   if (fs::path exe = executable_dir(); !exe.empty()) {
-    add(exe / "plugins");
-    add(exe.parent_path() / "lib/parallex/plugins");
+    // The build tree's plugins, for the executable built beside them only: an
+    // installed parallex never looks at a build tree, and never at
+    // <bindir>/plugins (/usr/bin/plugins is nobody's plugin folder).
+    std::error_code ec;
+    if (fs::equivalent(exe, PX_BUILD_TREE_BIN_DIR, ec)) add(PX_BUILD_TREE_PLUGIN_DIR);
+    // Installed: <prefix>/<libdir>/parallex/plugins, e.g.
+    // /usr/lib/x86_64-linux-gnu/parallex/plugins for /usr/bin/parallex.
+    add(exe / PX_INSTALLED_PLUGIN_DIR_FROM_BINDIR);
   }
   add(parallex_data_dir() / "plugins");
   return dirs;

@@ -1,8 +1,9 @@
 #pragma once
 // Where plugins are looked for, in order: $PARALLEX_PLUGIN_PATH (':'-separated),
-// the build tree (<dir of parallex>/plugins), the install prefix
-// (<dir of parallex>/../lib/parallex/plugins), and the user's data dir
-// (<data>/parallex/plugins).
+// the build tree's plugins folder (only for the parallex of that build tree),
+// the installed plugins (<prefix>/<libdir>/parallex/plugins, found from the
+// executable's folder: /usr/lib/<multiarch>/parallex/plugins for
+// /usr/bin/parallex), and the user's data dir (<data>/parallex/plugins).
 #include <filesystem>
 #include <vector>
 

@@ -19,11 +19,7 @@ Result<Profile> load_profile(const std::string& name_or_file) {
       if (name_or_file == e.name) return profile_from_cbor(e.parsed, e.parsed_size, std::string(e.name) + ".yaml");
   }
   fs::path file = name_or_file;
-  if (!is_path) {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    fs::path config = xdg && *xdg ? fs::path(xdg) : user_home() / ".config";
-    file = config / "parallex/profiles" / (name_or_file + ".yaml");
-  }
+  if (!is_path) file = parallex_config_dir() / "profiles" / (name_or_file + ".yaml");
   std::ifstream in(file);
   if (!in) {
     std::string names;

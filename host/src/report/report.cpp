@@ -244,42 +244,47 @@ Json build_report(const ReportRequest& req) {
   report["limits"] = kLimits;
 
   const std::string who = req.agent.empty() ? "in " + req.runs_dir.string() : "of agent " + req.agent;
-  auto ids = list_run_ids(req.runs_dir);
+  auto runs = list_runs(req.runs_dir, req.older_runs_dirs);
   if (req.selection.run_id) {
     const std::string& id = *req.selection.run_id;
-    std::error_code ec;
     const bool plain = id.find('/') == std::string::npos && id != "." && id != ".." && !id.empty();
-    if (!plain || !fs::is_directory(req.runs_dir / id, ec)) {
+    const RunRef* found = nullptr;
+    if (plain && runs)
+      for (const auto& r : runs.value())
+        if (r.id == id) found = &r;
+    if (!found) {
       std::string known;
-      if (ids)
-        for (auto it = ids.value().rbegin(); it != ids.value().rend() && it - ids.value().rbegin() < 5; ++it)
-          known += (known.empty() ? "" : ", ") + *it;
+      if (runs)
+        for (auto it = runs.value().rbegin(); it != runs.value().rend() && it - runs.value().rbegin() < 5;
+             ++it)
+          known += (known.empty() ? "" : ", ") + it->id;
       report["problems"].push_back("There is no run " + id + " " + who +
                                    (known.empty() ? "." : "; the latest are: " + known + "."));
     } else {
-      report["runs"].push_back(report_run(req, req.runs_dir / id));
+      report["runs"].push_back(report_run(req, found->dir / found->id));
     }
-  } else if (!ids) {
-    report["problems"].push_back(ids.error().message);
-  } else if (ids.value().empty()) {
+  } else if (!runs) {
+    report["problems"].push_back(runs.error().message);
+  } else if (runs.value().empty()) {
     report["problems"].push_back("No run has been recorded " + who + " yet.");
   } else if (req.selection.since_ms) {
-    for (const auto& id : ids.value()) {
+    for (const auto& r : runs.value()) {
       Source ignored;
-      const auto record = load_record(req.runs_dir / id, ignored);
+      const auto record = load_record(r.dir / r.id, ignored);
       const auto started = record ? parse_iso_ms(record->started_at) : std::nullopt;
       const auto ended = record && record->ended_at ? parse_iso_ms(*record->ended_at) : std::nullopt;
       // A run still going (no end) or one that ended after TIME overlaps it; a run
       // without a readable record is listed, marked, rather than hidden.
       const std::int64_t last_moment = ended ? *ended : (started ? now_ms() : 0);
       if (last_moment >= *req.selection.since_ms || !started)
-        report["runs"].push_back(report_run(req, req.runs_dir / id));
+        report["runs"].push_back(report_run(req, r.dir / r.id));
     }
     if (report["runs"].empty())
       report["problems"].push_back("No run " + who + " since " + format_iso_ms(*req.selection.since_ms) +
                                    ".");
   } else {
-    report["runs"].push_back(report_run(req, req.runs_dir / ids.value().back()));
+    const RunRef& last = runs.value().back();
+    report["runs"].push_back(report_run(req, last.dir / last.id));
   }
   redact_strings(report);
   return report;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pluginhost/plugin_set.hpp"
 #include "report/model.hpp"
@@ -19,6 +20,9 @@ inline constexpr const char* kSchema = "parallex-report/1";
 struct ReportRequest {
   std::string agent;                 // empty for ad-hoc runs
   std::filesystem::path runs_dir;    // RUN-ID/run.json below it
+  // Where an older Parallex kept the same runs' records (under the data folder,
+  // before they moved to the state folder): read too, never written.
+  std::vector<std::filesystem::path> older_runs_dirs;
   // Where the harness transcripts are looked for; default: the run record's
   // policy.run_home, else `agent_home`.
   std::optional<std::filesystem::path> home;

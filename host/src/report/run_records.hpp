@@ -20,4 +20,16 @@ struct Selection {
 // (run ids sort by time). A runs folder that does not exist is an error naming it.
 Result<std::vector<std::string>> list_run_ids(const std::filesystem::path& runs_dir);
 
+// A run record folder: runs_dir/id.
+struct RunRef {
+  std::string id;
+  std::filesystem::path dir;
+};
+// The runs of `runs_dir` and of `older_dirs` (where an older Parallex kept
+// records: read, never written), oldest first; an id in both is runs_dir's.
+// Missing older folders are skipped; a missing `runs_dir` is an error only when
+// no older folder holds a run.
+Result<std::vector<RunRef>> list_runs(const std::filesystem::path& runs_dir,
+                                      const std::vector<std::filesystem::path>& older_dirs);
+
 }  // namespace px::report

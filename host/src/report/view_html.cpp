@@ -35,20 +35,63 @@ std::string str(const Json& j, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// Reads on a phone as on a wide screen: below 720px each table row becomes a
+// card of "label: value" lines; a table never grows wider than the page (no
+// sideways scrolling: paths and commands, the long words, may break where
+// they must); paths wrap after their slashes first; ids and times never wrap
+// (class "id").
+// Follows the reader's dark mode.
 const char* kStyle = R"css(
+:root{color-scheme:light dark}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1d2330;background:#fafbfc}
 h1{font-size:1.5rem;margin:0 0 .5rem}h2{font-size:1.25rem;margin:2.5rem 0 .5rem;border-bottom:2px solid #c8102e;padding-bottom:.25rem}
 h3{font-size:1.05rem;margin:1.5rem 0 .4rem}
 table{border-collapse:collapse;width:100%;margin:.25rem 0 1rem;background:#fff}
-th,td{border:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th,td{border:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#eef1f4;font-weight:600}
-td.mono,code{font-family:ui-monospace,"SF Mono",Menlo,Consolas,monospace;font-size:12.5px;white-space:pre-wrap;word-break:break-all}
+td.mono,code{font-family:ui-monospace,"SF Mono",Menlo,Consolas,monospace;font-size:12.5px;white-space:pre-wrap;overflow-wrap:anywhere}
+.id{white-space:nowrap}
 .ok{color:#137333}.bad{color:#b3261e;font-weight:600}.warn{color:#9a6700}.dim{color:#667085}
 .none{color:#667085;font-style:italic}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.5rem 0}dt{color:#667085}dd{margin:0}
-.problem{background:#fdecea;border:1px solid #f5c2c0;padding:.5rem .75rem;margin:.5rem 0}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2rem 1rem;margin:.5rem 0}dt{color:#667085}dd{margin:0;overflow-wrap:anywhere}
+.problem{background:#fdecea;border:1px solid #f5c2c0;padding:.5rem .75rem;margin:.5rem 0;overflow-wrap:anywhere}
 .limits{background:#fff8e1;border:1px solid #f2d27a;padding:.5rem .75rem;margin:1rem 0}
+@media (max-width:720px){
+body{margin:1rem auto;padding:0 .6rem}
+table,tbody,tr,td{display:block;width:auto}thead{display:none}
+tr{border:1px solid #dde1e6;margin:0 0 .6rem}td{border:0;border-bottom:1px solid #eef1f4}
+td::before{content:attr(data-label);display:block;font:600 11px/1.3 system-ui,sans-serif;color:#667085;text-transform:uppercase}
+dl{grid-template-columns:minmax(0,1fr)}dd{margin-bottom:.3rem}
+}
+@media (prefers-color-scheme:dark){
+body{color:#e3e6eb;background:#121418}
+table{background:#1a1d23}th{background:#242932}th,td,tr{border-color:#343a45}td{border-bottom-color:#2a2f38}
+.ok{color:#6fcf8b}.bad{color:#ff8a80}.warn{color:#e3b341}.dim,.none,dt,td::before{color:#9aa3b2}
+h2{border-bottom-color:#ff5a6e}
+.problem{background:#3a1f1f;border-color:#7a2e2e}.limits{background:#352c12;border-color:#6f5b1d}
+}
 )css";
+
+// Escaped text of a path, command or URL, with a line-break opportunity after
+// each '/', so a long one wraps between its parts, not inside a name.
+std::string breakable(const std::string& escaped) {
+  std::string out;
+  out.reserve(escaped.size() + 16);
+  for (char c : escaped) {
+    out += c;
+    // "&lt;/" is the text "</", not a path separator.
+    if (c == '/' && !out.ends_with("&lt;/")) out += "<wbr>";
+  }
+  return out;
+}
+
+// An ISO time that wraps, if it must, only between its date and its time of day.
+std::string time_html(const std::string& iso) {
+  const auto t = iso.find('T');
+  if (t == std::string::npos) return "<span class=\"id\">" + esc(iso) + "</span>";
+  return "<span class=\"id\">" + esc(iso.substr(0, t)) + "</span><wbr><span class=\"id\">" +
+         esc(iso.substr(t)) + "</span>";
+}
 
 struct Page {
   std::string out;
@@ -63,8 +106,13 @@ struct Page {
     out += "</tr></thead><tbody>\n";
     for (const auto& row : rows) {
       out += "<tr>";
-      for (std::size_t c = 0; c < row.size(); ++c)
-        out += (c < mono.size() && mono[c] ? "<td class=\"mono\">" : "<td>") + row[c] + "</td>";
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        // The column's name, for the narrow layout's "label: value" cards.
+        const std::string label = c < header.size() ? " data-label=\"" + esc(header[c]) + "\"" : "";
+        out += (c < mono.size() && mono[c] ? "<td class=\"mono\"" + label + ">" + breakable(row[c])
+                                           : "<td" + label + ">" + row[c]) +
+               "</td>";
+      }
       out += "</tr>\n";
     }
     out += "</tbody></table>\n";
@@ -93,7 +141,8 @@ std::string render_html(const Json& report) {
 
   for (const auto& run : report.value("runs", Json::array())) {
     const std::string id = str(run, "id");
-    out += "<section class=\"run\" id=\"run-" + esc(id) + "\">\n<h2>Run " + esc(id) + "</h2>\n<dl>";
+    out +=
+        "<section class=\"run\" id=\"run-" + esc(id) + "\">\n<h2>Run " + cls("id", esc(id)) + "</h2>\n<dl>";
     auto item = [&](const char* label, const std::string& html) {
       out += std::string("<dt>") + label + "</dt><dd>" + html + "</dd>";
     };
@@ -125,10 +174,12 @@ std::string render_html(const Json& report) {
     for (const auto& s : sessions) {
       std::string models;
       for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
-      rows.push_back({esc(str(s, "harness")), esc(str(s, "session_id")), esc(str(s, "cwd")), esc(models),
-                      esc(str(s, "started_at")), esc(str(s, "ended_at"))});
+      rows.push_back({esc(str(s, "harness")), "<code class=\"id\">" + esc(str(s, "session_id")) + "</code>",
+                      esc(str(s, "cwd")), esc(models), time_html(str(s, "started_at")),
+                      time_html(str(s, "ended_at"))});
     }
-    p.table({"Harness", "Session", "Working directory", "Models", "Started", "Ended"}, rows, {false, true, true});
+    p.table({"Harness", "Session", "Working directory", "Models", "Started", "Ended"}, rows,
+            {false, false, true});
 
     const auto activity = run.value("activity", Json::object());
     out += "<h3>Files read</h3>\n";
@@ -184,10 +235,15 @@ std::string render_html(const Json& report) {
       std::string files;
       for (const auto& f : c.value("files", Json::array()))
         files += esc(str(f, "status")) + " <code>" + esc(str(f, "path")) + "</code><br>";
-      rows.push_back({"<code>" + esc(str(c, "short_id")) + "</code>",
+      rows.push_back({"<code class=\"id\">" + esc(str(c, "short_id")) + "</code>",
                       esc(str(author, "name")) + " &lt;" + esc(str(author, "email")) + "&gt;",
-                      cls(status == "verified" ? "ok" : status == "bad" ? "bad" : "dim", esc(status)) +
-                          (str(sig, "detail").empty() ? "" : "<br><span class=\"dim\">" + esc(str(sig, "detail")) + "</span>"),
+                      cls(status == "verified" ? "ok"
+                          : status == "bad"    ? "bad"
+                                               : "dim",
+                          esc(status)) +
+                          (str(sig, "detail").empty()
+                               ? ""
+                               : "<br><span class=\"dim\">" + esc(str(sig, "detail")) + "</span>"),
                       "<code>" + esc(str(c, "message")) + "</code>", files});
     }
     p.table({"Commit", "Author", "Signature", "Message", "Files"}, rows);

@@ -15,10 +15,19 @@ struct Style {
   }
 };
 
+// Columns on a terminal: UTF-8 continuation bytes and our own colour codes
+// (ESC [ ... m, from Style) take none, so coloured cells line up.
 std::size_t display_width(const std::string& s) {
   std::size_t n = 0;
-  for (unsigned char c : s)
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {
+      i += 2;
+      while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
+      continue;
+    }
     if ((c & 0xC0) != 0x80) ++n;
+  }
   return n;
 }
 

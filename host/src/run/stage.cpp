@@ -73,7 +73,7 @@ struct PrivateDirGuard {
 
 }  // namespace
 
-fs::path adhoc_runs_dir() { return parallex_data_dir() / "runs"; }
+fs::path adhoc_runs_dir() { return parallex_state_dir() / "runs"; }
 
 std::string unsealed_notice(const std::string& because) {
   return "UNSEALED: this run is not confined; it can read and write what you can" +

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "backend/linux/audit_log.hpp"
+#include "backend/linux/host_environment.hpp"
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/seccomp.hpp"
 #include "backend/linux/sys.hpp"
@@ -77,21 +78,38 @@ bool cgroup2_mounted(std::string& where) {
   return false;
 }
 
+constexpr const char* kUserNamespace = "user namespace: the seal's privileges exist only inside it";
+
 }  // namespace
+
+std::optional<Guarantee> userns_restricted() {
+  const UsernsRestriction r = userns_restriction();
+  if (!r.applies) return std::nullopt;
+  return Guarantee{"namespaces.user", kUserNamespace, false, true, r.reason};
+}
 
 std::vector<Guarantee> detect_guarantees(bool probe) {
   std::vector<Guarantee> out;
   const bool root = ::getuid() == 0;
-  const int ns = probe ? probe_namespaces() : 0;
-  const bool userns = probe ? userns_works() : true;
+  // Ubuntu's AppArmor restriction lets unshare(CLONE_NEWUSER) succeed and
+  // takes the namespace's capabilities away, so the seal would fail later with
+  // EPERM: it is read from the sysctl and this process's label instead (no
+  // fork, so a run's quick probe reads it too), and its reason carries the
+  // exact fix (`run` refuses with the same words).
+  const std::optional<Guarantee> restricted = userns_restricted();
+  const int ns = restricted ? 1 : probe ? probe_namespaces() : 0;
+  const bool userns = !restricted && (probe ? userns_works() : true);
   const std::string max_userns = probe ? read_text("/proc/sys/user/max_user_namespaces") : "not read";
-  out.push_back(
-      {"namespaces.user", "user namespace: the seal's privileges exist only inside it", userns || root, !root,
-       userns ? "unprivileged user namespaces work (user.max_user_namespaces=" + max_userns + ")"
-       : root ? "user namespaces are off; as root the seal drops every capability instead"
-              : "unshare(CLONE_NEWUSER) failed: user namespaces are off "
-                "(user.max_user_namespaces=" +
-                    max_userns + ", or kernel.unprivileged_userns_clone / an AppArmor restriction)"});
+  if (restricted)
+    out.push_back(*restricted);
+  else
+    out.push_back(
+        {"namespaces.user", kUserNamespace, userns || root, !root,
+         userns ? "unprivileged user namespaces work (user.max_user_namespaces=" + max_userns + ")"
+         : root ? "user namespaces are off; as root the seal drops every capability instead"
+                : "unshare(CLONE_NEWUSER) failed: user namespaces are off "
+                  "(user.max_user_namespaces=" +
+                      max_userns + ", or kernel.unprivileged_userns_clone)"});
   auto ns_row = [&](const char* id, const char* name, int failed_step, const char* what) {
     const bool enforced = ns == 0 || (ns > failed_step);
     out.push_back({id, name, enforced, true,

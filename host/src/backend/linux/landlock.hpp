@@ -18,6 +18,10 @@ namespace px::seal::landlock {
 
 namespace fs = std::filesystem;
 
+// The highest ABI this code knows the rights of (landlock.cpp): a newer kernel
+// is used at this ABI. `parallex --version` names it.
+constexpr int kHighestAbi = 7;
+
 // The ABI the running kernel offers (0: Landlock unavailable), and its errata.
 int abi_version();
 

@@ -5,6 +5,7 @@
 #include "backend/backend.hpp"
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/capabilities.hpp"
+#include "backend/linux/host_environment.hpp"
 #include "backend/linux/launch.hpp"
 
 namespace px::backend {
@@ -22,6 +23,20 @@ class LinuxBackend final : public Backend {
     utsname u{};
     ::uname(&u);
     return std::string("Linux ") + u.release + ", Landlock ABI " + std::to_string(seal::landlock::abi_version());
+  }
+  Environment environment(const std::vector<Guarantee>& found) const override {
+    auto enforced = [&](const char* id) {
+      for (const auto& g : found)
+        if (g.id == id) return g.enforced;
+      return false;
+    };
+    auto e = seal::detect_environment(enforced("namespaces.mount"), seal::landlock::abi_version(),
+                                      enforced("cgroup2"));
+    return {std::move(e.kind), std::move(e.name), std::move(e.costs), e.supported};
+  }
+  std::string security_module_profile() const override {
+    std::error_code ec;
+    return seal::apparmor_profile_for(std::filesystem::read_symlink("/proc/self/exe", ec));
   }
   Result<LaunchResult> launch(const LaunchRequest& request) override {
     PX_TRY_ASSIGN(auto process, seal::spawn(request));

@@ -1,0 +1,82 @@
+#include "cli_support.hpp"
+
+#include <pwd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace px::cli_test {
+
+namespace {
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+std::string q(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+Folder::Folder() {
+  char templ[] = "/tmp/px-cli-test-XXXXXX";
+  path = ::mkdtemp(templ);
+  // The unprivileged user reads and writes in it too.
+  fs::permissions(path, fs::perms::all);
+}
+
+Folder::~Folder() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+bool have_unprivileged_user() {
+  if (::getpwnam("pxtest")) return true;
+  return ::getuid() == 0 && std::system("useradd -m pxtest >/dev/null 2>&1") == 0 && ::getpwnam("pxtest");
+}
+
+void write(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+}
+
+Ran sh(const std::string& command, const std::map<std::string, std::string>& env, bool as_user) {
+  Folder io;
+  std::string line = "env";
+  for (const auto& [k, v] : env) line += " " + k + "=" + q(v);
+  line += " sh -c " + q(command);
+  if (as_user) line = "setpriv --reuid pxtest --regid pxtest --init-groups " + line;
+  line += " </dev/null >" + (io.path / "out").string() + " 2>" + (io.path / "err").string();
+  Ran r;
+  const int raw = std::system(line.c_str());
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.out = slurp(io.path / "out");
+  r.err = slurp(io.path / "err");
+  return r;
+}
+
+Ran px(const std::string& args, const fs::path& home, const std::map<std::string, std::string>& env,
+       bool as_user) {
+  std::map<std::string, std::string> all = env;
+  all.emplace("PARALLEX_HOME", (home / "px").string());
+  all.emplace("XDG_RUNTIME_DIR", (home / "runtime").string());
+  fs::create_directories(home / "runtime");
+  fs::permissions(home / "runtime", fs::perms::owner_all);
+  if (as_user) {
+    fs::create_directories(home / "px");
+    if (std::system(("chown -R pxtest " + q(home.string())).c_str()) != 0)
+      return Ran{125, "", "cannot hand " + home.string() + " to pxtest"};
+  }
+  return sh(std::string(PARALLEX_EXE) + " " + args, all, as_user);
+}
+
+}  // namespace px::cli_test

@@ -1,0 +1,142 @@
+// The command line a person expects, run for real: global options after the
+// sub-command, parse errors that name the word, usage lines that say
+// `parallex`, the kill switch's --all, colour only on a terminal and never with
+// NO_COLOR, and what --version says.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "cli_support.hpp"
+
+namespace px::cli_test {
+namespace {
+
+TEST(CommandLine, GlobalOptionsWorkAfterTheSubcommand) {
+  Folder home;
+  for (const char* args : {"agent list -v", "agent list --log-level debug", "plugins -v", "-v agent list"}) {
+    const Ran r = px(args, home.path);
+    EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+  }
+  // --log-level keeps its check wherever it is given.
+  const Ran bad = px("agent list --log-level loud", home.path);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("loud"), std::string::npos) << bad.err;
+}
+
+TEST(CommandLine, AParseErrorNamesTheWordAndTheCommand) {
+  Folder home;
+  const Ran frob = px("frob", home.path);
+  EXPECT_EQ(frob.status, 2);
+  EXPECT_EQ(frob.err.rfind("parallex: 'frob' is not a command of `parallex`", 0), 0u) << frob.err;
+  EXPECT_NE(frob.err.find("agent"), std::string::npos) << "the commands are listed: " << frob.err;
+  EXPECT_EQ(frob.err.find("A subcommand is required"), std::string::npos) << frob.err;
+
+  const Ran typo = px("agnet list", home.path);
+  EXPECT_NE(typo.err.find("did you mean 'agent'"), std::string::npos) << typo.err;
+
+  // (`agent` also takes `-w NAME -- CMD`, whose command the word would be: its own words.)
+  const Ran sub = px("agent frob", home.path);
+  EXPECT_EQ(sub.status, 2);
+  EXPECT_EQ(sub.err.rfind("parallex: ", 0), 0u) << sub.err;
+  EXPECT_NE(sub.err.find("`frob`"), std::string::npos) << sub.err;
+  EXPECT_NE(sub.err.find("`parallex agent`"), std::string::npos) << sub.err;
+  const Ran snap = px("snapshot frob", home.path);
+  EXPECT_EQ(snap.err.rfind("parallex: 'frob' is not a command of `parallex snapshot`", 0), 0u) << snap.err;
+
+  const Ran option = px("agent list --frob", home.path);
+  EXPECT_EQ(option.status, 2);
+  EXPECT_EQ(option.err.rfind("parallex: agent list: ", 0), 0u) << option.err;
+  EXPECT_NE(option.err.find("--frob"), std::string::npos) << option.err;
+  EXPECT_NE(option.err.find("parallex agent list --help"), std::string::npos) << option.err;
+
+  const Ran nothing = px("", home.path);
+  EXPECT_EQ(nothing.status, 2);
+  EXPECT_EQ(nothing.err.rfind("parallex: `parallex` needs a command: ", 0), 0u) << nothing.err;
+}
+
+TEST(CommandLine, UsageSaysParallexNotThePathItWasRunBy) {
+  Folder home;
+  const Ran help = px("agent list --help", home.path);
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("parallex agent list"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find(PARALLEX_EXE), std::string::npos) << help.out;
+}
+
+TEST(CommandLine, KillAllExistsAndEachAllHasItsOwnHelp) {
+  Folder home;
+  const Ran none = px("kill", home.path);
+  EXPECT_NE(none.err.find("--all"), std::string::npos) << none.err;
+  const Ran all = px("kill --all", home.path);
+  EXPECT_EQ(all.status, 0) << all.err;
+  auto all_line = [&](const char* command) {
+    const std::string out = px(std::string(command) + " --help", home.path).out;
+    const auto at = out.find("  --all");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  const std::string pause = all_line("pause"), resume = all_line("resume"), kill = all_line("kill");
+  EXPECT_NE(resume.find("Resume every run"), std::string::npos) << resume;
+  EXPECT_NE(kill.find("Kill every run"), std::string::npos) << kill;
+  EXPECT_NE(pause, resume);
+}
+
+TEST(CommandLine, VersionSaysCommitAndBothAbis) {
+  Folder home;
+  const Ran v = px("--version", home.path);
+  ASSERT_EQ(v.status, 0);
+  EXPECT_TRUE(std::regex_search(v.out, std::regex("^parallex [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << v.out;
+  EXPECT_TRUE(std::regex_search(v.out, std::regex("\ncommit [0-9a-f]{7,}(-dirty)?\n|\ncommit unknown\n")))
+      << v.out;
+  EXPECT_TRUE(std::regex_search(v.out, std::regex("\nplugin ABI [0-9]+\\.[0-9]+\n"))) << v.out;
+  EXPECT_TRUE(std::regex_search(v.out, std::regex("\nLandlock ABI [0-9]+ "))) << v.out;
+  // Given with other words, it is the same (CLI11's flag).
+  EXPECT_EQ(px("-v --version", home.path).out, v.out);
+}
+
+// A terminal gets colour; NO_COLOR and a pipe do not. `script` gives the
+// command a real pseudo-terminal.
+TEST(CommandLine, ColourOnlyOnATerminalAndNeverWithNoColor) {
+  if (sh("command -v script").status != 0) GTEST_SKIP() << "no `script` (util-linux) for a pseudo-terminal";
+  Folder home;
+  const Ran ran = px("run --offline -- /bin/true", home.path);
+  if (ran.status != 0) GTEST_SKIP() << "no sealed run here: " << ran.err;
+  const std::string report = std::string(PARALLEX_EXE) + " report";
+  const std::map<std::string, std::string> env{{"PARALLEX_HOME", (home.path / "px").string()},
+                                               {"TERM", "xterm"}};
+  const Ran piped = sh(report, env);
+  ASSERT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.out.find('\x1b'), std::string::npos) << "colour into a pipe";
+  const Ran tty = sh("script -qec " + q(report) + " /dev/null", env);
+  EXPECT_NE(tty.out.find("\x1b["), std::string::npos) << "no colour on a terminal: " << tty.out;
+  auto no_color = env;
+  no_color["NO_COLOR"] = "1";
+  const Ran tty_no_color = sh("script -qec " + q(report) + " /dev/null", no_color);
+  EXPECT_EQ(tty_no_color.out.find("\x1b["), std::string::npos) << "colour despite NO_COLOR";
+}
+
+// At a terminal, `agent rewind` shows what it would replace and asks; "n"
+// leaves the home as it is, "y" rewinds. `script` gives it a real terminal
+// and types the answer.
+TEST(CommandLine, AgentRewindShowsWhatItReplacesAndAsks) {
+  if (sh("command -v script").status != 0) GTEST_SKIP() << "no `script` (util-linux) for a pseudo-terminal";
+  Folder home;
+  ASSERT_EQ(px("agent new keeper --email keeper@example.com", home.path).status, 0);
+  const fs::path notes = home.path / "px/agents/keeper/home/notes.txt";
+  write(notes, "first\n");
+  ASSERT_EQ(px("agent snapshot keeper", home.path).status, 0);
+  write(notes, "second\n");
+  const std::map<std::string, std::string> env{{"PARALLEX_HOME", (home.path / "px").string()},
+                                               {"XDG_RUNTIME_DIR", (home.path / "runtime").string()}};
+  const std::string rewind = std::string(PARALLEX_EXE) + " agent rewind keeper";
+  const Ran no = sh("echo n | script -qec " + q(rewind) + " /dev/null", env);
+  EXPECT_NE(no.out.find("1 replaced"), std::string::npos) << no.out;
+  EXPECT_NE(no.out.find("update  notes.txt"), std::string::npos) << no.out;
+  EXPECT_NE(no.out.find("Rewind it?"), std::string::npos) << no.out;
+  EXPECT_NE(no.out.find("was not rewound"), std::string::npos) << no.out;
+  EXPECT_EQ(sh("cat " + q(notes.string())).out, "second\n");
+  const Ran yes = sh("echo y | script -qec " + q(rewind) + " /dev/null", env);
+  EXPECT_NE(yes.out.find("Rewound agent keeper's home"), std::string::npos) << yes.out;
+  EXPECT_EQ(sh("cat " + q(notes.string())).out, "first\n");
+}
+
+}  // namespace
+}  // namespace px::cli_test

@@ -1,0 +1,100 @@
+// The shell completions the build generates (build/share/completions), run in
+// the real shells: bash's completion function on a partial command line, fish's
+// `complete -C`, and zsh's parser on its script.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "cli_support.hpp"
+
+namespace px::cli_test {
+namespace {
+
+const std::string kCompletions = std::string(PARALLEX_SHARE_DIR) + "/completions/";
+
+// What bash offers for the command line `words` (the last word being completed).
+std::set<std::string> bash_complete(const std::string& words) {
+  const std::string script =
+      "source " + q(kCompletions + "parallex") + "\nCOMP_WORDS=(" + words +
+      ")\nCOMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n" +
+      // A trailing space means a new, empty word.
+      (words.back() == ' ' ? "COMP_WORDS+=(''); COMP_CWORD=$((COMP_CWORD + 1))\n" : "") +
+      "_parallex\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  const Ran r = sh("bash -c " + q(script));
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::set<std::string> out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.insert(line);
+  return out;
+}
+
+TEST(Completion, BashCompletesCommandsSubcommandsOptionsAndValues) {
+  if (sh("command -v bash").status != 0) GTEST_SKIP() << "no bash";
+  EXPECT_EQ(bash_complete("parallex ag"), (std::set<std::string>{"agent"}));
+  const auto agent_r = bash_complete("parallex agent r");
+  for (const char* sub : {"run", "report", "rewind"}) EXPECT_EQ(agent_r.count(sub), 1u) << sub;
+  for (const auto& w : agent_r) EXPECT_EQ(w[0], 'r') << w;
+  // Options of the command reached, and the global ones (accepted after it).
+  const auto run_options = bash_complete("parallex run --");
+  for (const char* opt : {"--in", "--grant", "--verbose", "--log-level", "--help"})
+    EXPECT_EQ(run_options.count(opt), 1u) << opt;
+  EXPECT_EQ(run_options.count("--email"), 0u) << "an option of `agent new` offered to `run`";
+  // Every run command takes the same run options.
+  EXPECT_EQ(bash_complete("parallex agent run --").count("--grant"), 1u) << "`agent run` lacks --grant";
+  EXPECT_EQ(bash_complete("parallex agent run --").count("--email"), 0u) << "`agent new`'s --email offered";
+  // The values an option accepts; a global option's value after a sub-command.
+  EXPECT_EQ(bash_complete("parallex agent list --log-level d"), (std::set<std::string>{"debug"}));
+  EXPECT_EQ(bash_complete("parallex agent set x --local-servers "), (std::set<std::string>{"on", "off"}));
+  // A value is not taken for a command: `--log-level debug ag` still completes `agent`.
+  EXPECT_EQ(bash_complete("parallex --log-level debug ag"), (std::set<std::string>{"agent"}));
+  // After `--` comes the command to run: commands of the system, not ours.
+  const auto after = bash_complete("parallex run -- bas");
+  EXPECT_EQ(after.count("bash"), 1u);
+  EXPECT_EQ(after.count("agent"), 0u);
+  // Internal commands (the generators) are not offered.
+  EXPECT_EQ(bash_complete("parallex ma").count("man"), 0u);
+}
+
+TEST(Completion, FishCompletesFromItsScript) {
+  if (sh("command -v fish").status != 0) GTEST_SKIP() << "no fish";
+  const std::string file = kCompletions + "parallex.fish";
+  const Ran syntax = sh("fish --no-execute " + q(file));
+  EXPECT_EQ(syntax.status, 0) << syntax.err;
+  const Ran r = sh("fish -c " + q("source " + q(file) + "; complete -C 'parallex agent r'"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* sub : {"run\t", "report\t", "rewind\t"})
+    EXPECT_NE(r.out.find(sub), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("new\t"), std::string::npos) << r.out;
+  const Ran values = sh("fish -c " + q("source " + q(file) + "; complete -C 'parallex --log-level '"));
+  EXPECT_NE(values.out.find("debug"), std::string::npos) << values.out;
+}
+
+TEST(Completion, ZshScriptParses) {
+  if (sh("command -v zsh").status != 0) GTEST_SKIP() << "no zsh";
+  const Ran r = sh("zsh -n " + q(kCompletions + "_parallex"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  // Its tables name the same commands as bash's.
+  const Ran tables =
+      sh("zsh -c " + q("source " + q(kCompletions + "_parallex") + " 2>/dev/null; _parallex_commands agent"));
+  EXPECT_NE(tables.out.find("rewind:"), std::string::npos) << tables.out << tables.err;
+}
+
+TEST(Completion, PrintedByTheCommandAsInstalled) {
+  Folder home;
+  for (const char* shell : {"bash", "zsh", "fish"}) {
+    const Ran r = px(std::string("completion ") + shell, home.path);
+    EXPECT_EQ(r.status, 0) << shell << r.err;
+    const std::string file = kCompletions + (std::string(shell) == "bash"  ? "parallex"
+                                             : std::string(shell) == "zsh" ? "_parallex"
+                                                                           : "parallex.fish");
+    EXPECT_EQ(r.out, sh("cat " + q(file)).out) << shell;
+  }
+  const Ran bad = px("completion tcsh", home.path);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("tcsh"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace px::cli_test

@@ -1,0 +1,179 @@
+// Where Parallex runs: Ubuntu's user namespace restriction, WSL, containers,
+// read through a fake host view (PARALLEX_TEST_HOST_ROOT) by the real
+// detection, and by the real `parallex check` and `parallex run`.
+#include "backend/linux/host_environment.hpp"
+
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "cli_support.hpp"
+
+namespace px::cli_test {
+namespace {
+
+// A host view of Ubuntu 24.04 with its restriction on, this process unconfined.
+void ubuntu_view(const fs::path& root, const std::string& label = "unconfined") {
+  write(root / "proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1\n");
+  write(root / "sys/module/apparmor/parameters/enabled", "Y\n");
+  write(root / "proc/self/attr/current", label + "\n");
+  write(root / "proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
+  EXPECT_EQ(std::system(("chmod -R a+rX " + q(root.string())).c_str()), 0);
+}
+
+// userns_restriction() as an unprivileged process (root is exempt): a forked
+// child drops to nobody and sends back what it found.
+seal::UsernsRestriction restriction_as_nobody(const fs::path& root) {
+  int p[2];
+  EXPECT_EQ(::pipe(p), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(p[0]);
+    const passwd* nobody = ::getpwnam("nobody");
+    if (::getuid() == 0 && (!nobody || ::setgid(nobody->pw_gid) != 0 || ::setuid(nobody->pw_uid) != 0))
+      ::_exit(90);
+    ::setenv("PARALLEX_TEST_HOST_ROOT", root.c_str(), 1);
+    const auto r = seal::userns_restriction();
+    const std::string line = std::string(r.restricted ? "1" : "0") + (r.applies ? "1" : "0") +
+                             (r.profile_loaded ? "1" : "0") + r.reason;
+    (void)!::write(p[1], line.data(), line.size());
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  seal::UsernsRestriction r;
+  if (text.size() < 3) return r;
+  r.restricted = text[0] == '1';
+  r.applies = text[1] == '1';
+  r.profile_loaded = text[2] == '1';
+  r.reason = text.substr(3);
+  return r;
+}
+
+TEST(UsernsRestriction, DetectedFromTheSysctlAndTheLabel) {
+  Folder root;
+  ubuntu_view(root.path);
+  const auto r = restriction_as_nobody(root.path);
+  EXPECT_TRUE(r.restricted);
+  EXPECT_TRUE(r.applies);
+  EXPECT_NE(r.reason.find("kernel.apparmor_restrict_unprivileged_userns=1"), std::string::npos) << r.reason;
+  // Not /usr/bin/parallex: the fix is a profile for this executable, and the sysctl.
+  EXPECT_NE(r.reason.find("check --apparmor-profile | sudo tee /etc/apparmor.d/"), std::string::npos)
+      << r.reason;
+  EXPECT_NE(r.reason.find("sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"),
+            std::string::npos);
+
+  // The package's profile loaded, for /usr/bin/parallex: this one still needs its own.
+  write(root.path / "sys/kernel/security/apparmor/profiles", "parallex (unconfined)\nbwrap (unconfined)\n");
+  EXPECT_EQ(std::system(("chmod -R a+rX " + q(root.path.string())).c_str()), 0);
+  const auto loaded = restriction_as_nobody(root.path);
+  EXPECT_TRUE(loaded.profile_loaded);
+  EXPECT_NE(loaded.reason.find("is for /usr/bin/parallex only"), std::string::npos) << loaded.reason;
+}
+
+TEST(UsernsRestriction, AProfileOrRootOrTheSysctlOffLiftsIt) {
+  Folder confined, off, apparmor_off;
+  ubuntu_view(confined.path, "parallex (unconfined)");
+  EXPECT_FALSE(restriction_as_nobody(confined.path).applies);
+  ubuntu_view(off.path);
+  write(off.path / "proc/sys/kernel/apparmor_restrict_unprivileged_userns", "0\n");
+  EXPECT_FALSE(restriction_as_nobody(off.path).restricted);
+  ubuntu_view(apparmor_off.path);
+  write(apparmor_off.path / "sys/module/apparmor/parameters/enabled", "N\n");
+  EXPECT_FALSE(restriction_as_nobody(apparmor_off.path).restricted);
+  if (::getuid() == 0) {
+    Folder as_root;
+    ubuntu_view(as_root.path);
+    ::setenv("PARALLEX_TEST_HOST_ROOT", as_root.path.c_str(), 1);
+    const auto r = seal::userns_restriction();
+    ::unsetenv("PARALLEX_TEST_HOST_ROOT");
+    EXPECT_TRUE(r.restricted);
+    EXPECT_FALSE(r.applies) << "root is exempt from the restriction";
+  }
+}
+
+// The real executable, as an unprivileged user: `check` prints the fix, `run`
+// refuses with the same words (and exit 125, the run's set-up failure) before
+// trying anything.
+TEST(UsernsRestriction, CheckPrintsTheFixAndRunRefusesWithTheSameWords) {
+  if (!have_unprivileged_user())
+    GTEST_SKIP() << "needs the unprivileged user pxtest (run as root to create it)";
+  Folder root, home;
+  ubuntu_view(root.path);
+  const std::map<std::string, std::string> env{{"PARALLEX_TEST_HOST_ROOT", root.path.string()}};
+  const Ran run = px("run -- /bin/true", home.path, env, true);
+  EXPECT_EQ(run.status, 125) << run.err;
+  EXPECT_EQ(run.err.rfind("parallex: refusing to run: the seal would lack user namespace", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find("--allow-weaker-seal"), std::string::npos) << run.err;
+  const auto fix_at = run.err.find("Fix: ");
+  ASSERT_NE(fix_at, std::string::npos) << run.err;
+  // The guarantee's reason ends with the fix, in brackets among the others missing.
+  const std::string fix = run.err.substr(fix_at, run.err.find(".)", fix_at) - fix_at);
+  const Ran check = px("check", home.path, env, true);
+  EXPECT_EQ(check.status, 1);
+  EXPECT_NE(check.out.find(fix), std::string::npos) << "check does not say: " << fix << "\n" << check.out;
+  EXPECT_NE(check.out.find("Ubuntu's restriction of unprivileged user namespaces"), std::string::npos)
+      << check.out;
+  // The profile the fix pipes into /etc/apparmor.d is this executable's, allowing userns and nothing else.
+  const Ran profile = px("check --apparmor-profile", home.path);
+  EXPECT_NE(profile.out.find(std::string(" ") + PARALLEX_EXE + " flags=(unconfined) {"), std::string::npos)
+      << profile.out;
+  EXPECT_NE(profile.out.find("  userns,\n"), std::string::npos) << profile.out;
+}
+
+TEST(HostEnvironment, NamesWslAndContainersAndWhatTheyCost) {
+  Folder wsl1, wsl2, docker;
+  write(wsl1.path / "proc/sys/kernel/osrelease", "4.4.0-19041-Microsoft\n");
+  write(wsl1.path / "proc/version", "Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com)\n");
+  write(wsl2.path / "proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n");
+  write(docker.path / ".dockerenv", "");
+  write(docker.path / "proc/sys/kernel/osrelease", "6.1.0-13-amd64\n");
+  auto detect = [](const fs::path& root, bool userns, int landlock, bool cgroup2) {
+    ::setenv("PARALLEX_TEST_HOST_ROOT", root.c_str(), 1);
+    auto env = seal::detect_environment(userns, landlock, cgroup2);
+    ::unsetenv("PARALLEX_TEST_HOST_ROOT");
+    return env;
+  };
+  const auto w1 = detect(wsl1.path, false, 0, false);
+  EXPECT_EQ(w1.kind, "wsl1");
+  EXPECT_FALSE(w1.supported);
+  ASSERT_FALSE(w1.costs.empty());
+  EXPECT_NE(w1.costs[0].find("WSL 1 is not supported"), std::string::npos);
+  EXPECT_NE(w1.costs[0].find("wsl --set-version"), std::string::npos);
+  const auto w2 = detect(wsl2.path, true, 6, true);
+  EXPECT_EQ(w2.kind, "wsl2");
+  EXPECT_TRUE(w2.supported);
+  EXPECT_NE(w2.name.find("WSL 2"), std::string::npos);
+  const auto d = detect(docker.path, false, 0, false);
+  EXPECT_EQ(d.kind, "container");
+  EXPECT_EQ(d.name, "a container (docker)");
+  std::string costs;
+  for (const auto& c : d.costs) costs += c + "\n";
+  EXPECT_NE(costs.find("does not let Parallex make namespaces"), std::string::npos) << costs;
+  EXPECT_NE(costs.find("has no Landlock"), std::string::npos) << costs;
+  EXPECT_NE(costs.find("no cgroup v2"), std::string::npos) << costs;
+  const auto plain = detect(wsl2.path / "nothing-here", true, 7, true);
+  EXPECT_EQ(plain.kind, "host");
+  EXPECT_TRUE(plain.costs.empty());
+}
+
+TEST(HostEnvironment, CheckNamesIt) {
+  Folder root, home;
+  write(root.path / "proc/sys/kernel/osrelease", "4.4.0-19041-Microsoft\n");
+  const Ran check = px("check", home.path, {{"PARALLEX_TEST_HOST_ROOT", root.path.string()}});
+  EXPECT_NE(check.out.find("Environment: WSL 1"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("WSL 1 is not supported"), std::string::npos) << check.out;
+  const Ran json = px("check --json", home.path, {{"PARALLEX_TEST_HOST_ROOT", root.path.string()}});
+  EXPECT_NE(json.out.find("\"kind\": \"wsl1\""), std::string::npos) << json.out;
+}
+
+}  // namespace
+}  // namespace px::cli_test

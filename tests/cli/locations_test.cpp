@@ -1,0 +1,92 @@
+// Where things live: run records under XDG_STATE_HOME, agents under
+// XDG_DATA_HOME, user profiles under XDG_CONFIG_HOME, and the records an
+// older Parallex left under the data folder still reported.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace px::cli_test {
+namespace {
+
+// Without PARALLEX_HOME: the XDG folders of a home of its own.
+struct XdgHome {
+  Folder home;
+  std::map<std::string, std::string> env() const {
+    return {{"HOME", home.path.string()},
+            {"XDG_DATA_HOME", (home.path / "data").string()},
+            {"XDG_STATE_HOME", (home.path / "state").string()},
+            {"XDG_CONFIG_HOME", (home.path / "config").string()},
+            {"XDG_RUNTIME_DIR", (home.path / "runtime").string()}};
+  }
+  Ran px(const std::string& args) const {
+    fs::create_directories(home.path / "runtime");
+    fs::permissions(home.path / "runtime", fs::perms::owner_all);
+    // Runs work in a folder of the home, never the home itself (the default profile refuses that).
+    fs::create_directories(home.path / "work");
+    return sh(
+        "unset PARALLEX_HOME; cd " + q((home.path / "work").string()) + " && " + PARALLEX_EXE + " " + args,
+        env());
+  }
+};
+
+void old_record(const fs::path& runs, const std::string& id) {
+  write(runs / id / "run.json", nlohmann::json{{"run_id", id},
+                                               {"started_at", "2020-01-02T03:04:05.000Z"},
+                                               {"ended_at", "2020-01-02T03:04:06.000Z"},
+                                               {"command", {"/bin/true"}},
+                                               {"exit_status", 0}}
+                                    .dump());
+}
+
+TEST(Locations, RunRecordsGoToTheStateFolderAndOldOnesAreStillRead) {
+  XdgHome x;
+  const Ran ran = x.px("run --offline -- /bin/true");
+  if (ran.status != 0) GTEST_SKIP() << "no sealed run here: " << ran.err;
+  EXPECT_TRUE(fs::is_directory(x.home.path / "state/parallex/runs")) << ran.err;
+  EXPECT_FALSE(fs::exists(x.home.path / "data/parallex/runs"));
+  old_record(x.home.path / "data/parallex/runs", "20200102-030405-0ld0");
+  const Ran rep = x.px("report --since 2019-01-01 --json");
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  const auto j = nlohmann::json::parse(rep.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << rep.out;
+  ASSERT_EQ(j["runs"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["runs"][0]["id"], "20200102-030405-0ld0");  // oldest first
+}
+
+TEST(Locations, AgentsAreDataTheirRunRecordsState) {
+  XdgHome x;
+  const Ran made = x.px("agent new keeper --email keeper@example.com --json");
+  ASSERT_EQ(made.status, 0) << made.err;
+  const auto agent = nlohmann::json::parse(made.out, nullptr, false);
+  ASSERT_FALSE(agent.is_discarded()) << made.out;
+  EXPECT_EQ(agent["name"], "keeper");
+  EXPECT_EQ(agent["store"], (x.home.path / "data/parallex/agents/keeper").string());
+  EXPECT_TRUE(fs::is_directory(x.home.path / "state/parallex/agents/keeper/runs"));
+  EXPECT_FALSE(fs::exists(x.home.path / "data/parallex/agents/keeper/runs"));
+  // A record an older Parallex kept in the agent's folder is reported.
+  old_record(x.home.path / "data/parallex/agents/keeper/runs", "20200102-030405-0ld1");
+  const Ran rep = x.px("agent report keeper --since 2019-01-01 --json");
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  EXPECT_NE(rep.out.find("20200102-030405-0ld1"), std::string::npos) << rep.out;
+  // Deleting the agent takes its records too.
+  ASSERT_EQ(x.px("agent delete keeper --yes").status, 0);
+  EXPECT_FALSE(fs::exists(x.home.path / "state/parallex/agents/keeper"));
+}
+
+TEST(Locations, ProfileByNameFromTheConfigFolder) {
+  XdgHome x;
+  write(x.home.path / "config/parallex/profiles/mine.yaml",
+        "version: 1\nnetwork:\n  mode: allowlist\n  allow:\n    - mine.example.org\n");
+  const Ran shown = x.px("policy show --profile mine -- /bin/true");
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  EXPECT_NE(shown.out.find("mine.example.org"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("config/parallex/profiles/mine.yaml"), std::string::npos) << shown.out;
+  const Ran missing = x.px("policy show --profile nope -- /bin/true");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.err.find("config/parallex/profiles/nope.yaml"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace px::cli_test

@@ -1,0 +1,38 @@
+// The man pages the build generates from the command line's own definitions:
+// one per command, each rendered by the real man and groff without a warning.
+#include <gtest/gtest.h>
+
+#include "cli_support.hpp"
+
+namespace px::cli_test {
+namespace {
+
+const fs::path kMan = fs::path(PARALLEX_SHARE_DIR) / "man/man1";
+
+TEST(ManPages, OnePerCommandAndNoneForInternalOnes) {
+  for (const char* page : {"parallex", "parallex-run", "parallex-agent", "parallex-agent-run",
+                           "parallex-agent-rewind", "parallex-snapshot-prune", "parallex-completion"})
+    EXPECT_TRUE(fs::exists(kMan / (std::string(page) + ".1"))) << page;
+  EXPECT_FALSE(fs::exists(kMan / "parallex-man.1")) << "the hidden generator has a page";
+  // Installed compressed, as Debian wants them.
+  EXPECT_TRUE(fs::exists(fs::path(PARALLEX_SHARE_DIR) / "man-gz/man1/parallex-run.1.gz"));
+}
+
+TEST(ManPages, RenderWithoutWarningsAndSayWhatTheParserKnows) {
+  if (sh("command -v groff").status != 0) GTEST_SKIP() << "no groff";
+  for (const auto& entry : fs::directory_iterator(kMan)) {
+    const Ran r = sh("groff -man -Tutf8 -ww -z " + q(entry.path().string()));
+    EXPECT_EQ(r.status, 0) << entry.path();
+    EXPECT_EQ(r.err, "") << entry.path();
+  }
+  const Ran run = sh("MANWIDTH=100 man -l " + q((kMan / "parallex-run.1").string()) + " | col -b");
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const char* text : {"SYNOPSIS", "parallex run", "--allow-weaker-seal", "--grant", "COMMAND"})
+    EXPECT_NE(run.out.find(text), std::string::npos) << text << "\n" << run.out;
+  const Ran top = sh("MANWIDTH=100 man -l " + q((kMan / "parallex.1").string()) + " | col -b");
+  for (const char* text : {"XDG_STATE_HOME", "NO_COLOR", "parallex-agent(1)", "EXIT STATUS"})
+    EXPECT_NE(top.out.find(text), std::string::npos) << text << "\n" << top.out;
+}
+
+}  // namespace
+}  // namespace px::cli_test
