@@ -1,7 +1,6 @@
 #include "policy/own_state.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "common/paths.hpp"
 #include "policy/policy_builder.hpp"
@@ -30,18 +29,10 @@ void deny_except(PolicyBuilder& b, const fs::path& dir, const std::vector<fs::pa
     deny_except(b, it->path(), keep, depth + 1);
 }
 
-fs::path xdg_or(const char* variable, const fs::path& fallback) {
-  const char* value = std::getenv(variable);
-  return value && *value && fs::path(value).is_absolute() ? fs::path(value) : fallback;
-}
-
 }  // namespace
 
 std::vector<fs::path> own_state_roots() {
-  const fs::path home = user_home();
-  return {parallex_data_dir(), parallex_runtime_dir(),
-          xdg_or("XDG_CONFIG_HOME", home / ".config") / "parallex",
-          xdg_or("XDG_STATE_HOME", home / ".local/state") / "parallex"};
+  return {parallex_data_dir(), parallex_runtime_dir(), parallex_config_dir(), parallex_state_dir()};
 }
 
 void deny_own_state(PolicyBuilder& b, const OwnState& state) {
