@@ -55,11 +55,7 @@ fs::path parallex_runtime_dir() {
   return fs::path("/tmp") / ("parallex-" + std::to_string(getuid()));
 }
 
-fs::path parallex_scratch_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x && fs::path(x).is_absolute())
-    return fs::path(x) / "parallex";
-  return user_home() / ".cache/parallex";
-}
+fs::path parallex_scratch_dir() { return parallex_runtime_dir() / "scratch"; }
 
 fs::path parallex_executable() {
   std::error_code ec;

@@ -28,9 +28,9 @@ fs::path agent_runs_dir(const fs::path& agent_root);
 fs::path parallex_config_dir();
 // $XDG_RUNTIME_DIR/parallex, else /tmp/parallex-<uid> (created 0700 by callers).
 fs::path parallex_runtime_dir();
-// $XDG_CACHE_HOME/parallex or ~/.cache/parallex: run folders Parallex makes
-// for itself (the demo's, `check --sealed`'s). Not its own state, which every
-// run is denied (policy/own_state.hpp), so a run can work there.
+// parallex_runtime_dir()/scratch: run folders Parallex makes for itself (the
+// demo's, `check --sealed`'s), outside the home. The one part of its own state
+// a run is not denied (policy/own_state.hpp), so a run can work there.
 fs::path parallex_scratch_dir();
 
 // Expands a leading "~" or "~/" against `home`; other paths are returned as is.

@@ -95,7 +95,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     if (!files.files.empty()) in.project_files.push_back(std::move(files));
   }
   if (r.deny_own_state) {
-    policy::OwnState own{policy::own_state_roots(), {r.temp_dir}};
+    policy::OwnState own{policy::own_state_roots(), {r.temp_dir, parallex_scratch_dir()}};
     if (in.agent) {
       own.keep.push_back(in.agent->home);
       for (const auto& p : in.agent->read_only) own.keep.push_back(p);
