@@ -10,14 +10,17 @@ cd "$(dirname "$0")/.."
 PARALLEX_WITH_TEST_TOOLS=1 scripts/install-deps.sh
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 quick=0
+# Each stage says how long it took (CI has 30 minutes for all of them).
+stage() { echo "== [$(date +%T), ${SECONDS}s so far] $*"; }
 [ "${1:-}" = "--quick" ] && quick=1
 
 scripts/build.sh -DPARALLEX_WERROR=ON
+stage "ctest"
 (cd build && ctest --output-on-failure -j2 --timeout 600)
 
 [ "$quick" = 1 ] && exit 0
 
-echo "== unit tests under ASan+UBSan"
+stage "unit tests under ASan+UBSan"
 # The unit tests of each component; the escape and end-to-end suites, which
 # run sealed processes and real clients, run in the main build above.
 unit_tests=(test_common test_policy test_pluginhost test_plugins test_seatbelt test_proxy test_snapshot test_transcripts
@@ -35,20 +38,21 @@ for t in "${targets[@]}"; do
   "$exe" --gtest_brief=1
 done
 
-echo "== the seal under ASan+UBSan: the escape suite, sealed runs, the home guard"
+stage "the seal under ASan+UBSan: the escape suite, sealed runs, the home guard"
 scripts/test-sealed-asan.sh
 
-echo "== clang-tidy: memory-safety checks on host/ and plugins/"
+stage "clang-tidy: memory-safety checks on host/ and plugins/"
 scripts/tidy.sh build
 
-echo "== example plugin built out of tree against the installed SDK"
+stage "example plugin built out of tree against the installed SDK"
 scripts/check-example-plugin.sh
 
-echo "== fuzz targets (bounded)"
-scripts/fuzz.sh "${PARALLEX_FUZZ_SECONDS:-20}"
+stage "fuzz targets (bounded)"
+scripts/fuzz.sh "${PARALLEX_FUZZ_SECONDS:-10}"
 
-echo "== Debian packages: made by CPack, linted, installed in a fresh Debian root, used, purged"
+stage "Debian packages: made by CPack, linted, installed in a fresh Debian root, used, purged"
 # The same build tree, configured for /usr: only the files the packages hold rebuild.
 scripts/package.sh -DPARALLEX_WERROR=ON
 scripts/check-apparmor-profile.sh
 scripts/check-package.sh
+stage "all passed"

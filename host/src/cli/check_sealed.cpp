@@ -281,6 +281,11 @@ int check_sealed(bool json, bool allow_weaker) {
   for (std::size_t i = 0; i < ways.size(); ++i) {
     std::string token = tokens[i];
     if (token.empty()) token = "no answer (the run exited " + std::to_string(status) + ")";
+    // A write the probe saw succeed is judged on the host: a path under /tmp
+    // (a home or clone there) names, inside the run, the run's own /tmp, so
+    // the write can succeed there and leave the host's file untouched.
+    if (token == "OPEN" && ways[i].probe == "write" && !fs::exists(ways[i].arg, ec))
+      token = "VIEW-ONLY (written in the run's own /tmp; nothing on the host)";
     const bool held = token != "OPEN" && token.rfind("no answer", 0) != 0;
     if (!held) ++open_ways;
     if (json)
