@@ -201,7 +201,7 @@ int run_probes(const std::vector<std::string>& probes, const std::string& result
 }
 
 int check_sealed(bool json, bool allow_weaker) {
-  // Not in the runtime dir: Parallex's own state is denied to every run.
+  // The scratch dir: the rest of Parallex's own state is denied to every run.
   const fs::path base = parallex_scratch_dir();
   std::error_code ec;
   fs::create_directories(base, ec);
