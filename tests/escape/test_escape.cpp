@@ -226,7 +226,8 @@ TEST_F(Escape, AllowWriteInRunFolderAndPrivateTmp) {  // (a)3 ALLOW
   // run's temp dir on the host sees it.
   EXPECT_FALSE(fs::exists(temp_ / name)) << "the run's /tmp is its own tmpfs";
   EXPECT_FALSE(fs::exists(fs::path("/tmp") / name)) << "the host's /tmp must not see it";
-  const Outcome both = run_sealed(*policy_, {"/bin/sh", "-c", "echo x > /tmp/a && cat /var/tmp/a && echo RESULT OK"});
+  const Outcome both =
+      run_sealed(*policy_, {"/bin/sh", "-c", "echo x > /tmp/a && cat /var/tmp/a && echo RESULT OK"});
   EXPECT_EQ(both.token, "OK") << "/tmp and /var/tmp are one temp dir: " << both.output << both.error;
   EXPECT_EQ(probe("write_file", {(agent_ / "notes.txt").string()}).token, "OPEN");
 }
@@ -277,8 +278,8 @@ TEST_F(Escape, FilesOtherProgramsRunLaterAreReadOnly) {
   write_text(ws_ / ".claude/settings.json", "{}\n");
   write_text(ws_ / ".mcp.json", "{}\n");
   write_text(ws_ / ".envrc", "export A=1\n");
-  for (const char* path : {".vscode/tasks.json", ".vscode/settings.json", ".claude/settings.json", ".mcp.json",
-                           ".envrc"}) {
+  for (const char* path :
+       {".vscode/tasks.json", ".vscode/settings.json", ".claude/settings.json", ".mcp.json", ".envrc"}) {
     SCOPED_TRACE(path);
     EXPECT_DENIED(probe("write_file", {(ws_ / path).string()}), (Tokens{"EROFS", "EACCES"}));
   }
@@ -286,8 +287,10 @@ TEST_F(Escape, FilesOtherProgramsRunLaterAreReadOnly) {
   EXPECT_DENIED(probe("fs_op", {"unlink", (ws_ / ".envrc").string()}), (Tokens{"EBUSY", "EROFS"}));
   EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / "README").string(), (ws_ / ".mcp.json").string()}),
                 (Tokens{"EBUSY", "EROFS"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".claude").string(), (ws_ / ".c2").string()}), (Tokens{"EBUSY"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".vscode").string(), (ws_ / ".v2").string()}), (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".claude").string(), (ws_ / ".c2").string()}),
+                (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".vscode").string(), (ws_ / ".v2").string()}),
+                (Tokens{"EBUSY"}));
   EXPECT_EQ(read_text(ws_ / ".claude/settings.json"), "{}\n");
   // ALLOW: the harness's own writable state beside them, and ordinary files.
   EXPECT_EQ(probe("write_file", {(ws_ / ".claude/worktrees/x").string()}).token, "OPEN");
@@ -301,7 +304,8 @@ TEST_F(Escape, AProtectedPathLinkingOutOfTheRunFolderRefusesTheRun) {
   write_text(decoy, "untouched\n");
   fs::create_symlink(decoy, ws_ / ".envrc");
   const Outcome o = probe("write_file", {(ws_ / ".envrc").string()});
-  EXPECT_NE(o.error.find((ws_ / ".envrc").string() + " is a symbolic link to " + decoy.string()), std::string::npos)
+  EXPECT_NE(o.error.find((ws_ / ".envrc").string() + " is a symbolic link to " + decoy.string()),
+            std::string::npos)
       << o.error;
   EXPECT_NE(o.error.find("leads out of the run folder"), std::string::npos) << o.error;
   EXPECT_EQ(o.token, "") << "the command must not have run";
@@ -319,49 +323,85 @@ TEST_F(Escape, AProtectedPathLinkingOutOfTheRunFolderRefusesTheRun) {
 // start, each writing .git/hooks/pre-commit and appending to .git/config.
 // Every run either refuses to start or runs with the real ones protected;
 // neither they nor the decoy change.
+struct RaceResult {
+  long flips = 0;
+  int started = 0, refused = 0, wrote = 0;
+};
+
+// A racer outside the run swaps `real` (a folder) with a link to `decoy`
+// (RENAME_EXCHANGE with a link made beside it) while `runs` sealed runs start,
+// each running `script`, which prints "RESULT N" (N: writes that succeeded).
+// Puts the real folder back at the end.
+RaceResult race_folder_against_a_link(const policy::Policy& policy, const fs::path& real,
+                                      const fs::path& decoy, const std::string& script, int runs) {
+  const fs::path flip = real.parent_path() / (real.filename().string() + "-flip");
+  fs::create_symlink(decoy, flip);
+  std::atomic<bool> stop{false};
+  RaceResult r;
+  std::atomic<long> flips{0};
+  std::thread racer([&] {
+    while (!stop)
+      if (::syscall(SYS_renameat2, AT_FDCWD, real.c_str(), AT_FDCWD, flip.c_str(), 2 /*RENAME_EXCHANGE*/) ==
+          0)
+        ++flips;
+  });
+  for (int i = 0; i < runs; ++i) {
+    const Outcome o = run_sealed(policy, {"/bin/sh", "-c", script});
+    if (!o.error.empty()) {
+      ++r.refused;
+    } else {
+      ++r.started;
+      if (o.token != "0") ++r.wrote;
+    }
+  }
+  stop = true;
+  racer.join();
+  struct stat st {};
+  if (::lstat(real.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    ::syscall(SYS_renameat2, AT_FDCWD, real.c_str(), AT_FDCWD, flip.c_str(), 2);
+  fs::remove(flip);
+  r.flips = flips.load();
+  std::printf("[  RACE    ] %s: %ld flips; %d runs started, %d refused to start\n", real.filename().c_str(),
+              r.flips, r.started, r.refused);
+  return r;
+}
+
 TEST_F(Escape, RacingGitBetweenAFolderAndALinkNeverUnprotectsIt) {
   const fs::path git = ws_ / ".git";
   const fs::path decoy = base_ / "decoy-git";
   fs::create_directories(decoy / "hooks");
   write_text(decoy / "config", "[core]\n\tdecoy = true\n");
   const std::string config_before = read_text(git / "config");
-  const fs::path flip = ws_ / ".git-flip";
-  fs::create_symlink(decoy, flip);
-  std::atomic<bool> stop{false};
-  std::atomic<long> flips{0};
-  std::thread racer([&] {
-    while (!stop) {
-      if (::syscall(SYS_renameat2, AT_FDCWD, git.c_str(), AT_FDCWD, flip.c_str(), 2 /*RENAME_EXCHANGE*/) == 0)
-        ++flips;
-    }
-  });
-  int started = 0, refused = 0, wrote = 0;
-  for (int i = 0; i < 200; ++i) {
-    const Outcome o = run_sealed(
-        *policy_, {"/bin/sh", "-c",
-                   "n=0; echo 'id' >> .git/hooks/pre-commit && n=$((n+1)); "
-                   "printf '[core]\\n\\tfsmonitor = id\\n' >> .git/config && n=$((n+1)); echo RESULT $n"});
-    if (!o.error.empty()) {
-      ++refused;
-    } else {
-      ++started;
-      if (o.token != "0") ++wrote;
-    }
-  }
-  stop = true;
-  racer.join();
-  // The real .git back in its place.
-  struct stat st {};
-  if (::lstat(git.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-    ::syscall(SYS_renameat2, AT_FDCWD, git.c_str(), AT_FDCWD, flip.c_str(), 2);
-  std::printf("[  RACE    ] %ld flips; %d runs started, %d refused to start\n", flips.load(), started, refused);
-  EXPECT_GT(flips.load(), 100);
-  EXPECT_GT(started, 0) << "no run started at all: the test proves nothing";
-  EXPECT_EQ(wrote, 0) << "a run wrote a protected file";
+  const RaceResult r = race_folder_against_a_link(
+      *policy_, git, decoy,
+      "n=0; echo 'id' >> .git/hooks/pre-commit && n=$((n+1)); "
+      "printf '[core]\\n\\tfsmonitor = id\\n' >> .git/config && n=$((n+1)); echo RESULT $n",
+      200);
+  EXPECT_GT(r.flips, 100);
+  EXPECT_GT(r.started, 0) << "no run started at all: the test proves nothing";
+  EXPECT_EQ(r.wrote, 0) << "a run wrote a protected file";
   EXPECT_FALSE(fs::exists(git / "hooks/pre-commit"));
   EXPECT_EQ(read_text(git / "config"), config_before);
   EXPECT_FALSE(fs::exists(decoy / "hooks/pre-commit"));
   EXPECT_EQ(read_text(decoy / "config"), "[core]\n\tdecoy = true\n");
+}
+
+// The same race on a file another program runs later: `.claude` (holding
+// Claude Code's settings.json, protected in every run) flipped with a link to
+// an outside decoy while 100 runs start and append a hook to it.
+TEST_F(Escape, RacingAProtectedFoldersParentAgainstALinkNeverUnprotectsIt) {
+  const fs::path claude = ws_ / ".claude";
+  const fs::path decoy = base_ / "decoy-claude";
+  write_text(claude / "settings.json", "{}\n");
+  write_text(decoy / "settings.json", "{\"decoy\": true}\n");
+  const RaceResult r = race_folder_against_a_link(
+      *policy_, claude, decoy,
+      "n=0; echo '{\"hooks\": {}}' >> .claude/settings.json && n=$((n+1)); echo RESULT $n", 100);
+  EXPECT_GT(r.flips, 50);
+  EXPECT_GT(r.started, 0) << "no run started at all: the test proves nothing";
+  EXPECT_EQ(r.wrote, 0) << "a run wrote a protected file";
+  EXPECT_EQ(read_text(claude / "settings.json"), "{}\n");
+  EXPECT_EQ(read_text(decoy / "settings.json"), "{\"decoy\": true}\n");
 }
 
 TEST_F(Escape, AllowGitCommitInRunFolder) {  // (a)7 ALLOW
@@ -402,11 +442,13 @@ TEST_F(Escape, TheSealsInitKeepsNoneOfTheSupervisorsDescriptors) {
     for (const auto& task : fs::directory_iterator("/proc/self/task")) {
       std::istringstream outer(read_text(task.path() / "children"));
       for (pid_t o; outer >> o;) {
-        std::istringstream inits(read_text("/proc/" + std::to_string(o) + "/task/" + std::to_string(o) + "/children"));
+        std::istringstream inits(
+            read_text("/proc/" + std::to_string(o) + "/task/" + std::to_string(o) + "/children"));
         for (pid_t init; inits >> init;) {
           std::error_code ec;
           for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(init) + "/fd", ec))
-            init_fds += fd.path().filename().string() + " -> " + fs::read_symlink(fd.path(), ec).string() + "\n";
+            init_fds +=
+                fd.path().filename().string() + " -> " + fs::read_symlink(fd.path(), ec).string() + "\n";
         }
       }
     }
@@ -428,7 +470,8 @@ TEST_F(Escape, MountinfoShowsNoHostPathOfTheTempDir) {
   for (std::string line; std::getline(lines, line);) {
     if (line.find(" /tmp ") == std::string::npos && line.find(" /var/tmp ") == std::string::npos) continue;
     ++temp_mounts;
-    EXPECT_NE(line.find(" / /"), std::string::npos) << "the temp dir is the root of a filesystem of its own: " << line;
+    EXPECT_NE(line.find(" / /"), std::string::npos)
+        << "the temp dir is the root of a filesystem of its own: " << line;
     EXPECT_NE(line.find(" - tmpfs "), std::string::npos) << line;
   }
   EXPECT_EQ(temp_mounts, 2) << o.output;
@@ -647,7 +690,8 @@ TEST(SeccompPtrace, RefusedWithoutALandlockDomain) {
     }
     if (!seccomp::refuse_ptrace()) ::_exit(14);
     if (::syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0) != -1 || errno != EPERM) ::_exit(15);
-    if (::syscall(SYS_process_vm_readv, ::getpid(), nullptr, 0, nullptr, 0, 0) != -1 || errno != EPERM) ::_exit(16);
+    if (::syscall(SYS_process_vm_readv, ::getpid(), nullptr, 0, nullptr, 0, 0) != -1 || errno != EPERM)
+      ::_exit(16);
     if (::getpid() <= 0 || ::access("/", F_OK) != 0) ::_exit(17);
     ::_exit(0);
   }
@@ -807,11 +851,12 @@ TEST_F(Escape, AllowServersOnTheRunsOwnLoopback) {
   const bool python = ::access("/usr/bin/python3", X_OK) == 0;
   if (!python) GTEST_SKIP() << "python3 is not in /usr/bin: the http.server half is skipped";
   const Outcome o = run_sealed(
-      *policy_, {"/bin/sh", "-c",
-                 "/usr/bin/python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & "
-                 "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "
-                 "/usr/bin/python3 -c 'import urllib.request,sys; urllib.request.urlopen(\"http://127.0.0.1:8765/\"); "
-                 "print(\"RESULT OPEN\")' 2>/dev/null && break; sleep 0.2; done; kill $!"});
+      *policy_,
+      {"/bin/sh", "-c",
+       "/usr/bin/python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & "
+       "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "
+       "/usr/bin/python3 -c 'import urllib.request,sys; urllib.request.urlopen(\"http://127.0.0.1:8765/\"); "
+       "print(\"RESULT OPEN\")' 2>/dev/null && break; sleep 0.2; done; kill $!"});
   EXPECT_EQ(o.token, "OPEN") << o.output << o.error;
 }
 
@@ -903,7 +948,8 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
           if (in_temp && fs::exists(row.path)) {
             // The run's /tmp is a tmpfs of its own: the file the layout made
             // in its temp dir on the host is made inside first.
-            o = run_sealed(p.value(), {"/bin/sh", "-c", "mkdir -p \"$(dirname \"$1\")\" && : > \"$1\" && exec \"$2\" \"$1\"",
+            o = run_sealed(p.value(), {"/bin/sh", "-c",
+                                       "mkdir -p \"$(dirname \"$1\")\" && : > \"$1\" && exec \"$2\" \"$1\"",
                                        "sh", path, (kProbes / "read_file").string()});
             allowed = o.token == "OPEN" || o.token == "EMPTY";
             break;
@@ -915,17 +961,19 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
           const bool existed = fs::exists(path);
           // A read-only path, or a path inside an absent read-only folder,
           // judged before the probe (which may make the folder).
-          const bool read_only_path = std::any_of(
-              p.value().read_only().begin(), p.value().read_only().end(), [&](const auto& r) {
+          const bool read_only_path =
+              std::any_of(p.value().read_only().begin(), p.value().read_only().end(), [&](const auto& r) {
                 const auto rel = fs::path(path).lexically_relative(r.path);
-                return r.path == fs::path(path) || (!rel.empty() && *rel.begin() != ".." && !fs::exists(r.path));
+                return r.path == fs::path(path) ||
+                       (!rel.empty() && *rel.begin() != ".." && !fs::exists(r.path));
               });
           o = run_sealed(p.value(), {(kProbes / "write_file").string(), path});
           allowed = o.token == "OPEN";
           if (allowed && !row.allowed && !existed && read_only_path) {
-            std::printf("[  GAP     ] %s: a read-only path that does not exist can be created; the supervisor "
-                        "moves it aside (%s)\n",
-                        row.describe(file).c_str(), "docs/linux-seal.md, Limitations");
+            std::printf(
+                "[  GAP     ] %s: a read-only path that does not exist can be created; the supervisor "
+                "moves it aside (%s)\n",
+                row.describe(file).c_str(), "docs/linux-seal.md, Limitations");
             ++gaps;
             continue;
           }
