@@ -1,10 +1,10 @@
-// The broker's cost, in one process on loopback: a TLS test server, the
-// parallex proxy (a plain CONNECT tunnel) and the broker behind a minimal
-// CONNECT front (a terminated connection), measured side by side with the
-// same client: keep-alive requests per second and their p50/p99 latency, new
-// connections (TCP + CONNECT + TLS + one request) p50/p99, and one 1 GiB
-// GiB of responses: MB/s and the CPU the relay spent per GiB (the process's CPU minus
-// the client's and the server's threads).
+// The broker's cost, in one process on loopback: a TLS test server and the
+// parallex proxy, as a plain CONNECT tunnel and with the run's broker wired in
+// (proxy/terminator.hpp: the same CONNECT, terminated), measured side by side
+// with the same client and against the server reached directly: keep-alive requests per second and their
+// p50/p99 latency, new connections (TCP + CONNECT + TLS + one request) p50/p99, and one 1 GiB GiB of
+// responses: MB/s and the CPU the relay spent per GiB (the process's CPU minus the client's and the server's
+// threads).
 //   broker_bench [--requests N] [--connections N] [--bytes N] [--rounds R]
 // Then a probe of kernel TLS (SSL_OP_ENABLE_KTLS) on this machine.
 #include <arpa/inet.h>
@@ -21,9 +21,6 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read_until.hpp>
-#include <boost/asio/streambuf.hpp>
-#include <boost/asio/write.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -163,60 +160,6 @@ done:
   while (!server_cpu.compare_exchange_weak(cur, cur + thread_cpu() - cpu0)) {
   }
 }
-
-// ---- the front for the terminated path: the proxy's part, minimal ----
-
-class Front {
- public:
-  Front(std::shared_ptr<Broker> broker, std::uint16_t upstream_port)
-      : broker_(std::move(broker)), upstream_port_(upstream_port) {
-    acceptor_.open(tcp::v4());
-    acceptor_.bind(tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-    acceptor_.listen();
-    port_ = acceptor_.local_endpoint().port();
-    accept();
-    thread_ = std::thread([this] { io_.run(); });
-    pthread_setname_np(thread_.native_handle(), "px-broker");
-  }
-  ~Front() {
-    asio::post(io_, [this] {
-      acceptor_.close();
-      broker_->abort_all("stopped");
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    io_.stop();
-    thread_.join();
-  }
-  std::uint16_t port() const { return port_; }
-
- private:
-  void accept() {
-    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
-      if (ec) return;
-      auto socket = std::make_shared<tcp::socket>(std::move(s));
-      auto head = std::make_shared<asio::streambuf>();
-      asio::async_read_until(
-          *socket, *head, "\r\n\r\n", [this, socket, head](const boost::system::error_code& e, std::size_t) {
-            if (e) return;
-            static const std::string ok = "HTTP/1.1 200 Connection Established\r\n\r\n";
-            asio::async_write(
-                *socket, asio::buffer(ok), [this, socket](const boost::system::error_code& w, std::size_t) {
-                  if (w) return;
-                  tcp::socket upstream(io_);
-                  upstream.connect(tcp::endpoint(asio::ip::address_v4::loopback(), upstream_port_));
-                  broker_->relay(std::move(*socket), {}, std::move(upstream), kHost, upstream_port_);
-                });
-          });
-      accept();
-    });
-  }
-  std::shared_ptr<Broker> broker_;
-  std::uint16_t upstream_port_;
-  asio::io_context io_;
-  tcp::acceptor acceptor_{io_};
-  std::uint16_t port_ = 0;
-  std::thread thread_;
-};
 
 // ---- the client ----
 
@@ -429,18 +372,26 @@ int main(int argc, char** argv) {
     }
   }).detach();
 
-  // The proxy: a plain tunnel.
-  px::proxy::ProxyConfig pc;
-  pc.mode = px::proxy::NetworkMode::allowlist;
-  pc.allowed_hosts = {kHost};
-  pc.allowed_ports = {server_port};
-  pc.local_servers = true;
-  pc.password = kPassword;
-  auto proxy = px::proxy::ProxyServer::listen(pc, "127.0.0.1", 0, [](const std::string&) {
-    return px::Result<std::vector<asio::ip::address>>(
-        std::vector<asio::ip::address>{asio::ip::make_address("127.0.0.1")});
-  });
-  if (!proxy) return std::fprintf(stderr, "%s\n", proxy.error().message.c_str()), 1;
+  // The proxy: a plain tunnel, or (with `terminator`) the run's broker wired in.
+  const auto make_proxy = [&](std::shared_ptr<px::proxy::Terminator> terminator) {
+    px::proxy::ProxyConfig pc;
+    pc.mode = px::proxy::NetworkMode::allowlist;
+    pc.allowed_hosts = {kHost};
+    pc.allowed_ports = {server_port};
+    pc.local_servers = true;
+    pc.password = kPassword;
+    pc.terminator = std::move(terminator);
+    auto p = px::proxy::ProxyServer::listen(pc, "127.0.0.1", 0, [](const std::string&) {
+      return px::Result<std::vector<asio::ip::address>>(
+          std::vector<asio::ip::address>{asio::ip::make_address("127.0.0.1")});
+    });
+    if (!p) {
+      std::fprintf(stderr, "%s\n", p.error().message.c_str());
+      std::exit(1);
+    }
+    return std::move(p).value();
+  };
+  auto proxy = make_proxy(nullptr);
 
   // Two brokers: one with a credential bound to the host (responses are
   // scanned for the secret), one with request rules only.
@@ -469,8 +420,8 @@ int main(int argc, char** argv) {
   };
   auto with_credential = make_broker(true, dir / "a");
   auto with_rules = make_broker(false, dir / "b");
-  Front front_credential(with_credential, server_port);
-  Front front_rules(with_rules, server_port);
+  auto proxy_credential = make_proxy(with_credential);
+  auto proxy_rules = make_proxy(with_rules);
   const auto read_all = [](const std::filesystem::path& f) {
     std::ifstream in(f);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -479,9 +430,9 @@ int main(int argc, char** argv) {
   const std::string server_ca_pem = server_ca.value()->certificate_pem();
   const std::vector<Path> paths = {
       {"direct", 0, false, server_ca_pem},
-      {"tunnel (proxy CONNECT)", proxy.value()->port(), true, server_ca_pem},
-      {"terminated, rules", front_rules.port(), false, read_all(with_rules->trust_files().ca)},
-      {"terminated, credential", front_credential.port(), false, read_all(with_credential->trust_files().ca)},
+      {"tunnel (proxy CONNECT)", proxy->port(), true, server_ca_pem},
+      {"terminated, rules", proxy_rules->port(), true, read_all(with_rules->trust_files().ca)},
+      {"terminated, credential", proxy_credential->port(), true, read_all(with_credential->trust_files().ca)},
   };
   // Rounds interleaved across the paths, so that a load that comes and goes
   // on the machine falls on every path alike; the medians are printed.
@@ -514,7 +465,9 @@ int main(int argc, char** argv) {
         i == 0 ? 0.0 : percentile(x.relay_ms_per_gib, 0.5));
   }
   ktls_probe(*leaf, server_ca_pem);
-  proxy.value()->stop();
+  proxy->stop();
+  proxy_rules->stop();
+  proxy_credential->stop();
   std::filesystem::remove_all(dir);
   return 0;
 }

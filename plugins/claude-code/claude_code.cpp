@@ -59,6 +59,17 @@ class ClaudeCodePlugin final : public Plugin {
                            "Claude Code runs sealed: as root it accepts --dangerously-skip-permissions only "
                            "when IS_SANDBOX=1 says it is inside a sandbox");
 
+    // The keys Claude Code reads, brokered: the run holds placeholders of the
+    // same shape, the run's proxy sends each key to Anthropic's API only (or
+    // to the host of an https:// ANTHROPIC_BASE_URL the user set).
+    const std::vector<std::string> api{"api.anthropic.com"};
+    out.brokered_credential("ANTHROPIC_API_KEY", api, "ANTHROPIC_BASE_URL", "",
+                            "Claude Code's API key (x-api-key)");
+    out.brokered_credential("ANTHROPIC_AUTH_TOKEN", api, "ANTHROPIC_BASE_URL", "",
+                            "a bearer token Claude Code sends instead of an API key");
+    out.brokered_credential("CLAUDE_CODE_OAUTH_TOKEN", api, "ANTHROPIC_BASE_URL", "",
+                            "a long-lived sign-in token (claude setup-token)");
+
     out.suggested_host("api.anthropic.com", "Claude Code's model API; it is the only host Claude Code needs");
     out.suggested_host("platform.claude.com",
                        "refreshes a Claude subscription sign-in (OAuth token endpoint)");

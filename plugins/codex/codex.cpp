@@ -53,6 +53,12 @@ class CodexPlugin final : public Plugin {
                              "sandbox-exec on macOS), which cannot start inside this seal; the seal confines "
                              "those commands instead (approvals are unchanged)");
 
+    // The keys Codex reads, brokered: placeholders in the run, the key sent to
+    // OpenAI's API only (or to the host of an https:// OPENAI_BASE_URL).
+    const std::vector<std::string> api{"api.openai.com"};
+    out.brokered_credential("OPENAI_API_KEY", api, "OPENAI_BASE_URL", "", "Codex's OpenAI API key");
+    out.brokered_credential("CODEX_API_KEY", api, "OPENAI_BASE_URL", "", "Codex's own API key variable");
+
     out.suggested_host("api.openai.com", "Codex's model API when it signs in with an API key");
     out.suggested_host("chatgpt.com", "Codex's model API when it signs in with ChatGPT");
     out.suggested_host("auth.openai.com", "refreshes a ChatGPT sign-in");

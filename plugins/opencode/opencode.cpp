@@ -56,6 +56,17 @@ class OpencodePlugin final : public Plugin {
       out.config_dir("XDG_CACHE_HOME", "~/.cache", why);
     }
 
+    // The provider keys opencode reads that go in Authorization or x-api-key,
+    // brokered: placeholders in the run, each key sent to its provider's API
+    // host only. (Google's keys travel in their own header or the query: a
+    // profile can broker them with headers: [x-goog-api-key].)
+    out.brokered_credential("ANTHROPIC_API_KEY", {"api.anthropic.com"}, "", "",
+                            "opencode's Anthropic provider key");
+    out.brokered_credential("OPENAI_API_KEY", {"api.openai.com"}, "", "", "opencode's OpenAI provider key");
+    out.brokered_credential("OPENROUTER_API_KEY", {"openrouter.ai"}, "", "",
+                            "opencode's OpenRouter provider key");
+    out.brokered_credential("OPENCODE_API_KEY", {"opencode.ai"}, "", "", "opencode's own models (Zen)");
+
     out.suggested_host("opencode.ai",
                        "opencode's own models (Zen) and its model catalogue at models.opencode.ai");
     out.suggested_host("registry.npmjs.org", "opencode installs its provider packages and plugins from npm");

@@ -120,6 +120,14 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
       read_secret("gh", SecretSource::from_command({"sh", "-c", "echo " + kGithubSecret + " >&2; exit 1"}));
   ASSERT_FALSE(leaky);
   EXPECT_FALSE(has(leaky.error().message, kGithubSecret)) << leaky.error().message;
+  // An opaque secret (no shape the redactor knows) printed on stdout and on
+  // stderr by a helper that then fails: not in the message either.
+  const std::string opaque = "3f9a1c7be04d5a6f28c913e7b5d04a6c1e2f8b97";
+  auto opaque_leak = read_secret(
+      "key", SecretSource::from_command({"sh", "-c", "echo " + opaque + "; echo oops " + opaque + " >&2; exit 1"}));
+  ASSERT_FALSE(opaque_leak);
+  EXPECT_FALSE(has(opaque_leak.error().message, opaque)) << opaque_leak.error().message;
+  EXPECT_TRUE(has(opaque_leak.error().message, "oops")) << opaque_leak.error().message;
   std::filesystem::remove_all(dir);
 }
 

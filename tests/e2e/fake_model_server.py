@@ -19,10 +19,17 @@ call it makes is appended to --actions (JSON lines) so that the test can say
 exactly what the transcript must show.
 
 Usage: fake_model_server.py --port-file FILE --actions FILE --workdir DIR
+                            [--cert CERT --key KEY] [--credentials FILE]
+
+With --cert and --key it speaks HTTPS (the broker's tests: a terminated host
+whose server must receive the real key). --credentials appends, per request,
+the credential headers it received (x-api-key, authorization), so that a test
+can tell the real key from a placeholder.
 """
 import argparse
 import json
 import os
+import ssl
 import sys
 import threading
 import uuid
@@ -270,6 +277,7 @@ class Handler(BaseHTTPRequestHandler):
         self._empty()
 
     def do_GET(self):
+        self.record_credentials()
         if self.path.startswith("/v1/models"):
             data = json.dumps({"object": "list", "data": [{"id": "gpt-test", "object": "model"}]}).encode()
             self.send_response(200)
@@ -280,7 +288,17 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._empty(404)
 
+    def record_credentials(self):
+        if not ARGS.credentials:
+            return
+        with LOCK:
+            with open(ARGS.credentials, "a") as f:
+                f.write(json.dumps({"method": self.command, "path": self.path,
+                                    "x-api-key": self.headers.get("x-api-key", ""),
+                                    "authorization": self.headers.get("authorization", "")}) + "\n")
+
     def do_POST(self):
+        self.record_credentials()
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -318,8 +336,16 @@ def main():
     p.add_argument("--workdir", required=True)
     p.add_argument("--requests", default="")
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--cert", default="")
+    p.add_argument("--key", default="")
+    p.add_argument("--credentials", default="")
     ARGS = p.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if ARGS.cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(ARGS.cert, ARGS.key)
+        # Each connection's handshake happens in its own thread, on first read.
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     with open(ARGS.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     os.rename(ARGS.port_file + ".tmp", ARGS.port_file)

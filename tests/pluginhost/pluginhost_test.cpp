@@ -47,7 +47,7 @@ TEST(PluginHost, RefusesANewerMinor) {
   EXPECT_NE(reason.find("newer than this parallex"), std::string::npos) << reason;
 }
 
-// ABI 1.2 added project_files at the end of the descriptor: a plugin built
+// ABI 1.3 added project_files at the end of the descriptor: a plugin built
 // for 1.1 still loads, and simply declares none.
 TEST(PluginHost, AnOlderMinorStillLoadsAndDeclaresNoProjectFile) {
   auto set = PluginSet::load({bad("old_minor")});

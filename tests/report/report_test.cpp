@@ -341,3 +341,68 @@ TEST_F(Report, ARunFolderOutsideGitIsNotAnError) {
   EXPECT_EQ((*source(r, "git"))["status"], "none");
   EXPECT_TRUE(r["commits"].empty());
 }
+
+// The broker's request log (docs/broker.md): requests per terminated host,
+// exfiltration attempts and refused connections, in the JSON and both views;
+// a line that is not a request line is skipped and said.
+TEST_F(Report, RequestsFromTheBrokersLogWithABadLineSkipped) {
+  const auto dir = run.runs_dir / px_test::kRunId;
+  write_text(
+      dir / "requests.jsonl",
+      R"({"host":"github.com","port":443,"method":"GET","path":"/o/r.git/info/refs?[query]","status":200,"verdict":"allowed","reason":"allowed","credentials":"github","bytes_up":0,"bytes_down":300}
+{"host":"github.com","port":443,"method":"POST","path":"/other/r.git/git-receive-pack","status":403,"verdict":"denied","reason":"request-rule-denied","bytes_up":0,"bytes_down":0}
+{"host":"gist.example","port":443,"method":"POST","path":"/","status":403,"verdict":"denied","reason":"credential-exfiltration","detail":"placeholder of credential github in the request body"}
+{"host":"gist.example","port":443,"method":"POST","path":"/","status":403,"verdict":"denied","reason":"credential-exfiltration","detail":"placeholder of credential github in the request body"}
+{"host":"pinned.example","port":443,"verdict":"denied","reason":"client-refused-run-ca"}
+not json
+{"host":"<b>x</b>.example","port":443,"method":"GET","path":"/","status":200,"verdict":"allowed","reason":"allowed","bytes_up":7,"bytes_down":9}
+)");
+  const Json report = px::report::build_report(request());
+  const Json& r = report["runs"][0];
+  ASSERT_TRUE(r.contains("requests")) << r.dump(2);
+  const Json& q = r["requests"];
+  ASSERT_EQ(q["hosts"].size(), 3u) << q.dump(2);
+  EXPECT_EQ(q["hosts"][0]["host"], "github.com");
+  EXPECT_EQ(q["hosts"][0]["requests"], 2);
+  EXPECT_EQ(q["hosts"][0]["refused"], 1);
+  EXPECT_EQ(q["hosts"][0]["bytes_down"], 300);
+  EXPECT_EQ(q["hosts"][0]["credentials"], Json::array({"github"}));
+  EXPECT_EQ(q["hosts"][0]["reasons"], Json::array({"request-rule-denied"}));
+  EXPECT_EQ(q["hosts"][1]["host"], "gist.example");
+  EXPECT_EQ(q["hosts"][1]["refused"], 2);
+  ASSERT_EQ(q["exfiltration"].size(), 1u);
+  EXPECT_EQ(q["exfiltration"][0]["count"], 2);
+  EXPECT_EQ(q["exfiltration"][0]["detail"], "placeholder of credential github in the request body");
+  ASSERT_EQ(q["connections_refused"].size(), 1u);
+  EXPECT_EQ(q["connections_refused"][0]["reason"], "client-refused-run-ca");
+  EXPECT_EQ(q["bad_lines"], 1);
+  const Json* s = source(r, "request log");
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)["status"], "partial");
+
+  const std::string text = px::report::render_terminal(report, false);
+  EXPECT_NE(text.find("Requests (terminated hosts)"), std::string::npos) << text;
+  EXPECT_NE(text.find("EXFILTRATION ATTEMPT refused: gist.example"), std::string::npos) << text;
+  EXPECT_NE(text.find("connection refused: pinned.example client-refused-run-ca"), std::string::npos) << text;
+  const std::string html = px::report::render_html(report);
+  EXPECT_NE(html.find("Exfiltration attempt refused: gist.example"), std::string::npos);
+  EXPECT_EQ(html.find("<b>x</b>"), std::string::npos) << "every value is escaped";
+  EXPECT_NE(html.find("&lt;b&gt;x&lt;/b&gt;"), std::string::npos);
+}
+
+TEST_F(Report, ARunWithABrokerWhoseLogIsGoneSaysSo) {
+  run.record["broker"] = {{"request_log", (run.runs_dir / px_test::kRunId / "requests.jsonl").string()}};
+  run.write_record();
+  const Json r = px::report::build_report(request())["runs"][0];
+  ASSERT_TRUE(r.contains("requests"));
+  EXPECT_TRUE(r["requests"]["hosts"].empty());
+  const Json* s = source(r, "request log");
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)["status"], "missing");
+}
+
+TEST_F(Report, ARunWithoutABrokerHasNoRequestSection) {
+  const Json r = px::report::build_report(request())["runs"][0];
+  EXPECT_FALSE(r.contains("requests"));
+  EXPECT_EQ(source(r, "request log"), nullptr);
+}

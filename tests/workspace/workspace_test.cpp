@@ -461,7 +461,14 @@ TEST_F(WorkspacedRunTest, TheSealFromInside) {
   EXPECT_EQ(git_out(repo_, "rev-parse main"), git_out(repo_, "rev-parse parallex/sealed~1"));
 
   const std::string env = read_file(ws_path / "env.txt");
-  EXPECT_NE(env.find("token=" + kToken), std::string::npos) << "the scoped token is GH_TOKEN inside";
+  // Sealed, the scoped token is brokered (docs/broker.md): GH_TOKEN holds a
+  // placeholder of its shape, never the token.
+  const std::size_t at = env.find("token=");
+  ASSERT_NE(at, std::string::npos) << env;
+  const std::string inside = env.substr(at + 6, env.find('\n', at) - at - 6);
+  EXPECT_EQ(inside.size(), kToken.size()) << env;
+  EXPECT_EQ(inside.rfind("github_pat_", 0), 0u) << env;
+  EXPECT_EQ(env.find(kToken), std::string::npos) << "the token itself is not in the run";
   EXPECT_NE(env.find("gh_config_dir=/tmp/parallex-gh"), std::string::npos) << env;
   EXPECT_NE(env.find("node=/"), std::string::npos) << env;
   EXPECT_NE(env.find("network=online"), std::string::npos) << env;

@@ -10,14 +10,30 @@ namespace px::agents {
 
 std::map<std::string, std::string> agent_env(const AgentPaths& paths,
                                              const std::optional<std::string>& token) {
-  return {
+  std::map<std::string, std::string> env{
       {"GIT_CONFIG_GLOBAL", paths.gitconfig().string()},
       {"GIT_CONFIG_NOSYSTEM", "1"},
       // Git may not ask the terminal for a password: the user could type theirs.
       {"GIT_TERMINAL_PROMPT", "0"},
       {"GH_CONFIG_DIR", paths.gh().string()},
-      {"GH_TOKEN", token ? *token : std::string(placeholder_token)},
   };
+  if (!token) env["GH_TOKEN"] = std::string(placeholder_token);
+  return env;
+}
+
+policy::BrokeredCredential github_credential(const AgentPaths& paths, const AgentConfig& config) {
+  policy::BrokeredCredential c;
+  c.spec.name = "github";
+  c.spec.source = broker::SecretSource::from_value(
+      {}, "agent " + config.name + "'s token (" + paths.hosts_yml().string() + ")");
+  c.spec.hosts = {"github.com", "api.github.com", "uploads.github.com"};
+  c.spec.env = {"GH_TOKEN"};
+  c.spec.shape = "github-token";
+  c.masked_files = {paths.hosts_yml()};
+  c.reason =
+      "the agent's own GitHub token: gh, git push over HTTPS and its credential helper use the placeholder";
+  c.origin = policy::Origin::agent(config.name);
+  return c;
 }
 
 std::vector<fs::path> shared_harness_files(const fs::path& user_home) {
@@ -51,7 +67,7 @@ policy::AgentInputs agent_inputs(const AgentPaths& paths, const AgentConfig& con
   in.local_server_ports = config.local_server_ports;
   in.passed_env = config.env;
   in.env = agent_env(paths, token);
-  if (token) in.secret_env.insert("GH_TOKEN");
+  in.broker = config.broker;
   return in;
 }
 

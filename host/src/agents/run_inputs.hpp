@@ -16,9 +16,16 @@ namespace px::agents {
 // The environment of the agent's runs (no user credential: SSH_AUTH_SOCK,
 // GH_TOKEN and the rest are stripped by the default profile, then these are set):
 //   GIT_CONFIG_GLOBAL=home/.gitconfig  GIT_CONFIG_NOSYSTEM=1  GIT_TERMINAL_PROMPT=0
-//   GH_CONFIG_DIR=gh/  GH_TOKEN=<its token, or a placeholder GitHub refuses>
+//   GH_CONFIG_DIR=gh/  GH_TOKEN=<without a token: a placeholder GitHub refuses>
+// With a token, GH_TOKEN is the brokered credential's (github_credential):
+// the run gets a placeholder of its shape, never the token.
 std::map<std::string, std::string> agent_env(const AgentPaths& paths,
                                              const std::optional<std::string>& token);
+
+// The agent's GitHub token as a brokered credential, "github": bound to
+// github.com, api.github.com and uploads.github.com, in GH_TOKEN; its
+// hosts.yml shown with the placeholder (its credential helper reads it there).
+policy::BrokeredCredential github_credential(const AgentPaths& paths, const AgentConfig& config);
 
 // The AgentInputs for policy::compose. `parallex_exe` is made readable so its
 // git's credential helper runs inside the seal.

@@ -18,6 +18,7 @@
 #include "agents/token.hpp"
 #include "common/paths.hpp"
 #include "common/unique_fd.hpp"
+#include "policy/broker_yaml.hpp"
 
 namespace px::agents {
 
@@ -142,6 +143,11 @@ std::string config_to_yaml(const AgentConfig& c) {
   e << YAML::Key << "share_harness_config" << YAML::Value << c.share_harness_config;
   e << YAML::Key << "decoys" << YAML::Value << c.decoys;
   e << YAML::Key << "sealed" << YAML::Value << c.sealed;
+  if (!c.broker_yaml.empty()) {
+    const YAML::Node kept = YAML::Load(c.broker_yaml);
+    for (const char* key : {"requests", "credentials"})
+      if (kept[key]) e << YAML::Key << key << YAML::Value << kept[key];
+  }
   e << YAML::EndMap;
   return std::string(
              "# The agent's rules. Change them with `parallex agent set`; runs can never write this "
@@ -234,8 +240,20 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
     if (root["share_harness_config"]) c.share_harness_config = root["share_harness_config"].as<bool>();
     if (root["sealed"]) c.sealed = root["sealed"].as<bool>();
     if (root["decoys"]) c.decoys = root["decoys"].as<bool>();
+    if (root["requests"] || root["credentials"]) {
+      YAML::Node kept;
+      for (const char* key : {"requests", "credentials"})
+        if (root[key]) kept[key] = root[key];
+      c.broker_yaml = YAML::Dump(kept);
+    }
   } catch (const YAML::Exception& e) {
     return corrupt(e.what());
+  }
+  if (!c.broker_yaml.empty()) {
+    // Read from the file itself, so that a problem names its line.
+    auto sections = policy::parse_broker_sections(text.value(), file.string());
+    if (!sections) return sections.error();
+    c.broker = std::move(sections).value();
   }
   return c;
 }

@@ -21,6 +21,7 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "policy/broker_sections.hpp"
 #include "policy/policy.hpp"
 
 namespace px::agents {
@@ -48,6 +49,11 @@ struct AgentConfig {
   bool decoys = false;  // decoy credentials planted in its home, watched during runs
   bool sealed = true;
   std::string created;  // UTC, ISO 8601
+  // Its credentials and request rules (`credentials:` and `requests:`, written
+  // by hand; policy/broker_yaml.hpp), read when the file is, and their YAML
+  // kept as written so that `agent set` rewrites the file without losing them.
+  policy::BrokerSections broker;
+  std::string broker_yaml;
 };
 
 struct AgentPaths {

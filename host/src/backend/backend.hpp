@@ -64,6 +64,17 @@ struct NetworkHandOff {
 // command at the proxy (HTTP_PROXY with the per-run password...).
 using ProxySocketHook = std::function<Result<EnvMap>(NetworkHandOff handoff)>;
 
+// A file the seal shows the command in its view only, bound read-only over
+// `view` (the run's CA bundle over the system bundle; a file that holds a
+// brokered secret, with the placeholder in its place). Without a private
+// view (a weaker seal) it cannot be put in place: the seal says so, naming
+// `secret_of` when the file stands in for one that holds a secret.
+struct ViewFile {
+  fs::path view;
+  std::string content;
+  std::string secret_of;  // the credential whose secret the host's file holds, or empty
+};
+
 struct LaunchRequest {
   const policy::Policy* policy = nullptr;  // required; outlives the launch
   fs::path executable;                     // absolute
@@ -73,6 +84,7 @@ struct LaunchRequest {
   fs::path state_dir;                      // the run's private state on the host, never in its view
   bool accept_weaker_seal = false;         // run with what the kernel allows when a guarantee is missing
   ProxySocketHook on_proxy_socket;         // empty: the run is offline
+  std::vector<ViewFile> view_files;        // the run's broker: its CA bundle, masked secret files
   int cgroup_fd = -1;                      // the run's cgroup (O_DIRECTORY), or -1
   // The command's first process exists (`enters_cgroup`: it placed itself in
   // the cgroup before it could start anything).

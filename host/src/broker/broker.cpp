@@ -72,7 +72,8 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
   }
   // Last: a run whose broker failed is never left with a bundle that trusts a
   // CA nobody serves.
-  PX_TRY_ASSIGN(ctx->trust, write_trust_files(config.state_dir, ctx->ca->certificate_pem()));
+  PX_TRY_ASSIGN(ctx->trust,
+                write_trust_files(config.state_dir, ctx->ca->certificate_pem(), config.system_bundle));
   return broker;
 }
 
@@ -131,6 +132,53 @@ std::optional<Exfiltration> Broker::check_outbound(std::string_view host, std::s
     }
   }
   return e;
+}
+
+std::optional<std::string> Broker::outbound_credential(std::string_view host, std::string_view text,
+                                                       std::string_view where) {
+  if (auto e = check_outbound(host, text, where)) return e->credential;
+  return std::nullopt;
+}
+
+namespace {
+
+// A plain-HTTP body to a host that is not terminated, scanned piece by piece
+// with the same scanner the relay uses for bodies; a finding is recorded once.
+class BodyCheck final : public proxy::OutboundBodyCheck {
+ public:
+  BodyCheck(std::shared_ptr<BrokerContext> ctx, std::string host, StreamScanner scanner)
+      : ctx_(std::move(ctx)), host_(std::move(host)), scanner_(std::move(scanner)) {}
+
+  std::optional<std::string> feed(std::string_view data) override {
+    const int tag = scanner_.feed(data);
+    if (tag < 0) return std::nullopt;
+    const auto& cred = ctx_->credentials.credentials().at(static_cast<std::size_t>(tag));
+    const Exfiltration e{cred.name, host_, "plain-HTTP request body"};
+    ctx_->note_exfiltration(e);
+    if (ctx_->log) {
+      RequestRecord r;
+      r.host = host_;
+      r.verdict = "denied";
+      r.reason = reason::exfiltration;
+      r.status = 403;
+      r.detail = "placeholder of credential " + e.credential + " in the " + e.where;
+      ctx_->log->write(r);
+    }
+    return e.credential;
+  }
+
+ private:
+  std::shared_ptr<BrokerContext> ctx_;
+  std::string host_;
+  StreamScanner scanner_;
+};
+
+}  // namespace
+
+std::unique_ptr<proxy::OutboundBodyCheck> Broker::body_check(std::string_view host) {
+  StreamScanner scanner = context_->credentials.body_scanner(host);
+  if (scanner.empty()) return nullptr;
+  return std::make_unique<BodyCheck>(context_, std::string(host), std::move(scanner));
 }
 
 const TrustFiles& Broker::trust_files() const {

@@ -7,16 +7,12 @@
 //
 // The proxy keeps every decision about *where* a connection may go (the
 // network rule, the resolved address, Local servers); the broker decides
-// what may be *said* there. Integration, in the proxy:
-//   after the network decision allowed host:port, and the upstream socket is
-//   connected to the address it checked:
-//     if (broker && broker->terminates(host))
-//       broker->relay(std::move(client), std::move(early), std::move(upstream), host, port, on_end);
-//     else  (the end-to-end tunnel, as today)
-//   on every request head and CONNECT target (plain HTTP, tunnels not
-//   terminated): broker->check_outbound(host, text, where) -> refuse 403
-//   credential-exfiltration when it returns a finding.
-//   cut() / stop(): broker->abort_all("cut" / "stopped") on the io thread.
+// what may be *said* there. The proxy reaches it through proxy::Terminator
+// (proxy/terminator.hpp), set in its ProxyConfig by the run's supervisor
+// (supervisor/run_broker.cpp): connections to a terminated host go to
+// relay() after the destination decision and the connect to the checked
+// address; destination names, plain-HTTP heads and bodies go through
+// outbound_credential() and body_check(); cut and stop call abort_all().
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <filesystem>
@@ -33,6 +29,7 @@
 #include "broker/trust_bundle.hpp"
 #include "common/error.hpp"
 #include "proxy/request_parser.hpp"
+#include "proxy/terminator.hpp"
 
 namespace px::broker {
 
@@ -54,19 +51,15 @@ struct BrokerConfig {
   std::filesystem::path state_dir;
   // requests.jsonl in the run's folder; empty: no log.
   std::filesystem::path request_log;
+  // The system bundle the run's bundle starts from (read, never written).
+  std::filesystem::path system_bundle = kSystemBundle;
   RelayLimits limits;
   SecretLimits secret_limits;
   std::chrono::seconds ca_validity = std::chrono::hours(24 * 30);
 };
 
 // How a relayed connection ended, for the proxy's own log line of it.
-struct RelayEnd {
-  std::string_view closed;       // eof, error, idle-timeout, cut, stopped, refused
-  std::string_view reason;       // allowed, or why the connection was refused before its first request
-  std::uint64_t bytes_up = 0;    // plaintext bytes from the client (heads and bodies)
-  std::uint64_t bytes_down = 0;  // plaintext bytes to the client
-  std::uint64_t requests = 0;
-};
+using RelayEnd = proxy::RelayEnd;
 
 struct BrokerReport {
   struct Host {
@@ -95,21 +88,21 @@ std::string format_report(const BrokerReport& report);
 
 struct BrokerContext;  // what every relay of the run shares (relay.hpp)
 
-class Broker {
+class Broker final : public proxy::Terminator {
  public:
   // Validates the configuration, reads every secret (a failure fails the run:
   // it does not start), makes the run's CA and writes its bundle to
   // state_dir. With nothing to terminate, no CA is made and terminates() is
   // always false.
   static Result<std::shared_ptr<Broker>> create(BrokerConfig config);
-  ~Broker();
+  ~Broker() override;
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
   // True for a host with a credential or request rules (exact, normalized
   // name), unless passthrough. Independent of the port: a rule cannot be
   // walked around on another port.
-  bool terminates(std::string_view host) const;
+  bool terminates(std::string_view host) const override;
   std::vector<std::string> terminated_hosts() const;
 
   // Takes over an allowed connection to a terminated host. `client`: after the
@@ -119,11 +112,12 @@ class Broker {
   // the sockets' executor (the proxy's io thread); `on_end` is called there
   // once. Must be called on that thread.
   void relay(boost::asio::ip::tcp::socket client, std::string early, boost::asio::ip::tcp::socket upstream,
-             const std::string& host, std::uint16_t port, std::function<void(const RelayEnd&)> on_end = {});
+             const std::string& host, std::uint16_t port,
+             std::function<void(const RelayEnd&)> on_end = {}) override;
 
   // Closes every relayed connection ("cut" for the kill switch, "stopped");
   // on the io thread.
-  void abort_all(std::string_view how);
+  void abort_all(std::string_view how) override;
 
   // A text going to `host` outside a terminated connection (a CONNECT target,
   // a server name, a plain-HTTP head): the credential whose placeholder or
@@ -131,6 +125,12 @@ class Broker {
   // report and the log when found. Thread-safe.
   std::optional<Exfiltration> check_outbound(std::string_view host, std::string_view text,
                                              std::string_view where);
+  // The same for the proxy (terminator.hpp): the credential's name.
+  std::optional<std::string> outbound_credential(std::string_view host, std::string_view text,
+                                                 std::string_view where) override;
+  // The bodies of plain-HTTP requests to `host` (not terminated): a finding is
+  // recorded like check_outbound's. Null when no credential may be refused there.
+  std::unique_ptr<proxy::OutboundBodyCheck> body_check(std::string_view host) override;
 
   // The CA bundle and the CA alone, in state_dir (empty paths: no CA).
   const TrustFiles& trust_files() const;

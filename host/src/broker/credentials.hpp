@@ -8,24 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/credential_spec.hpp"
 #include "broker/secret_source.hpp"
 #include "broker/stream_match.hpp"
 #include "common/error.hpp"
 #include "proxy/request_parser.hpp"
 
 namespace px::broker {
-
-// A credential as the policy states it (profiles, agent.yaml, plugins).
-struct CredentialSpec {
-  std::string name;  // "github", "anthropic"
-  SecretSource source;
-  std::vector<std::string> hosts;    // exact host names it may be sent to (normalized)
-  std::vector<std::string> headers;  // header names it is swapped in beside Authorization and x-api-key
-  std::vector<std::string> env;      // variables the run gets holding the placeholder (GH_TOKEN)
-  std::string shape;                 // "", "github-token", "anthropic-key", "openai-key": checked when set
-  std::optional<std::chrono::system_clock::time_point> expires;
-  std::string origin;  // where it was declared, for `policy show`
-};
 
 // A credential with its secret read and its placeholder drawn.
 struct Credential {

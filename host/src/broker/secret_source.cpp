@@ -174,7 +174,14 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string code = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                                : "signal " + std::to_string(WTERMSIG(status));
+    // What it printed on stdout may be the secret (a helper that prints it,
+    // then fails): taken out of stderr before stderr is quoted, whatever its
+    // shape (the redactor knows the shapes of tokens, not an opaque secret).
+    if (line.size() >= 8)
+      for (std::size_t at = err.find(line); at != std::string::npos; at = err.find(line, at))
+        err.replace(at, line.size(), "[REDACTED]");
     const std::string said = tidy(err);
+    OPENSSL_cleanse(err.data(), err.size());
     return fail(what + " failed (" + code + ")" + (said.empty() ? std::string() : ": " + said) +
                 "; the run is not started.");
   }
@@ -221,10 +228,11 @@ SecretSource SecretSource::from_env(std::string name) {
   s.env = std::move(name);
   return s;
 }
-SecretSource SecretSource::from_value(std::string v) {
+SecretSource SecretSource::from_value(std::string v, std::string holder) {
   SecretSource s;
   s.kind = Kind::value;
   s.value = std::move(v);
+  s.holder = std::move(holder);
   return s;
 }
 
@@ -240,7 +248,7 @@ std::string SecretSource::describe() const {
     case Kind::env:
       return "variable " + env;
     case Kind::value:
-      return "the agent's store";
+      return holder.empty() ? std::string("the agent's store") : holder;
   }
   return {};
 }
@@ -262,7 +270,7 @@ Result<std::string> read_secret(std::string_view name, const SecretSource& sourc
     }
     case SecretSource::Kind::value:
       if (source.value.empty())
-        return Error::invalid(credential(name) + ": the agent's store holds no secret.");
+        return Error::invalid(credential(name) + ": " + source.describe() + " holds no secret.");
       return source.value;
   }
   return Error::internal("unknown secret source");

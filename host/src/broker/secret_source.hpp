@@ -22,12 +22,13 @@ struct SecretSource {
   std::vector<std::string> command;  // command: argv, no shell; the first line of its stdout
   std::string env;                   // env: a variable of the supervisor's environment
   std::string value;                 // value: held by the caller (the agent's store)
+  std::string holder;                // value: who holds it, for messages ("the agent's store")
 
   static SecretSource from_file(std::filesystem::path p);
   static SecretSource from_command(std::vector<std::string> argv);
   static SecretSource from_env(std::string name);
-  static SecretSource from_value(std::string v);
-  // "file ~/.x", "command `pass show x`", "variable GITHUB_TOKEN", "the agent's store".
+  static SecretSource from_value(std::string v, std::string holder = "the agent's store");
+  // "file ~/.x", "command `pass show x`", "variable GITHUB_TOKEN", or the holder of a value.
   std::string describe() const;
 };
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,19 @@
 #include "common/unique_fd.hpp"
 
 namespace px::broker {
+
+std::vector<std::filesystem::path> system_bundle_paths() {
+  std::vector<std::filesystem::path> out, seen;
+  for (const char* p : kSystemBundlePaths) {
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(p, ec);
+    if (ec || !std::filesystem::is_regular_file(real, ec)) continue;
+    if (std::find(seen.begin(), seen.end(), real) != seen.end()) continue;
+    seen.push_back(real);
+    out.push_back(p);
+  }
+  return out;
+}
 namespace {
 
 Status write_new(const std::filesystem::path& path, const std::string& content) {

@@ -15,6 +15,14 @@ namespace px::broker {
 
 // Debian's (and Ubuntu's) bundle; other distributions' paths are in docs/broker.md.
 inline constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
+// Where distributions keep the system bundle: Debian and Ubuntu, Fedora and
+// RHEL, Alpine and Arch (and macOS), openSUSE.
+inline constexpr const char* kSystemBundlePaths[] = {kSystemBundle, "/etc/pki/tls/certs/ca-bundle.crt",
+                                                     "/etc/ssl/cert.pem", "/etc/ssl/ca-bundle.pem"};
+
+// The system bundle paths that exist on this machine, in the order above
+// (a link to another of them is left out: covering the file covers the link).
+std::vector<std::filesystem::path> system_bundle_paths();
 
 struct TrustFiles {
   std::filesystem::path bundle;  // system bundle + run CA (mode 0644: certificates only, no key)

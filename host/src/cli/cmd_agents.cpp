@@ -343,7 +343,8 @@ int do_show(const std::string& name, bool json) {
   std::printf("Signing key  %s\n", j["key_fingerprint"].get<std::string>().c_str());
   std::printf("GitHub token %s\n",
               j["github_token"] == "present"
-                  ? "present (in its own gh config)"
+                  ? "present (in its own gh config; brokered: its runs hold a placeholder, and their proxy "
+                    "sends the token to github.com, api.github.com and uploads.github.com only)"
                   : "none: its tools get a placeholder GitHub refuses (`parallex agent github`)");
   std::printf("Repositories %s\n", c.repos.empty() ? "(none named)" : nlohmann::json(c.repos).dump().c_str());
   std::printf("Network      %s\n", network_text(c).c_str());
@@ -362,6 +363,16 @@ int do_show(const std::string& name, bool json) {
     for (const auto& f : j["shared_harness_files"])
       std::printf("Shared (ro)  %s\n", f.get<std::string>().c_str());
   if (c.decoys) std::printf("Decoys       planted in its home; any open during a run is flagged\n");
+  for (const auto& cred : c.broker.credentials) {
+    std::string hosts;
+    for (const auto& h : cred.spec.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    std::printf("Credential   %s%s (agent.yaml:%d)\n", cred.spec.name.c_str(),
+                cred.off ? ": off" : (hosts.empty() ? "" : " for " + hosts).c_str(), cred.line);
+  }
+  for (const auto& r : c.broker.requests)
+    std::printf("Requests     %s: %s (agent.yaml:%d)\n", r.host.c_str(),
+                r.passthrough ? "passthrough" : (std::to_string(r.rules.size()) + " rule(s)").c_str(),
+                r.line);
   std::printf("Store        %s\n", a.value().paths.root.c_str());
   return 0;
 }

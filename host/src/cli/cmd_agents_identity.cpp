@@ -79,8 +79,10 @@ int do_github(const GithubOptions& o) {
   if (auto s = agents::store_token(paths.value().gh(), c.name, token.value()); !s)
     return report_error(s.error());
   std::printf(
-      "Stored agent %s's token in %s (0600). Its runs get it in GH_TOKEN and through its git credential "
-      "helper, for github.com only.\n",
+      "Stored agent %s's token in %s (0600). Its runs hold a placeholder of it (in GH_TOKEN, its gh config "
+      "and "
+      "its git credential helper); their proxy sends the token to github.com, api.github.com and "
+      "uploads.github.com only.\n",
       c.name.c_str(), paths.value().hosts_yml().c_str());
   return 0;
 }

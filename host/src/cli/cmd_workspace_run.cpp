@@ -155,10 +155,10 @@ int run_workspaced(const WorkspacedRun& o) {
     }
     env["GIT_TERMINAL_PROMPT"] = "0";  // without a token, push fails at once instead of asking
     if (token) {
-      // The one variable of the strip list that comes back: a fresh value
-      // chosen for this project, not the ambient one the profile removed.
-      env["GH_TOKEN"] = *token;
-      inputs.secret_env.insert("GH_TOKEN");
+      // The one variable of the strip list that comes back, brokered: the run
+      // gets a placeholder of the token's shape in GH_TOKEN, and the proxy
+      // swaps the token in on GitHub's hosts only.
+      inputs.held_credentials.push_back({ws::brokered_github_token(p.token_file()), *token});
       // git push over HTTPS with that token alone (the helper reads the
       // variable; the token itself is not written in any config), and GitHub
       // SSH remotes turned to HTTPS, since ~/.ssh and SSH_AUTH_SOCK are gone.

@@ -116,6 +116,7 @@ std::string render_policy(const policy::Policy& p) {
       out << "  " << pad(s.host, 30) << (allowed ? "allowed  " : "NOT allowed  ") << origin_and_reason(s.origin, s.reason) << "\n";
     }
   }
+  out << render_broker_policy(p);
   out << "\nDigest      " << p.digest() << "\n";
   return out.str();
 }

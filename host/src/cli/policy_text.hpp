@@ -8,5 +8,8 @@
 namespace px::cli {
 
 std::string render_policy(const policy::Policy& policy);
+// The broker's part (policy_text_broker.cpp): credentials with where each
+// secret is read (never a value), request rules and passthrough hosts.
+std::string render_broker_policy(const policy::Policy& policy);
 
 }  // namespace px::cli

@@ -183,6 +183,23 @@ Result<policy::HarnessContribution> LoadedPlugin::contribute(policy::Platform pl
     auto* s = state_of<State>(ctx);
     s->out.suggested_hosts.push_back({s->take(host), reason ? s->take(reason) : ""});
   };
+  sink.credential = [](void* ctx, const px_credential* c) {
+    auto* s = state_of<State>(ctx);
+    // Every field of ABI 1.2's px_credential; a later SDK's larger struct
+    // starts with the same ones. What they say is checked by the policy builder.
+    if (c == nullptr || c->struct_size < sizeof(px_credential) || c->host_count > 64 ||
+        (c->host_count > 0 && c->hosts == nullptr)) {
+      s->bad_string = true;
+      return;
+    }
+    policy::HarnessContribution::Credential out;
+    out.variable = s->take(c->variable);
+    for (std::size_t i = 0; i < c->host_count; ++i) out.hosts.push_back(s->take(c->hosts[i]));
+    if (c->base_url_variable) out.base_url_variable = s->take(c->base_url_variable);
+    if (c->shape) out.shape = s->take(c->shape);
+    if (c->reason) out.reason = s->take(c->reason);
+    s->out.credentials.push_back(std::move(out));
+  };
   set_error_callback(sink);
 
   const std::string uh = user_home.string(), rh = run_home.string(), rf = run_folder.string();

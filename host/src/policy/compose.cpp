@@ -1,6 +1,7 @@
 #include "policy/compose.hpp"
 
 #include "common/paths.hpp"
+#include "policy/compose_broker.hpp"
 #include "policy/policy_builder.hpp"
 #include "policy/tool_caches.hpp"
 
@@ -210,6 +211,7 @@ Result<Policy> compose(const ComposeInputs& in) {
   for (const auto& spec : in.env_flags) PX_TRY(apply_env_flag(b, spec, Origin::flag("--env")));
   for (const auto& path : in.dangerously_writable)
     b.dangerously_writable(normal_absolute(path), Origin::flag("--dangerously-writable"));
+  apply_broker(b, in, ph.user_home);
   return b.build();
 }
 

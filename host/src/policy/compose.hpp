@@ -51,6 +51,8 @@ struct AgentInputs {
   std::set<std::string> secret_env;
   // agent.yaml's `env`: NAME (passed from the caller) or NAME=VALUE, as --env.
   std::vector<std::string> passed_env;
+  // Its own credentials and request rules (agent.yaml's broker sections).
+  BrokerSections broker;
 };
 
 struct ComposeInputs {
@@ -63,8 +65,8 @@ struct ComposeInputs {
   std::optional<HarnessContribution> harness;
   std::vector<PathFlag> grants;
   NetworkFlags network;
-  // Variables set by a profile whose values are secret (a workspace's scoped
-  // GitHub token): shown redacted wherever the policy is printed.
+  // Variables set by a profile whose values are secret: shown redacted
+  // wherever the policy is printed.
   std::set<std::string> secret_env;
   // What every loaded plugin says its harness runs or trusts in a project.
   std::vector<ProjectFiles> project_files;
@@ -78,6 +80,10 @@ struct ComposeInputs {
   // Parallex's own state, denied to the run (policy/own_state.hpp); unset in
   // compositions that only show a policy for a folder.
   std::optional<OwnState> own_state;
+  // Credentials parallex itself holds for the run (the agent's GitHub token, a
+  // workspace's .parallex/github-token): brokered unless a profile or
+  // agent.yaml turns them off or replaces them by name.
+  std::vector<BrokeredCredential> default_credentials;
 };
 
 // "NAME" or "NAME=VALUE" (--env): an error names a bad name.

@@ -38,17 +38,27 @@ struct HarnessContribution {
   struct Host {
     std::string host, reason;
   };
+  // A provider key the broker keeps from the run (ABI 1.2): the variable, the
+  // hosts it may go to, the variable of its base URL, its shape.
+  struct Credential {
+    std::string variable;
+    std::vector<std::string> hosts;
+    std::string base_url_variable;
+    std::string shape;
+    std::string reason;
+  };
 
   std::vector<Path> paths;
   std::vector<Env> env;
   std::vector<ConfigDir> config_dirs;
   std::vector<Nested> nested;
   std::vector<Host> suggested_hosts;
+  std::vector<Credential> credentials;
 };
 
 // Files in a project that a harness runs or trusts when it starts there next
 // (its hooks, MCP servers, commands): declared by every loaded plugin, and
-// read-only in every run whatever its harness (plugin ABI 1.2).
+// read-only in every run whatever its harness (plugin ABI 1.3).
 struct ProjectFiles {
   std::string plugin;   // plugin name
   std::string harness;  // display name

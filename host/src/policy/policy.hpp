@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/brokered.hpp"
 #include "policy/environment.hpp"
 #include "policy/origin.hpp"
 
@@ -135,6 +136,10 @@ class Policy {
   const EnvironmentRules& environment() const { return environment_; }
   const std::vector<NestedSandboxSwitch>& nested_sandbox() const { return nested_; }
   const std::vector<SuggestedHost>& suggested_hosts() const { return suggested_hosts_; }
+  // The run's credential broker (brokered.hpp): request rules per host,
+  // passthrough hosts, brokered credentials.
+  const std::vector<HostRequestRules>& request_rules() const { return request_rules_; }
+  const std::vector<BrokeredCredential>& credentials() const { return credentials_; }
   // Weakening options the user chose explicitly (dangerously_* in YAML), for display.
   const std::vector<std::string>& weakenings() const { return weakenings_; }
 
@@ -173,6 +178,8 @@ class Policy {
   EnvironmentRules environment_;
   std::vector<NestedSandboxSwitch> nested_;
   std::vector<SuggestedHost> suggested_hosts_;
+  std::vector<HostRequestRules> request_rules_;
+  std::vector<BrokeredCredential> credentials_;
   std::vector<std::string> weakenings_;
 };
 

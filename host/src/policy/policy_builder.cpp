@@ -274,6 +274,7 @@ Result<Policy> PolicyBuilder::build() {
     policy_.weakenings_.push_back("dangerously_writable " + u.path.string() + " (" + u.origin.describe() +
                                   "): the run may write it, though other programs run or trust what is there");
   }
+  if (auto st = check_brokered(); !st) return st.error();
   auto& net = policy_.network_;
   if (net.mode == NetworkMode::allowlist && net.hosts.empty() && !net.local_servers) {
     // An empty allowlist blocks everything: say so plainly as offline. (With

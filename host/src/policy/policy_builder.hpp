@@ -5,6 +5,7 @@
 // plugin cannot break: it may not open all of $HOME, un-deny a secret path, or
 // write outside the run's home and temp dir.
 #include <optional>
+#include <set>
 
 #include "common/error.hpp"
 #include "policy/policy.hpp"
@@ -49,6 +50,20 @@ class PolicyBuilder {
 
   PolicyBuilder& nested_sandbox(NestedSandboxSwitch entry);
   PolicyBuilder& suggested_host(std::string host, std::string reason, Origin origin);
+  // The run's credential broker (policy_builder_broker.cpp). A host's request
+  // rules, or its passthrough switch, replace what an earlier layer gave it;
+  // a credential replaces an earlier one of its name; drop_credential turns
+  // one off (`NAME: off` in YAML).
+  PolicyBuilder& request_rules(const std::string& host, std::vector<broker::RequestRule> rules,
+                               Origin origin);
+  PolicyBuilder& passthrough(const std::string& host, Origin origin);
+  PolicyBuilder& credential(BrokeredCredential credential);
+  PolicyBuilder& drop_credential(const std::string& name, Origin origin);
+  // Changes the `fields` (hosts, env, headers, shape, expires) of the
+  // credential of `changes.spec.name` an earlier layer made, keeping its
+  // secret's source; an error when there is none.
+  PolicyBuilder& amend_credential(const BrokeredCredential& changes, const std::set<std::string>& fields);
+
   // An explicit user choice that weakens the seal (dangerously_* in YAML).
   PolicyBuilder& weakening(std::string description);
   // Allows a grant of the whole home: only a dangerously_* choice calls this.
@@ -63,6 +78,9 @@ class PolicyBuilder {
  private:
   std::optional<fs::path> absolute(const fs::path& path, const Origin& origin, const char* what);
   Status check_plugin_grant(const PathGrant& grant) const;
+  // What only the whole set can tell: a credential bound to a passthrough
+  // host, a variable two credentials claim.
+  Status check_brokered() const;
 
   Policy policy_;
   struct Unprotected {

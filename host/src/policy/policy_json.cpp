@@ -10,6 +10,49 @@ void add_origin(nlohmann::json& j, const Origin& origin, bool with_origins) {
 
 }  // namespace
 
+nlohmann::json broker_to_json(const Policy& p, bool with_origins) {
+  using nlohmann::json;
+  json requests = json::array();
+  for (const auto& h : p.request_rules()) {
+    json e{{"host", h.host}};
+    if (h.passthrough) e["passthrough"] = true;
+    json rules = json::array();
+    for (const auto& r : h.rules) {
+      json rule{{"rule", r.text()}};
+      if (!r.reason.empty()) rule["reason"] = r.reason;
+      if (with_origins) rule["origin"] = r.origin;
+      rules.push_back(std::move(rule));
+    }
+    e["rules"] = std::move(rules);
+    add_origin(e, h.origin, with_origins);
+    requests.push_back(std::move(e));
+  }
+  json credentials = json::array();
+  for (const auto& c : p.credentials()) {
+    // Where the secret is read, never the secret.
+    json e{{"name", c.spec.name},
+           {"source", c.spec.source.describe()},
+           {"hosts", c.spec.hosts},
+           {"env", c.spec.env}};
+    if (!c.spec.headers.empty()) e["headers"] = c.spec.headers;
+    if (!c.spec.shape.empty()) e["shape"] = c.spec.shape;
+    if (c.spec.expires)
+      e["expires"] =
+          std::chrono::duration_cast<std::chrono::seconds>(c.spec.expires->time_since_epoch()).count();
+    if (c.when_set) e["when_set"] = true;
+    if (!c.base_url_variable.empty()) e["base_url_variable"] = c.base_url_variable;
+    if (!c.masked_files.empty()) {
+      json files = json::array();
+      for (const auto& f : c.masked_files) files.push_back(f.string());
+      e["masked_files"] = std::move(files);
+    }
+    if (!c.reason.empty()) e["reason"] = c.reason;
+    add_origin(e, c.origin, with_origins);
+    credentials.push_back(std::move(e));
+  }
+  return {{"requests", std::move(requests)}, {"credentials", std::move(credentials)}};
+}
+
 nlohmann::json to_json(const Policy& p, bool with_origins) {
   using nlohmann::json;
   json out;
@@ -104,6 +147,8 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   }
   out["suggested_hosts"] = std::move(suggested);
   out["weakenings"] = p.weakenings();
+  // Only when there is one: the digest of a policy without it stays as it was.
+  if (!p.request_rules().empty() || !p.credentials().empty()) out["broker"] = broker_to_json(p, with_origins);
   return out;
 }
 

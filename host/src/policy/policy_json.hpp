@@ -8,5 +8,7 @@
 namespace px::policy {
 
 nlohmann::json to_json(const Policy& policy, bool with_origins = true);
+// The broker's part ({requests: [...], credentials: [...]}): sources, never secrets.
+nlohmann::json broker_to_json(const Policy& policy, bool with_origins = true);
 
 }  // namespace px::policy

@@ -41,6 +41,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "precompile_profiles: %s\n", parsed.error().message.c_str());
       return 1;
     }
+    // Credentials and request rules are the user's (a secret's source, the
+    // hosts it may go to): a built-in profile holds none, and its stored form
+    // has no place for them.
+    if (!parsed.value().broker.requests.empty() || !parsed.value().broker.credentials.empty()) {
+      std::fprintf(stderr, "precompile_profiles: %s.yaml: a built-in profile holds no credentials: or requests:\n",
+                   name.c_str());
+      return 1;
+    }
     const auto cbor = px::policy::profile_to_cbor(parsed.value());
     out << "const unsigned char k_" << i << "_parsed[] = {";
     for (std::size_t b = 0; b < cbor.size(); ++b) out << (b % 24 == 0 ? "\n    " : "") << static_cast<int>(cbor[b]) << ",";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "policy/broker_sections.hpp"
 #include "policy/policy.hpp"
 
 namespace px::policy {
@@ -50,6 +51,7 @@ struct Profile {
   std::vector<ProfileSetting> env_set;
   bool dangerously_allow_home = false;
   int dangerously_allow_home_line = 0;
+  BrokerSections broker;  // requests: and credentials: (broker_yaml.hpp)
 };
 
 // Parses one profile. `display_name` names it in errors ("default.yaml", a path).

@@ -1,7 +1,9 @@
 #pragma once
 // A parsed Profile as data: what the build stores for the built-in profiles
 // (CBOR, decoded at run time without the YAML parser) and what tests compare.
-// Every field of Profile is here, in both directions.
+// Every field of Profile is here, in both directions, but its broker sections
+// (credentials:, requests:), which a built-in profile may not hold
+// (precompile_profiles refuses one).
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>

@@ -70,6 +70,14 @@ std::string explain(std::string_view reason, const std::string& host) {
     return "parallex proxy: " + what + " is on this machine or a private network; turn Local servers on to reach it.\n";
   }
   if (reason == reason::paused) return "parallex proxy: the network of this run is paused.\n";
+  if (reason == reason::credential_exfiltration) {
+    return "parallex proxy: this request carries a brokered credential that may not go to " + what +
+           "; it was refused and is reported at the end of the run.\n";
+  }
+  if (reason == reason::plain_http_to_terminated) {
+    return "parallex proxy: " + what +
+           " has brokered credentials or request rules, which apply over HTTPS only; use https://.\n";
+  }
   return "parallex proxy refused " + what + ": " + std::string(reason) + ".\n";
 }
 
@@ -172,6 +180,11 @@ void Connection::decide_after_auth() {
 void Connection::decide_target() {
   const DestinationDecision d = decide_destination(server_.config, target_.endpoint);
   if (d.route == Route::refuse) return refuse(d.verdict.status, d.verdict.reason, "denied", d.by_rule);
+  // Local servers are this machine: what goes there is not looked at for
+  // placeholders (a local model server gets the one the run holds, which is
+  // not the secret; refusing it would break the harness pointed at it).
+  to_this_machine_ = d.route == Route::loopback;
+  if (!to_this_machine_ && refused_by_broker()) return;
   // Local servers: this machine's loopback; a literal names its own family,
   // localhost tries IPv4 first.
   if (d.route == Route::loopback) {
@@ -180,6 +193,76 @@ void Connection::decide_target() {
     return connect({asio::ip::address_v4::loopback(), asio::ip::address_v6::loopback()});
   }
   resolve();
+}
+
+bool Connection::refused_by_broker() {
+  Terminator* broker = server_.config.terminator.get();
+  if (broker == nullptr) return false;
+  const std::string& host = target_.endpoint.host;
+  // What leaves the run before any relay: the name (looked up, sent as the
+  // server name), a plain-HTTP head whole, a captured connection's first bytes.
+  const std::string destination = host + ":" + std::to_string(target_.endpoint.port);
+  bool found = broker->outbound_credential(host, destination, "destination name").has_value();
+  if (!found && kind_ == Kind::proxy && !target_.is_connect)
+    found = broker
+                ->outbound_credential(host, std::string_view(head_).substr(0, request_.head_size),
+                                      "plain-HTTP request head")
+                .has_value();
+  if (!found && kind_ == Kind::captured && !hello_.empty())
+    found = broker->outbound_credential(host, hello_, "first bytes of a captured connection").has_value();
+  if (found) {
+    refuse(403, reason::credential_exfiltration, "denied", true);
+    return true;
+  }
+  const bool plain_http = (kind_ == Kind::proxy && !target_.is_connect) || decision_.inspected == "http-host";
+  if (plain_http && broker->terminates(host)) {
+    refuse(403, reason::plain_http_to_terminated, "denied", true);
+    return true;
+  }
+  return false;
+}
+
+void Connection::terminate(std::string early) {
+  state_ = State::terminated;
+  decision_.inspected = "terminated";
+  hello_ = std::string();
+  outgoing_ = std::string();
+  server_.config.terminator->relay(
+      std::move(client_), std::move(early), std::move(upstream_), target_.endpoint.host,
+      target_.endpoint.port, [self = shared_from_this()](const RelayEnd& end) { self->on_terminated(end); });
+}
+
+void Connection::on_terminated(const RelayEnd& end) {
+  if (state_ == State::closed) return;
+  // The plaintext the run and the server exchanged; a connection the broker
+  // refused before its first request keeps the broker's reason.
+  decision_.bytes_up = end.bytes_up;
+  decision_.bytes_down = end.bytes_down;
+  if (end.reason != reason::allowed) {
+    decision_.verdict = end.reason.starts_with("upstream-") ? "failed" : "denied";
+    decision_.reason = end.reason;
+  }
+  close(end.closed);
+}
+
+bool Connection::body_carries_credential(std::string_view raw, const std::vector<std::string_view>& payload) {
+  if (body_check_ && !raw.empty() && body_check_->feed(raw)) return true;
+  if (payload_check_)
+    for (const auto piece : payload)
+      if (payload_check_->feed(piece)) return true;
+  return false;
+}
+
+void Connection::refuse_body() {
+  error_code ig;
+  upstream_.close(ig);
+  if (decision_.bytes_down == 0 && response_head_.empty() && !response_head_done_)
+    return refuse(403, reason::credential_exfiltration, "denied", true);
+  // The answer has begun: the client cannot be told any more, only cut off.
+  decision_.verdict = "denied";
+  decision_.reason = reason::credential_exfiltration;
+  server_.note_refused(decision_.host, decision_.port, reason::credential_exfiltration);
+  close("error");
 }
 
 void Connection::start_captured(HostPort target) {
@@ -358,9 +441,16 @@ void Connection::on_connected(const tcp::endpoint& ep) {
   upstream_.set_option(tcp::no_delay(true), ig);
   client_.set_option(tcp::no_delay(true), ig);
 
+  // A terminated host (the run's broker): CONNECT tunnels and captured
+  // connections go to the broker, here and only here, after the decision and
+  // the connect to the checked address, exactly like any other tunnel.
+  Terminator* broker = server_.config.terminator.get();
+  const bool terminated =
+      broker && kind_ != Kind::published && target_.is_connect && broker->terminates(target_.endpoint.host);
   if (kind_ != Kind::proxy) {
     // No request to answer: the tunnel starts at once, with what sniff() held.
     decision_.status = 0;
+    if (terminated) return terminate(std::move(hello_));
     return start_relay();
   }
   std::string leftover = head_.substr(request_.head_size);
@@ -369,8 +459,10 @@ void Connection::on_connected(const tcp::endpoint& ep) {
     decision_.status = 200;
     outgoing_ = "HTTP/1.1 200 Connection Established\r\n\r\n";
     asio::async_write(client_, asio::buffer(outgoing_),
-                      [self = shared_from_this(), leftover = std::move(leftover)](const error_code& wec, std::size_t) mutable {
+                      [self = shared_from_this(), leftover = std::move(leftover), terminated](
+                          const error_code& wec, std::size_t) mutable {
                         if (wec) return self->close("error");
+                        if (terminated) return self->terminate(std::move(leftover));
                         self->decision_.bytes_up += leftover.size();
                         self->outgoing_ = std::move(leftover);  // bytes the client sent early
                         self->start_relay();
@@ -380,6 +472,7 @@ void Connection::on_connected(const tcp::endpoint& ep) {
   // Plain HTTP: one request, its body framed exactly, nothing after it.
   outgoing_ = upstream_head(request_, target_);
   std::string_view body = leftover;
+  std::vector<std::string_view> payload;  // a chunked body's data, without its framing
   switch (target_.body) {
     case Target::Body::none:
       up_.done = true;
@@ -393,13 +486,16 @@ void Connection::on_connected(const tcp::endpoint& ep) {
       break;
     case Target::Body::chunked: {
       up_.chunked = std::make_unique<ChunkedTracker>();
-      const auto step = up_.chunked->feed(body);
+      if (broker && !to_this_machine_) payload_check_ = broker->body_check(target_.endpoint.host);
+      const auto step = up_.chunked->feed(body, payload_check_ ? &payload : nullptr);
       if (step.error) return close("error");
       body = body.substr(0, step.consumed);
       up_.done = step.done;
       break;
     }
   }
+  if (broker && !to_this_machine_) body_check_ = broker->body_check(target_.endpoint.host);
+  if (body_carries_credential(body, payload)) return refuse_body();
   decision_.bytes_up += body.size();
   outgoing_.append(body);
   request_ = {};
@@ -572,15 +668,19 @@ void Connection::copy_readable(Direction& d) {
     if (&d == &down_ && !target_.is_connect && !response_head_done_)
       return (void)hold_response_head(buf.data(), n);
     std::size_t forward = n;
+    std::vector<std::string_view> payload;
     if (d.limited) {
       d.remaining -= n;
       d.done = d.remaining == 0;
     } else if (d.chunked) {
-      const auto step = d.chunked->feed(std::string_view(buf.data(), n));
+      const auto step = d.chunked->feed(std::string_view(buf.data(), n), payload_check_ ? &payload : nullptr);
       if (step.error) return close("error");
       forward = step.consumed;  // anything after the body is dropped
       d.done = step.done;
     }
+    // Looked at before it is sent: the piece that completes a credential never leaves.
+    if (&d == &up_ && body_carries_credential(std::string_view(buf.data(), forward), payload))
+      return refuse_body();
     *d.counter += forward;
     error_code wec;
     std::size_t written = forward == 0 ? 0 : d.to->write_some(asio::buffer(buf.data(), forward), wec);
@@ -749,6 +849,8 @@ void Connection::close(std::string_view how) {
 
 void Connection::abort(std::string_view how) {
   if (state_ == State::closed) return;
+  // The broker's abort_all ends a terminated connection through on_terminated;
+  // one still here is closed all the same.
   if (!logged_ && state_ != State::relaying) {
     decision_.verdict = how == "cut" ? std::string_view("paused") : std::string_view("denied");
     decision_.reason = how == "cut" ? reason::paused : reason::stopped;
@@ -775,6 +877,7 @@ void Connection::check_deadline(Clock::time_point now) {
     case State::lingering:
       if (now >= deadline_) close("eof");
       break;
+    case State::terminated:  // the broker keeps its own time limits
     case State::auth_wait:
     case State::closed:
       break;

@@ -18,6 +18,7 @@
 #include "common/unique_fd.hpp"
 #include "proxy/decision_log.hpp"
 #include "proxy/request_parser.hpp"
+#include "proxy/terminator.hpp"
 
 namespace px::proxy {
 
@@ -41,7 +42,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void abort(std::string_view how);
 
  private:
-  enum class State { head, sniffing, auth_wait, resolving, connecting, relaying, lingering, closed };
+  // terminated: handed to the run's broker (terminator.hpp), which owns both
+  // sockets until it calls back with how the connection ended.
+  enum class State {
+    head,
+    sniffing,
+    auth_wait,
+    resolving,
+    connecting,
+    relaying,
+    terminated,
+    lingering,
+    closed
+  };
   // One direction of the relay. A CONNECT tunnel moves bytes socket -> pipe ->
   // socket inside the kernel (splice), the pipe made on its first byte. Plain
   // HTTP, whose body is framed, reads through the server's shared scratch
@@ -78,6 +91,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void try_next_address();
   void on_connected(const boost::asio::ip::tcp::endpoint& ep);
   void start_relay();
+  // The run's broker: a credential in what leaves the run (the destination
+  // name, a plain-HTTP head, a captured connection's first bytes) to a host it
+  // is not bound to; plain HTTP to a terminated host. True when refused.
+  bool refused_by_broker();
+  // Hands the connection to the broker (a terminated host); `early`: the
+  // client's bytes already read.
+  void terminate(std::string early);
+  void on_terminated(const RelayEnd& end);
+  // A plain-HTTP request body carrying a credential: the upstream is cut (the
+  // request never completes) and the client answered 403 if it can still be.
+  void refuse_body();
+  // The bytes as they go, and a chunked body's data without its framing (a
+  // placeholder split by a chunk boundary).
+  bool body_carries_credential(std::string_view raw, const std::vector<std::string_view>& payload);
   void arm(Direction& d);
   void on_readable(Direction& d, const boost::system::error_code& ec);
   void copy_readable(Direction& d);
@@ -129,6 +156,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Direction up_;    // client -> upstream
   Direction down_;  // upstream -> client
   std::unique_ptr<boost::asio::steady_timer> delay_;
+  std::unique_ptr<OutboundBodyCheck> body_check_;     // plain HTTP: credentials the body may not carry
+  std::unique_ptr<OutboundBodyCheck> payload_check_;  // the same in a chunked body's data
+  bool to_this_machine_ = false;                      // Local servers: no placeholder checks
   std::vector<boost::asio::ip::address> candidates_;  // while connecting
   std::size_t next_candidate_ = 0;
 };

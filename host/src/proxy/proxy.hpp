@@ -23,6 +23,7 @@
 #include "common/unique_fd.hpp"
 #include "proxy/request_parser.hpp"
 #include "proxy/synthetic_names.hpp"
+#include "proxy/terminator.hpp"
 
 namespace px::proxy {
 
@@ -54,6 +55,9 @@ struct ProxyConfig {
   std::filesystem::path log_path;  // JSON lines, created 0600; empty: no log file
   ProxyLimits limits;
   std::vector<HostRuleSpec> rules;  // allowed_hosts, parsed by validate()
+  // The run's credential broker (proxy/terminator.hpp), or null: nothing is
+  // terminated and no credential is looked for.
+  std::shared_ptr<Terminator> terminator;
 };
 
 // What a sealed run's network namespace hands the proxy besides its listening

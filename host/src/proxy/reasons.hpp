@@ -45,6 +45,12 @@ inline constexpr std::string_view paused = "paused";
 // fronting), or starts like TLS but cannot be read: closed after the 200.
 inline constexpr std::string_view sni_mismatch = "sni-mismatch";
 inline constexpr std::string_view tls_hello_unreadable = "tls-hello-unreadable";
+// The run's credential broker (proxy/terminator.hpp): a destination name or a
+// plain-HTTP request carrying the placeholder (or the secret) of a brokered
+// credential that may not go to its host; and plain HTTP to a host whose TLS
+// is terminated (its credentials and request rules apply over TLS only).
+inline constexpr std::string_view credential_exfiltration = "credential-exfiltration";
+inline constexpr std::string_view plain_http_to_terminated = "plain-http-to-terminated-host";
 
 // A connection captured inside the run (made to a synthetic address, no
 // HTTP answer possible: it is closed with a reset). On ports 80 and 443 the

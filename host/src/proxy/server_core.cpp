@@ -147,6 +147,9 @@ void ServerCore::sweep() {
 }
 
 void ServerCore::close_all(std::string_view how) {
+  // Terminated connections first: each ends through its connection, which
+  // logs it with the broker's byte counts and leaves the set.
+  if (config.terminator) config.terminator->abort_all(how);
   const std::vector<std::shared_ptr<Connection>> all(connections_.begin(), connections_.end());
   for (const auto& c : all) c->abort(how);
   connections_.clear();

@@ -8,6 +8,7 @@
 #include "common/redact.hpp"
 #include "report/git_commits.hpp"
 #include "report/proxy_summary.hpp"
+#include "report/request_summary.hpp"
 #include "report/time_text.hpp"
 #include "report/transcript_sessions.hpp"
 #include "run/record.hpp"
@@ -32,6 +33,10 @@ const char* kProxyLimits =
     "no URL or content. A program that ignores the proxy settings (possible when unsealed) and servers on "
     "this "
     "machine reached directly do not appear.";
+const char* kRequestLimits =
+    "Only requests to the hosts the run's broker terminated (hosts with a brokered credential or request "
+    "rules): method, host, path without its query, status and the rule that decided. Every other host is a "
+    "tunnel the proxy cannot read.";
 const char* kGitLimits =
     "Only commits reachable from a ref at the run's end and not at its start. Uncommitted changes, commits "
     "made "
@@ -199,6 +204,13 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
     run["hosts"] = summarize_proxy_log(run_dir / "proxy.jsonl", proxy_source);
   }
   sources.push_back(proxy_source);
+
+  // The broker's request log, when the run had a broker (its record says so).
+  if (fs::exists(run_dir / "requests.jsonl", ec) || (have_record && !r.broker.is_null())) {
+    Source request_source{"request log", (run_dir / "requests.jsonl").string(), "used", "", kRequestLimits};
+    run["requests"] = summarize_request_log(run_dir / "requests.jsonl", request_source);
+    sources.push_back(request_source);
+  }
 
   // Git: commits in the run folder.
   Source git_source{"git", "", "used", "", kGitLimits};

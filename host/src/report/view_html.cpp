@@ -226,6 +226,30 @@ std::string render_html(const Json& report) {
       out += "<p class=\"warn\">" + std::to_string(hosts.value("bad_lines", 0)) +
              " line(s) of the proxy log are not decisions and were skipped.</p>\n";
 
+    if (run.contains("requests")) {
+      const auto& requests = run["requests"];
+      out += "<h3>Requests (terminated hosts)</h3>\n";
+      rows.clear();
+      for (const auto& h : requests.value("hosts", Json::array())) {
+        std::string reasons, creds;
+        for (const auto& r : h.value("reasons", Json::array()))
+          reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
+        for (const auto& c : h.value("credentials", Json::array()))
+          creds += (creds.empty() ? "" : ", ") + c.get<std::string>();
+        rows.push_back({esc(str(h, "host")), esc(str(h, "requests")),
+                        cls(h.value("refused", 0) > 0 ? "bad" : "dim", esc(str(h, "refused"))),
+                        esc(human_bytes(h.value("bytes_up", 0ULL))),
+                        esc(human_bytes(h.value("bytes_down", 0ULL))), esc(creds), esc(reasons)});
+      }
+      p.table({"Host", "Requests", "Refused", "Sent", "Received", "Credentials", "Reason"}, rows, {true});
+      for (const auto& a : requests.value("exfiltration", Json::array()))
+        out += "<p class=\"bad\">Exfiltration attempt refused: " + esc(str(a, "host")) + ", " +
+               esc(str(a, "detail")) + " x" + esc(str(a, "count")) + "</p>\n";
+      for (const auto& c : requests.value("connections_refused", Json::array()))
+        out += "<p class=\"warn\">Connection refused: " + esc(str(c, "host")) + " " + esc(str(c, "reason")) +
+               " x" + esc(str(c, "count")) + "</p>\n";
+    }
+
     out += "<h3>Commits</h3>\n";
     rows.clear();
     for (const auto& c : run.value("commits", Json::array())) {

@@ -208,6 +208,31 @@ std::string render_terminal(const Json& report, bool colour) {
     if (hosts.value("bad_lines", 0) > 0)
       out += "  " + style("33", std::to_string(hosts.value("bad_lines", 0)) + " bad line(s) in the proxy log skipped") + "\n";
 
+    if (run.contains("requests")) {
+      const auto& requests = run["requests"];
+      const auto& per_host = requests.value("hosts", Json::array());
+      heading(out, style, "Requests (terminated hosts)", per_host.size());
+      rows.clear();
+      for (const auto& h : per_host) {
+        std::string reasons, creds;
+        for (const auto& r : h.value("reasons", Json::array()))
+          reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
+        for (const auto& c : h.value("credentials", Json::array()))
+          creds += (creds.empty() ? "" : ", ") + c.get<std::string>();
+        rows.push_back({display_text(str(h, "host")), str(h, "requests"),
+                        h.value("refused", 0) > 0 ? style("31", str(h, "refused")) : str(h, "refused"),
+                        human_bytes(h.value("bytes_up", 0ULL)), human_bytes(h.value("bytes_down", 0ULL)),
+                        display_text(creds), display_text(reasons)});
+      }
+      table(out, rows, style, {"HOST", "REQUESTS", "REFUSED", "UP", "DOWN", "CREDENTIALS", "REASON"});
+      for (const auto& a : requests.value("exfiltration", Json::array()))
+        out += "  " + style("1;31", "EXFILTRATION ATTEMPT refused") + ": " + display_text(str(a, "host")) +
+               ", " + display_text(str(a, "detail")) + " x" + str(a, "count") + "\n";
+      for (const auto& c : requests.value("connections_refused", Json::array()))
+        out += "  " + style("31", "connection refused") + ": " + display_text(str(c, "host")) + " " +
+               display_text(str(c, "reason")) + " x" + str(c, "count") + "\n";
+    }
+
     const auto& commits = run.value("commits", Json::array());
     heading(out, style, "Commits", commits.size());
     rows.clear();

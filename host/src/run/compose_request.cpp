@@ -103,6 +103,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     }
     in.own_state = std::move(own);
   }
+  in.default_credentials = r.default_credentials;
   PX_TRY_ASSIGN(auto composed, policy::compose(in));
   return ComposedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notices)};
 }

@@ -35,6 +35,8 @@ struct ComposeRequest {
   // Parallex's own state denied to the run (policy/own_state.hpp): every run,
   // and `policy show` to show what a run would get.
   bool deny_own_state = true;
+  // Credentials parallex holds for the run (brokered by default).
+  std::vector<policy::BrokeredCredential> default_credentials;
 };
 
 struct ComposedPolicy {

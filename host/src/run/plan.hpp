@@ -40,6 +40,10 @@ struct RunPlan {
   fs::path executable;                        // argv[0] resolved (PATH of the run's environment)
   std::optional<CommandProblem> command_problem;  // set when it cannot be resolved or read
   std::map<std::string, std::string> env;     // the policy's environment; the supervisor adds the proxy's
+  // Secrets parallex holds for the run's brokered credentials (the agent's
+  // token), by credential name: the Policy names only their holder. Handed
+  // to the broker in the supervisor, never written anywhere.
+  std::map<std::string, std::string> held_secrets;
   fs::path cwd;                               // usually the run folder
   RunDirs dirs;
   SealLevel seal = SealLevel::full;           // decided once from the guarantees and the user's choice

@@ -115,6 +115,7 @@ json RunRecord::to_json() const {
                       {"path", workspace->path.string()}, {"project", workspace->project.string()},
                       {"base", workspace->base},       {"base_commit", workspace->base_commit}};
   if (!changed_files.is_null()) j["changed_files"] = changed_files;
+  if (!broker.is_null()) j["broker"] = broker;
   return j;
 }
 
@@ -202,6 +203,7 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   r.decoys = value_or_null(j, "decoys");
   r.decoy_hits = j.contains("decoy_hits") && j["decoy_hits"].is_array() ? j["decoy_hits"] : json::array();
   r.kill_switch = value_or_null(j, "kill_switch");
+  r.broker = value_or_null(j, "broker");
   if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
   if (auto it = j.find("quarantined"); it != j.end() && it->is_array()) r.quarantined = *it;
   if (auto it = j.find("env_passed"); it != j.end() && it->is_array()) r.env_passed = *it;

@@ -71,6 +71,10 @@ struct RunRecord {
   nlohmann::json decoys;                  // {method, watched} or {error}, or null
   nlohmann::json decoy_hits = nlohmann::json::array();
   nlohmann::json kill_switch;             // RunControl::record(), or null
+  // The run's credential broker, or null: {request_log, terminated[], credentials[] (names),
+  // hosts[] {host, requests, refused}, exfiltration[] {credential, host, where, count},
+  // failures[] {host, reason, count}}. Names and counts only, never a secret.
+  nlohmann::json broker;
   std::optional<fs::path> git_repository_created;
   // Files other programs run later that the run made, and what it left in
   // .git that would make git run a program: moved aside into quarantine/ of

@@ -125,6 +125,13 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   if (agent)
     request.agent =
         agents::agent_inputs(agent->paths, agent->config, agent->token, user_home(), self);
+  // Credentials parallex holds, brokered by default: the front door's and the
+  // agent's own GitHub token. The Policy names their holder; the plan keeps
+  // the secrets for the supervisor's broker.
+  std::vector<HeldCredential> held = std::move(in.held_credentials);
+  if (agent && agent->token)
+    held.push_back({agents::github_credential(agent->paths, agent->config), *agent->token});
+  for (const auto& h : held) request.default_credentials.push_back(h.credential);
   PX_TRY_ASSIGN(auto composed, compose_policy(request));
 
   PreparedRun out{RunPlan(composed.policy), seal.backend};
@@ -138,6 +145,7 @@ Result<PreparedRun> prepare_run(RunInputs in) {
                *private_dir / "tmp"};
   plan.cwd = in.cwd ? *in.cwd : plan.policy.run_folder();
   plan.record = std::move(in.record);
+  for (auto& h : held) plan.held_secrets[h.credential.spec.name] = std::move(h.secret);
   plan.record.options = in.options.describe();
   plan.on_finish = std::move(in.on_finish);
 

@@ -26,6 +26,13 @@ namespace px::run {
 
 enum class RunKind { adhoc, agent, workspace, demo, check };
 
+// A credential parallex holds for the run (a workspace's token, the agent's),
+// brokered by default: the Policy gets the description, the plan the secret.
+struct HeldCredential {
+  policy::BrokeredCredential credential;  // source: kind value, empty, with its holder
+  std::string secret;
+};
+
 struct RunInputs {
   RunKind kind = RunKind::adhoc;
   RunOptions options;
@@ -41,6 +48,9 @@ struct RunInputs {
   std::function<void(RunRecord&)> on_finish;
   std::string unsealed_because;      // with options.unsealed: who chose it (said in the notice)
   std::map<std::string, std::string> host_env;  // default: this process's environment
+  // Brokered by default (a workspace's .parallex/github-token); an agent run
+  // adds the agent's own token.
+  std::vector<HeldCredential> held_credentials;
 };
 
 struct PreparedRun {

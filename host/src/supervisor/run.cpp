@@ -1,7 +1,8 @@
 // supervisor::run — one run, end to end, as named steps in the order they
 // happen (one call a line in run()). The order is the product's promise: the
 // record exists before anything starts, the kill switch holds the run before
-// its first process exists, the proxy exists before the command can use the
+// its first process exists, every brokered secret is read before the seal
+// (or nothing starts), the proxy exists before the command can use the
 // network, and the record is finished whatever happened.
 #include "supervisor/run.hpp"
 
@@ -23,6 +24,7 @@
 #include "supervisor/global_pause.hpp"
 #include "supervisor/project_watch.hpp"
 #include "supervisor/quarantine.hpp"
+#include "supervisor/run_broker.hpp"
 #include "supervisor/run_control.hpp"
 #include "supervisor/run_network.hpp"
 #include "supervisor/stop_signals.hpp"
@@ -204,6 +206,17 @@ class Run {
     }
   }
 
+  // The credential broker, before the seal: every secret read and checked, the
+  // run's CA made and its bundle written to the private state. A failure
+  // stops the run here: nothing runs half-brokered.
+  Status start_broker() {
+    PX_TRY(injected_fault("broker"));
+    PX_TRY_ASSIGN(broker_, start_run_broker(plan_, dir_));
+    for (const auto& n : broker_.notices) say(n);
+    if (broker_.broker) record_.broker = {{"request_log", broker_.request_log.string()}};
+    return ok();
+  }
+
   // Landlock cannot refuse one name in a writable folder, so a `git init` in
   // a run folder that had no repository is caught after the run instead.
   void remember_git() {
@@ -261,6 +274,10 @@ class Run {
       env_["PARALLEX_ALLOWED_HOSTS"] = hosts;
     }
     env_["PARALLEX_SEALED"] = plan_.seal == run::SealLevel::none ? "0" : "1";
+    // The broker's variables (placeholders, the trust variables) win over what
+    // the environment rules kept, and no secret it brokers stays in any other.
+    for (const auto& [k, v] : broker_.env) env_[k] = v;
+    mask_secrets(broker_, env_);
     if (wants_network()) {
       PX_TRY_ASSIGN(password_, proxy::generate_password());
       register_secret(password_);
@@ -292,11 +309,13 @@ class Run {
     request.state_dir = plan_.dirs.private_dir;
     request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker;
     request.cgroup_fd = control_->cgroup_fd();
+    request.view_files = broker_.view_files;
     if (wants_network()) {
       request.on_proxy_socket = [this](backend::NetworkHandOff handoff) -> Result<backend::EnvMap> {
         const policy::Policy& p = plan_.policy;
         const std::uint16_t port = handoff.proxy_port;
-        PX_TRY_ASSIGN(auto started, start_run_proxy(p, password_, record_.proxy_log, std::move(handoff)));
+        PX_TRY_ASSIGN(auto started,
+                      start_run_proxy(p, password_, record_.proxy_log, std::move(handoff), broker_.broker));
         std::lock_guard lock(mu_);
         proxy_ = std::move(started);
         if (network_cut_) proxy_->cut();
@@ -342,10 +361,12 @@ class Run {
       std::lock_guard lock(mu_);
       proxy = std::move(proxy_);
     }
-    if (!proxy) return;
-    proxy->stop();
-    for (const auto& h : proxy->refused_hosts())
-      record_.refused.push_back({redact(h.host), h.port, h.reason, h.count, h.dns});
+    if (proxy) {
+      proxy->stop();
+      for (const auto& h : proxy->refused_hosts())
+        record_.refused.push_back({redact(h.host), h.port, h.reason, h.count, h.dns});
+    }
+    record_broker_report(broker_, record_);
   }
 
   void check_new_git() {
@@ -510,6 +531,7 @@ class Run {
   std::unique_ptr<DecoyWatch> decoys_;
   std::unique_ptr<Quarantine> quarantine_;
   std::unique_ptr<ProjectWatch> project_watch_;
+  RunBroker broker_;
   bool had_git_ = false;
   backend::EnvMap env_;
   std::vector<std::string> argv_;
@@ -555,6 +577,8 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   r.lap("kill switch");
   if (auto s = r.wait_for_global_pause(); !s) return failed(s.error());
   if (auto s = r.make_state_dirs(); !s) return failed(s.error());
+  if (auto s = r.start_broker(); !s) return failed(s.error());
+  r.lap("broker");
   r.watch_decoys();
   r.remember_git();
   r.remember_protected_files();

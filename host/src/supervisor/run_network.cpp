@@ -45,7 +45,8 @@ void raise_descriptor_limit() {
 }  // namespace
 
 proxy::ProxyConfig run_proxy_config(const policy::Policy& p, const std::string& password,
-                                    const std::filesystem::path& log) {
+                                    const std::filesystem::path& log,
+                                    std::shared_ptr<proxy::Terminator> broker) {
   proxy::ProxyConfig c;
   c.mode = to_proxy_mode(p.network().mode);
   for (const auto& h : p.network().hosts) c.allowed_hosts.push_back(h.text());
@@ -54,16 +55,18 @@ proxy::ProxyConfig run_proxy_config(const policy::Policy& p, const std::string& 
   c.local_server_ports = p.network().local_server_ports;
   c.password = password;
   c.log_path = log;
+  c.terminator = std::move(broker);
   return c;
 }
 
 Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(const policy::Policy& policy,
-                                                               const std::string& password,
-                                                               const std::filesystem::path& log,
-                                                               backend::NetworkHandOff handoff) {
-  PX_TRY_ASSIGN(auto server, proxy::ProxyServer::adopt(run_proxy_config(policy, password, log),
-                                                       std::move(handoff.proxy_listener),
-                                                       proxy::resolver_from_environment()));
+                                                            const std::string& password,
+                                                            const std::filesystem::path& log,
+                                                            backend::NetworkHandOff handoff,
+                                                            std::shared_ptr<proxy::Terminator> broker) {
+  PX_TRY_ASSIGN(auto server, proxy::ProxyServer::adopt(
+                                 run_proxy_config(policy, password, log, std::move(broker)),
+                                 std::move(handoff.proxy_listener), proxy::resolver_from_environment()));
   if (!handoff.socket_channel) return server;  // a weaker seal without a network namespace
   raise_descriptor_limit();
   proxy::RunNetwork network;

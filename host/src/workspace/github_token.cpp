@@ -7,6 +7,19 @@
 
 namespace px::workspace {
 
+policy::BrokeredCredential brokered_github_token(const std::filesystem::path& file) {
+  policy::BrokeredCredential c;
+  c.spec.name = "github";
+  c.spec.source = broker::SecretSource::from_value({}, "the project's token (" + file.string() + ")");
+  c.spec.hosts = {"github.com", "api.github.com", "uploads.github.com"};
+  c.spec.env = {"GH_TOKEN"};
+  c.spec.shape = "github-token";
+  c.masked_files = {file};
+  c.reason = "the project's scoped GitHub token: gh and git push over HTTPS use the placeholder";
+  c.origin = policy::Origin{policy::Origin::Kind::project, file.string(), 0};
+  return c;
+}
+
 namespace {
 
 bool all_of(std::string_view s, bool underscore) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "policy/brokered.hpp"
 
 namespace px::workspace {
 
@@ -19,5 +20,11 @@ std::string check_github_token(std::string_view token);
 // (a trailing newline) is dropped; an empty or malformed file is an error.
 // The value is registered with the redactor.
 Result<std::optional<std::string>> load_github_token(const std::filesystem::path& file);
+
+// The token as the run's brokered credential "github" (github.com,
+// api.github.com, uploads.github.com; GH_TOKEN), held by parallex: the
+// secret travels in the run's plan, the file is shown with the placeholder
+// wherever the run may read it.
+policy::BrokeredCredential brokered_github_token(const std::filesystem::path& file);
 
 }  // namespace px::workspace

@@ -116,6 +116,24 @@ class Contribution {
   void suggested_host(const std::string& host, const std::string& reason) {
     sink_.suggested_host(sink_.ctx, host.c_str(), reason.c_str());
   }
+  // A provider key the host brokers (ABI 1.2): the run gets a placeholder in
+  // `variable`, and the run's proxy sends the key to `hosts` only (or to the
+  // host of the https:// URL in `base_url_variable` when the user set one).
+  void brokered_credential(const std::string& variable, const std::vector<std::string>& hosts,
+                           const std::string& base_url_variable, const std::string& shape,
+                           const std::string& reason) {
+    std::vector<const char*> names;
+    for (const auto& h : hosts) names.push_back(h.c_str());
+    px_credential c{};
+    c.struct_size = sizeof c;
+    c.variable = variable.c_str();
+    c.hosts = names.data();
+    c.host_count = names.size();
+    c.base_url_variable = base_url_variable.empty() ? nullptr : base_url_variable.c_str();
+    c.shape = shape.empty() ? nullptr : shape.c_str();
+    c.reason = reason.c_str();
+    sink_.credential(sink_.ctx, &c);
+  }
 
  private:
   const px_contribute_sink& sink_;
@@ -159,7 +177,7 @@ class Plugin {
   virtual bool has_sign_in() const { return false; }
   virtual void carry_sign_in(const SignInInput&, SignIn&) {}
   // The files in a project that the harness runs or trusts when it starts
-  // there (ABI 1.2): relative to the project's folder, e.g. {".mcp.json",
+  // there (ABI 1.3): relative to the project's folder, e.g. {".mcp.json",
   // "MCP servers it starts"}. They stay read-only in every sealed run.
   struct ProjectFile {
     std::string path;

@@ -24,9 +24,10 @@
  * ABI history:
  *   1.0  detect, contribute, parse_transcripts, carry_sign_in.
  *   1.1  PX_ACCESS_STATE_DIR: a state dir the host creates when missing.
- *   1.2  project_files: the files in a project that the harness runs or trusts
+ *   1.2  px_contribute_sink.credential: a provider key the host brokers.
+ *   1.3  project_files: the files in a project that the harness runs or trusts
  *        when it starts there (hooks, MCP servers, commands). Plugins built
- *        for 1.0 or 1.1 still load; they simply declare none.
+ *        for 1.0 to 1.2 still load; they simply declare none.
  * Adding a field at the end of a struct is a minor bump; the host reads a
  * field only when `struct_size` says the plugin has it.
  */
@@ -41,7 +42,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 2
+#define PX_PLUGIN_ABI_MINOR 3
 
 #define PX_PLUGIN_ENTRY_SYMBOL "parallex_plugin_entry"
 
@@ -106,6 +107,21 @@ typedef enum px_nested_kind {
   PX_NESTED_ARG = 2  /* insert `value` as one argument after argv[0]; calls keep their order */
 } px_nested_kind;
 
+/* Since 1.2: a provider's credential the host brokers by default (the run
+ * gets a placeholder of its shape; the run's proxy swaps the key in on
+ * requests to `hosts` only). The host reads a field only when `struct_size`
+ * says the plugin has it. */
+typedef struct px_credential {
+  uint32_t struct_size;     /* sizeof(px_credential) as the plugin was built */
+  const char* variable;     /* the variable holding the key, e.g. "ANTHROPIC_API_KEY" */
+  const char* const* hosts; /* the provider's API hosts (exact names) the key may go to */
+  size_t host_count;
+  const char* base_url_variable; /* a variable naming another base URL for the key
+                                    ("ANTHROPIC_BASE_URL"), or NULL */
+  const char* shape;             /* "anthropic-key", "openai-key", or NULL: not checked */
+  const char* reason;
+} px_credential;
+
 typedef struct px_contribute_sink {
   void* ctx;
   /* A state path of the harness. `path` is absolute or starts with "~/"
@@ -131,6 +147,9 @@ typedef struct px_contribute_sink {
    * suggestions; the network rule itself stays the user's. */
   void (*suggested_host)(void* ctx, const char* host, const char* reason);
   void (*error)(void* ctx, const char* message);
+  /* Since 1.2: a provider key to broker (px_credential). Brokered only when
+   * its variable is set when the run starts. */
+  void (*credential)(void* ctx, const px_credential* credential);
 } px_contribute_sink;
 
 /* ---- sign-in ------------------------------------------------------------ */
@@ -202,7 +221,7 @@ typedef struct px_plugin {
   /* Where the harness keeps its transcripts under a home (for reports).
    * May be NULL. */
   int (*transcript_roots)(const char* run_home, const px_path_sink* sink);
-  /* Since 1.2 (read only when struct_size covers it). The files and folders
+  /* Since 1.3 (read only when struct_size covers it). The files and folders
    * in a project that the harness runs or trusts the next time it starts
    * there: settings with hooks, MCP server lists, commands, skills, plugins.
    * Each `path` is relative to the project's folder ("`.mcp.json`",

@@ -51,6 +51,10 @@ struct Prepared {
   // command that ends up without a Landlock domain loads a second filter.
   bool ptrace_in_run = false;
   bool timing = false;  // PARALLEX_SEAL_TIMING=1: each step's duration as a note
+  // The run's broker put files in the view (LaunchRequest::view_files);
+  // `masked` names those that stand in for a file holding a secret.
+  bool broker_files = false;
+  std::vector<std::string> masked;
 };
 
 // The most descriptors one control message carries (the network hand-off:
@@ -269,6 +273,15 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   if (p.want_proxy) step(control, hand_off_network(control, p, plan, ns, channel, ranges, notes));
   lap("network hand-off");
   UniqueFd view = ns ? value_or_fail(control, mounts::build_view(p.view, notes)) : UniqueFd();
+  if (!ns && p.broker_files) {
+    std::string masked;
+    for (const auto& m : p.masked) masked += (masked.empty() ? "" : ", ") + m;
+    notes.push_back(
+        {run::NoticeKind::weaker_seal,
+         "no private view: the run's CA bundle is not in place (terminated hosts fail TLS)" +
+             (masked.empty() ? std::string()
+                             : "; the run can read the secret in " + masked + ", not the placeholder")});
+  }
   lap("view");
   if (ns) step(control, pidns::mount_proc(view.get()));
   lap("proc");
@@ -459,6 +472,14 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
          "# other; nothing is forwarded.\nnameserver 127.0.0.1\n"});
     p.view.generated.push_back({"/etc/hosts", "127.0.0.1\tlocalhost" + (self.empty() ? "" : " " + self) +
                                                   "\n::1\tlocalhost ip6-localhost ip6-loopback\n"});
+  }
+
+  // The run's broker: its CA bundle over the system bundle, files that hold a
+  // brokered secret shown with the placeholder (the view only).
+  p.broker_files = !request.view_files.empty();
+  for (const auto& f : request.view_files) {
+    p.view.generated.push_back({f.view, f.content});
+    if (!f.secret_of.empty()) p.masked.push_back(f.view.string() + " (credential " + f.secret_of + ")");
   }
 
   int sv[2];

@@ -1,0 +1,227 @@
+#include "supervisor/run_broker.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "broker/placeholder.hpp"
+#include "broker/secret_source.hpp"
+#include "broker/stream_match.hpp"
+#include "broker/trust_bundle.hpp"
+#include "common/host_rule.hpp"
+#include "common/redact.hpp"
+
+namespace px::supervisor {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using run::Notice;
+using run::NoticeKind;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+const char* env_or_null(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v && *v ? v : nullptr;
+}
+
+// The host of "https://HOST[:PORT][/...]", when it is a name the broker can
+// bind a credential to; nullopt for plain http, an address, a user part.
+std::optional<std::string> https_host(std::string_view url) {
+  constexpr std::string_view scheme = "https://";
+  if (url.size() <= scheme.size() ||
+      !std::equal(scheme.begin(), scheme.end(), url.begin(),
+                  [](char a, char b) { return a == (b >= 'A' && b <= 'Z' ? b - 'A' + 'a' : b); }))
+    return std::nullopt;
+  url.remove_prefix(scheme.size());
+  std::string_view authority = url.substr(0, url.find_first_of("/?#"));
+  if (authority.find('@') != std::string_view::npos || authority.starts_with("[")) return std::nullopt;
+  authority = authority.substr(0, authority.find(':'));
+  auto host = parse_exact_host(authority);
+  if (!host) return std::nullopt;
+  return host.value();
+}
+
+Result<std::string> read_whole(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error::io("read " + file.string(), errno);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The credentials of this run, with their sources ready to read: a plugin's
+// provider key only when its variable is set, bound to the host of its base
+// URL when the user set one, a held secret from the plan.
+Result<std::vector<broker::CredentialSpec>> credentials_of(const run::RunPlan& plan, RunBroker& out) {
+  std::vector<broker::CredentialSpec> specs;
+  for (const auto& c : plan.policy.credentials()) {
+    broker::CredentialSpec spec = c.spec;
+    if (c.when_set && spec.source.kind == broker::SecretSource::Kind::env && !env_or_null(spec.source.env))
+      continue;
+    // A plugin's default that cannot be brokered (a stand-in key too short to
+    // draw a placeholder for, one of another shape): the run holds it as it
+    // would without a broker, and says so. A credential the user wrote fails
+    // the run instead, in Broker::create.
+    if (c.when_set && spec.source.kind == broker::SecretSource::Kind::env) {
+      const std::string value = env_or_null(spec.source.env);
+      auto placeholder = broker::make_placeholder(spec.name, value);
+      const Status fit = placeholder ? broker::check_secret(spec.name, value, spec.shape, spec.expires)
+                                     : Status(placeholder.error());
+      if (!fit) {
+        out.notices.push_back({NoticeKind::alert, "the credential " + spec.name +
+                                                      " is not brokered: " + redact(fit.error().message) +
+                                                      "; the run holds " + join(spec.env) + " itself"});
+        continue;
+      }
+    }
+    if (!c.base_url_variable.empty()) {
+      if (const char* base = env_or_null(c.base_url_variable)) {
+        auto host = https_host(base);
+        if (!host) {
+          out.notices.push_back(
+              {NoticeKind::alert, "the credential " + spec.name + " is not brokered: " + c.base_url_variable +
+                                      " is " + redact(std::string(base).substr(0, 200)) +
+                                      ", not an https:// URL with a host name to bind it to; the run holds " +
+                                      join(spec.env) + " itself"});
+          continue;
+        }
+        spec.hosts = {*host};
+      }
+    }
+    if (spec.source.kind == broker::SecretSource::Kind::value) {
+      const auto held = plan.held_secrets.find(spec.name);
+      if (held == plan.held_secrets.end() || held->second.empty())
+        return Error::invalid("credential \"" + spec.name + "\": " + spec.source.describe() +
+                              " holds no secret for this run; the run is not started.");
+      spec.source.value = held->second;
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// Unsealed: the variables get the secrets themselves, read and checked the
+// same way (an expired token still stops the run).
+Result<RunBroker> unsealed(const run::RunPlan& plan, std::vector<broker::CredentialSpec> specs,
+                           RunBroker out) {
+  std::vector<std::string> names;
+  for (const auto& spec : specs) {
+    PX_TRY_ASSIGN(auto secret, broker::read_secret(spec.name, spec.source));
+    register_secret(secret);
+    PX_TRY(broker::check_secret(spec.name, secret, spec.shape, spec.expires));
+    for (const auto& v : spec.env) out.env[v] = secret;
+    names.push_back(spec.name);
+  }
+  if (!names.empty() || !plan.policy.request_rules().empty())
+    out.notices.push_back(
+        {NoticeKind::unsealed,
+         "unsealed: the credential broker is off" +
+             (names.empty() ? std::string() : " (the run holds the secrets of " + join(names) + " itself)") +
+             (plan.policy.request_rules().empty() ? "" : "; request rules do not apply")});
+  return out;
+}
+
+}  // namespace
+
+Result<RunBroker> start_run_broker(const run::RunPlan& plan, const fs::path& run_dir) {
+  RunBroker out;
+  const policy::Policy& p = plan.policy;
+  PX_TRY_ASSIGN(auto specs, credentials_of(plan, out));
+  if (plan.seal == run::SealLevel::none) return unsealed(plan, std::move(specs), std::move(out));
+
+  broker::BrokerConfig config;
+  for (const auto& h : p.request_rules()) config.hosts.push_back({h.host, h.passthrough, h.rules});
+  config.credentials = std::move(specs);
+  if (config.hosts.empty() && config.credentials.empty()) return out;
+  config.state_dir = plan.dirs.private_dir;
+  config.request_log = run_dir / "requests.jsonl";
+  const auto bundles = broker::system_bundle_paths();
+  if (!bundles.empty()) config.system_bundle = bundles.front();
+  PX_TRY_ASSIGN(out.broker, broker::Broker::create(std::move(config)));
+  out.request_log = run_dir / "requests.jsonl";
+
+  // The trust variables name the bundle where the run sees it: over the
+  // system bundle, in the view only.
+  const std::string in_view = bundles.empty() ? std::string(broker::kSystemBundle) : bundles.front().string();
+  for (auto& [k, v] : out.broker->environment(in_view)) out.env[k] = v;
+  if (const auto& bundle = out.broker->trust_files().bundle; !bundle.empty()) {
+    PX_TRY_ASSIGN(auto content, read_whole(bundle));
+    for (const auto& path : bundles) out.view_files.push_back({path, content, {}});
+  }
+
+  std::vector<std::string> brokered;
+  for (const auto& cred : out.broker->credentials().credentials()) {
+    out.masks.emplace_back(cred.secret, cred.placeholder);
+    brokered.push_back(cred.name + " (" + join(cred.hosts) + ")");
+    for (const auto& c : p.credentials()) {
+      if (c.spec.name != cred.name) continue;
+      for (const auto& file : c.masked_files) {
+        // Only a file the run may read anyway: a copy must never make visible
+        // what the policy hides.
+        std::error_code ec;
+        if (!p.may_read(file) || !fs::is_regular_file(file, ec)) continue;
+        PX_TRY_ASSIGN(auto content, read_whole(file));
+        broker::replace_all(content, cred.secret, cred.placeholder);
+        out.view_files.push_back({file, std::move(content), cred.name});
+      }
+    }
+  }
+  if (!brokered.empty())
+    out.notices.push_back(
+        {NoticeKind::seal, "brokered credentials (the run holds placeholders): " + join(brokered)});
+  const auto terminated = out.broker->terminated_hosts();
+  if (!terminated.empty())
+    out.notices.push_back({NoticeKind::seal, "TLS terminated by the run's broker for " + join(terminated) +
+                                                 " (request log: " + out.request_log.string() + ")"});
+  return out;
+}
+
+void mask_secrets(const RunBroker& b, backend::EnvMap& env) {
+  for (auto& [name, value] : env)
+    for (const auto& [secret, placeholder] : b.masks) broker::replace_all(value, secret, placeholder);
+}
+
+void record_broker_report(const RunBroker& b, run::RunRecord& record) {
+  if (!b.broker) return;
+  const broker::BrokerReport report = b.broker->report();
+  nlohmann::json hosts = nlohmann::json::array(), attempts = nlohmann::json::array(),
+                 failures = nlohmann::json::array(), credentials = nlohmann::json::array();
+  std::string per_host;
+  for (const auto& h : report.hosts) {
+    hosts.push_back({{"host", h.host}, {"requests", h.requests}, {"refused", h.refused}});
+    per_host += (per_host.empty() ? "" : ", ") + h.host + " " + std::to_string(h.requests) +
+                (h.refused ? " (" + std::to_string(h.refused) + " refused)" : "");
+  }
+  for (const auto& a : report.exfiltration) {
+    attempts.push_back(
+        {{"credential", a.credential}, {"host", a.host}, {"where", a.where}, {"count", a.count}});
+    record.notices.push_back(
+        {NoticeKind::alert,
+         redact("EXFILTRATION ATTEMPT refused: credential " + a.credential + " sent to " + a.host + " (" +
+                a.where + ")" + (a.count > 1 ? " x" + std::to_string(a.count) : ""))});
+  }
+  for (const auto& f : report.failures) {
+    failures.push_back({{"host", f.host}, {"reason", f.reason}, {"count", f.count}});
+    record.notices.push_back({NoticeKind::network, "the broker refused a connection to " + f.host + ": " +
+                                                       f.reason +
+                                                       (f.count > 1 ? " x" + std::to_string(f.count) : "")});
+  }
+  for (const auto& c : b.broker->credentials().credentials()) credentials.push_back(c.name);
+  if (!per_host.empty())
+    record.notices.push_back({NoticeKind::network, "requests through the broker: " + per_host});
+  record.broker = {{"request_log", b.request_log.string()},
+                   {"terminated", b.broker->terminated_hosts()},
+                   {"credentials", credentials},
+                   {"hosts", hosts},
+                   {"exfiltration", attempts},
+                   {"failures", failures}};
+}
+
+}  // namespace px::supervisor

@@ -1,0 +1,71 @@
+#pragma once
+// Sealed runs through the real executable for the broker's end-to-end tests
+// (run_test.cpp): `parallex-test-trust run ...` with a private PARALLEX_HOME
+// and runtime dir, loopback servers named through PARALLEX_TEST_RESOLVE, and
+// the tests' CA trusted for upstreams (PARALLEX_TEST_UPSTREAM_CA).
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace px::broker::test {
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv with this process's environment plus `extra` ("NAME=value"),
+// stdin from /dev/null (or `input`), stdout and stderr kept; killed after `timeout`.
+Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<std::string>& extra,
+                       const std::filesystem::path& dir,
+                       std::chrono::seconds timeout = std::chrono::seconds(120),
+                       const std::string& input = {});
+
+// A background process killed (with its process group) when destroyed.
+class Background {
+ public:
+  Background(const std::vector<std::string>& argv, const std::vector<std::string>& extra = {});
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A folder for one test: home/ (PARALLEX_HOME), userhome/ ($HOME), runtime/,
+// work/ (the run folder), secrets/ (0700, never granted), logs/; removed at
+// the end unless the test failed.
+class RunFolder {
+ public:
+  RunFolder();
+  ~RunFolder();
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path work() const { return root_ / "work"; }
+  std::filesystem::path home() const { return root_ / "home"; }
+  std::filesystem::path user_home() const { return root_ / "userhome"; }
+  std::filesystem::path secrets() const { return root_ / "secrets"; }
+  // The environment every parallex call of the test gets.
+  std::vector<std::string> env(const std::string& resolve) const;
+  // parallex-test-trust ARGS (run, agent new, ...).
+  Outcome parallex(const std::vector<std::string>& args, const std::string& resolve = {},
+                   const std::vector<std::string>& extra = {},
+                   std::chrono::seconds timeout = std::chrono::seconds(120),
+                   const std::string& input = {}) const;
+  // The newest run's folder under home/ (its run.json, proxy.jsonl, requests.jsonl).
+  std::filesystem::path latest_run() const;
+  void keep() { keep_ = true; }
+
+ private:
+  std::filesystem::path root_;
+  bool keep_ = false;
+};
+
+std::string slurp(const std::filesystem::path& p);
+std::vector<nlohmann::json> json_lines(const std::filesystem::path& p);
+bool have(const std::string& tool);
+
+}  // namespace px::broker::test
