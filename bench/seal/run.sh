@@ -26,6 +26,21 @@ cmds+=("$PARALLEX run -- /bin/true")
 # What is not the seal: parallex's own start-up (`check --probe` does nothing),
 # and start-up + composing the policy with plugins (`policy show`). The seal's
 # own cost is `run` minus `policy show`.
+# The same in a run folder holding every protected path (files other programs
+# run later, .git's doors): each is resolved beneath the run folder and bound
+# read-only, and the supervisor remembers it and sweeps it at the end.
+mkdir -p "$work/protected"
+(
+  cd "$work/protected"
+  git init -q
+  mkdir -p .vscode .claude/hooks .claude/commands .claude/agents .claude/skills .husky .devcontainer .opencode .codex \
+    .agents .direnv .idea/runConfigurations .run
+  for f in .vscode/tasks.json .claude/settings.json .claude/settings.local.json .mcp.json .envrc .gitmodules \
+    .pre-commit-config.yaml .lefthook.yml lefthook.yml mise.toml opencode.json opencode.jsonc \
+    .devcontainer/devcontainer.json .git/info/attributes; do echo '{}' > "$f"; done
+)
+names+=("parallex run -- /bin/true (a run folder holding every protected path)")
+cmds+=("$PARALLEX run --in $work/protected -- /bin/true")
 names+=("parallex start-up only (no seal)")
 cmds+=("$PARALLEX check --probe-results /dev/null")
 names+=("parallex policy show -- /bin/true (start-up + policy, no seal)")

@@ -75,6 +75,29 @@ class ClaudeCodePlugin final : public Plugin {
                        "refreshes a Claude subscription sign-in (OAuth token endpoint)");
   }
 
+  // What Claude Code loads from a project when it starts there (its own list
+  // of "files that control the agent's behavior", checked against 2.1): each
+  // can make the next session run a program or approve one. CLAUDE.md and
+  // .claude/rules are instructions, not programs, and runs edit them as
+  // ordinary work, so they stay writable.
+  std::vector<ProjectFile> project_files() override {
+    return {
+        {".claude/settings.json",
+         "project settings: hooks, permission rules that approve commands, MCP servers, statusLine and "
+         "apiKeyHelper commands"},
+        {".claude/settings.local.json", "local project settings: the same keys (approvals are saved here)"},
+        {".mcp.json", "the MCP servers Claude Code starts in this project"},
+        {".claude/hooks", "scripts its hooks run"},
+        {".claude/commands", "slash commands, which may run shell commands"},
+        {".claude/agents", "subagents and the tools they may use"},
+        {".claude/skills", "skills and the scripts they run"},
+        {".claude/workflows", "workflow scripts it runs"},
+        {".claude/routines", "routines it runs"},
+        {".claude/scheduled_tasks.json", "prompts it runs on a schedule"},
+        {".claude/loop.md", "the prompt /loop runs"},
+    };
+  }
+
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
     if (in.platform == Platform::MacOS) {

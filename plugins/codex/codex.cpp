@@ -64,6 +64,18 @@ class CodexPlugin final : public Plugin {
     out.suggested_host("auth.openai.com", "refreshes a ChatGPT sign-in");
   }
 
+  // What Codex loads from a repository it trusts (checked against 0.171): a
+  // project config with hooks, MCP servers and sandbox settings, its agents,
+  // hooks and skills, and the repository's skills and plugin marketplaces.
+  // AGENTS.md and AGENTS.override.md are instructions and name no command.
+  std::vector<ProjectFile> project_files() override {
+    return {
+        {".codex", "the project's Codex config (hooks, MCP servers, sandbox and approval settings), agents, hooks "
+                   "and skills"},
+        {".agents", "skills and plugin marketplaces Codex loads from the repository"},
+    };
+  }
+
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
     support::carry_file(

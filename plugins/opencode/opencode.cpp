@@ -72,6 +72,17 @@ class OpencodePlugin final : public Plugin {
     out.suggested_host("registry.npmjs.org", "opencode installs its provider packages and plugins from npm");
   }
 
+  // What opencode loads from a project (checked against 1.18): its config
+  // (MCP servers, commands, permission rules, plugins) and the folder of
+  // agents, commands, plugins and tools, which are JavaScript it runs.
+  std::vector<ProjectFile> project_files() override {
+    return {
+        {"opencode.json", "the project's opencode config: MCP servers, commands, permission rules, plugins"},
+        {"opencode.jsonc", "the project's opencode config (the same, with comments)"},
+        {".opencode", "agents, commands, skills, and plugins and tools (JavaScript opencode runs)"},
+    };
+  }
+
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
     support::carry_file(

@@ -141,7 +141,7 @@ TEST_F(AgentsTest, Lifecycle) {
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config.value().network, px::policy::NetworkMode::allowlist);
   EXPECT_EQ(config.value().allow, (std::vector<std::string>{"github.com", "api.anthropic.com"}));
-  EXPECT_TRUE(config.value().local_servers);
+  EXPECT_FALSE(config.value().local_servers) << "Local servers is off unless the user turns it on";
   EXPECT_EQ(config.value().repos, std::vector<std::string>{"acme/api"});
 
   auto list = px("agent list --json");

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -47,6 +48,13 @@ const fs::path kProbes = PX_PROBE_DIR;
 void write_text(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::string shell_out(const std::string& cmd) {
@@ -154,6 +162,10 @@ class Escape : public ::testing::Test {
     agent.home = agent_;
     in.agent = agent;
     in.grants.push_back({kProbes, policy::Access::read, "--grant"});
+    // What the Claude Code plugin declares (tests/plugins checks the real
+    // plugins declare these): read-only whatever the run's harness.
+    in.project_files.push_back(
+        {"claude-code", "Claude Code", {{".claude/settings.json", "hooks"}, {".mcp.json", "MCP servers"}}});
     auto p = policy::compose(in);
     ASSERT_TRUE(p) << p.error().message;
     policy_.emplace(std::move(p).value());
@@ -210,8 +222,13 @@ TEST_F(Escape, AllowWriteInRunFolderAndPrivateTmp) {  // (a)3 ALLOW
   EXPECT_TRUE(fs::exists(ws_ / "x"));
   const std::string name = "px-private-" + std::to_string(::getpid());
   EXPECT_EQ(probe("write_file", {"/tmp/" + name}).token, "OPEN");
-  EXPECT_TRUE(fs::exists(temp_ / name)) << "/tmp inside is the run's temp dir";
+  // /tmp inside is a tmpfs of the run's own: neither the host's /tmp nor the
+  // run's temp dir on the host sees it.
+  EXPECT_FALSE(fs::exists(temp_ / name)) << "the run's /tmp is its own tmpfs";
   EXPECT_FALSE(fs::exists(fs::path("/tmp") / name)) << "the host's /tmp must not see it";
+  const Outcome both =
+      run_sealed(*policy_, {"/bin/sh", "-c", "echo x > /tmp/a && cat /var/tmp/a && echo RESULT OK"});
+  EXPECT_EQ(both.token, "OK") << "/tmp and /var/tmp are one temp dir: " << both.output << both.error;
   EXPECT_EQ(probe("write_file", {(agent_ / "notes.txt").string()}).token, "OPEN");
 }
 
@@ -254,6 +271,139 @@ TEST_F(Escape, RenameAroundTheProtectedGitDir) {  // (a)8
   EXPECT_TRUE(fs::exists(ws_ / ".git/HEAD"));
 }
 
+// Files other programs run later (docs/escape-list.md 41-43): read-only in
+// every run whatever its harness, and their parent folders rename-proof.
+TEST_F(Escape, FilesOtherProgramsRunLaterAreReadOnly) {
+  write_text(ws_ / ".vscode/tasks.json", "{}\n");
+  write_text(ws_ / ".claude/settings.json", "{}\n");
+  write_text(ws_ / ".mcp.json", "{}\n");
+  write_text(ws_ / ".envrc", "export A=1\n");
+  for (const char* path :
+       {".vscode/tasks.json", ".vscode/settings.json", ".claude/settings.json", ".mcp.json", ".envrc"}) {
+    SCOPED_TRACE(path);
+    EXPECT_DENIED(probe("write_file", {(ws_ / path).string()}), (Tokens{"EROFS", "EACCES"}));
+  }
+  // Rename or replace the file, or the folder above it.
+  EXPECT_DENIED(probe("fs_op", {"unlink", (ws_ / ".envrc").string()}), (Tokens{"EBUSY", "EROFS"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / "README").string(), (ws_ / ".mcp.json").string()}),
+                (Tokens{"EBUSY", "EROFS"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".claude").string(), (ws_ / ".c2").string()}),
+                (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".vscode").string(), (ws_ / ".v2").string()}),
+                (Tokens{"EBUSY"}));
+  EXPECT_EQ(read_text(ws_ / ".claude/settings.json"), "{}\n");
+  // ALLOW: the harness's own writable state beside them, and ordinary files.
+  EXPECT_EQ(probe("write_file", {(ws_ / ".claude/worktrees/x").string()}).token, "OPEN");
+  EXPECT_EQ(probe("write_file", {(ws_ / "CLAUDE.md").string()}).token, "OPEN");
+}
+
+// A protected path that is a link leading out of the run folder: the run
+// does not start (whatever it wrote through it would land outside).
+TEST_F(Escape, AProtectedPathLinkingOutOfTheRunFolderRefusesTheRun) {
+  const fs::path decoy = base_ / "decoy-envrc";
+  write_text(decoy, "untouched\n");
+  fs::create_symlink(decoy, ws_ / ".envrc");
+  const Outcome o = probe("write_file", {(ws_ / ".envrc").string()});
+  EXPECT_NE(o.error.find((ws_ / ".envrc").string() + " is a symbolic link to " + decoy.string()),
+            std::string::npos)
+      << o.error;
+  EXPECT_NE(o.error.find("leads out of the run folder"), std::string::npos) << o.error;
+  EXPECT_EQ(o.token, "") << "the command must not have run";
+  EXPECT_EQ(read_text(decoy), "untouched\n");
+  // One that stays inside: what it names is protected.
+  fs::remove(ws_ / ".envrc");
+  write_text(ws_ / "envrc.real", "inside\n");
+  fs::create_symlink("envrc.real", ws_ / ".envrc");
+  EXPECT_DENIED(probe("write_file", {(ws_ / ".envrc").string()}), (Tokens{"EROFS"}));
+  EXPECT_EQ(read_text(ws_ / "envrc.real"), "inside\n");
+}
+
+// Set-up races (issue 16, item 2): a process outside the run flips .git
+// between the real folder and a link to a decoy outside while 200 sealed runs
+// start, each writing .git/hooks/pre-commit and appending to .git/config.
+// Every run either refuses to start or runs with the real ones protected;
+// neither they nor the decoy change.
+struct RaceResult {
+  long flips = 0;
+  int started = 0, refused = 0, wrote = 0;
+};
+
+// A racer outside the run swaps `real` (a folder) with a link to `decoy`
+// (RENAME_EXCHANGE with a link made beside it) while `runs` sealed runs start,
+// each running `script`, which prints "RESULT N" (N: writes that succeeded).
+// Puts the real folder back at the end.
+RaceResult race_folder_against_a_link(const policy::Policy& policy, const fs::path& real,
+                                      const fs::path& decoy, const std::string& script, int runs) {
+  const fs::path flip = real.parent_path() / (real.filename().string() + "-flip");
+  fs::create_symlink(decoy, flip);
+  std::atomic<bool> stop{false};
+  RaceResult r;
+  std::atomic<long> flips{0};
+  std::thread racer([&] {
+    while (!stop)
+      if (::syscall(SYS_renameat2, AT_FDCWD, real.c_str(), AT_FDCWD, flip.c_str(), 2 /*RENAME_EXCHANGE*/) ==
+          0)
+        ++flips;
+  });
+  for (int i = 0; i < runs; ++i) {
+    const Outcome o = run_sealed(policy, {"/bin/sh", "-c", script});
+    if (!o.error.empty()) {
+      ++r.refused;
+    } else {
+      ++r.started;
+      if (o.token != "0") ++r.wrote;
+    }
+  }
+  stop = true;
+  racer.join();
+  struct stat st {};
+  if (::lstat(real.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    ::syscall(SYS_renameat2, AT_FDCWD, real.c_str(), AT_FDCWD, flip.c_str(), 2);
+  fs::remove(flip);
+  r.flips = flips.load();
+  std::printf("[  RACE    ] %s: %ld flips; %d runs started, %d refused to start\n", real.filename().c_str(),
+              r.flips, r.started, r.refused);
+  return r;
+}
+
+TEST_F(Escape, RacingGitBetweenAFolderAndALinkNeverUnprotectsIt) {
+  const fs::path git = ws_ / ".git";
+  const fs::path decoy = base_ / "decoy-git";
+  fs::create_directories(decoy / "hooks");
+  write_text(decoy / "config", "[core]\n\tdecoy = true\n");
+  const std::string config_before = read_text(git / "config");
+  const RaceResult r = race_folder_against_a_link(
+      *policy_, git, decoy,
+      "n=0; echo 'id' >> .git/hooks/pre-commit && n=$((n+1)); "
+      "printf '[core]\\n\\tfsmonitor = id\\n' >> .git/config && n=$((n+1)); echo RESULT $n",
+      200);
+  EXPECT_GT(r.flips, 100);
+  EXPECT_GT(r.started, 0) << "no run started at all: the test proves nothing";
+  EXPECT_EQ(r.wrote, 0) << "a run wrote a protected file";
+  EXPECT_FALSE(fs::exists(git / "hooks/pre-commit"));
+  EXPECT_EQ(read_text(git / "config"), config_before);
+  EXPECT_FALSE(fs::exists(decoy / "hooks/pre-commit"));
+  EXPECT_EQ(read_text(decoy / "config"), "[core]\n\tdecoy = true\n");
+}
+
+// The same race on a file another program runs later: `.claude` (holding
+// Claude Code's settings.json, protected in every run) flipped with a link to
+// an outside decoy while 100 runs start and append a hook to it.
+TEST_F(Escape, RacingAProtectedFoldersParentAgainstALinkNeverUnprotectsIt) {
+  const fs::path claude = ws_ / ".claude";
+  const fs::path decoy = base_ / "decoy-claude";
+  write_text(claude / "settings.json", "{}\n");
+  write_text(decoy / "settings.json", "{\"decoy\": true}\n");
+  const RaceResult r = race_folder_against_a_link(
+      *policy_, claude, decoy,
+      "n=0; echo '{\"hooks\": {}}' >> .claude/settings.json && n=$((n+1)); echo RESULT $n", 100);
+  EXPECT_GT(r.flips, 50);
+  EXPECT_GT(r.started, 0) << "no run started at all: the test proves nothing";
+  EXPECT_EQ(r.wrote, 0) << "a run wrote a protected file";
+  EXPECT_EQ(read_text(claude / "settings.json"), "{}\n");
+  EXPECT_EQ(read_text(decoy / "settings.json"), "{\"decoy\": true}\n");
+}
+
 TEST_F(Escape, AllowGitCommitInRunFolder) {  // (a)7 ALLOW
   const Outcome o =
       run_sealed(*policy_, {"/usr/bin/git", "-c", "user.name=px", "-c", "user.email=px@example.com", "commit",
@@ -274,6 +424,57 @@ TEST_F(Escape, OnlyStandardFdsAreInherited) {              // (a)12
   const Outcome o = probe("proc_probe", {"fds"});
   ::close(leaked);
   EXPECT_EQ(o.token, "NONE") << o.output << " exit " << o.exit_code << " " << o.error;
+}
+
+// The seal's init keeps nothing of the supervisor's: a descriptor the
+// supervisor held (the run's cgroup directory, its sockets, a file it
+// opened) is closed in the init as soon as it starts.
+TEST_F(Escape, TheSealsInitKeepsNoneOfTheSupervisorsDescriptors) {
+  const fs::path marker = base_ / "supervisor-only";
+  write_text(marker, "x");
+  const int held = ::open(marker.c_str(), O_RDONLY);  // inheritable on purpose
+  ASSERT_GE(held, 0);
+  std::thread run([&] { run_sealed(*policy_, {"/bin/sleep", "3"}); });
+  // The init is the grandchild of this process whose children include the command.
+  std::string init_fds;
+  for (int i = 0; i < 100 && init_fds.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+      std::istringstream outer(read_text(task.path() / "children"));
+      for (pid_t o; outer >> o;) {
+        std::istringstream inits(
+            read_text("/proc/" + std::to_string(o) + "/task/" + std::to_string(o) + "/children"));
+        for (pid_t init; inits >> init;) {
+          std::error_code ec;
+          for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(init) + "/fd", ec))
+            init_fds +=
+                fd.path().filename().string() + " -> " + fs::read_symlink(fd.path(), ec).string() + "\n";
+        }
+      }
+    }
+  }
+  run.join();
+  ::close(held);
+  ASSERT_FALSE(init_fds.empty()) << "the seal's init was not found";
+  EXPECT_EQ(init_fds.find(marker.string()), std::string::npos) << init_fds;
+  EXPECT_EQ(init_fds.find("cgroup"), std::string::npos) << init_fds;
+}
+
+// /proc/self/mountinfo inside names no host path for the run's temp dir.
+TEST_F(Escape, MountinfoShowsNoHostPathOfTheTempDir) {
+  const Outcome o = run_sealed(*policy_, {"/bin/cat", "/proc/self/mountinfo"});
+  ASSERT_EQ(o.exit_code, 0) << o.error;
+  EXPECT_EQ(o.output.find(temp_.string()), std::string::npos) << o.output;
+  std::istringstream lines(o.output);
+  int temp_mounts = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" /tmp ") == std::string::npos && line.find(" /var/tmp ") == std::string::npos) continue;
+    ++temp_mounts;
+    EXPECT_NE(line.find(" / /"), std::string::npos)
+        << "the temp dir is the root of a filesystem of its own: " << line;
+    EXPECT_NE(line.find(" - tmpfs "), std::string::npos) << line;
+  }
+  EXPECT_EQ(temp_mounts, 2) << o.output;
 }
 
 TEST_F(Escape, UndoMountsFromANewNamespace) {  // (a)13
@@ -300,15 +501,19 @@ TEST_F(Escape, EnvironmentCanaries) {  // (a)15
                                              {"AWS_SECRET_ACCESS_KEY", "c8"},
                                              {"GITHUB_TOKEN", "c9"},
                                              {"SSH_AUTH_SOCK", "/run/x"},
-                                             {"LANG", "C.UTF-8"}};
+                                             {"LC_TOKEN", "c10"},
+                                             {"LC_SECRET_KEY", "c11"},
+                                             {"LANG", "C.UTF-8"},
+                                             {"LC_ALL", "C.UTF-8"}};
   const auto env = policy_->environment().apply(host);
   const Outcome o = run_sealed(*policy_, {"/usr/bin/env"}, env);
   EXPECT_EQ(o.exit_code, 0) << o.error;
   for (const auto& [name, value] : host) {
-    if (name == "PATH" || name == "LANG") continue;
+    if (name == "PATH" || name == "LANG" || name == "LC_ALL") continue;
     EXPECT_EQ(o.output.find(name + "="), std::string::npos) << name << " reached the command";
   }
   EXPECT_NE(o.output.find("LANG=C.UTF-8"), std::string::npos) << "kept variables must pass: " << o.output;
+  EXPECT_NE(o.output.find("LC_ALL=C.UTF-8"), std::string::npos) << "the locale variables pass: " << o.output;
 }
 
 TEST_F(Escape, KernelKeyring) {  // (a)19
@@ -348,11 +553,11 @@ std::string listing(const Refusals& r) {
 }
 
 TEST_F(Escape, RefusedCallsAreRecorded) {
-  const Outcome ptrace = probe("proc_probe", {"ptrace", "1"});
+  const Outcome ptrace = probe("syscall_probe", {"keyctl"});
   EXPECT_DENIED(ptrace, (Tokens{"EPERM"}));
   ASSERT_EQ(ptrace.refusals.collected_from, std::vector<std::string>{"seccomp (user notification)"})
       << listing(ptrace.refusals);
-  EXPECT_TRUE(recorded(ptrace.refusals, "ptrace", "proc_probe")) << listing(ptrace.refusals);
+  EXPECT_TRUE(recorded(ptrace.refusals, "keyctl", "syscall_probe")) << listing(ptrace.refusals);
 
   const Outcome sti = probe("syscall_probe", {"tiocsti_high"});
   EXPECT_DENIED(sti, (Tokens{"EPERM"}));
@@ -464,6 +669,39 @@ TEST(SeccompListener, TakenListenerFallsBackToKernelAnswers) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "step " << WEXITSTATUS(status)
                                     << " failed (10 nnp, 11 outer listener, 12 prepare, 13 load, 14 listener "
                                        "given, 15 no EBUSY note, 16 ptrace not EPERM)";
+}
+
+// A command prepared to trace its own processes that ends up without a
+// Landlock domain (a weaker seal) gets ptrace refused by a second filter;
+// every other call still works.
+TEST(SeccompPtrace, RefusedWithoutALandlockDomain) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(10);
+    auto program = seccomp::prepare(/*ptrace_in_run=*/true);
+    if (!program) ::_exit(11);
+    seccomp::answer_in_kernel(program.value());
+    if (!seccomp::load(program.value())) ::_exit(12);
+    // Prepared for the run's own tracing: ptrace passes the first filter.
+    if (::syscall(SYS_ptrace, PTRACE_PEEKUSER, ::getppid(), 0, 0) == -1 && errno == EPERM) {
+      // (the kernel's own answer for a process we do not trace is ESRCH)
+      ::_exit(13);
+    }
+    if (!seccomp::refuse_ptrace()) ::_exit(14);
+    if (::syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0) != -1 || errno != EPERM) ::_exit(15);
+    if (::syscall(SYS_process_vm_readv, ::getpid(), nullptr, 0, nullptr, 0, 0) != -1 || errno != EPERM)
+      ::_exit(16);
+    if (::getpid() <= 0 || ::access("/", F_OK) != 0) ::_exit(17);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step " << WEXITSTATUS(status)
+                                    << " failed (10 nnp, 11 prepare, 12 load, 13 ptrace refused by the first "
+                                       "filter, 14 second filter, 15 PTRACE_TRACEME not EPERM, 16 "
+                                       "process_vm_readv not EPERM, 17 an ordinary call failed)";
 }
 
 TEST(SeccompListener, AnsweredInKernelHasNoWaitingReturn) {
@@ -599,8 +837,52 @@ TEST_F(Escape, BypassTheProxy) {  // (a)35
   EXPECT_DENIED(probe("net_probe", {"udp_dns", "8.8.8.8"}), (Tokens{"ENETUNREACH"}));
   EXPECT_DENIED(probe("net_probe", {"resolve", "example.com"}), (Tokens{"EAI"}));
   // A server on the host's loopback is not the run's loopback.
-  EXPECT_DENIED(probe("net_probe", {"tcp", "127.0.0.1", "22"}), (Tokens{"ECONNREFUSED", "EACCES"}));
-  EXPECT_DENIED(probe("net_probe", {"bind", "8080"}), (Tokens{"EACCES"}));
+  EXPECT_DENIED(probe("net_probe", {"tcp", "127.0.0.1", "22"}), (Tokens{"ECONNREFUSED"}));
+}
+
+// Test suites and dev servers: bind, listen and connect on the run's own
+// loopback, any port (Landlock's TCP rules apply only without a network
+// namespace). tests/network checks that the host cannot reach such a server.
+TEST_F(Escape, AllowServersOnTheRunsOwnLoopback) {
+  for (const char* port : {"8080", "3000", "80", "5432", "1"}) {
+    SCOPED_TRACE(port);
+    EXPECT_EQ(probe("net_probe", {"serve", port}).token, "OPEN");
+  }
+  const bool python = ::access("/usr/bin/python3", X_OK) == 0;
+  if (!python) GTEST_SKIP() << "python3 is not in /usr/bin: the http.server half is skipped";
+  const Outcome o = run_sealed(
+      *policy_,
+      {"/bin/sh", "-c",
+       "/usr/bin/python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & "
+       "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "
+       "/usr/bin/python3 -c 'import urllib.request,sys; urllib.request.urlopen(\"http://127.0.0.1:8765/\"); "
+       "print(\"RESULT OPEN\")' 2>/dev/null && break; sleep 0.2; done; kill $!"});
+  EXPECT_EQ(o.token, "OPEN") << o.output << o.error;
+}
+
+// Debuggers and tracers of the run's own processes work; the seal's init and
+// everything outside the run stay out of reach (Landlock scopes ptrace to the
+// run's domain, the pid namespace hides the rest).
+TEST_F(Escape, AllowTracingTheRunsOwnProcesses) {
+  if (::access("/usr/bin/strace", X_OK) != 0) GTEST_SKIP() << "strace is not installed";
+  const Outcome strace = run_sealed(*policy_, {"/usr/bin/strace", "-f", "-o", "/dev/null", "/bin/sh", "-c",
+                                               "/bin/true && echo RESULT OPEN"});
+  EXPECT_EQ(strace.token, "OPEN") << strace.output << strace.error;
+  EXPECT_EQ(strace.exit_code, 0);
+  if (::access("/usr/bin/gdb", X_OK) == 0) {
+    const Outcome gdb = run_sealed(
+        *policy_, {"/bin/sh", "-c",
+                   "/bin/sleep 30 & child=$!; /usr/bin/gdb -nx -batch -ex 'info inferiors' -p $child 2>&1 | "
+                   "grep -q 'process '$child && echo RESULT OPEN; kill $child"});
+    EXPECT_EQ(gdb.token, "OPEN") << gdb.output << gdb.error;
+  }
+  // PTRACE_TRACEME of a child (the way debuggers start a program).
+  const Outcome traceme = run_sealed(*policy_, {"/usr/bin/strace", "-o", "/dev/null", "/bin/true"});
+  EXPECT_EQ(traceme.exit_code, 0) << traceme.output << traceme.error;
+  // Still out of reach: the seal's init (pid 1, no Landlock domain of the
+  // run's) and the supervisor (outside the pid namespace).
+  EXPECT_DENIED(probe("proc_probe", {"ptrace", "1"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("proc_probe", {"ptrace", std::to_string(::getpid())}), (Tokens{"ESRCH", "EPERM"}));
 }
 
 // ---- ALLOW guards and exit statuses ---------------------------------------------
@@ -660,20 +942,38 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
         path = "/tmp" + path.substr(temp.string().size());
       Outcome o;
       bool allowed = false;
+      const bool in_temp = path != row.path;
       switch (row.op) {
         case expectations::Op::read:
+          if (in_temp && fs::exists(row.path)) {
+            // The run's /tmp is a tmpfs of its own: the file the layout made
+            // in its temp dir on the host is made inside first.
+            o = run_sealed(p.value(), {"/bin/sh", "-c",
+                                       "mkdir -p \"$(dirname \"$1\")\" && : > \"$1\" && exec \"$2\" \"$1\"",
+                                       "sh", path, (kProbes / "read_file").string()});
+            allowed = o.token == "OPEN" || o.token == "EMPTY";
+            break;
+          }
           o = run_sealed(p.value(), {(kProbes / "read_file").string(), path});
           allowed = o.token == "OPEN";
           break;
         case expectations::Op::write: {
           const bool existed = fs::exists(path);
+          // A read-only path, or a path inside an absent read-only folder,
+          // judged before the probe (which may make the folder).
+          const bool read_only_path =
+              std::any_of(p.value().read_only().begin(), p.value().read_only().end(), [&](const auto& r) {
+                const auto rel = fs::path(path).lexically_relative(r.path);
+                return r.path == fs::path(path) ||
+                       (!rel.empty() && *rel.begin() != ".." && !fs::exists(r.path));
+              });
           o = run_sealed(p.value(), {(kProbes / "write_file").string(), path});
           allowed = o.token == "OPEN";
-          const bool read_only_path = std::any_of(p.value().read_only().begin(), p.value().read_only().end(),
-                                                  [&](const auto& r) { return r.path == fs::path(path); });
           if (allowed && !row.allowed && !existed && read_only_path) {
-            std::printf("[  GAP     ] %s: a read-only path that does not exist can be created (%s)\n",
-                        row.describe(file).c_str(), "docs/linux-seal.md, Limitations");
+            std::printf(
+                "[  GAP     ] %s: a read-only path that does not exist can be created; the supervisor "
+                "moves it aside (%s)\n",
+                row.describe(file).c_str(), "docs/linux-seal.md, Limitations");
             ++gaps;
             continue;
           }

@@ -587,36 +587,64 @@ TEST_F(Network, GarbageOnACapturedConnectionOrTheDnsIsRefusedAndServingGoesOn) {
 
 TEST_F(Network, AListenerInsideIsNotReachableFromTheHost) {
   // The run binds a port and says which; the host tries it while the run waits
-  // (only a published port reaches inside).
-  const fs::path marker = root_ / "work" / "port";
-  std::thread host_side;
-  std::string from_host;
-  const std::string script =
-      "python3 - <<'EOF'\n"
-      "import socket, time, os\n"
-      "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
-      "open('port.tmp', 'w').write(str(s.getsockname()[1])); os.rename('port.tmp', 'port')\n"
-      "s.settimeout(1.5)\n"
-      "try: s.accept(); print('accepted from outside?!')\n"
-      "except OSError: print('no one came')\n"
-      "EOF";
-  host_side = std::thread([&] {
-    for (int i = 0; i < 500 && !fs::exists(marker); ++i) std::this_thread::sleep_for(10ms);
-    const int port = std::atoi(slurp(marker).c_str());
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    from_host =
-        ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? "connected" : std::to_string(errno);
-    ::close(fd);
-  });
-  const auto inside = run({"--allow", "allowed.test", "--local-servers"}, script);
-  host_side.join();
-  ASSERT_EQ(inside.status, 0) << inside.out << inside.err;
-  EXPECT_NE(inside.out.find("no one came"), std::string::npos) << inside.out;
-  EXPECT_EQ(from_host, std::to_string(ECONNREFUSED));
+  // (only a published port reaches inside). With Local servers and without:
+  // TCP inside the run's own namespace is the run's either way.
+  for (const bool local_servers : {true, false}) {
+    SCOPED_TRACE(local_servers ? "with --local-servers" : "without Local servers");
+    const fs::path marker = root_ / "work" / "port";
+    fs::remove(marker);
+    std::thread host_side;
+    std::string from_host;
+    const std::string script =
+        "python3 - <<'EOF'\n"
+        "import socket, time, os\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+        "open('port.tmp', 'w').write(str(s.getsockname()[1])); os.rename('port.tmp', 'port')\n"
+        "s.settimeout(1.5)\n"
+        "try: s.accept(); print('accepted from outside?!')\n"
+        "except OSError: print('no one came')\n"
+        "EOF";
+    host_side = std::thread([&] {
+      for (int i = 0; i < 500 && !fs::exists(marker); ++i) std::this_thread::sleep_for(10ms);
+      const int port = std::atoi(slurp(marker).c_str());
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(static_cast<std::uint16_t>(port));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      from_host =
+          ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? "connected" : std::to_string(errno);
+      ::close(fd);
+    });
+    std::vector<std::string> flags{"--allow", "allowed.test"};
+    if (local_servers) flags.push_back("--local-servers");
+    const auto inside = run(flags, script);
+    host_side.join();
+    ASSERT_EQ(inside.status, 0) << inside.out << inside.err;
+    EXPECT_NE(inside.out.find("no one came"), std::string::npos) << inside.out;
+    EXPECT_EQ(from_host, std::to_string(ECONNREFUSED));
+  }
+}
+
+// `--local-servers=PORT`: only the named port of this machine's loopback
+// reaches the run, mirrored and through the proxy; another port stays out.
+TEST_F(Network, LocalServersOnlyOnTheNamedPorts) {
+  HttpServer named, other;
+  const std::string a = std::to_string(named.port()), b = std::to_string(other.port());
+  const auto r = run({"--allow", "allowed.test", "--local-servers=" + a},
+                     "curl -sS --noproxy '*' --max-time 10 http://localhost:" + a +
+                         "/; echo; "
+                         "curl -sS --noproxy '*' --max-time 5 http://localhost:" +
+                         b +
+                         "/ >/dev/null 2>&1; echo direct=$?; "
+                         "curl -sSf --max-time 5 -x \"${HTTP_PROXY:-$http_proxy}\" http://localhost:" +
+                         b + "/ >/dev/null 2>&1; echo proxied=$?");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("hello from the host"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("direct=7"), std::string::npos) << "the other port was mirrored: " << r.out;
+  EXPECT_NE(r.out.find("proxied=22"), std::string::npos) << "the proxy let the other port through: " << r.out;
+  EXPECT_EQ(other.connections(), 0);
+  EXPECT_GE(named.connections(), 1);
 }
 
 TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
@@ -656,6 +684,32 @@ TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
   client.join();
   EXPECT_EQ(served.status, 0) << served.out << served.err;
   EXPECT_EQ(fetched, "served from inside");
+}
+
+// An allowed name that resolves to a local address is refused without Local
+// servers, and with Local servers on for other ports only; on for its port, it
+// passes. (The test resolver answers loopback addresses only; a private or
+// link-local answer, such as a cloud's metadata address, takes the same path:
+// every answer that is not global, tests/proxy/test_host_rules.cpp.)
+TEST_F(Network, AnAllowedNameResolvingToALocalAddressNeedsLocalServersForItsPort) {
+  HttpServer web;
+  const std::string port = std::to_string(web.port());
+  const std::string resolve = "web.test=127.0.0.1";
+  const std::string fetch =
+      "curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -x \"${HTTP_PROXY:-$http_proxy}\" "
+      "http://web.test:" +
+      port + "/";
+  const auto off = run({"--allow", "web.test:" + port}, fetch, resolve);
+  EXPECT_EQ(off.out, "403") << off.out << off.err;
+  const auto lines = log();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().value("reason", ""), "resolved-to-local-address") << dump(lines);
+  const auto other = run({"--allow", "web.test:" + port, "--local-servers=1"}, fetch, resolve);
+  EXPECT_EQ(other.out, "403") << other.out << other.err;
+  EXPECT_EQ(web.connections(), 0);
+  const auto on = run({"--allow", "web.test:" + port, "--local-servers=" + port}, fetch, resolve);
+  EXPECT_EQ(on.out, "200") << on.out << on.err;
+  EXPECT_EQ(web.connections(), 1);
 }
 
 TEST_F(Network, MalformedHostPortRulesAreRefusedWithTheFix) {

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "pluginhost/detection.hpp"
 #include "pluginhost/plugin_check.hpp"
@@ -43,6 +45,54 @@ TEST(PluginHost, RefusesANewerMinor) {
   auto set = PluginSet::load({bad("newer_minor")});
   const auto reason = only_failure(set);
   EXPECT_NE(reason.find("newer than this parallex"), std::string::npos) << reason;
+}
+
+// ABI 1.3 added project_files at the end of the descriptor: a plugin built
+// for 1.1 still loads, and simply declares none.
+TEST(PluginHost, AnOlderMinorStillLoadsAndDeclaresNoProjectFile) {
+  auto set = PluginSet::load({bad("old_minor")});
+  ASSERT_EQ(set.plugins().size(), 1u) << (set.failures().empty() ? "" : set.failures().front().reason);
+  EXPECT_EQ(set.plugins().front()->abi_minor(), 1);
+  auto files = set.plugins().front()->project_files();
+  ASSERT_TRUE(files) << files.error().message;
+  EXPECT_TRUE(files.value().files.empty());
+}
+
+TEST(PluginHost, AProjectFileOutsideTheProjectIsThePluginsError) {
+  auto set = PluginSet::load({bad("climbing_project_file")});
+  ASSERT_EQ(set.plugins().size(), 1u);
+  auto files = set.plugins().front()->project_files();
+  ASSERT_FALSE(files);
+  EXPECT_NE(files.error().message.find("plugin climbing"), std::string::npos) << files.error().message;
+  EXPECT_NE(files.error().message.find("'../outside/.bashrc'"), std::string::npos) << files.error().message;
+}
+
+// The shipped plugins declare what their harness runs or trusts in a project.
+TEST(PluginHost, ShippedPluginsDeclareTheirProjectFiles) {
+  const fs::path dir = PARALLEX_PLUGIN_BUILD_DIR;
+  if (!fs::exists(dir / "claude-code.so")) GTEST_SKIP() << "the shipped plugins are not built in " << dir;
+  auto set = PluginSet::load({dir});
+  const std::map<std::string, std::vector<std::string>> want = {
+      {"claude-code", {".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".claude/hooks",
+                       ".claude/commands", ".claude/agents", ".claude/skills"}},
+      {"codex", {".codex", ".agents"}},
+      {"opencode", {"opencode.json", "opencode.jsonc", ".opencode"}},
+      {"generic", {}}};
+  for (const auto& [name, paths] : want) {
+    const auto* plugin = set.find(name);
+    ASSERT_NE(plugin, nullptr) << name;
+    auto files = plugin->project_files();
+    ASSERT_TRUE(files) << files.error().message;
+    std::set<std::string> got;
+    for (const auto& f : files.value().files) {
+      got.insert(f.path);
+      EXPECT_FALSE(f.reason.empty()) << name << " " << f.path;
+    }
+    for (const auto& p : paths) EXPECT_TRUE(got.count(p)) << name << " does not declare " << p;
+    if (paths.empty()) {
+      EXPECT_TRUE(got.empty()) << name;
+    }
+  }
 }
 
 TEST(PluginHost, RefusesALibraryThatIsNotAPlugin) {

@@ -230,6 +230,7 @@ const std::vector<std::string>& layout_files() {
       "{run_folder}/.git/hooks/pre-commit.sample",
       "{run_folder}/.git/objects/ab/cdef",
       "{run_folder}/.gitmodules",
+      "{run_folder}/.vscode/tasks.json",
       "{home}/.ssh/id_ed25519",
       "{home}/.aws/credentials",
       "{home}/.bash_history",

@@ -128,7 +128,10 @@ std::string config_to_yaml(const AgentConfig& c) {
   e << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "mode" << YAML::Value << network_name(c.network);
   e << YAML::Key << "allow" << YAML::Value << YAML::Flow << c.allow;
-  e << YAML::Key << "local_servers" << YAML::Value << c.local_servers;
+  if (c.local_servers && !c.local_server_ports.empty())
+    e << YAML::Key << "local_servers" << YAML::Value << YAML::Flow << c.local_server_ports;
+  else
+    e << YAML::Key << "local_servers" << YAML::Value << c.local_servers;
   e << YAML::EndMap;
   e << YAML::Key << "grants" << YAML::Value << YAML::BeginSeq;
   for (const auto& g : c.grants) {
@@ -136,6 +139,7 @@ std::string config_to_yaml(const AgentConfig& c) {
       << "access" << YAML::Value << (g.access == policy::Access::write ? "rw" : "ro") << YAML::EndMap;
   }
   e << YAML::EndSeq;
+  if (!c.env.empty()) e << YAML::Key << "env" << YAML::Value << c.env;
   e << YAML::Key << "share_harness_config" << YAML::Value << c.share_harness_config;
   e << YAML::Key << "decoys" << YAML::Value << c.decoys;
   e << YAML::Key << "sealed" << YAML::Value << c.sealed;
@@ -196,7 +200,28 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
     for (const auto& h : c.allow)
       if (auto why = policy::check_host_pattern(h); !why.empty())
         return corrupt("the host '" + h + "': " + why);
-    if (net["local_servers"]) c.local_servers = net["local_servers"].as<bool>();
+    if (const YAML::Node local = net["local_servers"]) {
+      if (local.IsSequence()) {
+        // `local_servers: [3000, 5432]`: on, for these ports only.
+        for (const auto& port : local) {
+          const int value = port.as<int>();
+          if (value < 1 || value > 65535) return corrupt("'network.local_servers' lists a port that is not 1-65535");
+          c.local_server_ports.push_back(static_cast<std::uint16_t>(value));
+        }
+        c.local_servers = !c.local_server_ports.empty();
+      } else {
+        c.local_servers = local.as<bool>();
+      }
+    }
+    if (const YAML::Node env = root["env"]) {
+      if (!env.IsSequence()) return corrupt("'env' is not a list of NAME or NAME=VALUE");
+      for (const auto& item : env) {
+        const std::string spec = item.as<std::string>();
+        if (auto why = policy::check_env_name(spec.substr(0, spec.find('='))); !why.empty())
+          return corrupt("'env': " + why);
+        c.env.push_back(spec);
+      }
+    }
     if (const YAML::Node grants = root["grants"]) {
       if (!grants.IsSequence()) return corrupt("'grants' is not a list");
       for (const auto& g : grants) {

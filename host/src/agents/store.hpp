@@ -14,6 +14,7 @@
 //
 // keys/ and gh/ sit beside home/, not in it, so a snapshot of home/ never holds
 // the key or the token and a rewind never touches them.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -38,8 +39,12 @@ struct AgentConfig {
   std::vector<std::string> repos;  // OWNER/REPO, for the token page
   policy::NetworkMode network = policy::NetworkMode::offline;
   std::vector<std::string> allow;  // hosts, when network is allowlist
-  bool local_servers = false;
+  bool local_servers = false;                     // off unless the user turns it on
+  std::vector<std::uint16_t> local_server_ports;  // with local_servers: only these; empty: every port
   std::vector<Grant> grants;
+  // Variables passed on purpose: NAME (from the caller's environment) or
+  // NAME=VALUE, as `--env` on a run command.
+  std::vector<std::string> env;
   bool share_harness_config = false;
   bool decoys = false;  // decoy credentials planted in its home, watched during runs
   bool sealed = true;

@@ -201,7 +201,8 @@ int run_probes(const std::vector<std::string>& probes, const std::string& result
 }
 
 int check_sealed(bool json, bool allow_weaker) {
-  const fs::path base = parallex_runtime_dir();
+  // The scratch dir: the rest of Parallex's own state is denied to every run.
+  const fs::path base = parallex_scratch_dir();
   std::error_code ec;
   fs::create_directories(base, ec);
   std::string templ = (base / "check-XXXXXX").string();

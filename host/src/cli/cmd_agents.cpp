@@ -21,6 +21,7 @@
 #include "run/compose_request.hpp"
 #include "mcp/browser.hpp"
 #include "pluginhost/plugin_set.hpp"
+#include "policy/local_servers.hpp"
 #include "supervisor/decoys.hpp"
 #include "supervisor/registry.hpp"
 
@@ -43,8 +44,16 @@ using agents::AgentPaths;
 struct RuleFlags {
   std::vector<std::string> repos, allow, grants;
   bool online = false, offline = false;
-  std::string local_servers;  // "", "on", "off"
+  std::string local_servers = kNotGiven;  // after --local-servers: "", "3000,5432", "off" (old: "on")
+  std::vector<std::string> env;           // --env NAME | NAME=VALUE
+  static constexpr const char* kNotGiven = "\x01";
 };
+
+// "; local servers on, every port" for the summary lines.
+std::string local_servers_text(const AgentConfig& c) {
+  if (!c.local_servers) return "";
+  return "; local servers on, " + policy::LocalServers{true, c.local_server_ports}.describe();
+}
 
 void add_rule_flags(CLI::App& app, RuleFlags& f) {
   app.add_option("--repo", f.repos,
@@ -52,16 +61,38 @@ void add_rule_flags(CLI::App& app, RuleFlags& f) {
   app.add_option("--allow", f.allow, "Allow HOST and its subdomains through its proxy");
   app.add_flag("--online", f.online, "Allow every host (through its proxy, logged)");
   app.add_flag("--offline", f.offline, "No network at all");
-  app.add_option("--local-servers", f.local_servers, "Let it reach servers on this machine: on or off")
-      ->check(CLI::IsMember({"on", "off"}));
+  // The run commands' spelling; `--local-servers on|off` (the old one) still reads, with a note.
+  app.add_option("--local-servers", f.local_servers,
+                 "Let it reach servers on this machine's loopback: --local-servers (every port), "
+                 "--local-servers=3000,5432 (those ports only) or --local-servers=off; off unless turned on")
+      ->expected(0, 1);
+  app.add_option("--env", f.env,
+                 "Pass a variable to its runs on purpose: NAME (from your environment at each run) or "
+                 "NAME=VALUE (kept in agent.yaml)");
   app.add_option("--grant", f.grants, "Grant PATH read-only (PATH or PATH:ro) or read-write (PATH:rw)");
 }
 
 // Applies `f` over `c`. `fresh`: for `new`, where no flag means offline.
 Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>& notes) {
-  policy::NetworkFlags net{f.online, f.offline, f.allow, std::nullopt, {}};
-  if (!f.local_servers.empty()) net.local_servers = f.local_servers == "on";
+  policy::NetworkFlags net{f.online, f.offline, f.allow, std::nullopt, {}, {}};
+  std::optional<policy::LocalServers> local;
+  if (f.local_servers != RuleFlags::kNotGiven) {
+    if (f.local_servers == "on" || f.local_servers == "off")
+      notes.push_back("--local-servers " + f.local_servers + " is the old spelling: write " +
+                      (f.local_servers == "on" ? "--local-servers" : "--local-servers=off") +
+                      " (or --local-servers=PORT,PORT for named ports only)");
+    PX_TRY_ASSIGN(local, policy::parse_local_servers(f.local_servers, "--local-servers " + f.local_servers));
+    net.local_servers = local->on;
+  }
   PX_TRY(policy::check_network_flags(net));
+  for (const auto& spec : f.env) {
+    const std::string name = spec.substr(0, spec.find('='));
+    if (auto why = policy::check_env_name(name); !why.empty()) return Error::invalid("--env " + spec + ": " + why);
+    c.env.erase(std::remove_if(c.env.begin(), c.env.end(),
+                               [&](const std::string& e) { return e.substr(0, e.find('=')) == name; }),
+                c.env.end());
+    c.env.push_back(spec);
+  }
   for (const auto& r : f.repos) {
     PX_TRY(agents::check_repo(r));
     if (std::find(c.repos.begin(), c.repos.end(), r) == c.repos.end()) c.repos.push_back(r);
@@ -70,7 +101,6 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     if (auto why = policy::check_host_pattern(h); !why.empty())
       return Error::invalid("--allow " + h + ": " + why);
   }
-  const bool mode_changed = f.online || f.offline || !f.allow.empty();
   if (f.online) {
     c.network = policy::NetworkMode::online;
     c.allow.clear();
@@ -82,18 +112,21 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     for (const auto& h : f.allow)
       if (std::find(c.allow.begin(), c.allow.end(), h) == c.allow.end()) c.allow.push_back(h);
   }
-  // Local servers: on unless offline, when not said.
-  if (net.local_servers)
-    c.local_servers = *net.local_servers;
-  else if (mode_changed)
-    c.local_servers = c.network != policy::NetworkMode::offline;
+  // Local servers: off unless the user turns it on (an agent's run reaching
+  // this machine's databases and dev servers is a choice, never a default).
+  if (local) {
+    c.local_servers = local->on;
+    c.local_server_ports = local->ports;
+  } else if (f.offline) {
+    c.local_servers = false;  // offline means no network at all, local servers included
+    c.local_server_ports.clear();
+  }
   // Local servers on an agent with no host allowed means this machine's
   // servers only (as `run --local-servers` does): an allowlist of no host.
   // Offline stays offline only when it was asked for in the same command.
   if (c.network == policy::NetworkMode::offline && c.local_servers) {
     if (f.offline)
-      return Error::invalid(
-          "--offline turns off the network, Local servers included; drop --local-servers on");
+      return Error::invalid("--offline turns off the network, Local servers included; drop --local-servers");
     c.network = policy::NetworkMode::allowlist;
     c.allow.clear();
   }
@@ -207,7 +240,7 @@ int do_new(const NewOptions& o) {
   std::printf("Made agent %s in %s\n", c.name.c_str(), p.root.c_str());
   std::printf("  commits as  %s (agent) <%s>, signed with %s\n", c.name.c_str(), c.email.c_str(),
               fingerprint(p).c_str());
-  std::printf("  network     %s%s\n", network_text(c).c_str(), c.local_servers ? "; local servers on" : "");
+  std::printf("  network     %s%s\n", network_text(c).c_str(), local_servers_text(c).c_str());
   std::printf("Next:\n");
   std::printf("  parallex agent key %s       add its signing key on GitHub\n", c.name.c_str());
   std::printf("  parallex agent github %s    give it a GitHub token of its own\n", c.name.c_str());
@@ -224,6 +257,12 @@ nlohmann::json describe(const Loaded& a, bool full) {
   j["email"] = c.email;
   j["network"] = {
       {"mode", policy::to_string(c.network)}, {"allow", c.allow}, {"local_servers", c.local_servers}};
+  if (c.local_servers && !c.local_server_ports.empty()) j["network"]["local_server_ports"] = c.local_server_ports;
+  if (!c.env.empty()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& e : c.env) names.push_back(e.substr(0, e.find('=')));
+    j["env_passed"] = names;  // names only: a value may be a secret
+  }
   auto token = agents::load_token(a.paths.gh());
   j["github_token"] = token ? (token.value() ? "present" : "none") : "unreadable";
   if (!full) return j;
@@ -309,7 +348,8 @@ int do_show(const std::string& name, bool json) {
                   : "none: its tools get a placeholder GitHub refuses (`parallex agent github`)");
   std::printf("Repositories %s\n", c.repos.empty() ? "(none named)" : nlohmann::json(c.repos).dump().c_str());
   std::printf("Network      %s\n", network_text(c).c_str());
-  std::printf("Local servers %s\n", c.local_servers ? "on" : "off");
+  std::printf("Local servers %s\n",
+              policy::LocalServers{c.local_servers, c.local_server_ports}.describe().c_str());
   std::printf("Reads/writes its home %s, the folder it runs in, the default profile's system paths\n",
               a.value().paths.home().c_str());
   std::printf("Reads        its keys %s and gh config %s (never writes them)\n",
@@ -413,7 +453,7 @@ int do_set(const SetOptions& o) {
   }
   for (const auto& n : notes) std::fprintf(stderr, "parallex: %s\n", n.c_str());
   std::printf("Updated agent %s: network %s%s\n", c.name.c_str(), network_text(c).c_str(),
-              c.local_servers ? "; local servers on" : "");
+              local_servers_text(c).c_str());
   return 0;
 }
 

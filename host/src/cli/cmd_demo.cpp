@@ -2,6 +2,7 @@
 // ordinary work and a series of ways out, then shows which were allowed and
 // which the seal refused. A run of the real thing, not a simulation: a shell
 // script inside the seal does each step.
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -51,7 +52,7 @@ const Step kSteps[] = {
 };
 
 Result<fs::path> prepare_demo_folder() {
-  const fs::path folder = parallex_data_dir() / "demo" / "run-folder";
+  const fs::path folder = parallex_scratch_dir() / "demo" / "run-folder";
   std::error_code ec;
   fs::remove_all(folder, ec);
   fs::create_directories(folder, ec);

@@ -1,5 +1,6 @@
 #include "cli/policy_text.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -34,14 +35,25 @@ std::string render_policy(const policy::Policy& p) {
     out << "  " << pad(g.access == Access::write ? "read-write" : "read", 11) << pad(g.path.string(), 44)
         << origin_and_reason(g.origin, g.reason) << (absent ? " (absent)" : "") << "\n";
   }
+  const auto project = p.project_files();
   for (const auto& r : p.read_only())
-    out << "  " << pad("read-only", 11) << pad(r.path.string(), 44) << origin_and_reason(r.origin, r.reason) << "\n";
+    if (std::find(project.begin(), project.end(), &r) == project.end())
+      out << "  " << pad("read-only", 11) << pad(r.path.string(), 44) << origin_and_reason(r.origin, r.reason) << "\n";
   for (const auto& d : p.denies())
     out << "  " << pad("deny", 11) << pad(d.path.string(), 44) << origin_and_reason(d.origin, d.reason) << "\n";
   if (p.forbid_new_git())
     out << "  " << pad("no new .git", 11) << pad("inside " + p.run_folder().string(), 44) << "["
         << p.forbid_new_git_origin().describe() << "]\n";
   out << "  everything else: denied\n";
+  if (!project.empty()) {
+    out << "\nFiles other programs run later (read-only in every run; made by a run: moved aside into its record)\n";
+    for (const auto* r : project) {
+      std::error_code ec;
+      const bool absent = !std::filesystem::exists(std::filesystem::symlink_status(r->path, ec));
+      out << "  " << pad(r->path.lexically_relative(p.run_folder()).string() + (absent ? " (absent)" : ""), 40)
+          << origin_and_reason(r->origin, r->reason) << "\n";
+    }
+  }
 
   const auto& net = p.network();
   out << "\nNetwork     " << policy::to_string(net.mode) << " [" << net.mode_origin.describe() << "]";
@@ -72,7 +84,14 @@ std::string render_policy(const policy::Policy& p) {
                      " on 127.0.0.1:" + (pub.host ? std::to_string(pub.host) : std::string("(free port)")),
                  44)
           << "[" << pub.origin.describe() << "]";
-    out << "\n  local servers " << (net.local_servers ? "on [" + net.local_servers_origin.describe() + "]" : "off") << "\n";
+    std::string local = "off";
+    if (net.local_servers) {
+      std::string ports;
+      for (auto port : net.local_server_ports) ports += (ports.empty() ? "" : ",") + std::to_string(port);
+      local = (ports.empty() ? std::string("on, every port") : "on, ports " + ports) + " [" +
+              net.local_servers_origin.describe() + "]";
+    }
+    out << "\n  local servers " << local << "\n";
   }
 
   const auto& env = p.environment();
@@ -81,6 +100,7 @@ std::string render_policy(const policy::Policy& p) {
     out << "  set   " << pad(s.name + "=" + (s.secret ? "[REDACTED]" : s.value), 44) << origin_and_reason(s.origin, s.reason) << "\n";
   for (const auto& k : env.keep) out << "  keep  " << pad(k.pattern, 44) << origin_and_reason(k.origin, k.reason) << "\n";
   for (const auto& s : env.strip) out << "  strip " << pad(s.pattern, 44) << origin_and_reason(s.origin, s.reason) << "\n";
+  for (const auto& s : env.pass) out << "  pass  " << pad(s.pattern, 44) << origin_and_reason(s.origin, s.reason) << "\n";
 
   if (!p.nested_sandbox().empty()) {
     out << "\nThe harness's own sandbox, turned off inside the seal (it cannot nest)\n";

@@ -20,9 +20,19 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
          "Allow HOST and its subdomains on ports 80 and 443, HOST:PORT on that port only, \"*.HOST\" for "
          "its subdomains only (every connection through the run's proxy)")
       ->allow_extra_args(false);
-  app.add_flag_callback(
-      "--local-servers", [&o] { o.local_servers = true; },
-      "Let the run reach servers listening on this machine's loopback (localhost, 127.0.0.1, [::1])");
+  // A flag with an optional `=VALUE`: it never takes the next word, so `--`
+  // and the command stay where they are.
+  app.add_flag("--local-servers{every}", o.local_servers,
+               "Let the run reach servers on this machine's loopback (localhost, 127.0.0.1, [::1]): every port, "
+               "or only --local-servers=3000,5432; --local-servers=off turns it off for this run");
+  app.add_option("--env", o.env,
+                 "Pass a variable on purpose: NAME (its value from your environment) or NAME=VALUE; the run's "
+                 "record names it, never its value")
+      ->allow_extra_args(false);
+  app.add_option("--dangerously-writable", o.dangerously_writable,
+                 "Let the run write PATH though other programs run or trust it later (.vscode, .envrc, a "
+                 "harness's hooks); said as a weakening and kept in the run's record")
+      ->allow_extra_args(false);
   app.add_option("--publish", o.publish,
                  "Publish the run's server on PORT to this machine's 127.0.0.1 (PORT or PORT:HOSTPORT)")
       ->allow_extra_args(false);

@@ -55,6 +55,8 @@ fs::path parallex_runtime_dir() {
   return fs::path("/tmp") / ("parallex-" + std::to_string(getuid()));
 }
 
+fs::path parallex_scratch_dir() { return parallex_runtime_dir() / "scratch"; }
+
 fs::path parallex_executable() {
   std::error_code ec;
   fs::path p = fs::read_symlink("/proc/self/exe", ec);

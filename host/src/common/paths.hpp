@@ -28,6 +28,10 @@ fs::path agent_runs_dir(const fs::path& agent_root);
 fs::path parallex_config_dir();
 // $XDG_RUNTIME_DIR/parallex, else /tmp/parallex-<uid> (created 0700 by callers).
 fs::path parallex_runtime_dir();
+// parallex_runtime_dir()/scratch: run folders Parallex makes for itself (the
+// demo's, `check --sealed`'s), outside the home. The one part of its own state
+// a run is not denied (policy/own_state.hpp), so a run can work there.
+fs::path parallex_scratch_dir();
 
 // Expands a leading "~" or "~/" against `home`; other paths are returned as is.
 fs::path expand_home(const std::string& path, const fs::path& home);

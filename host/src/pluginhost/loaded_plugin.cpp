@@ -286,4 +286,39 @@ Result<std::vector<std::string>> LoadedPlugin::transcript_roots(const fs::path& 
   return std::move(state.roots);
 }
 
+Result<policy::ProjectFiles> LoadedPlugin::project_files() const {
+  policy::ProjectFiles out;
+  out.plugin = name_;
+  out.harness = harness_;
+  constexpr std::size_t kEnd = offsetof(px_plugin, project_files) + sizeof(px_plugin::project_files);
+  if (descriptor_->struct_size < kEnd || !descriptor_->project_files) return out;
+  struct State : SinkState {
+    std::vector<policy::ProjectFiles::File> files;
+  } state;
+  px_path_sink sink{};
+  sink.ctx = static_cast<SinkState*>(&state);
+  sink.path = [](void* ctx, const char* path, const char* reason) {
+    auto* s = state_of<State>(ctx);
+    s->files.push_back({s->take(path), reason ? s->take(reason) : ""});
+  };
+  set_error_callback(sink);
+  if (descriptor_->project_files(&sink) != PX_OK)
+    return Error::plugin("plugin " + name_ + " failed to name its project files: " + state.error);
+  if (state.bad_string) return Error::plugin("plugin " + name_ + " passed a null or oversized project file");
+  for (auto& f : state.files) {
+    const fs::path p(f.path);
+    bool climbs = false;
+    for (const auto& part : p) climbs = climbs || part == "..";
+    if (f.path.empty() || p.is_absolute() || climbs || p.lexically_normal() == "." ||
+        f.path.find('\0') != std::string::npos)
+      return Error::plugin("plugin " + name_ + " named the project file '" + f.path.substr(0, 200) +
+                           "', which is not a path inside the project (relative, without '..'); the plugin needs "
+                           "fixing");
+    std::string normal = p.lexically_normal().string();
+    while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+    out.files.push_back({std::move(normal), std::move(f.reason)});
+  }
+  return out;
+}
+
 }  // namespace px::plugins

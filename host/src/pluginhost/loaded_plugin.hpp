@@ -66,6 +66,10 @@ class LoadedPlugin {
   Result<TranscriptSessions> parse_transcripts(const std::vector<std::string>& paths, std::int64_t since_ms,
                                                std::int64_t until_ms) const;
   Result<std::vector<std::string>> transcript_roots(const fs::path& run_home) const;
+  // What the harness runs or trusts in a project (ABI 1.3); nothing for older
+  // plugins. A path that is absolute, empty or climbs out with ".." is the
+  // plugin's error.
+  Result<policy::ProjectFiles> project_files() const;
 
  private:
   LoadedPlugin() = default;

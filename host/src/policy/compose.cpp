@@ -3,6 +3,7 @@
 #include "common/paths.hpp"
 #include "policy/compose_broker.hpp"
 #include "policy/policy_builder.hpp"
+#include "policy/tool_caches.hpp"
 
 namespace px::policy {
 
@@ -34,6 +35,7 @@ void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph, c
   for (const auto& e : p.read) b.allow(ph.expand(e.value, ph.user_home), Access::read, e.reason, origin(e.line));
   for (const auto& e : p.write) b.allow(ph.expand(e.value, ph.user_home), Access::write, e.reason, origin(e.line));
   for (const auto& e : p.read_only) b.read_only(ph.expand(e.value, ph.user_home), e.reason, origin(e.line));
+  for (const auto& e : p.dangerously_writable) b.dangerously_writable(ph.expand(e.value, ph.user_home), origin(e.line));
   for (const auto& e : p.deny) {
     // A secret path is denied under every home the run could read.
     b.deny(ph.expand(e.value, ph.user_home), e.reason, origin(e.line));
@@ -44,8 +46,10 @@ void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph, c
   if (p.network_mode) b.network(*p.network_mode, origin(p.network_mode_line));
   for (const auto& h : p.hosts) b.allow_host(h.value, origin(h.line));
   for (const auto& port : p.ports) b.allow_port(std::stoi(port.value), origin(port.line));
-  if (p.local_servers) b.local_servers(*p.local_servers, origin(p.local_servers_line));
+  if (p.local_servers) b.local_servers(*p.local_servers, origin(p.local_servers_line), p.local_server_ports);
   for (const auto& e : p.env_keep) b.keep_env(e.value, e.reason, origin(e.line));
+  for (const auto& e : p.env_pass)
+    b.pass_env(e.value, e.reason.empty() ? "passed on purpose by the profile" : e.reason, origin(e.line));
   for (const auto& e : p.env_strip) b.strip_env(e.value, e.reason, origin(e.line));
   for (const auto& s : p.env_set)
     b.set_env(s.name, s.value, "set by the profile", origin(s.line), secret.count(s.name) > 0);
@@ -94,7 +98,42 @@ void apply_harness(PolicyBuilder& b, const HarnessContribution& h, const Placeho
   for (const auto& s : h.suggested_hosts) b.suggested_host(s.host, s.reason, origin);
 }
 
+// The run's tool caches (policy/tool_caches.hpp), from the last profile that
+// says where: only for a run in the user's own home (an agent's tools keep
+// theirs in its own home).
+Status apply_tool_caches_setting(PolicyBuilder& b, const std::vector<Profile>& profiles, const Placeholders& ph,
+                                 Platform platform, bool agent_run) {
+  const Profile* from = nullptr;
+  for (const auto& p : profiles)
+    if (p.tool_caches) from = &p;
+  if (!from || agent_run || from->tool_caches->value == "off") return ok();
+  const Origin origin = Origin::profile(from->name, from->tool_caches->line);
+  const std::string& value = from->tool_caches->value;
+  const fs::path on_host = value == "per_run" ? ph.temp / "tool-caches" : ph.expand(value, ph.user_home);
+  const bool in_temp = !ph.temp.empty() && is_within(on_host, ph.temp);
+  fs::path inside = on_host;
+  if (in_temp && platform == Platform::linux_host) {
+    // Inside the Linux seal the run's temp dir is /tmp.
+    const std::string rest = on_host.string().substr(ph.temp.string().size());
+    inside = fs::path("/tmp" + rest);
+  }
+  return apply_tool_caches(b, on_host, inside, in_temp, ph.user_home, origin);
+}
+
 }  // namespace
+
+Status apply_env_flag(PolicyBuilder& b, const std::string& spec, const Origin& origin) {
+  const auto eq = spec.find('=');
+  const std::string name = spec.substr(0, eq);
+  if (auto problem = check_env_name(name); !problem.empty())
+    return Error::invalid(origin.describe() + " " + spec.substr(0, 80) + ": " + problem +
+                          "; write --env NAME (taken from your environment) or --env NAME=VALUE");
+  if (eq == std::string::npos)
+    b.pass_env(name, "passed on purpose, from the caller's environment", origin);
+  else
+    b.set_env(name, spec.substr(eq + 1), kSetOnPurpose, origin, /*secret=*/true);
+  return ok();
+}
 
 Status check_network_flags(const NetworkFlags& f) {
   if (f.online && f.offline) return Error::invalid("--online and --offline contradict each other: choose one");
@@ -122,6 +161,19 @@ Result<Policy> compose(const ComposeInputs& in) {
   b.set_env("PARALLEX_RUN", "1", "tells programs (and parallex itself) they run inside a seal", Origin::builtin());
 
   for (const auto& p : in.profiles) apply_profile(b, p, ph, in.secret_env);
+  PX_TRY(apply_tool_caches_setting(b, in.profiles, ph, in.platform, agent_run));
+  // Files other programs run later: read-only in every run, whatever its
+  // harness (an agent run under Codex must not plant Claude Code's hooks).
+  for (const auto& set : in.project_files)
+    for (const auto& f : set.files)
+      b.read_only(ph.run_folder / f.path, set.harness + " runs or trusts it: " + f.reason, Origin::plugin(set.plugin));
+  for (const auto& f : in.git_files)
+    b.read_only(f, "git would run a program it names (a submodule's or worktree's config, hooks, commondir)",
+                Origin::builtin("git"));
+  if (in.own_state) {
+    PX_TRY(check_run_folder_outside_own_state(ph.run_folder, *in.own_state));
+    deny_own_state(b, *in.own_state);
+  }
 
   if (agent_run) {
     const Origin origin = Origin::agent(in.agent->name);
@@ -132,9 +184,10 @@ Result<Policy> compose(const ComposeInputs& in) {
     for (const auto& g : in.agent->grants) b.allow(g.path, g.access, "granted to the agent", origin);
     if (in.agent->network_mode) b.network(*in.agent->network_mode, origin);
     for (const auto& h : in.agent->allow) b.allow_host(h, origin);
-    if (in.agent->local_servers) b.local_servers(*in.agent->local_servers, origin);
+    if (in.agent->local_servers) b.local_servers(*in.agent->local_servers, origin, in.agent->local_server_ports);
     for (const auto& [name, value] : in.agent->env)
       b.set_env(name, value, "the agent's own identity", origin, in.agent->secret_env.count(name) > 0);
+    for (const auto& spec : in.agent->passed_env) PX_TRY(apply_env_flag(b, spec, origin));
   }
 
   if (in.harness) apply_harness(b, *in.harness, ph, agent_run);
@@ -145,7 +198,7 @@ Result<Policy> compose(const ComposeInputs& in) {
   if (net.offline) b.network(NetworkMode::offline, Origin::flag("--offline"));
   if (!net.allow.empty()) b.network(NetworkMode::allowlist, Origin::flag("--allow"));
   for (const auto& h : net.allow) b.allow_host(h, Origin::flag("--allow"));
-  if (net.local_servers) b.local_servers(*net.local_servers, Origin::flag("--local-servers"));
+  if (net.local_servers) b.local_servers(*net.local_servers, Origin::flag("--local-servers"), net.local_server_ports);
   for (const auto& p : net.publish) b.publish(p, Origin::flag("--publish"));
   // --local-servers with no mode flag adds this machine's servers to what the
   // run may reach. Where that was nothing (an offline agent or profile), it
@@ -155,6 +208,9 @@ Result<Policy> compose(const ComposeInputs& in) {
   if (net.local_servers.value_or(false) && !net.online && !net.offline && net.allow.empty() &&
       b.network_mode() == NetworkMode::offline)
     b.network(NetworkMode::allowlist, Origin::flag("--local-servers"));
+  for (const auto& spec : in.env_flags) PX_TRY(apply_env_flag(b, spec, Origin::flag("--env")));
+  for (const auto& path : in.dangerously_writable)
+    b.dangerously_writable(normal_absolute(path), Origin::flag("--dangerously-writable"));
   apply_broker(b, in, ph.user_home);
   return b.build();
 }

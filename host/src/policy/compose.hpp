@@ -2,6 +2,7 @@
 // Composition: the inputs of a run (profiles, an agent, a plugin's
 // contribution, flags) become one Policy. This is the only place that knows
 // how the inputs combine; the result says, entry by entry, where each came from.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,10 +11,13 @@
 
 #include "common/error.hpp"
 #include "policy/contribution.hpp"
+#include "policy/own_state.hpp"
 #include "policy/policy.hpp"
 #include "policy/profile.hpp"
 
 namespace px::policy {
+
+class PolicyBuilder;
 
 enum class Platform { linux_host, macos };
 
@@ -28,6 +32,7 @@ struct NetworkFlags {
   bool offline = false;
   std::vector<std::string> allow;
   std::optional<bool> local_servers;
+  std::vector<std::uint16_t> local_server_ports;  // with local_servers: only these (empty: every port)
   std::vector<std::string> publish;  // --publish PORT[:HOSTPORT]
 };
 
@@ -39,10 +44,13 @@ struct AgentInputs {
   std::optional<NetworkMode> network_mode;
   std::vector<std::string> allow;
   std::optional<bool> local_servers;
+  std::vector<std::uint16_t> local_server_ports;
   // Variables set for the agent's runs (its git and gh config); names in
   // `secret_env` are shown redacted.
   std::map<std::string, std::string> env;
   std::set<std::string> secret_env;
+  // agent.yaml's `env`: NAME (passed from the caller) or NAME=VALUE, as --env.
+  std::vector<std::string> passed_env;
   // Its own credentials and request rules (agent.yaml's broker sections).
   BrokerSections broker;
 };
@@ -60,11 +68,26 @@ struct ComposeInputs {
   // Variables set by a profile whose values are secret: shown redacted
   // wherever the policy is printed.
   std::set<std::string> secret_env;
+  // What every loaded plugin says its harness runs or trusts in a project.
+  std::vector<ProjectFiles> project_files;
+  // --env NAME (passed from the caller) or NAME=VALUE (set), on purpose.
+  std::vector<std::string> env_flags;
+  // The run folder's existing git files that can make git run a program
+  // (run/git_paths.hpp): read-only, like .git/config and .git/hooks.
+  std::vector<fs::path> git_files;
+  // --dangerously-writable PATH: read-only paths the run may write after all.
+  std::vector<fs::path> dangerously_writable;
+  // Parallex's own state, denied to the run (policy/own_state.hpp); unset in
+  // compositions that only show a policy for a folder.
+  std::optional<OwnState> own_state;
   // Credentials parallex itself holds for the run (the agent's GitHub token, a
   // workspace's .parallex/github-token): brokered unless a profile or
   // agent.yaml turns them off or replaces them by name.
   std::vector<BrokeredCredential> default_credentials;
 };
+
+// "NAME" or "NAME=VALUE" (--env): an error names a bad name.
+Status apply_env_flag(PolicyBuilder& builder, const std::string& spec, const Origin& origin);
 
 Result<Policy> compose(const ComposeInputs& inputs);
 

@@ -56,4 +56,17 @@ struct HarnessContribution {
   std::vector<Credential> credentials;
 };
 
+// Files in a project that a harness runs or trusts when it starts there next
+// (its hooks, MCP servers, commands): declared by every loaded plugin, and
+// read-only in every run whatever its harness (plugin ABI 1.3).
+struct ProjectFiles {
+  std::string plugin;   // plugin name
+  std::string harness;  // display name
+  struct File {
+    std::string path;  // relative to the run folder, no ".." (checked by the plugin host)
+    std::string reason;
+  };
+  std::vector<File> files;
+};
+
 }  // namespace px::policy

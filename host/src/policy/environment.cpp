@@ -1,5 +1,6 @@
 #include "policy/environment.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace px::policy {
@@ -27,6 +28,25 @@ std::string check_env_pattern(std::string_view pattern) {
   return {};
 }
 
+std::string check_env_name(std::string_view name) {
+  const bool ok = !name.empty() && name.size() <= 256 &&
+                  (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_') &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                  });
+  if (ok) return {};
+  std::string shown(name.substr(0, 64));
+  for (auto& c : shown)
+    if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
+  return "'" + shown + "' is not a variable name: use letters, digits and '_', not starting with a digit";
+}
+
+const EnvPattern* EnvironmentRules::passing(std::string_view name) const {
+  for (const auto& p : pass)
+    if (p.pattern == name) return &p;
+  return nullptr;
+}
+
 const EnvPattern* EnvironmentRules::stripping(std::string_view name) const {
   for (const auto& p : strip)
     if (p.matches(name)) return &p;
@@ -43,7 +63,7 @@ std::map<std::string, std::string> EnvironmentRules::apply(
     const std::map<std::string, std::string>& host) const {
   std::map<std::string, std::string> out;
   for (const auto& [name, value] : host)
-    if (keeping(name) && !stripping(name)) out[name] = value;
+    if (passing(name) || (keeping(name) && !stripping(name))) out[name] = value;
   for (const auto& s : set) out[s.name] = s.value;
   return out;
 }

@@ -19,6 +19,10 @@ struct EnvPattern {
   bool matches(std::string_view name) const;
 };
 
+// The reason of a variable set by `--env NAME=VALUE` or an agent's env: the
+// run's record lists such names as passed on purpose.
+inline constexpr const char* kSetOnPurpose = "set on purpose";
+
 struct EnvSet {
   std::string name;
   std::string value;
@@ -30,10 +34,15 @@ struct EnvSet {
 struct EnvironmentRules {
   std::vector<EnvPattern> keep;
   std::vector<EnvPattern> strip;
+  // Variables passed on purpose, by exact name (`--env NAME`, `environment:
+  // pass` in a profile, `env` in agent.yaml): they beat strip, so a
+  // credential reaches a run only when it is named this way.
+  std::vector<EnvPattern> pass;
   std::vector<EnvSet> set;
 
-  // The child's environment from the host's. Set variables win over both.
+  // The child's environment from the host's. Set variables win over all.
   std::map<std::string, std::string> apply(const std::map<std::string, std::string>& host) const;
+  const EnvPattern* passing(std::string_view name) const;
   // Why `name` is kept or dropped (for `policy show --explain-env`).
   const EnvPattern* stripping(std::string_view name) const;
   const EnvPattern* keeping(std::string_view name) const;
@@ -41,5 +50,8 @@ struct EnvironmentRules {
 
 // Returns an error message when `pattern` is not a valid pattern, else empty.
 std::string check_env_pattern(std::string_view pattern);
+// Returns an error message when `name` is not a variable name (a letter or
+// '_', then letters, digits and '_'), else empty.
+std::string check_env_name(std::string_view name);
 
 }  // namespace px::policy

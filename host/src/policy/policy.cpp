@@ -51,6 +51,25 @@ std::vector<std::uint16_t> NetworkRule::reachable_ports() const {
   return out;
 }
 
+bool NetworkRule::local_port_allowed(std::uint16_t port) const {
+  if (!local_servers) return false;
+  return local_server_ports.empty() ||
+         std::binary_search(local_server_ports.begin(), local_server_ports.end(), port);
+}
+
+std::vector<const ReadOnlyPath*> Policy::project_files() const {
+  std::vector<const ReadOnlyPath*> out;
+  if (run_folder_.empty()) return out;
+  for (const auto& r : read_only_) {
+    if (r.path == run_folder_ || !is_within(r.path, run_folder_)) continue;
+    // A git dir's files (the run folder's, a nested repository's) are checked
+    // by what they say, not moved aside for being there.
+    const fs::path rel = r.path.lexically_relative(run_folder_);
+    if (std::none_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".git"; })) out.push_back(&r);
+  }
+  return out;
+}
+
 bool HostRule::allows_port(std::uint16_t p, const std::vector<std::uint16_t>& default_ports) const {
   if (port) return *port == p;
   return std::find(default_ports.begin(), default_ports.end(), p) != default_ports.end();
@@ -95,7 +114,10 @@ Decision Policy::explain_connect(std::string_view raw_host, std::uint16_t port) 
     return {false, "the network is offline (" + network_.mode_origin.describe() + ")"};
   const bool local = host == "localhost";
   if (local) {
-    if (network_.local_servers) return {true, "Local servers is on (" + network_.local_servers_origin.describe() + ")"};
+    if (network_.local_port_allowed(port))
+      return {true, "Local servers is on (" + network_.local_servers_origin.describe() + ")"};
+    if (network_.local_servers)
+      return {false, "Local servers is on for other ports only (" + network_.local_servers_origin.describe() + ")"};
     return {false, "localhost needs Local servers (--local-servers)"};
   }
   std::string name;

@@ -76,6 +76,11 @@ struct NetworkRule {
   std::vector<std::uint16_t> ports{80, 443};
   bool local_servers = false;
   Origin local_servers_origin;
+  // With Local servers: the only ports it opens (`--local-servers=3000,5432`),
+  // sorted; empty: every port (the bare switch, an explicit choice).
+  std::vector<std::uint16_t> local_server_ports;
+  // Local servers is on for `port` (this machine's loopback, a private address).
+  bool local_port_allowed(std::uint16_t port) const;
   std::vector<PublishedPort> published;
   // Every port some rule opens (`ports` and each host rule's own port), sorted.
   std::vector<std::uint16_t> reachable_ports() const;
@@ -119,6 +124,11 @@ class Policy {
   const std::vector<PathGrant>& grants() const { return grants_; }
   const std::vector<PathDeny>& denies() const { return denies_; }
   const std::vector<ReadOnlyPath>& read_only() const { return read_only_; }
+  // Files other programs run or trust later (an editor's tasks, a harness's
+  // hooks and MCP servers, direnv's .envrc): the read-only paths inside the
+  // run folder, outside any git dir (whose files are checked by what they say).
+  // Made during a run, they are moved aside (supervisor/quarantine.hpp).
+  std::vector<const ReadOnlyPath*> project_files() const;
   // No new `.git` may be made inside the run folder (git init, gitfile).
   bool forbid_new_git() const { return forbid_new_git_; }
   const Origin& forbid_new_git_origin() const { return forbid_new_git_origin_; }

@@ -149,9 +149,28 @@ PolicyBuilder& PolicyBuilder::allow_port(int port, Origin origin) {
   return *this;
 }
 
-PolicyBuilder& PolicyBuilder::local_servers(bool on, Origin origin) {
+PolicyBuilder& PolicyBuilder::local_servers(bool on, Origin origin, std::vector<std::uint16_t> ports) {
+  if (std::find(ports.begin(), ports.end(), 0) != ports.end())
+    return fail(Error::invalid(origin.describe() + ": Local servers' ports must be between 1 and 65535"));
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
   policy_.network_.local_servers = on;
   policy_.network_.local_servers_origin = std::move(origin);
+  policy_.network_.local_server_ports = on ? std::move(ports) : std::vector<std::uint16_t>{};
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::pass_env(std::string name, std::string reason, Origin origin) {
+  if (auto problem = check_env_name(name); !problem.empty())
+    return fail(Error::invalid(origin.describe() + ": " + problem));
+  auto& pass = policy_.environment_.pass;
+  if (std::none_of(pass.begin(), pass.end(), [&](const EnvPattern& p) { return p.pattern == name; }))
+    pass.push_back({std::move(name), std::move(reason), std::move(origin)});
+  return *this;
+}
+
+PolicyBuilder& PolicyBuilder::dangerously_writable(const fs::path& path, Origin origin) {
+  if (auto p = absolute(path, origin, "writable path")) unprotected_.push_back({*p, std::move(origin)});
   return *this;
 }
 
@@ -243,6 +262,18 @@ Result<Policy> PolicyBuilder::build() {
                            "; list the folders it needs, or set dangerously_allow_home: true");
     }
   }
+  for (const auto& u : unprotected_) {
+    auto& ro = policy_.read_only_;
+    const auto before = ro.size();
+    ro.erase(std::remove_if(ro.begin(), ro.end(), [&](const ReadOnlyPath& r) { return is_within(r.path, u.path); }),
+             ro.end());
+    if (ro.size() == before)
+      return Error::invalid(u.origin.describe() + ": " + u.path.string() +
+                            " is not a read-only path of this policy, so there is nothing to make writable; "
+                            "`parallex policy show` lists them");
+    policy_.weakenings_.push_back("dangerously_writable " + u.path.string() + " (" + u.origin.describe() +
+                                  "): the run may write it, though other programs run or trust what is there");
+  }
   if (auto st = check_brokered(); !st) return st.error();
   auto& net = policy_.network_;
   if (net.mode == NetworkMode::allowlist && net.hosts.empty() && !net.local_servers) {
@@ -253,6 +284,7 @@ Result<Policy> PolicyBuilder::build() {
   }
   if (net.mode == NetworkMode::offline && net.local_servers) {
     net.local_servers = false;  // offline means no network at all, local servers included
+    net.local_server_ports.clear();
   }
   std::sort(policy_.grants_.begin(), policy_.grants_.end(), [](auto& a, auto& b) { return a.path < b.path; });
   std::sort(policy_.denies_.begin(), policy_.denies_.end(), [](auto& a, auto& b) { return a.path < b.path; });

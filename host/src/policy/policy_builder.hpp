@@ -30,7 +30,8 @@ class PolicyBuilder {
   PolicyBuilder& network(NetworkMode mode, Origin origin);
   PolicyBuilder& allow_host(const std::string& pattern, Origin origin);
   PolicyBuilder& allow_port(int port, Origin origin);
-  PolicyBuilder& local_servers(bool on, Origin origin);
+  // `ports` empty: every port of this machine's loopback.
+  PolicyBuilder& local_servers(bool on, Origin origin, std::vector<std::uint16_t> ports = {});
   // "PORT[:HOSTPORT]": the run's server on PORT, on this machine's 127.0.0.1:HOSTPORT (default PORT).
   PolicyBuilder& publish(const std::string& spec, Origin origin);
   // The network mode set so far (compose reads it to give a flag its meaning).
@@ -40,6 +41,12 @@ class PolicyBuilder {
   PolicyBuilder& strip_env(std::string pattern, std::string reason, Origin origin);
   PolicyBuilder& set_env(std::string name, std::string value, std::string reason, Origin origin,
                          bool secret = false);
+  // A host variable passed on purpose by its exact name: it beats strip.
+  PolicyBuilder& pass_env(std::string name, std::string reason, Origin origin);
+  // The explicit opt-out (`dangerously_writable`, `--dangerously-writable`):
+  // the read-only paths at or under `path` become writable again, and the
+  // policy says so as a weakening.
+  PolicyBuilder& dangerously_writable(const fs::path& path, Origin origin);
 
   PolicyBuilder& nested_sandbox(NestedSandboxSwitch entry);
   PolicyBuilder& suggested_host(std::string host, std::string reason, Origin origin);
@@ -76,6 +83,11 @@ class PolicyBuilder {
   Status check_brokered() const;
 
   Policy policy_;
+  struct Unprotected {
+    fs::path path;
+    Origin origin;
+  };
+  std::vector<Unprotected> unprotected_;  // applied by build(), after every read-only path is known
   bool have_run_folder_ = false;
   bool allow_whole_home_ = false;
   std::optional<Error> error_;

@@ -88,6 +88,7 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
 
   const auto& net = p.network();
   json network{{"mode", to_string(net.mode)}, {"ports", net.ports}, {"local_servers", net.local_servers}};
+  if (!net.local_server_ports.empty()) network["local_server_ports"] = net.local_server_ports;
   add_origin(network, net.mode_origin, with_origins);
   json hosts = json::array();
   for (const auto& h : net.hosts) {
@@ -120,6 +121,7 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   };
   out["environment"]["keep"] = patterns(env.keep);
   out["environment"]["strip"] = patterns(env.strip);
+  if (!env.pass.empty()) out["environment"]["pass"] = patterns(env.pass);
   json set = json::array();
   for (const auto& s : env.set) {
     // Secret values never leave the process, not even in a digest.

@@ -48,7 +48,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
   try {
     if (!r.keys(root, "",
                 {"version", "description", "filesystem", "network", "environment", "dangerously_allow_home",
-                 "requests", "credentials"}))
+                 "requests", "credentials", "tool_caches"}))
       return *r.error;
     read_broker_sections(r, root, p.broker);
     if (auto v = root["version"]) {
@@ -58,15 +58,17 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
       if (auto s = r.scalar(d, "description")) p.description = *s;
     }
     if (auto fsn = root["filesystem"]) {
-      if (r.keys(fsn, "filesystem", {"read", "write", "read_only", "deny", "forbid_new_git"})) {
+      if (r.keys(fsn, "filesystem", {"read", "write", "read_only", "deny", "forbid_new_git", "dangerously_writable"})) {
         p.read = r.entries(fsn["read"], "filesystem.read", "path");
         p.write = r.entries(fsn["write"], "filesystem.write", "path");
         p.read_only = r.entries(fsn["read_only"], "filesystem.read_only", "path");
         p.deny = r.entries(fsn["deny"], "filesystem.deny", "path");
+        p.dangerously_writable = r.entries(fsn["dangerously_writable"], "filesystem.dangerously_writable", "path");
         check_paths(r, fsn, p.read, "filesystem.read");
         check_paths(r, fsn, p.write, "filesystem.write");
         check_paths(r, fsn, p.read_only, "filesystem.read_only");
         check_paths(r, fsn, p.deny, "filesystem.deny");
+        check_paths(r, fsn, p.dangerously_writable, "filesystem.dangerously_writable");
         if (auto f = fsn["forbid_new_git"]) {
           p.forbid_new_git = r.boolean(f, "filesystem.forbid_new_git");
           p.forbid_new_git_line = r.line(f);
@@ -98,15 +100,36 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
                                      "' is not a port between 1 and 65535");
         }
         if (auto l = net["local_servers"]) {
-          p.local_servers = r.boolean(l, "network.local_servers");
           p.local_servers_line = r.line(l);
+          if (l.IsSequence()) {
+            // `local_servers: [3000, 5432]`: on, for these ports only.
+            for (const auto& item : l) {
+              int value = 0;
+              const std::string port_text = item.IsScalar() ? item.Scalar() : "";
+              auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
+              if (ec != std::errc() || end != port_text.data() + port_text.size() || value < 1 || value > 65535) {
+                r.fail(item, "network.local_servers", "'" + port_text + "' is not a port between 1 and 65535");
+                break;
+              }
+              p.local_server_ports.push_back(static_cast<std::uint16_t>(value));
+            }
+            if (p.local_server_ports.empty() && !r.error)
+              r.fail(l, "network.local_servers", "an empty list of ports; write false to turn Local servers off");
+            p.local_servers = true;
+          } else {
+            p.local_servers = r.boolean(l, "network.local_servers");
+          }
         }
       }
     }
     if (auto env = root["environment"]) {
-      if (r.keys(env, "environment", {"keep", "strip", "set"})) {
+      if (r.keys(env, "environment", {"keep", "strip", "set", "pass"})) {
         p.env_keep = r.entries(env["keep"], "environment.keep", "name");
         p.env_strip = r.entries(env["strip"], "environment.strip", "name");
+        p.env_pass = r.entries(env["pass"], "environment.pass", "name");
+        for (const auto& e : p.env_pass)
+          if (auto problem = check_env_name(e.value); !problem.empty() && !r.error)
+            r.error = Error::invalid(name + ":" + std::to_string(e.line) + ": environment.pass: " + problem);
         for (auto* list : {&p.env_keep, &p.env_strip})
           for (const auto& e : *list)
             if (auto problem = check_env_pattern(e.value); !problem.empty() && !r.error)
@@ -121,6 +144,15 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
             }
           }
         }
+      }
+    }
+    if (auto t = root["tool_caches"]) {
+      if (auto v = r.scalar(t, "tool_caches")) {
+        const bool path = !v->empty() && ((*v)[0] == '/' || *v == "~" || v->rfind("~/", 0) == 0 ||
+                                          v->rfind("{temp}", 0) == 0 || v->rfind("{run_home}", 0) == 0);
+        if (*v != "per_run" && *v != "off" && !path)
+          r.fail(t, "tool_caches", "'" + *v + "' is not per_run, off, or a folder written from '/' or '~/'");
+        p.tool_caches = ProfileEntry{*v, "", r.line(t)};
       }
     }
     if (auto d = root["dangerously_allow_home"]) {

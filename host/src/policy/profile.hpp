@@ -3,6 +3,7 @@
 // user's file). Parsing is strict: an unknown key, a wrong type, a relative
 // path or a malformed host is an error naming the file, line and key.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ struct Profile {
   std::string name;  // "default", or the file's path
   std::string description;
   std::vector<ProfileEntry> read, write, read_only, deny;
+  // The opt-out: read-only paths (files other programs run later) the run may
+  // write after all. A weakening, said at the start of the run.
+  std::vector<ProfileEntry> dangerously_writable;
   std::optional<bool> forbid_new_git;
   int forbid_new_git_line = 0;
   std::optional<NetworkMode> network_mode;
@@ -37,8 +41,13 @@ struct Profile {
   std::vector<ProfileEntry> hosts;
   std::vector<ProfileEntry> ports;  // value is the decimal port
   std::optional<bool> local_servers;
+  std::vector<std::uint16_t> local_server_ports;  // `local_servers: [3000, 5432]`; empty: every port
   int local_servers_line = 0;
   std::vector<ProfileEntry> env_keep, env_strip;
+  std::vector<ProfileEntry> env_pass;  // host variables passed by exact name, beating strip
+  // Where the run's package managers keep their caches: "per_run" (in the
+  // run's temp dir), "off", or a folder of the user's (made writable).
+  std::optional<ProfileEntry> tool_caches;
   std::vector<ProfileSetting> env_set;
   bool dangerously_allow_home = false;
   int dangerously_allow_home_line = 0;

@@ -34,6 +34,7 @@ json profile_to_json(const Profile& p) {
           {"write", entries(p.write)},
           {"read_only", entries(p.read_only)},
           {"deny", entries(p.deny)},
+          {"dangerously_writable", entries(p.dangerously_writable)},
           {"forbid_new_git", optional(p.forbid_new_git)},
           {"forbid_new_git_line", p.forbid_new_git_line},
           {"network_mode", p.network_mode ? json(static_cast<int>(*p.network_mode)) : json()},
@@ -42,8 +43,11 @@ json profile_to_json(const Profile& p) {
           {"ports", entries(p.ports)},
           {"local_servers", optional(p.local_servers)},
           {"local_servers_line", p.local_servers_line},
+          {"local_server_ports", p.local_server_ports},
           {"env_keep", entries(p.env_keep)},
           {"env_strip", entries(p.env_strip)},
+          {"env_pass", entries(p.env_pass)},
+          {"tool_caches", p.tool_caches ? entries({*p.tool_caches}) : json()},
           {"env_set", env_set},
           {"dangerously_allow_home", p.dangerously_allow_home},
           {"dangerously_allow_home_line", p.dangerously_allow_home_line}};
@@ -58,6 +62,7 @@ Result<Profile> profile_from_json(const json& j, const std::string& display_name
     p.write = entries_from(j.at("write"));
     p.read_only = entries_from(j.at("read_only"));
     p.deny = entries_from(j.at("deny"));
+    p.dangerously_writable = entries_from(j.at("dangerously_writable"));
     if (!j.at("forbid_new_git").is_null()) p.forbid_new_git = j.at("forbid_new_git").get<bool>();
     p.forbid_new_git_line = j.at("forbid_new_git_line").get<int>();
     if (!j.at("network_mode").is_null()) p.network_mode = static_cast<NetworkMode>(j.at("network_mode").get<int>());
@@ -66,8 +71,11 @@ Result<Profile> profile_from_json(const json& j, const std::string& display_name
     p.ports = entries_from(j.at("ports"));
     if (!j.at("local_servers").is_null()) p.local_servers = j.at("local_servers").get<bool>();
     p.local_servers_line = j.at("local_servers_line").get<int>();
+    p.local_server_ports = j.at("local_server_ports").get<std::vector<std::uint16_t>>();
     p.env_keep = entries_from(j.at("env_keep"));
     p.env_strip = entries_from(j.at("env_strip"));
+    p.env_pass = entries_from(j.at("env_pass"));
+    if (!j.at("tool_caches").is_null()) p.tool_caches = entries_from(j.at("tool_caches")).at(0);
     for (const auto& s : j.at("env_set"))
       p.env_set.push_back({s.at(0).get<std::string>(), s.at(1).get<std::string>(), s.at(2).get<int>()});
     p.dangerously_allow_home = j.at("dangerously_allow_home").get<bool>();

@@ -172,7 +172,8 @@ void Connection::decide_after_auth() {
   // 127.0.0.1 and [::1] are read whole but refused as IP literals unless
   // Local servers is on: then they are this machine, like localhost.
   const bool loopback_literal = v.reason == reason::ip_literal && is_loopback_name(target_.endpoint.host);
-  if (!v.ok() && !(loopback_literal && server_.config.local_servers)) return refuse(v.status, v.reason);
+  if (!v.ok() && !(loopback_literal && server_.config.local_port_allowed(target_.endpoint.port)))
+    return refuse(v.status, v.reason);
   decide_target();
 }
 
@@ -385,9 +386,10 @@ void Connection::resolve() {
 void Connection::on_resolved(Result<std::vector<asio::ip::address>> addresses) {
   if (state_ != State::resolving) return;
   if (!addresses || addresses.value().empty()) return refuse(502, reason::resolve_failed, "failed");
-  if (!server_.config.local_servers) {
-    // Refused if any answer is local: a name that resolves to both a public
-    // and a private address is a rebinding attempt, not a public server.
+  if (!server_.config.local_port_allowed(target_.endpoint.port)) {
+    // Refused if any answer is local (loopback, private, link-local such as a
+    // cloud's metadata address), for every name: one that resolves to both a
+    // public and a private address is a rebinding attempt, not a public server.
     for (const auto& a : addresses.value()) {
       const AddressClass c = classify(a);
       if (c != AddressClass::global) {

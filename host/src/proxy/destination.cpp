@@ -25,7 +25,7 @@ DestinationDecision decide_destination(const ProxyConfig& cfg, const HostPort& t
     // Never sent to a resolver: localhost (and 127.0.0.1, [::1], which
     // interpret() lets through only then) is this machine, and only Local
     // servers may reach it, on any port.
-    if (!cfg.local_servers) {
+    if (!cfg.local_port_allowed(target.port)) {
       d.verdict = {403, reason::local_servers_off};
       return d;
     }
@@ -44,6 +44,11 @@ DestinationDecision decide_destination(const ProxyConfig& cfg, const HostPort& t
   d.by_rule = false;
   d.route = Route::resolve;
   return d;
+}
+
+bool ProxyConfig::local_port_allowed(std::uint16_t port) const {
+  return local_servers &&
+         (local_server_ports.empty() || std::binary_search(local_server_ports.begin(), local_server_ports.end(), port));
 }
 
 std::vector<std::uint16_t> allowed_ports_for(const ProxyConfig& cfg, std::string_view name) {

@@ -47,6 +47,10 @@ struct ProxyConfig {
   // The ports of rules without one, and of every host when online.
   std::vector<std::uint16_t> allowed_ports{80, 443};
   bool local_servers = false;  // CONNECT localhost:PORT -> 127.0.0.1:PORT; local addresses allowed
+  // With local_servers: the only ports it opens, sorted; empty: every port.
+  std::vector<std::uint16_t> local_server_ports;
+  // Local servers is on for `port` (this machine's loopback, a private answer).
+  bool local_port_allowed(std::uint16_t port) const;
   std::string password;        // required in Proxy-Authorization; at least 16 bytes
   std::filesystem::path log_path;  // JSON lines, created 0600; empty: no log file
   ProxyLimits limits;

@@ -161,6 +161,10 @@ std::string render_html(const Json& report) {
     out += "</dl>\n";
     for (const auto& n : run.value("notices", Json::array()))
       if (n.is_string()) out += "<p class=\"warn\">" + esc(n.get<std::string>()) + "</p>\n";
+    for (const auto& q : run.value("quarantined", Json::array()))
+      if (q.is_object())
+        out += "<p class=\"warn\">Moved aside <code>" + esc(str(q, "path")) + "</code> (" + esc(str(q, "why")) +
+               "): " + esc(str(q, "contents")) + ". Kept in <code>" + esc(str(q, "moved_to")) + "</code>.</p>\n";
     for (const auto& w : run.value("warnings", Json::array()))
       if (w.is_string()) out += "<div class=\"problem\">" + esc(w.get<std::string>()) + "</div>\n";
 

@@ -136,6 +136,10 @@ std::string render_terminal(const Json& report, bool colour) {
     row("seal", (sealed == "UNSEALED" ? style("33", sealed) : sealed) + ", network " + display_text(str(run, "network")));
     for (const auto& n : run.value("notices", Json::array()))
       if (n.is_string()) row("notice", display_text(n.get<std::string>()));
+    for (const auto& q : run.value("quarantined", Json::array()))
+      if (q.is_object())
+        row("MOVED", style("33", display_text(str(q, "path"))) + " (" + display_text(str(q, "why")) + "): " +
+                         display_text(str(q, "contents")) + " -> " + display_text(str(q, "moved_to")));
 
     const auto& sessions = run.value("sessions", Json::array());
     heading(out, style, "Sessions", sessions.size());

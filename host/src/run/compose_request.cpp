@@ -3,6 +3,8 @@
 #include <cstdlib>
 
 #include "common/paths.hpp"
+#include "policy/local_servers.hpp"
+#include "run/git_paths.hpp"
 
 namespace px::run {
 
@@ -30,7 +32,13 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice
 Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   const RunOptions& o = r.options;
   std::vector<Notice> notices;
-  policy::NetworkFlags net{o.online, o.offline, o.allow, o.local_servers, o.publish};
+  policy::NetworkFlags net{o.online, o.offline, o.allow, std::nullopt, {}, o.publish};
+  if (!o.local_servers.empty()) {
+    PX_TRY_ASSIGN(auto local, policy::parse_local_servers(o.local_servers == "every" ? "" : o.local_servers,
+                                                         "--local-servers=" + o.local_servers));
+    net.local_servers = local.on;
+    net.local_server_ports = local.ports;
+  }
   PX_TRY(policy::check_network_flags(net));
 
   fs::path run_folder = o.in.empty() ? fs::current_path() : normal_absolute(expand_home(o.in, user_home()));
@@ -75,6 +83,26 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   in.grants = std::move(grants);
   in.network = std::move(net);
   in.secret_env = r.secret_env;
+  in.env_flags = o.env;
+  in.git_files = existing_git_files(run_folder);
+  for (const auto& w : o.dangerously_writable) {
+    const fs::path given = expand_home(w, user_home());
+    in.dangerously_writable.push_back(given.is_absolute() ? given : run_folder / given);
+  }
+  // Every loaded plugin's project files, whatever the run's harness.
+  for (const auto& plugin : plugins->plugins()) {
+    PX_TRY_ASSIGN(auto files, plugin->project_files());
+    if (!files.files.empty()) in.project_files.push_back(std::move(files));
+  }
+  if (r.deny_own_state) {
+    policy::OwnState own{policy::own_state_roots(), {r.temp_dir, parallex_scratch_dir()}};
+    if (in.agent) {
+      own.keep.push_back(in.agent->home);
+      for (const auto& p : in.agent->read_only) own.keep.push_back(p);
+      for (const auto& g : in.agent->grants) own.keep.push_back(g.path);
+    }
+    in.own_state = std::move(own);
+  }
   in.default_credentials = r.default_credentials;
   PX_TRY_ASSIGN(auto composed, policy::compose(in));
   return ComposedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notices)};

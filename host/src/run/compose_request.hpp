@@ -32,6 +32,9 @@ struct ComposeRequest {
   // and the names of variables they set whose values are secret.
   std::vector<policy::Profile> extra_profiles;
   std::set<std::string> secret_env;
+  // Parallex's own state denied to the run (policy/own_state.hpp): every run,
+  // and `policy show` to show what a run would get.
+  bool deny_own_state = true;
   // Credentials parallex holds for the run (brokered by default).
   std::vector<policy::BrokeredCredential> default_credentials;
 };

@@ -11,8 +11,14 @@ std::vector<std::string> RunOptions::describe() const {
   if (online) out.push_back("--online");
   if (offline) out.push_back("--offline");
   for (const auto& h : allow) out.push_back("--allow " + h);
-  if (local_servers) out.push_back(*local_servers ? "--local-servers" : "--local-servers=off");
+  if (!local_servers.empty())
+    out.push_back(local_servers == "every" ? "--local-servers" : "--local-servers=" + local_servers);
   for (const auto& p : publish) out.push_back("--publish " + p);
+  for (const auto& e : env) {
+    const auto eq = e.find('=');
+    out.push_back(eq == std::string::npos ? "--env " + e : "--env " + e.substr(0, eq) + "=(value not recorded)");
+  }
+  for (const auto& w : dangerously_writable) out.push_back("--dangerously-writable " + w);
   if (unsealed) out.push_back("--unsealed");
   if (accept_weaker_seal) out.push_back("--allow-weaker-seal");
   return out;

@@ -17,12 +17,16 @@ struct RunOptions {
   bool online = false;                 // --online
   bool offline = false;                // --offline
   std::vector<std::string> allow;      // --allow HOST
-  std::optional<bool> local_servers;   // --local-servers (on for this run)
+  // --local-servers[=PORTS|off]: "every" (the bare switch), "off", "3000,5432"; empty: not given.
+  std::string local_servers;
   std::vector<std::string> publish;    // --publish PORT[:HOSTPORT]
+  std::vector<std::string> env;        // --env NAME | --env NAME=VALUE
+  std::vector<std::string> dangerously_writable;  // --dangerously-writable PATH (relative: to the run folder)
   bool unsealed = false;               // --unsealed: no seal at all
   bool accept_weaker_seal = false;     // --allow-weaker-seal: run where a guarantee is missing
 
-  // "--allow example.com --local-servers": what was given, for the record.
+  // "--allow example.com --local-servers": what was given, for the record
+  // (an --env value never: only its name).
   std::vector<std::string> describe() const;
 };
 

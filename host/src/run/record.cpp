@@ -102,6 +102,8 @@ json RunRecord::to_json() const {
          {"supervisor", {{"pid", supervisor_pid}, {"start_ticks", supervisor_start}}}};
   if (!setup_error.empty()) j["setup_error"] = setup_error;
   if (git_repository_created) j["git_repository_created"] = git_repository_created->string();
+  if (!quarantined.empty()) j["quarantined"] = quarantined;
+  if (!env_passed.empty()) j["env_passed"] = env_passed;
   if (!repository.empty()) j["repository"] = repository;
   if (!refs_start.is_null()) j["refs_start"] = refs_start;
   if (!head_start.empty()) j["head_start"] = head_start;
@@ -203,6 +205,8 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   r.kill_switch = value_or_null(j, "kill_switch");
   r.broker = value_or_null(j, "broker");
   if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
+  if (auto it = j.find("quarantined"); it != j.end() && it->is_array()) r.quarantined = *it;
+  if (auto it = j.find("env_passed"); it != j.end() && it->is_array()) r.env_passed = *it;
   if (auto it = j.find("supervisor"); it != j.end() && it->is_object()) {
     r.supervisor_pid = it->contains("pid") && (*it)["pid"].is_number_integer() ? (*it)["pid"].get<pid_t>() : 0;
     r.supervisor_start = it->contains("start_ticks") && (*it)["start_ticks"].is_number_unsigned()

@@ -76,6 +76,14 @@ struct RunRecord {
   // failures[] {host, reason, count}}. Names and counts only, never a secret.
   nlohmann::json broker;
   std::optional<fs::path> git_repository_created;
+  // Files other programs run later that the run made, and what it left in
+  // .git that would make git run a program: moved aside into quarantine/ of
+  // the record folder (supervisor/quarantine.hpp), each {path, kind, why,
+  // contents (redacted), when, at, moved_to, restored?, error?}.
+  nlohmann::json quarantined = nlohmann::json::array();
+  // Variables passed on purpose (--env, a profile's environment.pass, an
+  // agent's env): names and where from, never values.
+  nlohmann::json env_passed = nlohmann::json::array();
 
   // The supervisor that writes this record, to tell a live run from a lost one.
   pid_t supervisor_pid = 0;

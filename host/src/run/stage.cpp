@@ -2,6 +2,7 @@
 // other, then execute(). Each step is one call in prepare_run.
 #include "run/stage.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "agents/git_config.hpp"
@@ -13,6 +14,7 @@
 #include "common/redact.hpp"
 #include "run/command.hpp"
 #include "run/compose_request.hpp"
+#include "run/git_paths.hpp"
 
 namespace px::run {
 
@@ -152,6 +154,16 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   const auto host_env = in.host_env.empty() ? process_environment() : in.host_env;
   plan.env = plan.policy.environment().apply(host_env);
   for (const auto& [k, v] : in.extra_env) plan.env[k] = v;
+  // .git/config stays read-only in a sealed run, so `git submodule update
+  // --init` gets the registrations it would write there from git's own
+  // variables, for this run only (run/git_paths.hpp).
+  const fs::path repo_config = plan.policy.run_folder() / ".git/config";
+  if (seal.level != SealLevel::none &&
+      std::any_of(plan.policy.read_only().begin(), plan.policy.read_only().end(),
+                  [&](const policy::ReadOnlyPath& r) { return r.path == repo_config; }))
+    add_git_config_entries(plan.env, submodule_registrations(plan.policy.run_folder()));
+  // An explicit weakening (dangerously_*) is said at the start of the run.
+  for (const auto& w : plan.policy.weakenings()) plan.notices.push_back({NoticeKind::weaker_seal, "WEAKENED: " + w});
 
   // 6. The command itself, on the run's PATH; readable under the policy
   // when sealed, with advice that was checked against the policy.

@@ -22,6 +22,8 @@
 #include "proxy/proxy.hpp"
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
+#include "supervisor/project_watch.hpp"
+#include "supervisor/quarantine.hpp"
 #include "supervisor/run_broker.hpp"
 #include "supervisor/run_control.hpp"
 #include "supervisor/run_network.hpp"
@@ -99,6 +101,16 @@ class Run {
     r.supervisor_pid = ::getpid();
     r.supervisor_start = run::process_start_ticks(r.supervisor_pid);
     for (const auto& n : plan_.notices) r.notices.push_back(redacted(n));
+    // Variables passed on purpose: their names and where from, never a value.
+    for (const auto& e : p.environment().pass)
+      r.env_passed.push_back({{"name", e.pattern},
+                              {"from", "the caller's environment"},
+                              {"passed", plan_.env.count(e.pattern) > 0},
+                              {"origin", e.origin.describe()}});
+    for (const auto& e : p.environment().set)
+      if (e.reason == policy::kSetOnPurpose)
+        r.env_passed.push_back(
+            {{"name", e.name}, {"from", "a value given"}, {"passed", true}, {"origin", e.origin.describe()}});
     PX_TRY(injected_fault("record"));
     // A record exists from the start, so a crash of the supervisor still leaves a trace.
     return run::write_record(dir_, r);
@@ -139,6 +151,10 @@ class Run {
       if (proxy_) proxy_->restore();
     };
     hooks.notice = [this](const std::string& message) { say({NoticeKind::kill_switch, message}); };
+    // Frozen, nothing of the run is halfway through a write: what it made at
+    // the protected paths is moved aside now, before the user works in the
+    // folder while the run waits.
+    hooks.frozen = [this] { quarantine_sweep("when the run was paused", /*live=*/true); };
     RunControlOptions options;
     options.run_id = id_;
     options.agent = plan_.agent;
@@ -206,6 +222,27 @@ class Run {
   void remember_git() {
     std::error_code ec;
     had_git_ = fs::symlink_status(run_git(), ec).type() != fs::file_type::not_found;
+  }
+
+  // What is at the run folder's protected paths (files other programs run
+  // later, .git's) before anything runs: what the run makes there is moved
+  // aside (supervisor/quarantine.hpp). Unsealed runs do what the user chose.
+  void remember_protected_files() {
+    if (plan_.seal == run::SealLevel::none || plan_.command_problem) return;
+    quarantine_ = std::make_unique<Quarantine>(plan_.policy, dir_);
+  }
+
+  // Moves aside at once what appears there while the run goes on.
+  void watch_protected_files() {
+    if (!quarantine_) return;
+    auto watch = ProjectWatch::start(*quarantine_, [this](const std::vector<Quarantined>& moved) {
+      for (const auto& q : moved) say({NoticeKind::alert, describe(q, plan_.policy.run_folder())});
+    });
+    if (watch)
+      project_watch_ = std::move(watch).value();
+    else
+      say({NoticeKind::alert, "files other programs run later are not watched during this run (" +
+                                  watch.error().message + "); what the run made there is moved aside at its end"});
   }
 
   Status build_environment() {
@@ -343,9 +380,33 @@ class Run {
                                 run_git().string()});
   }
 
+  // Moves aside what the run made at the protected paths. `live`: said now
+  // (a pause); at the end it goes with the record's notices.
+  void quarantine_sweep(const std::string& when, bool live) {
+    if (!quarantine_) return;
+    for (const auto& q : quarantine_->sweep(when, /*git=*/true, /*may_copy=*/true)) {
+      const Notice n{NoticeKind::alert, describe(q, plan_.policy.run_folder())};
+      if (live)
+        say(n);
+      else
+        record_.notices.push_back(redacted(n));
+    }
+  }
+
+  // The quarantine step, after the run however it ended (finish() calls it).
+  void quarantine() {
+    if (project_watch_) project_watch_->stop();
+    if (!quarantine_) return;
+    quarantine_sweep("when the run ended", /*live=*/false);
+    record_.quarantined = nlohmann::json::array();
+    for (const auto& q : quarantine_->moved()) record_.quarantined.push_back(to_json(q));
+  }
+
   // The record's end: status, exit status, end time; the private dir goes.
   // Called once, by run() or by the guard when a step failed.
   RunResult finish(const std::optional<Error>& step_error = std::nullopt) {
+    quarantine();
+    lap("quarantine");
     run::RunRecord& r = record_;
     const int stop_signal = stop_ ? stop_->received() : 0;
     if (launched_) {
@@ -468,6 +529,8 @@ class Run {
   std::unique_ptr<proxy::ProxyServer> proxy_;
   bool network_cut_ = false;
   std::unique_ptr<DecoyWatch> decoys_;
+  std::unique_ptr<Quarantine> quarantine_;
+  std::unique_ptr<ProjectWatch> project_watch_;
   RunBroker broker_;
   bool had_git_ = false;
   backend::EnvMap env_;
@@ -518,6 +581,9 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   r.lap("broker");
   r.watch_decoys();
   r.remember_git();
+  r.remember_protected_files();
+  r.watch_protected_files();
+  r.lap("protected files");
   if (auto s = r.build_environment(); !s) return failed(s.error());
   r.lap("environment");
   r.launch();

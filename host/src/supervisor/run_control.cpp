@@ -216,6 +216,7 @@ Status RunControl::pause_locked(const std::string& by) {
   set_state_locked(RunState::paused);
   notice("run " + options_.run_id + " paused by " + by +
          ": its processes are frozen and its network is cut until `parallex resume`");
+  if (options_.hooks.frozen) options_.hooks.frozen();
   return ok();
 }
 

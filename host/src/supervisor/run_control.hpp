@@ -58,6 +58,7 @@ struct RunHooks {
   std::function<void()> cut_network;               // ProxyServer::cut()
   std::function<void()> restore_network;           // ProxyServer::restore()
   std::function<void(const std::string&)> notice;  // a line for the user ("paused by parallex pause --all")
+  std::function<void()> frozen;                    // every process of the run is frozen (a pause took hold)
 };
 
 struct RunControlOptions {

@@ -52,6 +52,7 @@ proxy::ProxyConfig run_proxy_config(const policy::Policy& p, const std::string& 
   for (const auto& h : p.network().hosts) c.allowed_hosts.push_back(h.text());
   c.allowed_ports = p.network().ports;
   c.local_servers = p.network().local_servers;
+  c.local_server_ports = p.network().local_server_ports;
   c.password = password;
   c.log_path = log;
   c.terminator = std::move(broker);

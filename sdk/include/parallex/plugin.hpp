@@ -178,6 +178,14 @@ class Plugin {
   // Override both to carry a sign-in into an agent's home.
   virtual bool has_sign_in() const { return false; }
   virtual void carry_sign_in(const SignInInput&, SignIn&) {}
+  // The files in a project that the harness runs or trusts when it starts
+  // there (ABI 1.3): relative to the project's folder, e.g. {".mcp.json",
+  // "MCP servers it starts"}. They stay read-only in every sealed run.
+  struct ProjectFile {
+    std::string path;
+    std::string reason;
+  };
+  virtual std::vector<ProjectFile> project_files() { return {}; }
   // Override all three to report what the harness did.
   virtual bool has_transcripts() const { return false; }
   virtual void parse_transcripts(const TranscriptInput&, TranscriptOutput&) {}
@@ -350,6 +358,11 @@ struct Trampolines {
         sink->path(sink->ctx, root.c_str(), "transcripts");
     });
   }
+  static int project_files(const px_path_sink* sink) noexcept {
+    return guarded(sink, [&] {
+      for (const auto& f : instance().project_files()) sink->path(sink->ctx, f.path.c_str(), f.reason.c_str());
+    });
+  }
   static const px_plugin* entry(const char* name, const char* version, const char* harness,
                                 const char* description) noexcept {
     try {
@@ -368,6 +381,7 @@ struct Trampolines {
         d.carry_sign_in = plugin.has_sign_in() ? &Trampolines::carry_sign_in : nullptr;
         d.parse_transcripts = plugin.has_transcripts() ? &Trampolines::parse_transcripts : nullptr;
         d.transcript_roots = plugin.has_transcripts() ? &Trampolines::transcript_roots : nullptr;
+        d.project_files = &Trampolines::project_files;
         return d;
       }();
       return &descriptor;

@@ -25,6 +25,9 @@
  *   1.0  detect, contribute, parse_transcripts, carry_sign_in.
  *   1.1  PX_ACCESS_STATE_DIR: a state dir the host creates when missing.
  *   1.2  px_contribute_sink.credential: a provider key the host brokers.
+ *   1.3  project_files: the files in a project that the harness runs or trusts
+ *        when it starts there (hooks, MCP servers, commands). Plugins built
+ *        for 1.0 to 1.2 still load; they simply declare none.
  * Adding a field at the end of a struct is a minor bump; the host reads a
  * field only when `struct_size` says the plugin has it.
  */
@@ -39,7 +42,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 2
+#define PX_PLUGIN_ABI_MINOR 3
 
 #define PX_PLUGIN_ENTRY_SYMBOL "parallex_plugin_entry"
 
@@ -218,6 +221,14 @@ typedef struct px_plugin {
   /* Where the harness keeps its transcripts under a home (for reports).
    * May be NULL. */
   int (*transcript_roots)(const char* run_home, const px_path_sink* sink);
+  /* Since 1.3 (read only when struct_size covers it). The files and folders
+   * in a project that the harness runs or trusts the next time it starts
+   * there: settings with hooks, MCP server lists, commands, skills, plugins.
+   * Each `path` is relative to the project's folder ("`.mcp.json`",
+   * "`.claude/commands`"), with no ".." and no leading '/'. The host keeps
+   * them read-only in every sealed run, whatever its harness, and moves aside
+   * what a run creates there. May be NULL. */
+  int (*project_files)(const px_path_sink* sink);
 } px_plugin;
 
 typedef const px_plugin* (*px_plugin_entry_fn)(void);

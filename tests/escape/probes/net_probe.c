@@ -1,5 +1,6 @@
 /* Network ways out. Usage: net_probe tcp IP PORT | udp_dns IP | unix PATH |
- *   abstract NAME | bind PORT | resolve NAME | connect HOST PORT (resolve, then TCP) */
+ *   abstract NAME | bind PORT | resolve NAME | connect HOST PORT (resolve, then TCP) |
+ *   serve PORT (a server on the run's own 127.0.0.1:PORT, and a client of it: a byte each way) */
 #include "probe.h"
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -38,6 +39,21 @@ int main(int argc, char** argv) {
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int s = socket(AF_INET, SOCK_STREAM, 0);
     return px_errno_result(bind(s, (struct sockaddr*)&a, sizeof a));
+  }
+  if (!strcmp(op, "serve")) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(argv[2]))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(l, (struct sockaddr*)&a, sizeof a) != 0 || listen(l, 4) != 0) return px_errno_result(-1);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(c, (struct sockaddr*)&a, sizeof a) != 0) return px_errno_result(-1);
+    int s = accept(l, NULL, NULL);
+    char b = 0;
+    if (s < 0 || write(c, "x", 1) != 1 || read(s, &b, 1) != 1 || write(s, "y", 1) != 1 || read(c, &b, 1) != 1 ||
+        b != 'y')
+      return px_errno_result(-1);
+    return px_result("OPEN");
   }
   if (!strcmp(op, "udp_dns")) {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53)};

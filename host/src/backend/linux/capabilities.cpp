@@ -138,13 +138,13 @@ std::vector<Guarantee> detect_guarantees(bool probe) {
   ll("landlock.fs", "Landlock: files outside the grants cannot be opened", 1, true);
   ll("landlock.refer", "Landlock: no hard link or rename of a file into a grant from outside it", 2, false);
   ll("landlock.truncate", "Landlock: files outside the writable grants cannot be truncated", 3, false);
-  ll("landlock.tcp", "Landlock: TCP bind refused, connect only to the proxy's port", 4, false,
+  ll("landlock.tcp", "Landlock: without a network namespace, TCP bind refused and connect only to the proxy's port", 4, false,
      landlock::supports_tcp());
   ll("landlock.ioctl_dev", "Landlock: device ioctls only on the run's terminal devices", 5, false);
   ll("landlock.scopes", "Landlock: no signal to, nor abstract socket of, a process outside the run", 6, false,
      landlock::supports_scopes());
   const bool sc = seccomp::available();
-  out.push_back({"seccomp", "seccomp: ptrace, io_uring, bpf, keyctl, mount, new namespaces, TIOCSTI refused",
+  out.push_back({"seccomp", "seccomp: io_uring, bpf, keyctl, mount, new namespaces, TIOCSTI refused; ptrace only within the run",
                  sc, true,
                  sc ? "seccomp filters are available" : "the kernel has no seccomp filter support"});
   out.push_back(

@@ -142,11 +142,6 @@ Result<Ruleset> prepare(const Plan& plan) {
       if (::syscall(kSysAddRule, out.fd.get(), kRuleNetPort, &np, 0) != 0)
         return sys_error("landlock_add_rule connect TCP " + std::to_string(port));
     }
-    for (std::uint16_t port : plan.tcp_bind_ports) {
-      NetPortAttr np{kBindTcp, port};
-      if (::syscall(kSysAddRule, out.fd.get(), kRuleNetPort, &np, 0) != 0)
-        return sys_error("landlock_add_rule bind TCP " + std::to_string(port));
-    }
   }
   return out;
 }

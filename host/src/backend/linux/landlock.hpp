@@ -40,11 +40,10 @@ struct PathRule {
 
 struct Plan {
   std::vector<PathRule> paths;
-  // TCP: nullopt leaves TCP unrestricted (Local servers); otherwise bind is
-  // refused and connect is allowed only to these ports (the proxy's).
+  // TCP: nullopt leaves TCP unrestricted (the run's own network namespace, or
+  // Local servers); otherwise bind is refused and connect is allowed only to
+  // these ports (the proxy's).
   std::optional<std::vector<std::uint16_t>> tcp_connect_ports;
-  // With tcp_connect_ports: ports a server may still bind (published ports).
-  std::vector<std::uint16_t> tcp_bind_ports;
   bool scope_signals = true;
   bool scope_abstract_unix = true;
 };

@@ -47,12 +47,9 @@ struct Prepared {
   EnvMap env;
   bool allow_weaker = false;
   bool want_proxy = false;
-  // TCP ports the command may connect to besides the proxy's, in the run's own
-  // namespace only: 53 (its DNS) and every port the network rule allows, which
-  // there reach nothing but the proxy's listeners on the synthetic addresses.
-  std::vector<std::uint16_t> capture_ports;
-  // Published ports: servers the command starts on them may bind.
-  std::vector<std::uint16_t> bind_ports;
+  // seccomp lets ptrace through, for Landlock to scope it to the run: a
+  // command that ends up without a Landlock domain loads a second filter.
+  bool ptrace_in_run = false;
   bool timing = false;  // PARALLEX_SEAL_TIMING=1: each step's duration as a note
   // The run's broker put files in the view (LaunchRequest::view_files);
   // `masked` names those that stand in for a file holding a secret.
@@ -206,15 +203,9 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
     if (end == std::string::npos) break;
     pos = end + 1;
   }
-  if (plan.tcp_connect_ports) {
-    plan.tcp_connect_ports->push_back(port);
-    // Only inside the run's own namespace: there these ports reach nothing but
-    // the proxy's listeners (and the run's own loopback servers).
-    if (ns)
-      plan.tcp_connect_ports->insert(plan.tcp_connect_ports->end(), p.capture_ports.begin(),
-                                     p.capture_ports.end());
-  }
-  if (ns) plan.tcp_bind_ports = p.bind_ports;
+  // Landlock limits TCP only where there is no network namespace (the weaker
+  // seal): there the proxy is the only port the command may connect to.
+  if (plan.tcp_connect_ports) plan.tcp_connect_ports->push_back(port);
   return ok();
 }
 
@@ -241,6 +232,7 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(control, sys_error("prctl(PR_SET_NO_NEW_PRIVS)"));
   if (ruleset) step(control, landlock::restrict_self(*ruleset));
   seccomp::Loaded filter = value_or_fail(control, seccomp::load(p.seccomp));
+  if (!ruleset && p.ptrace_in_run) step(control, seccomp::refuse_ptrace());
   if (!filter.not_collected.empty()) send_message(control, SealMessage::uncollected, filter.not_collected);
   // The listener must not cross execve: whoever holds it can let refused calls
   // through. The message also tells the supervisor (by its credentials) which
@@ -271,6 +263,10 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   if (ns) step(control, mounts::enter_private_namespace());
   lap("mount namespace");
   if (ns) step(control, net::enter_namespace_with_loopback());
+  if (ns)
+    if (auto low = net::allow_every_port(); !low)
+      notes.push_back({run::NoticeKind::seal, "servers of the run cannot bind ports below 1024 (" +
+                                                  low.error().message + ")"});
   lap("network namespace");
   UniqueFd channel;  // the socket channel: served until the command ends
   net::SyntheticRanges ranges;
@@ -316,6 +312,12 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
 // passes its exit status up. It ignores SIGINT/SIGQUIT, so Ctrl-C reaches the
 // command (same process group) without tearing the seal down.
 [[noreturn]] void run_outer(Prepared& p, int control, pid_t supervisor) {
+  // The seal keeps nothing of the supervisor but 0-2 and the control socket:
+  // fork copied every descriptor it held (the run's cgroup directory, the
+  // kill switch's socket, the audit log's subscription, log files), and the
+  // init never execs, so close-on-exec would never close them.
+  if (control > 3) ::close_range(3, static_cast<unsigned>(control) - 1, 0);
+  ::close_range(static_cast<unsigned>(control) + 1, ~0U, 0);
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGQUIT, SIG_IGN);
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != supervisor) ::_exit(kSetupFailed);
@@ -393,9 +395,12 @@ landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPla
        {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts"})
     plan.paths.push_back({node, Grant::device});
   if (in_view) plan.paths.push_back({"/dev/shm", Grant::write});
-  // Local servers: TCP inside the run's own namespace is free (nothing outside
-  // is reachable there). Otherwise no bind, and connect only to the proxy.
-  if (!policy.network().local_servers) plan.tcp_connect_ports = std::vector<std::uint16_t>{};
+  // TCP inside the run's own network namespace is free: it holds only lo, so
+  // the run's own servers (test suites, dev servers) bind and connect on any
+  // port, and what lies outside is reachable only through the proxy's
+  // listeners. Without a namespace (a weaker seal): no bind, and connect only
+  // to the proxy (unless Local servers).
+  if (!in_view && !policy.network().local_servers) plan.tcp_connect_ports = std::vector<std::uint16_t>{};
   return plan;
 }
 
@@ -443,7 +448,8 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   mounts::create_placeholders(p.view);
   p.landlock_view = plan_landlock(policy, p.view, true);
   p.landlock_host = plan_landlock(policy, p.view, false);
-  PX_TRY_ASSIGN(p.seccomp, seccomp::prepare());
+  p.ptrace_in_run = landlock::abi_version() >= 1;
+  PX_TRY_ASSIGN(p.seccomp, seccomp::prepare(p.ptrace_in_run));
   p.executable = request.executable;
   p.argv = request.argv.empty() ? std::vector<std::string>{request.executable.string()} : request.argv;
   p.env = request.env;
@@ -466,9 +472,6 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
          "# other; nothing is forwarded.\nnameserver 127.0.0.1\n"});
     p.view.generated.push_back({"/etc/hosts", "127.0.0.1\tlocalhost" + (self.empty() ? "" : " " + self) +
                                                   "\n::1\tlocalhost ip6-localhost ip6-loopback\n"});
-    p.capture_ports = policy.network().reachable_ports();
-    p.capture_ports.push_back(53);
-    for (const auto& pub : policy.network().published) p.bind_ports.push_back(pub.inside);
   }
 
   // The run's broker: its CA bundle over the system bundle, files that hold a

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "backend/linux/sys.hpp"
 #include "common/paths.hpp"
@@ -157,6 +158,92 @@ UniqueFd reach_or_resolve(const Walker& walker, const fs::path& path, int& err) 
   return fd;
 }
 
+// The first link on the way from `run_dir` to `rel`, for a message: its path and where it points.
+std::string first_link(int run_dir, const fs::path& run_folder, const fs::path& rel) {
+  UniqueFd cur(::openat(run_dir, ".", O_PATH | O_CLOEXEC));
+  fs::path walked = run_folder;
+  for (const auto& part : rel) {
+    const std::string name = part.string();
+    walked /= name;
+    UniqueFd next(::openat(cur.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!next || ::fstat(next.get(), &st) != 0) break;
+    if (S_ISLNK(st.st_mode)) {
+      char link[PATH_MAX] = {};
+      const ssize_t n = ::readlinkat(cur.get(), name.c_str(), link, sizeof link - 1);
+      return walked.string() + " is a symbolic link" +
+             (n > 0 ? " to " + std::string(link, static_cast<std::size_t>(n)) : std::string());
+    }
+    cur = std::move(next);
+  }
+  return walked.string() + " is a symbolic link";
+}
+
+// A path of the run folder, resolved beneath it: the object it names, or an
+// empty fd when it is absent. A link on the way is followed only while it
+// stays inside the run folder (what the run reaches through it is what is
+// protected); one leading out refuses the run. `followed` says a link was.
+Result<UniqueFd> resolve_beneath(int run_dir, const fs::path& run_folder, const fs::path& path, bool& followed) {
+  const fs::path rel = path.lexically_relative(run_folder);
+  followed = false;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    open_how how{};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    UniqueFd fd(sys_openat2(run_dir, rel.c_str(), how));
+    int err = errno;
+    if (fd) {
+      struct stat st {};
+      if (::fstat(fd.get(), &st) != 0) return sys_error("fstat " + path.string());
+      if (!S_ISLNK(st.st_mode)) return fd;
+      err = ELOOP;  // the last component is the link
+    }
+    if (err == ENOENT || err == ENOTDIR) return UniqueFd();
+    if (err == EAGAIN) continue;  // a rename raced the lookup: the kernel asks to try again
+    if (err != ELOOP) return sys_error("open " + path.string() + " beneath the run folder", err);
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    UniqueFd target(sys_openat2(run_dir, rel.c_str(), how));
+    err = errno;
+    if (target) {
+      followed = true;
+      return target;
+    }
+    if (err == ENOENT || err == ENOTDIR) return UniqueFd();  // a dangling link: nothing to protect yet
+    if (err == EAGAIN) continue;
+    if (err == EXDEV || err == ELOOP)
+      return Error::policy(first_link(run_dir, run_folder, rel) + ", which leads out of the run folder " +
+                           run_folder.string() + ": " + path.string() +
+                           " must stay read-only during the run, and through the link the run would write "
+                           "elsewhere. Replace the link with the file or folder itself, or remove it");
+    return sys_error("open " + path.string() + " beneath the run folder", err);
+  }
+  return Error::conflict(path.string() + " kept changing while the seal was set up; the run did not start. Run it "
+                         "again once nothing else renames it");
+}
+
+// Binds `path` (beneath the run folder) onto itself, read-only when
+// `read_only` or when it is not a directory, through the descriptor that was
+// resolved, then checks that its name now reaches that mount.
+Status protect_beneath(int run_dir, const fs::path& run_folder, const fs::path& path, bool read_only) {
+  bool followed = false;
+  PX_TRY_ASSIGN(UniqueFd target, resolve_beneath(run_dir, run_folder, path, followed));
+  if (!target) return ok();  // absent: watched by the supervisor instead
+  struct stat st {};
+  if (::fstat(target.get(), &st) != 0) return sys_error("fstat " + path.string());
+  const bool writable = !read_only && S_ISDIR(st.st_mode);
+  const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (writable ? 0 : MOUNT_ATTR_RDONLY);
+  PX_TRY_ASSIGN(UniqueFd tree, clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, path.string()));
+  PX_TRY(attach(tree.get(), target.get(), path.string()));
+  bool again_followed = false;
+  auto again = resolve_beneath(run_dir, run_folder, path, again_followed);
+  if (!again || !again.value() || again_followed != followed || mount_id(again.value().get()) != mount_id(tree.get()))
+    return Error::conflict(path.string() +
+                           " was renamed or replaced by a process outside the run while the seal was set up, so "
+                           "the run did not start (nothing of it ran). Run it again once nothing else changes it");
+  return ok();
+}
+
 Status build_dev(const Walker& walker, Walker& owner, std::map<std::string, UniqueFd>& nodes) {
   int err = 0;
   UniqueFd dir = walker.reach("/dev", Create::dir, err);
@@ -245,8 +332,10 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
     plan.binds.push_back(std::move(bind));
   }
   if (!policy.temp_dir().empty()) {
-    plan.binds.push_back({policy.temp_dir(), "/tmp", true, true, {}});
-    plan.binds.push_back({policy.temp_dir(), "/var/tmp", true, true, {}});
+    // A tmpfs of the run's own (the host's temp dir stays empty): nothing of
+    // the host's paths shows in /proc/self/mountinfo for it.
+    plan.binds.push_back({{}, "/tmp", true, true, {}});
+    plan.binds.push_back({{}, "/var/tmp", true, true, {}});
   }
   std::stable_sort(plan.binds.begin(), plan.binds.end(), [](const Bind& a, const Bind& b) {
     return depth(a.view) != depth(b.view) ? depth(a.view) < depth(b.view) : a.view < b.view;
@@ -256,17 +345,27 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
       return !b.scratch && b.symlink_target.empty() && is_within(p, b.view);
     });
   };
-  const fs::path run_git = policy.run_folder().empty() ? fs::path() : policy.run_folder() / ".git";
-  if (!run_git.empty()) plan.git_dirs.push_back(run_git);
+  plan.run_folder = policy.run_folder();
+  const fs::path run_git = plan.run_folder.empty() ? fs::path() : plan.run_folder / ".git";
   struct stat git_st {};
   const bool has_repository = !run_git.empty() && ::lstat(run_git.c_str(), &git_st) == 0;
   // A worktree's .git is a file naming its repository: nothing can be made
   // under it, so its missing hooks or config are nothing to warn about.
   const bool git_is_file = has_repository && !S_ISDIR(git_st.st_mode);
   const bool agent_home = policy.run_home() != policy.user_home();
+  std::set<fs::path> rename_proof;
+  if (!run_git.empty()) rename_proof.insert(run_git);
   for (const auto& r : policy.read_only()) {
     if (!under_a_bind(r.path)) continue;
-    plan.read_only.push_back(r.path);
+    const bool in_run_folder = !plan.run_folder.empty() && r.path != plan.run_folder && is_within(r.path, plan.run_folder);
+    if (in_run_folder) {
+      plan.protected_paths.push_back(r.path);
+      for (fs::path dir = r.path.parent_path(); dir != plan.run_folder && is_within(dir, plan.run_folder);
+           dir = dir.parent_path())
+        rename_proof.insert(dir);
+    } else {
+      plan.read_only.push_back(r.path);
+    }
     struct stat st {};
     if (::lstat(r.path.c_str(), &st) == 0) continue;
     const fs::path parent = r.path.parent_path();
@@ -279,11 +378,23 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
     } else if ((!has_repository || git_is_file) && is_within(r.path, run_git)) {
       // No repository: nothing of .git to protect (a new .git is caught after
       // the run). A worktree's .git file: nothing can be created under it.
+    } else if (in_run_folder) {
+      // A file another program runs later, not there yet: nothing is made in
+      // the user's tree for it; the supervisor moves aside what the run makes
+      // there (supervisor/quarantine.hpp).
     } else {
       plan.notes.push_back({run::NoticeKind::seal, r.path.string() +
                            " is read-only in the policy but does not exist, so the run could create it"});
     }
   }
+  for (const auto& dir : rename_proof)
+    if (std::find(plan.protected_paths.begin(), plan.protected_paths.end(), dir) == plan.protected_paths.end())
+      plan.rename_proof.push_back(dir);
+  const auto by_depth = [](const fs::path& a, const fs::path& b) {
+    return depth(a) != depth(b) ? depth(a) < depth(b) : a < b;
+  };
+  std::sort(plan.rename_proof.begin(), plan.rename_proof.end(), by_depth);
+  std::sort(plan.protected_paths.begin(), plan.protected_paths.end(), by_depth);
   for (const auto& d : policy.denies())
     if (under_a_bind(d.path)) plan.hidden.push_back(d.path);
   return plan;
@@ -361,7 +472,23 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
     const Bind& b = plan.binds[i];
     if (!b.symlink_target.empty() || b.host.empty()) continue;
     const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b.writable ? 0 : MOUNT_ATTR_RDONLY);
-    auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE, attrs, b.host.string());
+    if (b.host == plan.run_folder) {
+      // The run folder (canonical when the policy was made) is resolved
+      // without following any link: one swapped in for it since (or for a
+      // folder above it) fails the run instead of redirecting its writes.
+      open_how how{};
+      how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+      UniqueFd dir(sys_openat2(AT_FDCWD, b.host.c_str(), how));
+      if (!dir)
+        return Error::conflict("the run folder " + b.host.string() + " cannot be opened without following a link (" +
+                               errno_name(errno) + "): it was replaced or moved while the seal was set up");
+      PX_TRY_ASSIGN(sources[i], clone_tree(dir.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, b.host.string()));
+      continue;
+    }
+    // The last component is not followed: a grant that became a link since
+    // the plan was made is left out, never bound where the link points.
+    auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, attrs, b.host.string());
     if (!tree) {
       notes.push_back({run::NoticeKind::seal, "left out " + b.host.string() + ": " + tree.error().message});
       continue;
@@ -405,8 +532,25 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
   // 3. /dev, then the granted trees, parents first.
   PX_TRY(build_dev(walker, walker, nodes));
   int err = 0;
+  UniqueFd scratch;  // the run's temp dir: one tmpfs, at /tmp and at /var/tmp
   for (std::size_t i = 0; i < plan.binds.size(); ++i) {
     const Bind& b = plan.binds[i];
+    if (b.scratch) {
+      UniqueFd target = walker.reach(b.view, Create::dir, err);
+      if (!target) return sys_error("make " + b.view.string() + " in the view", err);
+      UniqueFd tree;
+      if (!scratch) {
+        PX_TRY_ASSIGN(tree, new_tmpfs("1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the run's temp dir"));
+      } else {
+        // The same tmpfs again (cloned once it is attached in this namespace).
+        PX_TRY_ASSIGN(tree, clone_tree(scratch.get(), "", AT_EMPTY_PATH, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                       "the run's temp dir"));
+      }
+      PX_TRY(attach(tree.get(), target.get(), b.view.string()));
+      walker.own(tree.get());
+      if (!scratch) scratch = std::move(tree);
+      continue;
+    }
     if (!b.symlink_target.empty()) {
       UniqueFd parent = walker.reach(b.view.parent_path(), Create::dir, err);
       if (parent && ::symlinkat(b.symlink_target.c_str(), parent.get(), b.view.filename().c_str()) != 0 &&
@@ -417,30 +561,35 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
     if (!sources[i]) continue;
     struct stat st {};
     if (::fstat(sources[i].get(), &st) != 0) return sys_error("fstat the clone of " + b.host.string());
+    if (S_ISLNK(st.st_mode)) {
+      notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() + ": it became a link while the seal was set up"});
+      continue;
+    }
     UniqueFd target = walker.reach(b.view, S_ISDIR(st.st_mode) ? Create::dir : Create::file, err);
     if (!target) {
       notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() + ": its mount point " + errno_name(err)});
       continue;
     }
     PX_TRY(attach(sources[i].get(), target.get(), b.view.string()));
-    if (b.scratch) walker.own(sources[i].get());
   }
 
-  // 4. `.git` bound onto itself: a mount point cannot be renamed, removed or
-  // replaced, so `mv .git .g && git init` fails with EBUSY. A gitfile
-  // (`gitdir: ...`) is made read-only: it names where git looks.
-  for (const auto& git : plan.git_dirs) {
-    UniqueFd target = walker.reach(git, Create::none, err);
-    if (!target) continue;  // no repository, or a symlink: the carve-ins below still apply
-    struct stat st {};
-    ::fstat(target.get(), &st);
-    const std::uint64_t attrs =
-        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (S_ISDIR(st.st_mode) ? 0 : MOUNT_ATTR_RDONLY);
-    PX_TRY_ASSIGN(UniqueFd tree,
-                  clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, git.string()));
-    PX_TRY(attach(tree.get(), target.get(), git.string()));
+  // 4. The run folder's protected paths, resolved beneath it once, without
+  // following a link, and mounted onto the very object that was checked; then
+  // checked again by name. A process outside the run that swaps one for a
+  // link (or renames it away and back) while the seal is being set up makes
+  // the run fail, never protects the wrong thing.
+  if (!plan.run_folder.empty() && (!plan.rename_proof.empty() || !plan.protected_paths.empty())) {
+    UniqueFd run_dir = walker.reach(plan.run_folder, Create::none, err);
+    if (run_dir) {
+      // Parents first, bound onto themselves: a mount point cannot be
+      // renamed, removed or replaced (EBUSY). A gitfile `.git` (`gitdir:
+      // ...`), a file, is made read-only: it names where git looks.
+      for (const auto& dir : plan.rename_proof) PX_TRY(protect_beneath(run_dir.get(), plan.run_folder, dir, false));
+      for (const auto& path : plan.protected_paths)
+        PX_TRY(protect_beneath(run_dir.get(), plan.run_folder, path, true));
+    }
   }
-  // 5. Read-only carve-ins (.git/hooks, .git/config, shell rc files): bound
+  // 5. Other read-only carve-ins (an agent's shell rc files, its keys): bound
   // read-only onto themselves. A failure here fails the run (fail closed).
   for (const auto& path : plan.read_only) {
     UniqueFd target = reach_or_resolve(walker, path, err);

@@ -27,7 +27,7 @@ struct Bind {
   fs::path host;  // the source on the host
   fs::path view;  // where the command sees it
   bool writable = false;
-  bool scratch = false;     // the run's temp dir: mount points may be made in it
+  bool scratch = false;     // the run's temp dir: a tmpfs of its own, at /tmp and /var/tmp (host is empty)
   fs::path symlink_target;  // non-empty: the host path is a symlink, recreated in the view
   // A harness state dir that does not exist in the user's tree: the view gets
   // an empty directory of the run's own (`host` is its backing dir in the
@@ -38,8 +38,19 @@ struct Bind {
 
 struct ViewPlan {
   std::vector<Bind> binds;          // parents before children
-  std::vector<fs::path> git_dirs;   // self-bound: a mount point cannot be renamed or removed
-  std::vector<fs::path> read_only;  // read-only carve-ins inside writable binds
+  // The run folder, beneath which the paths below are resolved once, without
+  // following a link, and mounted through the descriptor that was checked.
+  fs::path run_folder;
+  // Directories bound onto themselves, writable: a mount point cannot be
+  // renamed, removed or replaced, so `mv .git .g && git init` or `mv .claude
+  // .c && mkdir .claude` fails with EBUSY. The run folder's .git and the
+  // parent dirs of its protected paths; parents first.
+  std::vector<fs::path> rename_proof;
+  // Read-only paths inside the run folder (files other programs run or trust
+  // later, .git's config and hooks): bound read-only onto themselves. One
+  // that is a link leading out of the run folder refuses the run.
+  std::vector<fs::path> protected_paths;
+  std::vector<fs::path> read_only;  // other read-only carve-ins inside writable binds (an agent's rc files)
   std::vector<fs::path> hidden;     // denied paths inside binds: covered by empty read-only mounts
   std::vector<run::Notice> notes;   // grants left out, and why
   // Read-only paths that do not exist yet but must not be created by the run:

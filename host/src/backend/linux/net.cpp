@@ -27,6 +27,12 @@ Status enter_namespace_with_loopback() {
   return ok();
 }
 
+Status allow_every_port() {
+  // Per network namespace: this one's only. Writable with CAP_NET_ADMIN in
+  // the namespace's user namespace, which the seal's init holds there.
+  return write_file("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0");
+}
+
 Result<std::pair<UniqueFd, std::uint16_t>> listen_on_loopback() {
   UniqueFd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!sock) return sys_error("socket(AF_INET, SOCK_STREAM) for the proxy");

@@ -13,6 +13,11 @@ namespace px::seal::net {
 // New network, IPC and UTS namespaces; `lo` brought up.
 Status enter_namespace_with_loopback();
 
+// In the run's own network namespace, servers of the command may bind any
+// port, 1-1023 included (ip_unprivileged_port_start = 0): the command holds no
+// capability, and a test suite's server on port 80 is ordinary work there.
+Status allow_every_port();
+
 // A listening TCP socket on 127.0.0.1 with a port the kernel chose.
 Result<std::pair<UniqueFd, std::uint16_t>> listen_on_loopback();
 

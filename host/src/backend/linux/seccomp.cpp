@@ -1,5 +1,6 @@
 #include "backend/linux/seccomp.hpp"
 
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <memory>
 
 #include "backend/linux/sys.hpp"
@@ -26,10 +28,10 @@ struct CtxDeleter {
 
 // Syscalls refused outright. Each would let a sealed process read or change
 // what lies outside its seal, or reach kernel surface it has no need for.
+// Other processes: refused unless Landlock scopes them to the run (prepare()).
+const char* const kOtherProcesses[] = {"ptrace", "process_vm_readv", "process_vm_writev"};
+
 const char* const kRefused[] = {
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",  // other processes' memory
     "io_uring_setup",
     "io_uring_enter",
     "io_uring_register",  // ops bypass per-syscall filtering
@@ -92,7 +94,7 @@ scmp_arg_cmp masked_eq(unsigned arg, std::uint64_t mask, std::uint64_t value) {
 
 }  // namespace
 
-Result<Program> prepare() {
+Result<Program> prepare(bool ptrace_in_run) {
   std::unique_ptr<void, CtxDeleter> holder(seccomp_init(SCMP_ACT_ALLOW));
   scmp_filter_ctx ctx = holder.get();
   if (!ctx) return Error::internal("seccomp_init failed");
@@ -108,6 +110,14 @@ Result<Program> prepare() {
   const bool notifies = seccomp_api_get() >= 5;
   const std::uint32_t eperm = notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
   for (const char* name : kRefused) PX_TRY(rule(ctx, eperm, name));
+  // With a Landlock domain the kernel lets a tracer reach only processes of
+  // its own domain (Landlock's ptrace hooks, also for process_vm_* and
+  // /proc/PID/mem): the run's own children, never the seal's init, which
+  // created no domain, nor anything outside the pid namespace. Since Linux
+  // 4.8 seccomp re-checks a system call a tracer changed, so a tracer inside
+  // cannot make a traced process run a refused call.
+  if (!ptrace_in_run)
+    for (const char* name : kOtherProcesses) PX_TRY(rule(ctx, eperm, name));
   // clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc
   // fall back to clone, whose flags argument is checked below.
   PX_TRY(rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3"));
@@ -179,6 +189,33 @@ Result<Loaded> load(Program& program) {
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
     return sys_error("seccomp(SET_MODE_FILTER)");
   return loaded;
+}
+
+Status refuse_ptrace() {
+  // Hand-written (no allocation: called in the command's process after fork).
+  // The build's own ABI only: the main filter refuses every other one anyway.
+#if defined(__x86_64__)
+  constexpr std::uint32_t kNativeArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
+#else
+#error "refuse_ptrace: name this architecture's AUDIT_ARCH_* value"
+#endif
+  sock_filter insns[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kNativeArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 3, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof insns / sizeof insns[0]), insns};
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+    return sys_error("seccomp(SET_MODE_FILTER) refusing ptrace");
+  return ok();
 }
 
 bool available() {

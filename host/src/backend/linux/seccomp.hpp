@@ -27,7 +27,8 @@ struct Loaded {
   std::string not_collected;
 };
 
-// Refuses (EPERM unless noted): ptrace, process_vm_readv/writev, io_uring_*,
+// Refuses (EPERM unless noted): ptrace and process_vm_readv/writev (unless
+// `ptrace_in_run`), io_uring_*,
 // keyctl/add_key/request_key, bpf, perf_event_open, userfaultfd,
 // open_by_handle_at, kexec_*, module loading, reboot, swapon/off, chroot,
 // mount/umount2/pivot_root and the new mount API, setns, unshare/clone with a
@@ -35,13 +36,21 @@ struct Loaded {
 // filter can see), the TIOCSTI/TIOCLINUX ioctls with any high bits, sockets
 // of any family but unix, IPv4, IPv6 and netlink (EAFNOSUPPORT), and every
 // syscall of another ABI (ia32 via int 0x80, x32): ENOSYS.
-Result<Program> prepare();
+// `ptrace_in_run`: the command gets a Landlock domain, which lets a process
+// trace only processes of its own domain (the run's; the seal's init and
+// everything outside stay out of reach), so debuggers and tracers of the run's
+// own processes work. Without Landlock, ptrace stays refused outright.
+Result<Program> prepare(bool ptrace_in_run = false);
 // no_new_privs must be set already. When the kernel refuses a listener (an
 // outer sandbox holds one: EBUSY), the same filter is loaded answering EPERM
 // itself, and `not_collected` says so.
 Result<Loaded> load(Program& program);
 // Every "wait for the supervisor" return of `program` becomes EPERM.
 void answer_in_kernel(Program& program);
+// A second filter refusing ptrace and process_vm_* (EPERM, answered by the
+// kernel), for a command that was prepared with `ptrace_in_run` but gets no
+// Landlock domain after all (a weaker seal the user accepted). No allocation.
+Status refuse_ptrace();
 // True when the kernel accepts a seccomp filter.
 bool available();
 

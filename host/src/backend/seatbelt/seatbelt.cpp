@@ -220,7 +220,14 @@ Result<SeatbeltProfile> write_seatbelt_profile(const Policy& policy, std::uint16
       t += "; Local servers is on: reach anything listening on this Mac without the\n";
       t += "; proxy, and start servers (reachable from the network unless a firewall\n";
       t += "; blocks them).\n";
-      t += "(allow network-outbound (remote ip \"localhost:*\"))\n";
+      const auto& ports = policy.network().local_server_ports;
+      if (ports.empty()) {
+        t += "(allow network-outbound (remote ip \"localhost:*\"))\n";
+      } else {
+        t += "; ... only on the ports it names.\n";
+        for (auto port : ports)
+          t += "(allow network-outbound (remote ip \"localhost:" + std::to_string(port) + "\"))\n";
+      }
       t += "(allow network-bind (local ip \"*:*\"))\n";
       t += "(allow network-inbound (local ip \"*:*\"))\n";
     }

@@ -1,0 +1,126 @@
+#include "run/git_paths.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/git_files.hpp"
+
+namespace px::run {
+
+namespace {
+
+constexpr int kMaxDepth = 4;
+
+std::string read_text(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(file, ec)) || fs::file_size(file, ec) > 256 * 1024) return {};
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool exists_no_follow(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(p, ec));
+}
+
+void git_dir_files(const fs::path& dir, int depth, std::vector<fs::path>& out) {
+  for (const char* f : {"config", "hooks", "commondir", "config.worktree", "info/attributes"})
+    if (exists_no_follow(dir / f)) out.push_back(dir / f);
+  if (depth >= kMaxDepth) return;
+  // Modules are named by their path ('/' allowed): a folder with HEAD is a git dir.
+  std::vector<std::pair<fs::path, int>> pending{{dir / "modules", 0}};
+  std::error_code ec;
+  while (!pending.empty()) {
+    auto [d, steps] = pending.back();
+    pending.pop_back();
+    if (steps > 8) continue;
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
+      if (exists_no_follow(it->path() / "HEAD"))
+        git_dir_files(it->path(), depth + 1, out);
+      else
+        pending.push_back({it->path(), steps + 1});
+    }
+    ec.clear();
+  }
+}
+
+std::vector<GitConfigEntry> gitmodules(const fs::path& run_folder) {
+  bool ok = true;
+  return parse_git_config(read_text(run_folder / ".gitmodules"), ok);
+}
+
+}  // namespace
+
+std::vector<fs::path> existing_git_files(const fs::path& run_folder) {
+  std::vector<fs::path> out;
+  const fs::path git = run_folder / ".git";
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(git, ec))) return out;
+  git_dir_files(git, 0, out);
+  for (fs::directory_iterator it(git / "worktrees", ec), end; !ec && it != end; it.increment(ec))
+    for (const char* f : {"commondir", "config.worktree"})
+      if (exists_no_follow(it->path() / f)) out.push_back(it->path() / f);
+  for (const auto& e : gitmodules(run_folder)) {
+    if (!e.key.ends_with(".path") || e.value.empty()) continue;
+    const fs::path path = fs::path(e.value).lexically_normal();
+    if (path.is_absolute() || path.string().rfind("..", 0) == 0) continue;
+    const fs::path nested = run_folder / path / ".git";
+    if (fs::is_directory(fs::symlink_status(nested, ec))) git_dir_files(nested, kMaxDepth, out);
+  }
+  // .git/config and .git/hooks come from the profile (with its reasons).
+  std::erase_if(out, [&](const fs::path& p) { return p == git / "config" || p == git / "hooks"; });
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> submodule_registrations(const fs::path& run_folder) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto modules = gitmodules(run_folder);
+  if (modules.empty()) return out;
+  bool ok = true;
+  const auto config = parse_git_config(read_text(run_folder / ".git/config"), ok);
+  std::set<std::string> known;
+  std::string origin_url, any_url;
+  for (const auto& e : config) {
+    known.insert(e.key);
+    if (e.key == "remote.origin.url") origin_url = e.value;
+    if (any_url.empty() && e.key.rfind("remote.", 0) == 0 && e.key.ends_with(".url")) any_url = e.value;
+  }
+  // Without a remote, git resolves relative to the superproject's folder.
+  const std::string base = !origin_url.empty() ? origin_url
+                           : !any_url.empty()  ? any_url
+                                               : run_folder.string();
+  for (const auto& e : modules) {
+    if (e.key.rfind("submodule.", 0) != 0 || !e.key.ends_with(".url")) continue;
+    const std::string name = e.key.substr(10, e.key.size() - 10 - 4);
+    if (name.empty() || known.count("submodule." + name + ".url")) continue;
+    out.push_back({"submodule." + name + ".url", resolve_submodule_url(e.value, base)});
+    if (!known.count("submodule." + name + ".active"))
+      out.push_back({"submodule." + name + ".active", "true"});
+  }
+  return out;
+}
+
+void add_git_config_entries(std::map<std::string, std::string>& env,
+                            const std::vector<std::pair<std::string, std::string>>& entries) {
+  if (entries.empty()) return;
+  int count = 0;
+  if (auto it = env.find("GIT_CONFIG_COUNT"); it != env.end()) {
+    try {
+      count = std::stoi(it->second);
+    } catch (...) {
+      count = 0;
+    }
+  }
+  for (const auto& [key, value] : entries) {
+    env["GIT_CONFIG_KEY_" + std::to_string(count)] = key;
+    env["GIT_CONFIG_VALUE_" + std::to_string(count)] = value;
+    ++count;
+  }
+  env["GIT_CONFIG_COUNT"] = std::to_string(count);
+}
+
+}  // namespace px::run

@@ -1,0 +1,41 @@
+#pragma once
+// Watches, while a run goes on, the folders where a file other programs run
+// later could appear (Quarantine::watch_dirs), and has it moved aside at
+// once: the window in which the user's own programs (an editor open on the
+// folder, a harness started there) could pick it up is the watch's latency,
+// not the rest of the run. inotify: no privilege needed. The end of the run
+// sweeps again, whatever the watch saw, so a missed event loses nothing.
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "common/error.hpp"
+#include "common/unique_fd.hpp"
+#include "supervisor/quarantine.hpp"
+
+namespace px::supervisor {
+
+class ProjectWatch {
+ public:
+  // Calls `moved` (from the watch's thread) with what each sweep moved aside.
+  static Result<std::unique_ptr<ProjectWatch>> start(
+      Quarantine& quarantine, std::function<void(const std::vector<Quarantined>&)> moved);
+  ~ProjectWatch();
+  ProjectWatch(const ProjectWatch&) = delete;
+  ProjectWatch& operator=(const ProjectWatch&) = delete;
+  void stop();
+
+ private:
+  ProjectWatch(Quarantine& q, std::function<void(const std::vector<Quarantined>&)> moved)
+      : quarantine_(q), moved_(std::move(moved)) {}
+  void arm();
+  void loop();
+
+  Quarantine& quarantine_;
+  std::function<void(const std::vector<Quarantined>&)> moved_;
+  UniqueFd inotify_;
+  UniqueFd wake_read_, wake_write_;
+  std::thread thread_;
+};
+
+}  // namespace px::supervisor

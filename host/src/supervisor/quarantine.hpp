@@ -1,0 +1,128 @@
+#pragma once
+// Files other programs run later (policy::Policy::project_files(): an
+// editor's tasks, a harness's hooks and MCP servers, direnv's .envrc) that a
+// run made where there were none, and what it left in .git that would make
+// git outside the seal run a program: moved aside into the run's record
+// folder (`quarantine/`), never deleted, and reported.
+//
+// Those that exist when the run starts are read-only in its view (the seal
+// binds them onto themselves), so a run cannot change them. Those that do not
+// exist cannot be mounted without making them in the user's tree; Landlock
+// cannot refuse one name in a writable folder. So the supervisor remembers
+// what is there before the run (Quarantine), moves aside what appears at
+// those paths while the run goes on (ProjectWatch, at once), when it is
+// paused, and when it ends, however it ends.
+//
+// Every path is reached from the run folder without following a link: a link
+// the run planted on the way to a protected path is what gets moved aside,
+// never what it points to.
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/policy.hpp"
+
+namespace px::supervisor {
+
+namespace fs = std::filesystem;
+
+struct Quarantined {
+  fs::path path;         // where it was
+  fs::path moved_to;     // in the run's record folder; empty when it could not be moved (see error)
+  std::string kind;      // "file", "folder", "link"
+  std::string why;       // what it is and why it was moved
+  std::string contents;  // what it held: names, sizes, first lines (redacted, bounded)
+  std::string when;      // "during the run", "when the run was paused", "when the run ended"
+  std::string at;        // ISO 8601 UTC
+  std::string restored;  // what was put back in its place (a link that was there before), or empty
+  std::string error;     // why it stayed where it was, or empty
+};
+nlohmann::json to_json(const Quarantined& q);
+// "moved aside .vscode/tasks.json (made by the run; VS Code ...): it held ... It is in ..."
+std::string describe(const Quarantined& q, const fs::path& run_folder);
+
+class Quarantine {
+ public:
+  // Before the run: what is at each protected path of `policy`, and in the
+  // run folder's .git, now. Moved files go to `record_dir`/quarantine.
+  Quarantine(const policy::Policy& policy, fs::path record_dir);
+
+  // Moves aside what was made since. `git`: also what changed in .git (only
+  // when no process of the run can be halfway through writing there: paused
+  // or ended). `may_copy`: a move across filesystems copies then removes the
+  // original (only then: a process still writing would lose its writes).
+  std::vector<Quarantined> sweep(const std::string& when, bool git, bool may_copy);
+
+  // The folders to watch for a protected path appearing: the nearest
+  // existing folder on the way to each absent one.
+  std::vector<fs::path> watch_dirs() const;
+
+  // Everything moved so far, with what it held (read from the copy).
+  std::vector<Quarantined> moved() const;
+
+ private:
+  struct Identity {
+    bool exists = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    std::int64_t ctime_ns = 0;  // the inode's change time: no process can set it
+    bool link = false;
+    std::string link_target;
+    bool operator==(const Identity& o) const {
+      return exists == o.exists && dev == o.dev && ino == o.ino && size == o.size && ctime_ns == o.ctime_ns;
+    }
+  };
+  struct Protected {
+    fs::path rel;  // relative to the run folder
+    std::string reason;
+    Identity start;
+    bool parent_ok_at_start = false;  // reached without a link when the run started
+  };
+
+  void sweep_project_file(Protected& p, const std::string& when, bool may_copy,
+                          std::vector<Quarantined>& out);
+  void sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out);
+  void check_git_dir(const fs::path& rel, const std::string& what, const std::string& when, bool may_copy,
+                     std::vector<Quarantined>& out, int depth);
+  void check_git_file(const fs::path& rel, const std::string& why_if_unsafe, const std::string& kind,
+                      const std::string& when, bool may_copy, std::vector<Quarantined>& out);
+  bool unchanged(const fs::path& rel) const;
+  void remember_git();
+  void remember_git_dir(const fs::path& rel, int depth);
+  void remember(const fs::path& rel);
+  std::optional<Quarantined> move_aside(int parent, const std::string& name, const fs::path& rel,
+                                        const std::string& why, const std::string& when, bool may_copy);
+
+  fs::path run_folder_;
+  fs::path record_dir_;
+  int run_dir_ = -1;  // the run folder, opened without following links
+  std::vector<Protected> protected_;
+  bool had_git_dir_ = false;
+  std::map<fs::path, Identity> git_start_;  // files of .git that are checked, as they were
+  std::vector<fs::path> submodule_paths_;   // from .gitmodules at the start
+  std::vector<fs::path> nested_;            // other repositories in the run folder (their .git's parent)
+  struct Original {
+    std::string text;
+    mode_t mode = 0644;
+  };
+  std::map<fs::path, Original> git_originals_;  // small git files as they were, to put back
+  // Puts back the original of `rel` after what the run made there was moved
+  // aside; says so, or "" when there was none (or it could not be written).
+  std::string put_back(const fs::path& rel);
+  std::vector<Quarantined> moved_;
+  mutable std::mutex mu_;
+
+ public:
+  ~Quarantine();
+  Quarantine(const Quarantine&) = delete;
+  Quarantine& operator=(const Quarantine&) = delete;
+};
+
+}  // namespace px::supervisor

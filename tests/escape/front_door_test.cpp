@@ -1,0 +1,466 @@
+// The seal on a real agent's day, through the real `parallex` executable
+// (issue 16): files other programs run later that a run makes are moved
+// aside into its record, .git's other doors are checked, ordinary work runs
+// inside (git's everyday commands, npm against the registry, a variable
+// passed on purpose), and bad input is refused before anything is made.
+// Part of the escape suite, so it runs as root and again as pxtest.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+int sh(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+struct Ran {
+  int status = -1;
+  std::string out, err;
+};
+
+// A user's world of its own: a home, Parallex's state, a git repository to
+// work in. Under the user's home (the seal's /tmp is its own).
+class EscapeFrontDoor : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* home = std::getenv("HOME");
+    const fs::path base = fs::path(home && *home ? home : "/tmp") / ".cache/parallex-escape-tests";
+    fs::create_directories(base);
+    std::string templ = (base / "px-door-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    root_ = templ;
+    home_ = root_ / "home";
+    repo_ = root_ / "repo";
+    fs::create_directories(home_);
+    fs::create_directories(root_ / "runtime");
+    fs::permissions(root_ / "runtime", fs::perms::owner_all);
+    write_text(repo_ / "README", "hello\n");
+    ASSERT_EQ(git(repo_, "init -q") + git(repo_, "add README") + git(repo_, "commit -qm init"), 0);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  int git(const fs::path& dir, const std::string& args) {
+    return sh(
+        "git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main "
+        "-c protocol.file.allow=always -C " +
+        quote(dir.string()) + " " + args + " >/dev/null 2>&1");
+  }
+
+  // `parallex ARGS` in `dir` (default: the repository), with its state here.
+  Ran px(const std::string& args, const std::string& env = "", const fs::path& dir = {}) {
+    // Files of its own per call: a test may run parallex from two threads.
+    static std::atomic<int> calls{0};
+    const std::string n = std::to_string(calls++);
+    const fs::path out = root_ / ("stdout." + n), err = root_ / ("stderr." + n);
+    const std::string cmd =
+        "cd " + quote((dir.empty() ? repo_ : dir).string()) + " && env HOME=" + quote(home_.string()) +
+        " PARALLEX_HOME=" + quote((root_ / "data").string()) +
+        " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) + " PATH=/usr/bin:/bin " + env + " " +
+        PARALLEX_EXE + " " + args + " </dev/null >" + quote(out.string()) + " 2>" + quote(err.string());
+    Ran r;
+    r.status = sh(cmd);
+    r.out = read_text(out);
+    r.err = read_text(err);
+    return r;
+  }
+
+  // The newest ad-hoc run's record folder.
+  fs::path last_run() const {
+    fs::path newest;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root_ / "data/runs", ec))
+      if (newest.empty() || e.path().filename() > newest.filename()) newest = e.path();
+    return newest;
+  }
+  json last_record() const { return json::parse(read_text(last_run() / "run.json"), nullptr, false); }
+
+  std::set<std::string> listing(const fs::path& dir) const {
+    std::set<std::string> out;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      out.insert(it->path().lexically_relative(dir).string());
+    return out;
+  }
+
+  fs::path root_, home_, repo_;
+};
+
+// Item 1: what a run makes where other programs look later is moved aside,
+// nothing is deleted, the user is told what it held (redacted), the record
+// and the report keep it.
+TEST_F(EscapeFrontDoor, FilesOtherProgramsRunLaterAreMovedAsideIntoTheRecord) {
+  const std::string token = "ghp_" + std::string(36, 'A');
+  const Ran r =
+      px("run -- sh -c " +
+         quote("mkdir -p .vscode .claude .husky && printf '{\"label\": \"" + token +
+               "\"}' > .vscode/tasks.json && echo '{\"mcpServers\": {}}' > .mcp.json && "
+               "echo '{\"hooks\": {}}' > .claude/settings.json && echo 'npm test' > .husky/pre-commit && "
+               "mkdir -p .claude/worktrees && echo kept > notes.txt && echo kept > .claude/worktrees/x && "
+               "sleep 0.3"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Ordinary work stays; what other programs run is gone from the folder.
+  EXPECT_EQ(read_text(repo_ / "notes.txt"), "kept\n");
+  EXPECT_EQ(read_text(repo_ / ".claude/worktrees/x"), "kept\n");
+  for (const char* gone : {".vscode", ".mcp.json", ".claude/settings.json", ".husky"})
+    EXPECT_FALSE(fs::exists(fs::symlink_status(repo_ / gone))) << gone << " stayed in the run folder";
+  // Kept in the record folder, said on the terminal, listed in run.json.
+  const fs::path q = last_run() / "quarantine";
+  EXPECT_NE(read_text(q / ".vscode/tasks.json").find(token), std::string::npos) << "nothing is deleted";
+  EXPECT_EQ(read_text(q / ".mcp.json"), "{\"mcpServers\": {}}\n");
+  EXPECT_NE(r.err.find("moved aside .vscode"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(token), std::string::npos) << "the preview is redacted";
+  const json rec = last_record();
+  ASSERT_TRUE(rec.contains("quarantined")) << rec.dump(2);
+  std::set<std::string> paths;
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  EXPECT_EQ(paths, (std::set<std::string>{".vscode", ".mcp.json", ".claude/settings.json", ".husky"}));
+  EXPECT_EQ(rec.dump().find(token), std::string::npos) << "a secret reached the record";
+  EXPECT_NE(rec.dump().find("[REDACTED"), std::string::npos);
+  // The report shows it.
+  const Ran report = px("report --runs-dir " + quote((root_ / "data/runs").string()) + " --last --json");
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(report.out.find("\"quarantined\""), std::string::npos);
+  EXPECT_NE(report.out.find(".mcp.json"), std::string::npos);
+}
+
+// A link the run plants on the way to a protected path is what is moved
+// aside, never what it points to; a link the user had is put back.
+TEST_F(EscapeFrontDoor, ALinkOnTheWayIsMovedAsideAndAUsersLinkPutBack) {
+  const fs::path target = repo_ / "elsewhere";
+  write_text(target / "settings.json", "{\"the user's\": 1}\n");
+  write_text(repo_ / "envrc.real", "export A=1\n");
+  fs::create_symlink("envrc.real", repo_ / ".envrc");
+  const Ran r =
+      px("run -- sh -c " + quote("ln -s elsewhere .claude; rm -f .envrc; echo 'evil' > .envrc; true"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(repo_ / ".claude")));
+  EXPECT_EQ(read_text(target / "settings.json"), "{\"the user's\": 1}\n")
+      << "what the link named is untouched";
+  EXPECT_TRUE(fs::is_symlink(last_run() / "quarantine/.claude"));
+  // The link itself is no mount point (what it names is, read-only): the run
+  // can replace it, and the user's link is put back after the run.
+  ASSERT_TRUE(fs::is_symlink(repo_ / ".envrc"));
+  EXPECT_EQ(fs::read_symlink(repo_ / ".envrc"), "envrc.real");
+  EXPECT_EQ(read_text(repo_ / "envrc.real"), "export A=1\n");
+}
+
+// The explicit opt-out: said as a weakening at the start, kept in the record.
+TEST_F(EscapeFrontDoor, TheOptOutIsAWeakeningSaidAndRecorded) {
+  const Ran r = px("run --dangerously-writable .vscode -- sh -c " +
+                   quote("mkdir -p .vscode && echo '{}' > .vscode/tasks.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_text(repo_ / ".vscode/tasks.json"), "{}\n");
+  EXPECT_NE(r.err.find("weaker seal: WEAKENED: dangerously_writable " + (repo_ / ".vscode").string()),
+            std::string::npos)
+      << r.err;
+  const json rec = last_record();
+  EXPECT_NE(rec["options"].dump().find("--dangerously-writable .vscode"), std::string::npos)
+      << rec["options"];
+  EXPECT_NE(rec["policy"]["weakenings"].dump().find("dangerously_writable"), std::string::npos);
+  EXPECT_FALSE(rec.contains("quarantined"));
+  // A path that is not protected is an error naming it.
+  const Ran bad = px("run --dangerously-writable src -- true");
+  EXPECT_EQ(bad.status, 125);
+  EXPECT_NE(bad.err.find((repo_ / "src").string() + " is not a read-only path"), std::string::npos)
+      << bad.err;
+}
+
+// Item 4: git's everyday work runs inside (commit, branch, rebase, fetch,
+// submodule update --init); what a run leaves in .git that would make git
+// outside the seal run a program is moved aside.
+TEST_F(EscapeFrontDoor, GitWorksInsideAndItsOtherDoorsAreClosedAfterTheRun) {
+  // A remote with a branch, and a library as a submodule (relative URL).
+  const fs::path remote = root_ / "remote.git", lib = root_ / "lib";
+  ASSERT_EQ(sh("git clone -q --bare " + quote(repo_.string()) + " " + quote(remote.string())), 0);
+  write_text(lib / "lib.c", "int x;\n");
+  ASSERT_EQ(git(lib, "init -q") + git(lib, "add lib.c") + git(lib, "commit -qm lib"), 0);
+  ASSERT_EQ(git(repo_, "remote add origin " + quote(remote.string())), 0);
+  ASSERT_EQ(git(repo_, "submodule add -q ../lib lib"), 0);
+  ASSERT_EQ(git(repo_, "commit -qm sub"), 0);
+  ASSERT_EQ(git(repo_, "push -q origin main"), 0);
+  ASSERT_EQ(
+      git(repo_, "submodule deinit -q -f lib") + sh("rm -rf " + quote((repo_ / ".git/modules").string())), 0);
+  const std::string config_before = read_text(repo_ / ".git/config");
+  const std::string g = "git -c user.name=a -c user.email=a@example.com -c protocol.file.allow=always ";
+  const Ran work = px(
+      "run --grant " + quote(remote.string()) + " --grant " + quote(lib.string()) + " -- sh -c " +
+      quote(
+          "set -e; echo a > a.txt; " + g + "add a.txt; " + g + "commit -qm a; " + g + "branch feature; " + g +
+          "checkout -q feature; echo b > b.txt; " + g + "add b.txt; " + g + "commit -qm b; " + g +
+          "rebase -q main; " + g + "fetch -q origin; " + g +
+          "submodule update --init -q; test -f lib/lib.c; " +
+          // The doors: each would make git outside run `id`.
+          "printf '[core]\\n\\tfsmonitor = id\\n' > .git/modules/lib/config.worktree; "
+          "mkdir -p .git/modules/evil/hooks .git/info; echo ref > .git/modules/evil/HEAD; "
+          "printf '[core]\\n\\tfsmonitor = id\\n' > .git/modules/evil/config; "
+          "printf '#!/bin/sh\\nid\\n' > .git/modules/lib/hooks/post-checkout; "
+          "echo '* filter=evil' > .git/info/attributes; echo .git/modules/evil > .git/commondir; echo RAN"));
+  ASSERT_EQ(work.status, 0) << work.err << work.out;
+  EXPECT_NE(work.out.find("RAN"), std::string::npos);
+  EXPECT_EQ(read_text(repo_ / ".git/config"), config_before) << ".git/config stays read-only";
+  EXPECT_TRUE(fs::exists(repo_ / "lib/lib.c")) << "the submodule was checked out";
+  // The doors are closed; the submodule's own (safe) config stays.
+  for (const char* door : {".git/commondir", ".git/info/attributes", ".git/modules/evil/config",
+                           ".git/modules/lib/hooks/post-checkout", ".git/modules/lib/config.worktree"})
+    EXPECT_FALSE(fs::exists(repo_ / door)) << door << " stayed";
+  EXPECT_TRUE(fs::exists(repo_ / ".git/modules/lib/config"));
+  const json rec = last_record();
+  EXPECT_EQ(rec["quarantined"].size(), 5u) << rec["quarantined"].dump(2);
+  EXPECT_NE(rec["quarantined"].dump().find("core.fsmonitor"), std::string::npos);
+  // git outside works and runs nothing of the run's.
+  EXPECT_EQ(git(repo_, "status"), 0);
+  EXPECT_EQ(git(repo_, "log --oneline feature"), 0);
+}
+
+// Item 4, worktrees: `git worktree add` and work in the worktree run inside;
+// a worktree's config.worktree naming a program, and a worktree git dir whose
+// commondir names another git dir, are moved aside; the worktree stays usable.
+TEST_F(EscapeFrontDoor, WorktreesWorkAndTheirDoorsAreClosed) {
+  const std::string g = "git -c user.name=a -c user.email=a@example.com ";
+  const Ran work = px("run -- sh -c " +
+                      quote("set -e; " + g + "worktree add -q -b side wt; cd wt; echo w > w.txt; " + g +
+                            "add w.txt; " + g +
+                            "commit -qm w; cd ..; "
+                            // The doors: each would make git outside run `id`.
+                            "printf '[core]\\n\\tfsmonitor = id\\n' > .git/worktrees/wt/config.worktree; "
+                            "mkdir -p .git/worktrees/evil .git/planted/hooks; echo ref > .git/planted/HEAD; "
+                            "printf '[core]\\n\\tfsmonitor = id\\n' > .git/planted/config; "
+                            "echo ../../planted > .git/worktrees/evil/commondir; echo RAN"));
+  ASSERT_EQ(work.status, 0) << work.err << work.out;
+  EXPECT_NE(work.out.find("RAN"), std::string::npos);
+  EXPECT_FALSE(fs::exists(repo_ / ".git/worktrees/wt/config.worktree")) << "config.worktree stayed";
+  EXPECT_FALSE(fs::exists(repo_ / ".git/worktrees/evil/commondir")) << "the planted commondir stayed";
+  EXPECT_EQ(read_text(repo_ / ".git/worktrees/wt/commondir"), "../..\n") << "git's own commondir is kept";
+  const json rec = last_record();
+  std::set<std::string> paths;
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  EXPECT_EQ(paths,
+            (std::set<std::string>{".git/worktrees/wt/config.worktree", ".git/worktrees/evil/commondir"}))
+      << rec["quarantined"].dump(2);
+  // git outside: the worktree works, its commit is there.
+  EXPECT_EQ(git(repo_ / "wt", "status"), 0);
+  EXPECT_EQ(git(repo_, "cat-file -e side:w.txt"), 0) << "the commit made in the worktree";
+  EXPECT_EQ(read_text(repo_ / "wt/w.txt"), "w\n");
+}
+
+// Item 4, a nested repository (a clone inside the run folder, not a
+// submodule): work in it runs inside; a hook the run plants and a config it
+// changes to name a program are moved aside, and the config as it was is put
+// back, so git outside still works there and runs nothing of the run's.
+TEST_F(EscapeFrontDoor, ANestedRepositorysDoorsAreMovedAsideAndItsConfigPutBack) {
+  const fs::path lib = repo_ / "vendor/lib";
+  write_text(lib / "lib.c", "int x;\n");
+  ASSERT_EQ(git(lib, "init -q") + git(lib, "add lib.c") + git(lib, "commit -qm lib") +
+                git(lib, "config remote.origin.url https://example.com/lib.git"),
+            0);
+  const std::string config_before = read_text(lib / ".git/config");
+  const std::string g = "git -c user.name=a -c user.email=a@example.com ";
+  const Ran r =
+      px("run -- sh -c " +
+         quote("set -e; cd vendor/lib; echo y > y.c; " + g + "add y.c; " + g + "commit -qm y; " +
+               "printf '#!/bin/sh\\nid\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; "
+               "printf '[core]\\n\\tfsmonitor = id\\n' >> .git/config; echo RAN"));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("RAN"), std::string::npos);
+  EXPECT_FALSE(fs::exists(lib / ".git/hooks/pre-commit")) << "the planted hook stayed";
+  EXPECT_EQ(read_text(lib / ".git/config"), config_before) << "the config as it was is put back";
+  const json rec = last_record();
+  std::set<std::string> paths;
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  EXPECT_EQ(paths, (std::set<std::string>{"vendor/lib/.git/hooks/pre-commit", "vendor/lib/.git/config"}))
+      << rec["quarantined"].dump(2);
+  EXPECT_NE(rec["quarantined"].dump().find("core.fsmonitor"), std::string::npos);
+  EXPECT_NE(rec["quarantined"].dump().find("put back"), std::string::npos);
+  // The moved config holds what the run wrote; the commit made inside stays.
+  EXPECT_EQ(git(lib, "cat-file -e HEAD:y.c"), 0);
+  EXPECT_EQ(git(lib, "status"), 0);
+}
+
+// A pause moves aside what the run left in .git at once (every process of
+// the run is frozen, so none is halfway through a write), before the user
+// works in the folder while the run waits.
+TEST_F(EscapeFrontDoor, APauseMovesAsideWhatTheRunLeftInGit) {
+  const fs::path hook = repo_ / ".git/modules/evil/hooks/pre-commit";
+  std::thread run([&] {
+    px("run -- sh -c " + quote("mkdir -p .git/modules/evil/hooks; echo ref > .git/modules/evil/HEAD; "
+                               "printf '#!/bin/sh\\nid\\n' > .git/modules/evil/hooks/pre-commit; "
+                               "touch ready; sleep 20"));
+  });
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(fs::exists(repo_ / "ready"));
+  EXPECT_TRUE(fs::exists(hook)) << "the run is still going: nothing of .git is moved yet";
+  std::string id;
+  for (int i = 0; i < 100 && id.empty(); ++i) {
+    const json runs = json::parse(px("runs --json").out, nullptr, false);
+    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
+      id = runs["runs"][0].value("id", "");
+    if (id.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (id.empty()) {
+    ADD_FAILURE() << "the run is not listed";
+    run.join();
+    return;
+  }
+  const Ran paused = px("pause " + id);
+  EXPECT_EQ(paused.status, 0) << paused.err;
+  EXPECT_FALSE(fs::exists(hook)) << "a pause moves it aside at once";
+  px("kill " + id);
+  run.join();
+  const json rec = last_record();
+  ASSERT_EQ(rec["quarantined"].size(), 1u) << rec.dump(2);
+  EXPECT_EQ(rec["quarantined"][0]["when"], "when the run was paused");
+}
+
+// Item 3: a variable passed on purpose reaches the run; a credential only
+// when named so; the record names it, never its value.
+TEST_F(EscapeFrontDoor, AVariablePassedOnPurposeIsRecordedByName) {
+  const std::string secret = "px-canary-value-7f3a9c";
+  const Ran r = px("run --env GITHUB_TOKEN --env PX_SET=" + secret + " -- /usr/bin/env",
+                   "GITHUB_TOKEN=" + secret + "-gh GH_TOKEN=" + secret + "-other");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("GITHUB_TOKEN=" + secret + "-gh"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PX_SET=" + secret), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GH_TOKEN="), std::string::npos) << "a credential not named is stripped";
+  const std::string rec = read_text(last_run() / "run.json");
+  EXPECT_EQ(rec.find(secret), std::string::npos) << "a passed value reached the record";
+  const json j = json::parse(rec);
+  std::set<std::string> names;
+  for (const auto& e : j["env_passed"]) names.insert(e["name"].get<std::string>());
+  EXPECT_EQ(names, (std::set<std::string>{"GITHUB_TOKEN", "PX_SET"}));
+}
+
+// Bad input: a clear error naming it, exit 125, nothing made in the user's tree.
+TEST_F(EscapeFrontDoor, BadInputIsRefusedBeforeAnythingIsMade) {
+  const auto before = listing(repo_);
+  const Ran env = px("run --env 1BAD=x -- true");
+  EXPECT_EQ(env.status, 125) << env.err;
+  EXPECT_NE(env.err.find("'1BAD' is not a variable name"), std::string::npos) << env.err;
+
+  write_text(root_ / "caches.yaml", "version: 1\ntool_caches: " + (root_ / "no-such-cache").string() + "\n");
+  const Ran cache = px("run --profile " + quote((root_ / "caches.yaml").string()) + " -- true");
+  EXPECT_EQ(cache.status, 125) << cache.err;
+  EXPECT_NE(cache.err.find((root_ / "no-such-cache").string() + " (profile"), std::string::npos) << cache.err;
+  EXPECT_NE(cache.err.find("does not exist"), std::string::npos) << cache.err;
+  EXPECT_FALSE(fs::exists(root_ / "no-such-cache"));
+
+  write_text(root_ / "outside/real-envrc", "x\n");
+  fs::create_symlink(root_ / "outside/real-envrc", repo_ / ".envrc");
+  const auto with_link = listing(repo_);
+  const Ran link = px("run -- sh -c 'echo evil > .envrc'");
+  EXPECT_EQ(link.status, 125) << link.err;
+  EXPECT_NE(link.err.find((repo_ / ".envrc").string() + " is a symbolic link"), std::string::npos)
+      << link.err;
+  EXPECT_NE(link.err.find("leads out of the run folder"), std::string::npos) << link.err;
+  EXPECT_EQ(read_text(root_ / "outside/real-envrc"), "x\n");
+  EXPECT_EQ(listing(repo_), with_link) << "something was made in the user's tree";
+  fs::remove(repo_ / ".envrc");
+  EXPECT_EQ(listing(repo_), before);
+
+  const Ran inside = px("run --in " + quote((root_ / "data").string()) + " -- true");
+  EXPECT_EQ(inside.status, 125) << inside.err;
+  EXPECT_NE(inside.err.find("inside Parallex's own state"), std::string::npos) << inside.err;
+
+  const Ran ports = px("run --local-servers=30x0 --allow example.com -- true");
+  EXPECT_EQ(ports.status, 125) << ports.err;
+  EXPECT_NE(ports.err.find("'30x0' is not a port"), std::string::npos) << ports.err;
+}
+
+// Item 4: Parallex's own state is denied to every run whatever the grants:
+// another agent's token and rules, this agent's rules, the runs' records.
+TEST_F(EscapeFrontDoor, ParallexsOwnStateIsDeniedWhateverTheGrants) {
+  ASSERT_EQ(px("agent new other --email o@example.com").status, 0);
+  ASSERT_EQ(px("agent new me --email m@example.com").status, 0);
+  const fs::path data = root_ / "data";
+  write_text(data / "agents/other/gh/hosts.yml", "oauth_token: SECRET\n");
+  const Ran r = px("agent run me --grant " + quote(data.string()) + ":rw -- sh -c " +
+                   quote("cat " + (data / "agents/other/gh/hosts.yml").string() +
+                         " 2>/dev/null && echo READ; "
+                         "echo x >> " +
+                         (data / "agents/me/agent.yaml").string() +
+                         " 2>/dev/null && echo WROTE; "
+                         "ls " +
+                         (data / "agents/me/runs").string() +
+                         " >/dev/null 2>&1 && echo LISTED; "
+                         "test -r " +
+                         (data / "agents/me/keys/id_ed25519").string() +
+                         " && echo OWN-KEY; "
+                         "echo x > $HOME/own-home && echo OWN-HOME"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("READ"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("WROTE"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("LISTED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OWN-KEY"), std::string::npos) << "the agent's own key stays readable: " << r.out;
+  EXPECT_NE(r.out.find("OWN-HOME"), std::string::npos) << "the agent's own home stays writable: " << r.out;
+}
+
+// Item 3: a package manager in an ad-hoc run, with the real npm against the
+// registry; the user's own cache is never written.
+TEST_F(EscapeFrontDoor, NpmInstallWorksInAnAdhocRun) {
+  if (::access("/usr/bin/npm", X_OK) != 0) GTEST_SKIP() << "npm is not installed";
+  if (sh("curl -sS -o /dev/null --max-time 10 https://registry.npmjs.org/left-pad") != 0)
+    GTEST_SKIP() << "registry.npmjs.org is not reachable from here";
+  const Ran r = px("run --allow registry.npmjs.org -- npm install --no-audit --no-fund left-pad");
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_TRUE(fs::exists(repo_ / "node_modules/left-pad/package.json"));
+  EXPECT_FALSE(fs::exists(home_ / ".npm")) << "the user's own npm cache was written";
+}
+
+// Item 4: Local servers is off for agents unless turned on, and can name its ports.
+TEST_F(EscapeFrontDoor, LocalServersIsOffForAgentsAndNamesItsPorts) {
+  ASSERT_EQ(px("agent new dev --email d@example.com --allow example.com").status, 0);
+  const fs::path yaml = root_ / "data/agents/dev/agent.yaml";
+  EXPECT_NE(read_text(yaml).find("local_servers: false"), std::string::npos) << read_text(yaml);
+  const Ran old = px("agent set dev --local-servers on");
+  ASSERT_EQ(old.status, 0) << old.err;
+  EXPECT_NE(old.err.find("old spelling"), std::string::npos) << old.err;
+  EXPECT_NE(read_text(yaml).find("local_servers: true"), std::string::npos);
+  ASSERT_EQ(px("agent set dev --local-servers=5432,3000").status, 0);
+  EXPECT_NE(read_text(yaml).find("local_servers: [3000, 5432]"), std::string::npos) << read_text(yaml);
+  const Ran show = px("policy show --local-servers=8080 --allow example.com -- true");
+  EXPECT_NE(show.out.find("local servers on, ports 8080"), std::string::npos) << show.out;
+}
+
+}  // namespace
