@@ -4,6 +4,7 @@
 // script inside the seal does each step.
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "cli/command.hpp"
@@ -14,11 +15,25 @@
 namespace px::cli {
 namespace {
 
+// How a step's outcome is judged. Most by the step's exit status inside; the
+// two that touch the home on the host, because a home under /tmp (a CI
+// machine's, a container's) names the run's own /tmp inside the seal, where
+// a write succeeds and a listing shows only the view's own folders.
+enum class Judge {
+  inside,        // exit 0 = it worked
+  home_listing,  // it worked if the listing shows every entry the home really has
+  home_file,     // it worked if the file appeared in the real home
+};
+
 struct Step {
   const char* label;
   bool expect_allowed;
   const char* shell;  // run with sh -c inside the seal; exit 0 = it worked
+  Judge judge = Judge::inside;
 };
+
+constexpr const char* kHomeListing = ".demo-home-listing";
+constexpr const char* kHomeFile = "parallex-demo-escape";
 
 // Hosts: the npm registry is reachable wherever Parallex is built (its tests
 // install clients from it); example.com is outside the demo's rule.
@@ -33,9 +48,9 @@ const Step kSteps[] = {
     {"write in the run's private /tmp", true, "echo x > /tmp/scratch && cat /tmp/scratch"},
     {"reach registry.npmjs.org through the run's proxy", true,
      "curl -sS -o /dev/null --max-time 15 https://registry.npmjs.org/"},
-    {"list your home folder", false, "ls -A \"$HOME\""},
+    {"list your home folder", false, "ls -A \"$HOME\" > .demo-home-listing", Judge::home_listing},
     {"read your SSH keys (~/.ssh)", false, "cat \"$HOME\"/.ssh/*"},
-    {"write a file in your home folder", false, "echo x > \"$HOME/parallex-demo-escape\""},
+    {"write a file in your home folder", false, "echo x > \"$HOME/parallex-demo-escape\"", Judge::home_file},
     {"write outside the run folder (/usr/local/bin)", false, "echo x > /usr/local/bin/parallex-demo"},
     {"plant a git hook (.git/hooks/pre-commit)", false, "echo id > .git/hooks/pre-commit"},
     {"rewrite .git/config", false, "echo '[core]' >> .git/config"},
@@ -77,6 +92,9 @@ int run_demo() {
   auto folder = prepare_demo_folder();
   if (!folder) return report_error(folder.error());
 
+  std::error_code ec;
+  const fs::path home = user_home();
+  const bool home_file_before = fs::exists(home / kHomeFile, ec);
   run::RunInputs inputs;
   inputs.kind = run::RunKind::demo;
   inputs.options.in = folder.value().string();
@@ -97,6 +115,22 @@ int run_demo() {
     std::size_t index = 0;
     std::string verdict;
     if (in >> index >> verdict && index < seen.size()) seen[index] = verdict == "ok" ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i] != 1) continue;
+    if (kSteps[i].judge == Judge::home_file) {
+      // Seen from the host: a file the run wrote in its own view only is not in the home.
+      if (home_file_before || !fs::exists(home / kHomeFile, ec))
+        seen[i] = 0;
+      else
+        fs::remove(home / kHomeFile, ec);  // a hole: said below, and the home left as it was
+    } else if (kSteps[i].judge == Judge::home_listing) {
+      std::set<std::string> listed;
+      std::ifstream in(folder.value() / kHomeListing);
+      for (std::string name; std::getline(in, name);) listed.insert(name);
+      for (fs::directory_iterator it(home, ec), end; !ec && it != end; it.increment(ec))
+        if (!listed.count(it->path().filename().string())) seen[i] = 0;
+    }
   }
   int surprises = 0;
   std::printf("%-58s %-9s %s\n", "WHAT THE RUN TRIED", "RESULT", "");
