@@ -435,9 +435,13 @@ TEST_F(Escape, TheSealsInitKeepsNoneOfTheSupervisorsDescriptors) {
   const int held = ::open(marker.c_str(), O_RDONLY);  // inheritable on purpose
   ASSERT_GE(held, 0);
   std::thread run([&] { run_sealed(*policy_, {"/bin/sleep", "3"}); });
-  // The init is the grandchild of this process whose children include the command.
+  // The init is the grandchild of this process whose children include the
+  // command. Its descriptors are read once the command runs (its set-up holds
+  // the view's own folders open until then; a slow build, ASan's, is caught
+  // there otherwise), and the last reading before the command ends is kept.
   std::string init_fds;
-  for (int i = 0; i < 100 && init_fds.empty(); ++i) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  while (std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     for (const auto& task : fs::directory_iterator("/proc/self/task")) {
       std::istringstream outer(read_text(task.path() / "children"));
@@ -445,10 +449,14 @@ TEST_F(Escape, TheSealsInitKeepsNoneOfTheSupervisorsDescriptors) {
         std::istringstream inits(
             read_text("/proc/" + std::to_string(o) + "/task/" + std::to_string(o) + "/children"));
         for (pid_t init; inits >> init;) {
+          const std::string command =
+              read_text("/proc/" + std::to_string(init) + "/task/" + std::to_string(init) + "/children");
+          if (command.find_first_of("0123456789") == std::string::npos) continue;  // not started yet
+          std::string fds;
           std::error_code ec;
           for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(init) + "/fd", ec))
-            init_fds +=
-                fd.path().filename().string() + " -> " + fs::read_symlink(fd.path(), ec).string() + "\n";
+            fds += fd.path().filename().string() + " -> " + fs::read_symlink(fd.path(), ec).string() + "\n";
+          if (!fds.empty()) init_fds = fds;
         }
       }
     }
