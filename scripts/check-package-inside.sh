@@ -99,11 +99,12 @@ echo 1 >$view/proc/sys/kernel/apparmor_restrict_unprivileged_userns
 echo unconfined >$view/proc/self/attr/current
 chmod -R a+rX $view
 refused=$(as_user env PARALLEX_TEST_HOST_ROOT=$view parallex run -- true 2>&1) && status=0 || status=$?
-[ "$status" = 4 ] && ok "run refuses (exit 4)" || fail "run exit $status: $refused"
+[ "$status" = 125 ] && ok "run refuses (exit 125: it could not start the run)" || fail "run exit $status: $refused"
 echo "$refused" | grep -q "sudo apparmor_parser -r /etc/apparmor.d/parallex" && ok "run names the fix" ||
   fail "run does not name the fix: $refused"
 checked=$(as_user env PARALLEX_TEST_HOST_ROOT=$view parallex check 2>&1 || true)
-fix=$(echo "$refused" | sed -n 's/.*Fix: \(.*\) See `parallex check`.*/\1/p')
+# The guarantee's reason ends with the fix, in brackets among the others missing.
+fix=$(echo "$refused" | sed -n 's/.*Fix: \(.*\)\.); .*/\1/p')
 [ -n "$fix" ] && echo "$checked" | grep -qF "$fix" && ok "check prints the same fix" || fail "check differs: $checked"
 
 echo "-- the example plugin, built against parallex-dev"
