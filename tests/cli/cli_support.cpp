@@ -1,9 +1,12 @@
 #include "cli_support.hpp"
 
+#include "unprivileged_user.hpp"
+
 #include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -39,10 +42,7 @@ Folder::~Folder() {
   fs::remove_all(path, ec);
 }
 
-bool have_unprivileged_user() {
-  if (::getpwnam("pxtest")) return true;
-  return ::getuid() == 0 && std::system("useradd -m pxtest >/dev/null 2>&1") == 0 && ::getpwnam("pxtest");
-}
+bool have_unprivileged_user() { return test::unprivileged_user().has_value(); }
 
 void write(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
@@ -54,10 +54,23 @@ Ran sh(const std::string& command, const std::map<std::string, std::string>& env
   std::string line = "env";
   for (const auto& [k, v] : env) line += " " + k + "=" + q(v);
   line += " sh -c " + q(command);
-  if (as_user) line = "setpriv --reuid pxtest --regid pxtest --init-groups " + line;
   line += " </dev/null >" + (io.path / "out").string() + " 2>" + (io.path / "err").string();
   Ran r;
-  const int raw = std::system(line.c_str());
+  int raw = -1;
+  if (!as_user) {
+    raw = std::system(line.c_str());
+  } else if (const auto user = test::unprivileged_user(); !user) {
+    return Ran{125, "", "no unprivileged user pxtest"};
+  } else if (const pid_t child = ::fork(); child == 0) {
+    if (const auto why = test::become(*user); !why.empty()) {
+      std::fprintf(stderr, "cannot become pxtest: %s\n", why.c_str());
+      ::_exit(125);
+    }
+    ::execl("/bin/sh", "sh", "-c", line.c_str(), nullptr);
+    ::_exit(127);
+  } else if (child < 0 || ::waitpid(child, &raw, 0) != child) {
+    return Ran{125, "", "cannot start the command as pxtest"};
+  }
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
   r.out = slurp(io.path / "out");
   r.err = slurp(io.path / "err");

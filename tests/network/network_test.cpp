@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
+
+#include "unprivileged_user.hpp"
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -734,47 +736,12 @@ TEST_F(Network, MalformedHostPortRulesAreRefusedWithTheFix) {
 TEST(NetworkUnprivileged, AsUnprivilegedUser) {
   if (::getuid() != 0) GTEST_SKIP() << "already unprivileged: this whole run is the unprivileged pass";
   if (std::getenv("PX_NETWORK_CHILD")) GTEST_SKIP() << "nested";
-  const char* user = "pxtest";
-  if (!::getpwnam(user) && std::system("useradd -m pxtest >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
-  const passwd* pw = ::getpwnam(user);
-  ASSERT_NE(pw, nullptr);
-  const uid_t uid = pw->pw_uid;
-  const gid_t gid = pw->pw_gid;
-  const std::string home = pw->pw_dir;
-  int out[2];
-  ASSERT_EQ(::pipe(out), 0);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(out[1], STDERR_FILENO);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(90);
-    ::setenv("PX_NETWORK_CHILD", "1", 1);
-    ::setenv("HOME", home.c_str(), 1);
-    ::setenv("TMPDIR", "/tmp", 1);
-    ::setenv("USER", pw->pw_name, 1);
-    const std::string self = fs::canonical("/proc/self/exe").string();
-    ::execl(self.c_str(), self.c_str(), "--gtest_filter=Network.*", nullptr);
-    ::_exit(91);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  int inner_skips = 0;
-  for (std::size_t at = text.find("[  SKIPPED ]"); at != std::string::npos;
-       at = text.find("[  SKIPPED ]", at)) {
-    text.replace(at, 12, "[ skipped  ]");
-    ++inner_skips;
-  }
-  std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user, uid, inner_skips,
-              text.c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << "the unprivileged pass failed (status " << status << ")";
+  const auto user = px::test::unprivileged_user();
+  if (!user) GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
+  const px::test::Pass pass = px::test::rerun_self_as(*user, "Network.*", "PX_NETWORK_CHILD");
+  std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user->name.c_str(), user->uid,
+              pass.inner_skips, pass.output.c_str());
+  EXPECT_TRUE(pass.passed()) << "the unprivileged pass failed (status " << pass.status << ")";
 }
 
 }  // namespace

@@ -182,6 +182,17 @@ TEST_P(RunControlTest, GlobalPauseHoldsBackNewRunsAndPausesLateOnes) {
     EXPECT_TRUE(r);
     released = true;
   });
+  // An ASSERT below returns early: the pause is lifted and the waiter joined
+  // then too (a joinable thread's destructor would abort the whole binary and
+  // hide which check failed).
+  struct Lift {
+    const fs::path& runtime;
+    std::thread& waiter;
+    ~Lift() {
+      clear_global_pause(runtime);
+      if (waiter.joinable()) waiter.join();
+    }
+  } lift{runtime, waiter};
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   EXPECT_FALSE(released.load());
 
