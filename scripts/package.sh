@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARALLEX_WITH_PACKAGE_TOOLS=1 scripts/install-deps.sh
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
 
 # The same build tree as scripts/build.sh, installed under /usr: Debian's
 # multiarch libdir (lib/x86_64-linux-gnu) and the profile for /usr/bin/parallex.

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARALLEX_WITH_TEST_TOOLS=1 scripts/install-deps.sh
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
 quick=0
 # Each stage says how long it took (CI has 30 minutes for all of them).
 stage() { echo "== [$(date +%T), ${SECONDS}s so far] $*"; }

@@ -25,23 +25,61 @@ fi
 
 # The database is GCC's: drop the flags clang does not know, so every file
 # is analysed rather than refused. Generated files (build/) are not ours.
+#
+# A file whose every input is unchanged since a clean check is not checked
+# again: its key is the hash of the checks, clang-tidy's version, its compile
+# arguments and the content of the file and every header it includes (the
+# list ninja recorded when it built the file). A file ninja has no list for is
+# always checked. PARALLEX_TIDY_CACHE=off checks every file.
+cache="${PARALLEX_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parallex/tidy}"
 db=$(mktemp -d)
 trap 'rm -rf "$db"' EXIT
-python3 - "$build/compile_commands.json" "$db/compile_commands.json" <<'EOF'
-import json, shlex, sys
+version=$("$tidy" --version | tr -d '\n')
+ninja -C "$build" -t deps >"$db/deps.txt" 2>/dev/null || : >"$db/deps.txt"
+python3 - "$build" "$db" "$cache" "$checks|$version|$(sha256sum <"$0")" <<'EOF'
+import hashlib, json, os, shlex, sys
+build, db, cache, salt = sys.argv[1:5]
 gcc_only = ("-Werror", "-fno-lifetime-dse", "-fstack-clash-protection", "-fcf-protection", "-Wno-maybe-uninitialized",
             "-Wno-stringop-overflow", "-Wno-dangling-reference", "-Wno-restrict", "-Wno-array-bounds")
-entries = []
-for e in json.load(open(sys.argv[1])):
+deps, target = {}, None
+for line in open(os.path.join(db, "deps.txt")):
+    if line.startswith("    ") and target:
+        deps[target].append(os.path.normpath(os.path.join(build, line.strip())))
+    elif line.strip():
+        target = line.split(":", 1)[0]
+        deps[target] = []
+digests = {}
+def digest(path):
+    if path not in digests:
+        try:
+            digests[path] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        except OSError:
+            digests[path] = "missing"
+    return digests[path]
+entries, keys, unchanged = [], {}, 0
+for e in json.load(open(os.path.join(build, "compile_commands.json"))):
     f = e["file"]
     if "/host/" not in f and "/plugins/" not in f:
         continue
     args = e.get("arguments") or shlex.split(e["command"])
     e["arguments"] = [a for a in args if not a.startswith(gcc_only)]
     e.pop("command", None)
+    output = e.get("output") or (args[args.index("-o") + 1] if "-o" in args[:-1] else None)
+    inputs = deps.get(os.path.relpath(os.path.join(e["directory"], output), build)) if output else None
+    if inputs:
+        h = hashlib.sha256((salt + "\0" + "\0".join(e["arguments"])).encode())
+        for path in sorted(set(inputs)):
+            h.update((path + "\0" + digest(path) + "\0").encode())
+        key = h.hexdigest()
+        if cache != "off" and os.path.exists(os.path.join(cache, key)):
+            unchanged += 1
+            continue
+        keys[f] = key
     entries.append(e)
-json.dump(entries, open(sys.argv[2], "w"))
-print(f"clang-tidy: {len(entries)} files of host/ and plugins/", file=sys.stderr)
+json.dump(entries, open(os.path.join(db, "compile_commands.json"), "w"))
+open(os.path.join(db, "keys.txt"), "w").write("".join(k + "\n" for k in keys.values()))
+print(f"clang-tidy: {len(entries) + unchanged} files of host/ and plugins/, {unchanged} unchanged since a clean check "
+      f"({cache}), {len(entries)} to check", file=sys.stderr)
 EOF
 
 start=$(date +%s)
@@ -59,12 +97,19 @@ fi
 
 # -quiet: only findings; WarningsAsErrors: a finding fails the run.
 set +e
+status=0
+[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$db/compile_commands.json")" = 0 ] ||
 "$runner" -clang-tidy-binary "$tidy" -p "$db" -j "$(nproc)" -quiet \
   -config="{Checks: '$checks', WarningsAsErrors: '*'}" -extra-arg=-Wno-unknown-warning-option \
   -extra-arg=-Xclang -extra-arg=-analyzer-config -extra-arg=-Xclang -extra-arg=mode=shallow \
   -header-filter="$PWD/(host|plugins|sdk)/" "$PWD/(host|plugins)/" >"$db/out.txt" 2>&1
 status=$?
 set -e
+if [ "$status" = 0 ] && [ "$cache" != off ]; then
+  mkdir -p "$cache"
+  (cd "$cache" && xargs -r touch <"$db/keys.txt")
+  find "$cache" -type f -mtime +30 -delete  # keys of files long changed
+fi
 # The findings (and errors), without the runner's per-file command lines.
 sed 's/\x1b\[[0-9;]*m//g' "$db/out.txt" | grep -v -e '^[0-9]* warnings\? generated' -e "^$tidy " -e '^Suppressed ' \
   -e '^Use -header-filter' -e '^Running clang-tidy' || true
