@@ -39,6 +39,7 @@ ninja -C "$build" -t deps >"$db/deps.txt" 2>/dev/null || : >"$db/deps.txt"
 python3 - "$build" "$db" "$cache" "$checks|$version|$(sha256sum <"$0")" <<'EOF'
 import hashlib, json, os, shlex, sys
 build, db, cache, salt = sys.argv[1:5]
+here = os.getcwd()
 gcc_only = ("-Werror", "-fno-lifetime-dse", "-fstack-clash-protection", "-fcf-protection", "-Wno-maybe-uninitialized",
             "-Wno-stringop-overflow", "-Wno-dangling-reference", "-Wno-restrict", "-Wno-array-bounds")
 deps, target = {}, None
@@ -67,9 +68,10 @@ for e in json.load(open(os.path.join(build, "compile_commands.json"))):
     output = e.get("output") or (args[args.index("-o") + 1] if "-o" in args[:-1] else None)
     inputs = deps.get(os.path.relpath(os.path.join(e["directory"], output), build)) if output else None
     if inputs:
-        h = hashlib.sha256((salt + "\0" + "\0".join(e["arguments"])).encode())
+        # Paths are hashed relative to the clone: another clone of the same tree hits the same keys.
+        h = hashlib.sha256((salt + "\0" + "\0".join(e["arguments"])).replace(here, "@").encode())
         for path in sorted(set(inputs)):
-            h.update((path + "\0" + digest(path) + "\0").encode())
+            h.update((path.replace(here, "@") + "\0" + digest(path) + "\0").encode())
         key = h.hexdigest()
         if cache != "off" and os.path.exists(os.path.join(cache, key)):
             unchanged += 1

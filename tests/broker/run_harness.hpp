@@ -9,32 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "spawn.hpp"
+
 namespace px::broker::test {
 
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs argv with this process's environment plus `extra` ("NAME=value"),
-// stdin from /dev/null (or `input`), stdout and stderr kept; killed after `timeout`.
-Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<std::string>& extra,
-                       const std::filesystem::path& dir,
-                       std::chrono::seconds timeout = std::chrono::seconds(120),
-                       const std::string& input = {});
-
-// A background process killed (with its process group) when destroyed.
-class Background {
- public:
-  Background(const std::vector<std::string>& argv, const std::vector<std::string>& extra = {});
-  ~Background();
-  Background(const Background&) = delete;
-  Background& operator=(const Background&) = delete;
-
- private:
-  pid_t pid_ = -1;
-};
+// Running programs: the tests' shared helpers (tests/support/spawn.hpp).
+using ::px::test::Background;
+using ::px::test::have;
+using ::px::test::Outcome;
+using ::px::test::slurp;
+using ::px::test::spawn_and_wait;
 
 // A folder for one test: home/ (PARALLEX_HOME), userhome/ ($HOME), runtime/,
 // work/ (the run folder), secrets/ (0700, never granted), logs/; removed at
@@ -64,8 +48,6 @@ class RunFolder {
   bool keep_ = false;
 };
 
-std::string slurp(const std::filesystem::path& p);
 std::vector<nlohmann::json> json_lines(const std::filesystem::path& p);
-bool have(const std::string& tool);
 
 }  // namespace px::broker::test

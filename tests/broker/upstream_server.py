@@ -19,9 +19,12 @@ import json
 import os
 import socketserver
 import ssl
-import subprocess
 import sys
 import threading
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from git_http import git_http_backend, read_body  # noqa: E402
 
 CERT, KEY, RECORD = sys.argv[1], sys.argv[2], sys.argv[3]
 GIT_ROOT = sys.argv[4] if len(sys.argv) > 4 else ""
@@ -36,17 +39,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def read_body(self):
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            body = b""
-            while True:
-                size = int(self.rfile.readline().split(b";")[0], 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return body
-                body += self.rfile.read(size)
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        return read_body(self)
 
     def record(self, body):
         entry = {"method": self.command, "path": self.path, "headers": [[k, v] for k, v in self.headers.items()],
@@ -98,24 +91,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not GIT_SECRET or self.headers.get("Authorization") != expected:
             return self.reply(401, b"bad credentials\n", [("WWW-Authenticate", 'Basic realm="git"')])
         path, _, query = self.path[len("/git"):].partition("?")
-        env = dict(os.environ, GIT_PROJECT_ROOT=GIT_ROOT, GIT_HTTP_EXPORT_ALL="1", REQUEST_METHOD=self.command,
-                   PATH_INFO=path, QUERY_STRING=query, CONTENT_TYPE=self.headers.get("Content-Type", ""),
-                   CONTENT_LENGTH=str(len(body)), REMOTE_ADDR="127.0.0.1", REMOTE_USER="agent",
-                   SERVER_PROTOCOL="HTTP/1.1")
-        if self.headers.get("Content-Encoding"):
-            env["HTTP_CONTENT_ENCODING"] = self.headers["Content-Encoding"]
-        if self.headers.get("Git-Protocol"):
-            env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
-        out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
-        sep = b"\r\n\r\n" if b"\r\n\r\n" in out else b"\n\n"
-        head, _, payload = out.partition(sep)
-        status, headers = 200, []
-        for line in head.decode("latin-1").splitlines():
-            name, _, value = line.partition(":")
-            if name.lower() == "status":
-                status = int(value.strip().split()[0])
-            elif name:
-                headers.append((name, value.strip()))
+        status, headers, payload = git_http_backend(self, GIT_ROOT, path, query, body, remote_user="agent")
         self.reply(status, payload, headers)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = handle_any

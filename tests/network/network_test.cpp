@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <gtest/gtest.h>
 
+#include "spawn.hpp"
 #include "unprivileged_user.hpp"
 #include <netinet/in.h>
 #include <poll.h>
@@ -43,61 +44,14 @@ namespace {
 const std::string kExe = PARALLEX_EXE;
 const std::string kHere = NETWORK_TEST_DIR;
 
-bool have(const std::string& tool) {
-  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
-}
+using px::test::have;
+using px::test::Outcome;
+using px::test::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs argv with the current environment plus `extra`, stdout and stderr to
-// files; kills it after `timeout`.
+// Network runs take a minute at the most.
 Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<std::string>& extra,
                        const fs::path& dir, std::chrono::seconds timeout = 60s) {
-  static std::atomic<int> counter{0};
-  const int n = counter++;
-  const fs::path out = dir / ("out." + std::to_string(n)), err = dir / ("err." + std::to_string(n));
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    const int in = ::open("/dev/null", O_RDONLY);
-    ::dup2(in, 0);
-    for (const auto& kv : extra) ::putenv(const_cast<char*>(kv.c_str()));
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  Outcome r;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      r.err = "(killed after the timeout)\n";
-      break;
-    }
-    std::this_thread::sleep_for(5ms);
-  }
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err += slurp(err);
-  return r;
+  return px::test::spawn_and_wait(argv, extra, dir, timeout);
 }
 
 // A port no one listens on at this moment (the kernel's pick, released).

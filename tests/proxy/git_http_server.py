@@ -3,8 +3,11 @@ protocol), so tests can clone over HTTP through the proxy. Prints its port on
 the first line. Usage: git_http_server.py PROJECT_ROOT"""
 import http.server
 import os
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from git_http import git_http_backend, read_body  # noqa: E402
 
 ROOT = sys.argv[1]
 
@@ -21,40 +24,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.cgi()
 
-    def read_body(self):
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            body = b""
-            while True:
-                size = int(self.rfile.readline().split(b";")[0], 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return body
-                body += self.rfile.read(size)
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
-
     def cgi(self):
         path, _, query = self.path.partition("?")
-        body = self.read_body()
-        env = dict(os.environ, GIT_PROJECT_ROOT=ROOT, GIT_HTTP_EXPORT_ALL="1", REQUEST_METHOD=self.command,
-                   PATH_INFO=path, QUERY_STRING=query, CONTENT_TYPE=self.headers.get("Content-Type", ""),
-                   CONTENT_LENGTH=str(len(body)), REMOTE_ADDR="127.0.0.1", SERVER_PROTOCOL="HTTP/1.0")
-        if self.headers.get("Content-Encoding"):
-            env["HTTP_CONTENT_ENCODING"] = self.headers["Content-Encoding"]
-        if self.headers.get("Git-Protocol"):
-            env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
-        out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
-        sep = b"\r\n\r\n" if b"\r\n\r\n" in out else b"\n\n"
-        head, _, payload = out.partition(sep)
-        status = 200
-        headers = []
-        for line in head.decode("latin-1").splitlines():
-            name, _, value = line.partition(":")
-            if name.lower() == "status":
-                status = int(value.strip().split()[0])
-            elif name:
-                headers.append((name, value.strip()))
+        status, headers, payload = git_http_backend(self, ROOT, path, query, read_body(self))
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)

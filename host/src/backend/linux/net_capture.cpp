@@ -53,25 +53,36 @@ void add_attribute(Request& req, unsigned short type, const void* data, std::siz
   req.header.nlmsg_len = NLMSG_ALIGN(req.header.nlmsg_len) + RTA_ALIGN(rta->rta_len);
 }
 
+// A request that creates one object (a route, an address), acknowledged:
+// its header, its fixed part (`Body`) and room for a few attributes.
+template <class Body>
+struct NewRequest {
+  nlmsghdr header;
+  Body body;
+  char attributes[64];
+};
+
+template <class Body>
+NewRequest<Body> new_request(unsigned short type) {
+  NewRequest<Body> req{};
+  req.header.nlmsg_len = NLMSG_LENGTH(sizeof(Body));
+  req.header.nlmsg_type = type;
+  req.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+  req.header.nlmsg_seq = 1;
+  return req;
+}
+
 // `ip route add local PREFIX dev lo`: every address of PREFIX is this
 // namespace's own (AnyIP), without configuring each one.
 Status add_local_route(int family, const void* address, std::size_t address_len, unsigned prefix_len,
                        const std::string& shown) {
-  struct {
-    nlmsghdr header;
-    rtmsg route;
-    char attributes[64];
-  } req{};
-  req.header.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
-  req.header.nlmsg_type = RTM_NEWROUTE;
-  req.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
-  req.header.nlmsg_seq = 1;
-  req.route.rtm_family = static_cast<unsigned char>(family);
-  req.route.rtm_dst_len = static_cast<unsigned char>(prefix_len);
-  req.route.rtm_table = RT_TABLE_LOCAL;
-  req.route.rtm_protocol = RTPROT_STATIC;
-  req.route.rtm_scope = RT_SCOPE_HOST;
-  req.route.rtm_type = RTN_LOCAL;
+  auto req = new_request<rtmsg>(RTM_NEWROUTE);
+  req.body.rtm_family = static_cast<unsigned char>(family);
+  req.body.rtm_dst_len = static_cast<unsigned char>(prefix_len);
+  req.body.rtm_table = RT_TABLE_LOCAL;
+  req.body.rtm_protocol = RTPROT_STATIC;
+  req.body.rtm_scope = RT_SCOPE_HOST;
+  req.body.rtm_type = RTN_LOCAL;
   add_attribute(req, RTA_DST, address, address_len);
   const int lo = static_cast<int>(::if_nametoindex("lo"));
   if (lo == 0) return sys_error("if_nametoindex(lo)");
@@ -84,22 +95,14 @@ Status add_local_route(int family, const void* address, std::size_t address_len,
 // family only when an address of it other than loopback is configured: with
 // lo alone, it would ask the run's DNS nothing.
 Status add_address(int family, const void* address, std::size_t address_len, const std::string& shown) {
-  struct {
-    nlmsghdr header;
-    ifaddrmsg addr;
-    char attributes[64];
-  } req{};
-  req.header.nlmsg_len = NLMSG_LENGTH(sizeof(ifaddrmsg));
-  req.header.nlmsg_type = RTM_NEWADDR;
-  req.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
-  req.header.nlmsg_seq = 1;
-  req.addr.ifa_family = static_cast<unsigned char>(family);
-  req.addr.ifa_prefixlen = static_cast<unsigned char>(address_len * 8);
-  req.addr.ifa_flags = family == AF_INET6 ? IFA_F_NODAD : 0;
-  req.addr.ifa_scope = RT_SCOPE_HOST;
+  auto req = new_request<ifaddrmsg>(RTM_NEWADDR);
+  req.body.ifa_family = static_cast<unsigned char>(family);
+  req.body.ifa_prefixlen = static_cast<unsigned char>(address_len * 8);
+  req.body.ifa_flags = family == AF_INET6 ? IFA_F_NODAD : 0;
+  req.body.ifa_scope = RT_SCOPE_HOST;
   const unsigned lo = ::if_nametoindex("lo");
   if (lo == 0) return sys_error("if_nametoindex(lo)");
-  req.addr.ifa_index = lo;
+  req.body.ifa_index = lo;
   add_attribute(req, IFA_LOCAL, address, address_len);
   add_attribute(req, IFA_ADDRESS, address, address_len);
   return rtnetlink(req, "addr add " + shown + " dev lo");
