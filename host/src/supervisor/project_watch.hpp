@@ -17,9 +17,13 @@ namespace px::supervisor {
 
 class ProjectWatch {
  public:
-  // Calls `moved` (from the watch's thread) with what each sweep moved aside.
+  // An inotify instance for start(). Made before the run's watchdog, which
+  // holds it too: its last close waits for the kernel (see watchdog.hpp).
+  static Result<UniqueFd> make_inotify();
+  // Watches with `inotify` (from make_inotify()); calls `moved` (from the
+  // watch's thread) with what each sweep moved aside.
   static Result<std::unique_ptr<ProjectWatch>> start(
-      Quarantine& quarantine, std::function<void(const std::vector<Quarantined>&)> moved);
+      Quarantine& quarantine, UniqueFd inotify, std::function<void(const std::vector<Quarantined>&)> moved);
   ~ProjectWatch();
   ProjectWatch(const ProjectWatch&) = delete;
   ProjectWatch& operator=(const ProjectWatch&) = delete;

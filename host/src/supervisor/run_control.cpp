@@ -130,6 +130,7 @@ Result<std::unique_ptr<RunControl>> RunControl::start(RunControlOptions options)
       spec.cgroup_path = rc->cgroup_->path();
     }
     spec.unlink = {rc->entry_.socket, rc->runs_dir_ / (o.run_id + ".json")};
+    spec.hold = o.watchdog_holds;
     PX_TRY_ASSIGN(rc->watchdog_, spawn_watchdog(spec));
     if (rc->tracker_) rc->tracker_->exclude(rc->watchdog_);
   }

@@ -70,6 +70,8 @@ struct RunControlOptions {
   CgroupLimits limits;
   fs::path runtime_dir;  // empty: parallex_runtime_dir()
   bool watchdog = true;
+  // Descriptors the watchdog holds until it ends (WatchdogSpec::hold).
+  std::vector<int> watchdog_holds;
 };
 
 class RunControl {

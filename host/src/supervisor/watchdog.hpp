@@ -11,7 +11,12 @@
 //     for the run's cgroup, removes the cgroup, and removes the run's socket
 //     and registry entry. It leaves the terminal's session (setsid), so Ctrl-C
 //     or a hang-up of the terminal does not take it down first, and holds no
-//     fd of the supervisor's but the two it needs.
+//     fd of the supervisor's but the two it needs and those it is asked to hold.
+//
+// It also holds, until it ends, descriptors whose last close waits for the
+// kernel: closing an inotify instance waits for an SRCU grace period (0–25 ms
+// on the development VM). Held here, that close happens in the watchdog after
+// the supervisor is gone, not on the path the user waits on.
 // Without a cgroup and without a pid namespace (the unsealed fallback) neither
 // reaches detached processes; that case is documented as a limitation.
 #include <sys/types.h>
@@ -28,11 +33,15 @@ struct WatchdogSpec {
   int cgroup_fd = -1;                         // the run's cgroup, or -1
   std::filesystem::path cgroup_path;          // removed after the kill
   std::vector<std::filesystem::path> unlink;  // socket and registry entry
+  std::vector<int> hold;                      // kept open until the watchdog ends
 };
 
 // Forks the watchdog; returns its pid.
 Result<pid_t> spawn_watchdog(const WatchdogSpec& spec);
-// The supervisor ends normally: SIGKILL the watchdog and reap it.
+// The supervisor ends normally: tells the watchdog (SIGTERM), which then only
+// waits for the supervisor's exit (a second at the most) and ends, doing
+// nothing to the run. Reaped by a thread of its own: its exit (the last close
+// of what it holds) is not waited for.
 void stop_watchdog(pid_t pid);
 
 }  // namespace px::supervisor
