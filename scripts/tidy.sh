@@ -70,7 +70,7 @@ for e in json.load(open(os.path.join(build, "compile_commands.json"))):
     if inputs:
         # Paths are hashed relative to the clone: another clone of the same tree hits the same keys.
         h = hashlib.sha256((salt + "\0" + "\0".join(e["arguments"])).replace(here, "@").encode())
-        for path in sorted(set(inputs)):
+        for path in sorted(set(inputs), key=lambda p: p.replace(here, "@")):
             h.update((path.replace(here, "@") + "\0" + digest(path) + "\0").encode())
         key = h.hexdigest()
         if cache != "off" and os.path.exists(os.path.join(cache, key)):

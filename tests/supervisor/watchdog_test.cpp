@@ -43,12 +43,10 @@ TEST(Watchdog, HoldsWhatItIsGivenPastANormalEndAndNoLonger) {
     // A supervisor: its watchdog holds the write end of `held`, then the run
     // ends normally and the supervisor goes on for 300 ms before it exits.
     ::close(held[0]);
-    WatchdogSpec spec;
-    spec.hold = {held[1]};
-    auto dog = spawn_watchdog(spec);
-    if (!dog) ::_exit(2);
+    auto dog = spawn_watchdog(WatchdogSpec{});
+    if (!dog || !hand_to_watchdog(dog.value(), held[1])) ::_exit(2);
     ::close(held[1]);
-    stop_watchdog(dog.value());
+    stop_watchdog(dog.value().pid);
     ::usleep(300'000);
     ::_exit(0);
   }
@@ -79,8 +77,8 @@ TEST(Watchdog, RemovesTheRunsEntriesWhenTheSupervisorDies) {
     ::close(held[0]);
     WatchdogSpec spec;
     spec.unlink = {dir / "run.sock", dir / "run.json"};
-    spec.hold = {held[1]};
-    if (!spawn_watchdog(spec)) ::_exit(2);
+    auto dog = spawn_watchdog(spec);
+    if (!dog || !hand_to_watchdog(dog.value(), held[1])) ::_exit(2);
     ::pause();  // killed below
     ::_exit(0);
   }

@@ -64,6 +64,8 @@ class DecoyWatch {
   // "fanotify" or "inotify".
   const std::string& method() const { return method_; }
   std::size_t watched() const { return paths_.size(); }
+  // The fanotify or inotify instance (RunControl::hold_until_exit: its last close waits for the kernel).
+  int descriptor() const { return fd_.get(); }
 
  private:
   DecoyWatch() = default;

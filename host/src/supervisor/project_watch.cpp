@@ -22,17 +22,11 @@ constexpr auto kSettle = std::chrono::milliseconds(20);
 
 }  // namespace
 
-Result<UniqueFd> ProjectWatch::make_inotify() {
-  UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  if (!fd) return Error::io("inotify_init1 for the run folder's protected files", errno);
-  return fd;
-}
-
 Result<std::unique_ptr<ProjectWatch>> ProjectWatch::start(
-    Quarantine& quarantine, UniqueFd inotify, std::function<void(const std::vector<Quarantined>&)> moved) {
-  if (!inotify) return Error::invalid("no inotify instance for the run folder's protected files");
+    Quarantine& quarantine, std::function<void(const std::vector<Quarantined>&)> moved) {
   std::unique_ptr<ProjectWatch> w(new ProjectWatch(quarantine, std::move(moved)));
-  w->inotify_ = std::move(inotify);
+  w->inotify_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!w->inotify_) return Error::io("inotify_init1 for the run folder's protected files", errno);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Error::io("pipe2", errno);
   w->wake_read_ = UniqueFd(pipe_fds[0]);

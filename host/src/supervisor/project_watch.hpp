@@ -17,17 +17,15 @@ namespace px::supervisor {
 
 class ProjectWatch {
  public:
-  // An inotify instance for start(). Made before the run's watchdog, which
-  // holds it too: its last close waits for the kernel (see watchdog.hpp).
-  static Result<UniqueFd> make_inotify();
-  // Watches with `inotify` (from make_inotify()); calls `moved` (from the
-  // watch's thread) with what each sweep moved aside.
+  // Calls `moved` (from the watch's thread) with what each sweep moved aside.
   static Result<std::unique_ptr<ProjectWatch>> start(
-      Quarantine& quarantine, UniqueFd inotify, std::function<void(const std::vector<Quarantined>&)> moved);
+      Quarantine& quarantine, std::function<void(const std::vector<Quarantined>&)> moved);
   ~ProjectWatch();
   ProjectWatch(const ProjectWatch&) = delete;
   ProjectWatch& operator=(const ProjectWatch&) = delete;
   void stop();
+  // The inotify instance (RunControl::hold_until_exit: its last close waits for the kernel).
+  int descriptor() const { return inotify_.get(); }
 
  private:
   ProjectWatch(Quarantine& q, std::function<void(const std::vector<Quarantined>&)> moved)

@@ -137,16 +137,6 @@ class Run {
     if (control) (void)control->kill(sigabbrev(stop_->received()));
   }
 
-  // The protected files' watch needs an inotify instance, made before the
-  // kill switch's watchdog so that the watchdog holds it too: the last close
-  // of an inotify instance waits for the kernel (0–25 ms here), and the
-  // watchdog's comes after the user has the run's exit status.
-  void reserve_project_watch() {
-    if (!watches_protected_files()) return;
-    if (auto fd = ProjectWatch::make_inotify()) project_inotify_ = std::move(fd).value();
-    // Without one, watch_protected_files() says so.
-  }
-
   Status start_kill_switch() {
     PX_TRY(injected_fault("kill-switch"));
     RunHooks hooks;
@@ -170,7 +160,6 @@ class Run {
     options.agent = plan_.agent;
     options.command = plan_.argv;
     options.hooks = hooks;
-    if (project_inotify_) options.watchdog_holds.push_back(project_inotify_.get());
     PX_TRY_ASSIGN(auto control, RunControl::start(std::move(options)));
     std::lock_guard lock(mu_);
     control_ = std::move(control);
@@ -212,6 +201,7 @@ class Run {
         DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
     if (watch) {
       decoys_ = std::move(watch).value();
+      hold_until_exit(decoys_->descriptor());
       record_.decoys = {{"method", decoys_->method()}, {"watched", decoys_->watched()}};
     } else {
       say({NoticeKind::alert, "the decoy credentials are not watched in this run: " + watch.error().message});
@@ -248,25 +238,17 @@ class Run {
   // Moves aside at once what appears there while the run goes on.
   void watch_protected_files() {
     if (!quarantine_) return;
-    auto inotify =
-        project_inotify_ ? Result<UniqueFd>(std::move(project_inotify_)) : ProjectWatch::make_inotify();
-    if (!inotify) {
-      say({NoticeKind::alert, "files other programs run later are not watched during this run (" +
-                                  inotify.error().message +
-                                  "); what the run made there is moved aside at its end"});
-      return;
-    }
-    auto watch = ProjectWatch::start(*quarantine_, std::move(inotify).value(),
-                                     [this](const std::vector<Quarantined>& moved) {
-                                       for (const auto& q : moved)
-                                         say({NoticeKind::alert, describe(q, plan_.policy.run_folder())});
-                                     });
-    if (watch)
+    auto watch = ProjectWatch::start(*quarantine_, [this](const std::vector<Quarantined>& moved) {
+      for (const auto& q : moved) say({NoticeKind::alert, describe(q, plan_.policy.run_folder())});
+    });
+    if (watch) {
       project_watch_ = std::move(watch).value();
-    else
+      hold_until_exit(project_watch_->descriptor());
+    } else {
       say({NoticeKind::alert, "files other programs run later are not watched during this run (" +
                                   watch.error().message +
                                   "); what the run made there is moved aside at its end"});
+    }
   }
 
   Status build_environment() {
@@ -528,6 +510,13 @@ class Run {
            !plan_.policy.network().published.empty();
   }
   fs::path run_git() const { return plan_.policy.run_folder() / ".git"; }
+  // A watch's inotify or fanotify instance: its last close waits for the
+  // kernel (an SRCU grace period, 0–25 ms here), so the run's watchdog holds
+  // it too and that close comes after the user has the run's exit status.
+  void hold_until_exit(int fd) {
+    std::lock_guard lock(mu_);
+    if (control_) (void)control_->hold_until_exit(fd);
+  }
   // Unsealed runs do what the user chose; a command that cannot start writes nothing.
   bool watches_protected_files() const {
     return plan_.seal != run::SealLevel::none && !plan_.command_problem;
@@ -566,7 +555,6 @@ class Run {
   bool network_cut_ = false;
   std::unique_ptr<DecoyWatch> decoys_;
   std::unique_ptr<Quarantine> quarantine_;
-  UniqueFd project_inotify_;  // until watch_protected_files() takes it
   std::unique_ptr<ProjectWatch> project_watch_;
   RunBroker broker_;
   bool had_git_ = false;
@@ -610,7 +598,6 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
     return r.finish(e);
   };
   r.stop_on_signals();
-  r.reserve_project_watch();
   if (auto s = r.start_kill_switch(); !s) return failed(s.error());
   r.lap("kill switch");
   if (auto s = r.wait_for_global_pause(); !s) return failed(s.error());

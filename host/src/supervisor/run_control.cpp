@@ -130,15 +130,18 @@ Result<std::unique_ptr<RunControl>> RunControl::start(RunControlOptions options)
       spec.cgroup_path = rc->cgroup_->path();
     }
     spec.unlink = {rc->entry_.socket, rc->runs_dir_ / (o.run_id + ".json")};
-    spec.hold = o.watchdog_holds;
     PX_TRY_ASSIGN(rc->watchdog_, spawn_watchdog(spec));
-    if (rc->tracker_) rc->tracker_->exclude(rc->watchdog_);
+    if (rc->tracker_) rc->tracker_->exclude(rc->watchdog_.pid);
   }
   return rc;
 }
 
 RunControl::~RunControl() {
   finish();
+}
+
+bool RunControl::hold_until_exit(int fd) const {
+  return hand_to_watchdog(watchdog_, fd);
 }
 
 int RunControl::cgroup_fd() const {
@@ -373,8 +376,8 @@ void RunControl::finish() {
   }
   state_ = RunState::ended;
   remove_entry(runs_dir_, options_.run_id);
-  stop_watchdog(watchdog_);
-  watchdog_ = 0;
+  stop_watchdog(watchdog_.pid);
+  watchdog_.pid = 0;
 }
 
 }  // namespace px::supervisor

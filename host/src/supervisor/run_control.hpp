@@ -33,6 +33,7 @@
 #include "common/error.hpp"
 #include "supervisor/cgroup.hpp"
 #include "supervisor/registry.hpp"
+#include "supervisor/watchdog.hpp"
 
 namespace px::supervisor {
 
@@ -70,8 +71,6 @@ struct RunControlOptions {
   CgroupLimits limits;
   fs::path runtime_dir;  // empty: parallex_runtime_dir()
   bool watchdog = true;
-  // Descriptors the watchdog holds until it ends (WatchdogSpec::hold).
-  std::vector<int> watchdog_holds;
 };
 
 class RunControl {
@@ -89,6 +88,10 @@ class RunControl {
   std::string mechanism_note() const { return mechanism_note_; }
   // The run's cgroup fd (clone3 CLONE_INTO_CGROUP / enter_cgroup()), -1 in the fallback.
   int cgroup_fd() const;
+  // Hands `fd` to the run's watchdog, which holds it until after the
+  // supervisor ends: an inotify or fanotify instance, whose last close waits
+  // for the kernel (supervisor/watchdog.hpp). False without a watchdog.
+  bool hold_until_exit(int fd) const;
   // For the sealed child's environment: PARALLEX_RUN=1, PARALLEX_RUN_ID=<id>.
   std::vector<std::pair<std::string, std::string>> child_environment() const;
 
@@ -140,7 +143,7 @@ class RunControl {
   std::unique_ptr<ControlServer> server_;
   fs::path runs_dir_;
   RunEntry entry_;
-  pid_t watchdog_ = 0;
+  Watchdog watchdog_;
   mutable std::mutex mu_;
   RunState state_ = RunState::starting;
   bool pause_pending_ = false;

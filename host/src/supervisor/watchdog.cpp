@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,7 +25,20 @@ namespace {
 // Everything below runs in the forked child of a multi-threaded process:
 // syscalls only, no allocation, no locks.
 
-constexpr std::size_t kMaxHeld = 4;  // fds 5..8: below the copies' floor of 10
+// Takes the descriptors waiting on the channel and keeps them open (they
+// close when the watchdog ends). False when the supervisor closed its end.
+bool take_handed(int channel) {
+  char data;
+  iovec io{&data, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC);
+  return n > 0 || (n < 0 && errno == EINTR);
+}
 
 bool populated_zero(int cgroup_fd) {
   const int fd = ::openat(cgroup_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
@@ -37,7 +51,7 @@ bool populated_zero(int cgroup_fd) {
   return std::strstr(buf, "populated 0") != nullptr;
 }
 
-[[noreturn]] void watchdog_main(int supervisor_pidfd, int cgroup_fd, const char* cgroup_path,
+[[noreturn]] void watchdog_main(int supervisor_pidfd, int cgroup_fd, int channel, const char* cgroup_path,
                                 const char* const* unlink_paths, std::size_t unlink_count) {
   ::setsid();
   ::prctl(PR_SET_NAME, "px-watchdog", 0, 0, 0);
@@ -55,15 +69,20 @@ bool populated_zero(int cgroup_fd) {
   ::sigaddset(&term, SIGTERM);
   const int ended = ::signalfd(-1, &term, SFD_CLOEXEC);
   for (;;) {
-    pollfd p[2] = {{supervisor_pidfd, POLLIN, 0}, {ended, POLLIN, 0}};
-    const int rc = ::poll(p, ended >= 0 ? 2 : 1, -1);
-    if (rc > 0 && p[0].revents) break;
-    if (rc > 0 && p[1].revents) {
+    pollfd p[3] = {{supervisor_pidfd, POLLIN, 0}, {ended, POLLIN, 0}, {channel, POLLIN, 0}};
+    const int rc = ::poll(p, 3, -1);
+    if (rc < 0 && errno != EINTR) break;
+    if (rc <= 0) continue;
+    if (p[0].revents) break;
+    if (p[2].revents && !take_handed(channel)) {
+      ::close(channel);
+      channel = -1;  // poll ignores it from now on
+    }
+    if (p[1].revents) {
       pollfd gone{supervisor_pidfd, POLLIN, 0};
       (void)::poll(&gone, 1, 1000);
       ::_exit(0);
     }
-    if (rc < 0 && errno != EINTR) break;
   }
   if (cgroup_fd >= 0) {
     const int kfd = ::openat(cgroup_fd, "cgroup.kill", O_WRONLY | O_CLOEXEC);
@@ -84,9 +103,15 @@ bool populated_zero(int cgroup_fd) {
 
 }  // namespace
 
-Result<pid_t> spawn_watchdog(const WatchdogSpec& spec) {
+Result<Watchdog> spawn_watchdog(const WatchdogSpec& spec) {
   UniqueFd self(sys_pidfd_open(::getpid(), 0));
   if (!self) return Error::io("pidfd_open of the supervisor", errno);
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    return Error::io("socketpair for the run's watchdog", errno);
+  Watchdog dog;
+  dog.channel = UniqueFd(pair[0]);
+  UniqueFd theirs(pair[1]);
   // Prepared before fork: the child may not allocate.
   std::vector<std::string> paths;
   for (const auto& p : spec.unlink) paths.push_back(p.string());
@@ -102,33 +127,49 @@ Result<pid_t> spawn_watchdog(const WatchdogSpec& spec) {
   if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (pid < 0) return Error::io("fork the run's watchdog", errno);
   if (pid == 0) {
-    // Keep the pidfd and the cgroup fd as 3 and 4 and the held ones from 5 on
-    // (below 10, where every copy made first lies, so no move overwrites a
-    // descriptor not moved yet); close everything else (the proxy's sockets
-    // must not outlive the supervisor in here).
+    // Keep the pidfd, the channel and the cgroup fd as 3, 4 and 5 (copied
+    // above 10 first, so no move overwrites one not moved yet); close
+    // everything else (the proxy's sockets must not outlive the supervisor in
+    // here).
     int keep_self = ::fcntl(self.get(), F_DUPFD_CLOEXEC, 10);
+    int keep_channel = ::fcntl(theirs.get(), F_DUPFD_CLOEXEC, 10);
     int keep_cg = spec.cgroup_fd >= 0 ? ::fcntl(spec.cgroup_fd, F_DUPFD_CLOEXEC, 10) : -1;
-    int held[kMaxHeld];
-    const std::size_t n_held = spec.hold.size() < kMaxHeld ? spec.hold.size() : kMaxHeld;
-    for (std::size_t i = 0; i < n_held; ++i) held[i] = ::fcntl(spec.hold[i], F_DUPFD_CLOEXEC, 10);
     ::dup3(keep_self, 3, O_CLOEXEC);
     keep_self = 3;
+    ::dup3(keep_channel, 4, O_CLOEXEC);
+    keep_channel = 4;
     if (keep_cg >= 0) {
-      ::dup3(keep_cg, 4, O_CLOEXEC);
-      keep_cg = 4;
+      ::dup3(keep_cg, 5, O_CLOEXEC);
+      keep_cg = 5;
     }
-    int first_free = keep_cg >= 0 ? 5 : 4;
-    for (std::size_t i = 0; i < n_held; ++i)
-      if (held[i] >= 0) ::dup3(held[i], first_free++, O_CLOEXEC);
-    ::syscall(SYS_close_range, first_free, ~0U, 0);
+    ::syscall(SYS_close_range, keep_cg >= 0 ? 6 : 5, ~0U, 0);
     // stdin/out/err: not the terminal's, so nothing of ours holds it open.
     const int devnull = ::open("/dev/null", O_RDWR);
     if (devnull >= 0)
       for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
     if (devnull > 2) ::close(devnull);
-    watchdog_main(keep_self, keep_cg, cg, raw.data(), raw.size());
+    watchdog_main(keep_self, keep_cg, keep_channel, cg, raw.data(), raw.size());
   }
-  return pid;
+  dog.pid = pid;
+  return dog;
+}
+
+bool hand_to_watchdog(const Watchdog& watchdog, int fd) {
+  if (!watchdog.channel || fd < 0) return false;
+  char data = 'h';
+  iovec io{&data, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  return ::sendmsg(watchdog.channel.get(), &msg, MSG_NOSIGNAL) == 1;
 }
 
 void stop_watchdog(pid_t pid) {

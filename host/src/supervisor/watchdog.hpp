@@ -13,10 +13,11 @@
 //     or a hang-up of the terminal does not take it down first, and holds no
 //     fd of the supervisor's but the two it needs and those it is asked to hold.
 //
-// It also holds, until it ends, descriptors whose last close waits for the
-// kernel: closing an inotify instance waits for an SRCU grace period (0–25 ms
-// on the development VM). Held here, that close happens in the watchdog after
-// the supervisor is gone, not on the path the user waits on.
+// It also holds, until it ends, descriptors handed to it (hand_to_watchdog)
+// whose last close waits for the kernel: closing an inotify or fanotify
+// instance waits for an SRCU grace period (0–25 ms on the development VM).
+// Held here, that close happens in the watchdog after the supervisor is gone,
+// not on the path the user waits on.
 // Without a cgroup and without a pid namespace (the unsealed fallback) neither
 // reaches detached processes; that case is documented as a limitation.
 #include <sys/types.h>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/unique_fd.hpp"
 
 namespace px::supervisor {
 
@@ -33,11 +35,18 @@ struct WatchdogSpec {
   int cgroup_fd = -1;                         // the run's cgroup, or -1
   std::filesystem::path cgroup_path;          // removed after the kill
   std::vector<std::filesystem::path> unlink;  // socket and registry entry
-  std::vector<int> hold;                      // kept open until the watchdog ends
 };
 
-// Forks the watchdog; returns its pid.
-Result<pid_t> spawn_watchdog(const WatchdogSpec& spec);
+struct Watchdog {
+  pid_t pid = 0;
+  UniqueFd channel;  // hand_to_watchdog() sends descriptors over it
+};
+
+// Forks the watchdog.
+Result<Watchdog> spawn_watchdog(const WatchdogSpec& spec);
+// Hands the watchdog a copy of `fd`, which it holds until it ends. False when
+// it could not (the caller's close is then the last).
+bool hand_to_watchdog(const Watchdog& watchdog, int fd);
 // The supervisor ends normally: tells the watchdog (SIGTERM), which then only
 // waits for the supervisor's exit (a second at the most) and ends, doing
 // nothing to the run. Reaped by a thread of its own: its exit (the last close
