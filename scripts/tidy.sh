@@ -45,7 +45,7 @@ gcc_only = ("-Werror", "-fno-lifetime-dse", "-fstack-clash-protection", "-fcf-pr
 deps, target = {}, None
 for line in open(os.path.join(db, "deps.txt")):
     if line.startswith("    ") and target:
-        deps[target].append(os.path.normpath(os.path.join(build, line.strip())))
+        deps[target].append(os.path.abspath(os.path.join(build, line.strip())))  # ccache may write them relative
     elif line.strip():
         target = line.split(":", 1)[0]
         deps[target] = []
