@@ -169,9 +169,8 @@ class Run {
 
   Status wait_for_global_pause() {
     PX_TRY(injected_fault("global-pause"));
-    return wait_while_globally_paused(parallex_runtime_dir(), [this](const std::string& m) {
-      say({NoticeKind::kill_switch, m});
-    });
+    return wait_while_globally_paused(parallex_runtime_dir(),
+                                      [this](const std::string& m) { say({NoticeKind::kill_switch, m}); });
   }
 
   // Harness state dirs missing from an agent's own home (Parallex's state)
@@ -197,8 +196,7 @@ class Run {
   void watch_decoys() {
     if (plan_.decoy_home.empty()) return;
     RunControl* control = control_.get();
-    auto watch =
-        DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
+    auto watch = DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
     if (watch) {
       decoys_ = std::move(watch).value();
       hold_until_exit(decoys_->descriptor());
@@ -231,7 +229,7 @@ class Run {
   // later, .git's) before anything runs: what the run makes there is moved
   // aside (supervisor/quarantine.hpp). Unsealed runs do what the user chose.
   void remember_protected_files() {
-    if (!watches_protected_files()) return;
+    if (plan_.seal == run::SealLevel::none || plan_.command_problem) return;
     quarantine_ = std::make_unique<Quarantine>(plan_.policy, dir_);
   }
 
@@ -246,8 +244,7 @@ class Run {
       hold_until_exit(project_watch_->descriptor());
     } else {
       say({NoticeKind::alert, "files other programs run later are not watched during this run (" +
-                                  watch.error().message +
-                                  "); what the run made there is moved aside at its end"});
+                                  watch.error().message + "); what the run made there is moved aside at its end"});
     }
   }
 
@@ -304,8 +301,7 @@ class Run {
       return;
     }
     record_.status = RunStatus::running;
-    if (auto written = run::write_record(dir_, record_); !written)
-      say({NoticeKind::alert, written.error().message});
+    if (auto written = run::write_record(dir_, record_); !written) say({NoticeKind::alert, written.error().message});
     if (observer_.started) observer_.started(record_);
     backend::LaunchRequest request;
     request.policy = &plan_.policy;
@@ -327,8 +323,7 @@ class Run {
         proxy_ = std::move(started);
         if (network_cut_) proxy_->cut();
         backend::EnvMap extra;
-        for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers))
-          extra[k] = v;
+        for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers)) extra[k] = v;
         return extra;
       };
     }
@@ -350,9 +345,9 @@ class Run {
     nlohmann::json hits = nlohmann::json::array();
     for (const auto& hit : decoys_->stop()) {
       hits.push_back(to_json(hit));
-      record_.notices.push_back(
-          {NoticeKind::alert, redact("DECOY " + hit.event + ": " + hit.path.string() +
-                                     (hit.process.empty() ? " (process unknown)" : " by " + hit.process))});
+      record_.notices.push_back({NoticeKind::alert, redact("DECOY " + hit.event + ": " + hit.path.string() +
+                                                           (hit.process.empty() ? " (process unknown)"
+                                                                                : " by " + hit.process))});
     }
     record_.decoy_hits = hits;
   }
@@ -382,11 +377,10 @@ class Run {
     if (had_git_ || fs::symlink_status(run_git(), ec).type() == fs::file_type::not_found) return;
     record_.git_repository_created = run_git();
     record_.notices.push_back(
-        {NoticeKind::alert,
-         "the run made a git repository in " + plan_.policy.run_folder().string() +
-             " (.git was not there before): its hooks and config were written by the run and "
-             "git would run them for you; review or remove " +
-             run_git().string()});
+        {NoticeKind::alert, "the run made a git repository in " + plan_.policy.run_folder().string() +
+                                " (.git was not there before): its hooks and config were written by the run and "
+                                "git would run them for you; review or remove " +
+                                run_git().string()});
   }
 
   // Moves aside what the run made at the protected paths. `live`: said now
@@ -423,9 +417,9 @@ class Run {
       for (const auto& n : l.notes) r.notices.push_back(redacted(n));
       r.seal_refusals = refusals_json(l.refusals);
       if (l.refusals.total() > 0)
-        r.notices.push_back(
-            {NoticeKind::alert, redact("the seal refused " + std::to_string(l.refusals.total()) + " request" +
-                                       (l.refusals.total() == 1 ? "" : "s") + ": " + l.refusals.summary())});
+        r.notices.push_back({NoticeKind::alert, redact("the seal refused " + std::to_string(l.refusals.total()) +
+                                                       " request" + (l.refusals.total() == 1 ? "" : "s") + ": " +
+                                                       l.refusals.summary())});
       if (!l.message.empty()) r.setup_error = redact(l.message);
       r.exit_code = l.exit_code;
       if (l.signal) r.signal = l.signal;
@@ -450,10 +444,8 @@ class Run {
       const std::optional<Error>& e = launch_error_ ? launch_error_ : step_error;
       std::string why = e ? e->message : std::string("the run ended before its command started");
       if (e && e->kind == ErrorKind::unsupported)
-        why +=
-            ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to "
-            "run "
-            "with a weaker seal anyway";
+        why += ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to run "
+               "with a weaker seal anyway";
       r.setup_error = redact(why);
       r.status = stop_signal ? RunStatus::interrupted : RunStatus::setup_failed;
       if (stop_signal) r.signal = stop_signal;
@@ -465,8 +457,7 @@ class Run {
     r.exit_status = run::exit_status(r.status, r.exit_code.value_or(0), r.signal.value_or(0));
     r.ended_at = iso_utc_now();
     if (plan_.on_finish) plan_.on_finish(r);
-    if (auto written = run::write_record(dir_, r); !written)
-      say({NoticeKind::alert, written.error().message});
+    if (auto written = run::write_record(dir_, r); !written) say({NoticeKind::alert, written.error().message});
     std::error_code ec;
     if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
     finished_ = true;
@@ -493,8 +484,7 @@ class Run {
     const auto now = std::chrono::steady_clock::now();
     const double ms = std::chrono::duration<double, std::milli>(now - lap_).count();
     lap_ = now;
-    record_.notices.push_back(
-        {NoticeKind::timing, std::string("supervisor: ") + step + " " + std::to_string(ms) + " ms"});
+    record_.notices.push_back({NoticeKind::timing, std::string("supervisor: ") + step + " " + std::to_string(ms) + " ms"});
   }
   void release_resources() {
     if (decoys_) decoys_->stop();
@@ -506,8 +496,7 @@ class Run {
  private:
   // Published ports need the run's network even when it may reach nothing outside.
   bool wants_network() const {
-    return plan_.policy.network().mode != policy::NetworkMode::offline ||
-           !plan_.policy.network().published.empty();
+    return plan_.policy.network().mode != policy::NetworkMode::offline || !plan_.policy.network().published.empty();
   }
   fs::path run_git() const { return plan_.policy.run_folder() / ".git"; }
   // A watch's inotify or fanotify instance: its last close waits for the
@@ -516,10 +505,6 @@ class Run {
   void hold_until_exit(int fd) {
     std::lock_guard lock(mu_);
     if (control_) (void)control_->hold_until_exit(fd);
-  }
-  // Unsealed runs do what the user chose; a command that cannot start writes nothing.
-  bool watches_protected_files() const {
-    return plan_.seal != run::SealLevel::none && !plan_.command_problem;
   }
   static Notice redacted(const Notice& n) { return {n.kind, redact(n.text)}; }
   static std::string sigabbrev(int sig) {

@@ -11,15 +11,16 @@
 //     for the run's cgroup, removes the cgroup, and removes the run's socket
 //     and registry entry. It leaves the terminal's session (setsid), so Ctrl-C
 //     or a hang-up of the terminal does not take it down first, and holds no
-//     fd of the supervisor's but the two it needs and those it is asked to hold.
-//
-// It also holds, until it ends, descriptors handed to it (hand_to_watchdog)
-// whose last close waits for the kernel: closing an inotify or fanotify
-// instance waits for an SRCU grace period (0–25 ms on the development VM).
-// Held here, that close happens in the watchdog after the supervisor is gone,
-// not on the path the user waits on.
+//     fd of the supervisor's but the three it needs (the pidfd, its channel,
+//     the cgroup) and those handed to it.
 // Without a cgroup and without a pid namespace (the unsealed fallback) neither
 // reaches detached processes; that case is documented as a limitation.
+//
+// The watchdog also holds, until it ends, descriptors handed to it
+// (hand_to_watchdog) whose last close waits for the kernel: closing an inotify
+// or fanotify instance waits for an SRCU grace period (0–25 ms on the
+// development VM). Held here, that close happens in the watchdog after the
+// supervisor is gone, not on the path the user waits on.
 #include <sys/types.h>
 
 #include <filesystem>
