@@ -199,26 +199,32 @@ void Relay::tick() {
 void Relay::on_handshake(bool client_side, const error_code& ec) {
   if (phase_ == Phase::closed) return;
   (client_side ? client_hs_ : upstream_hs_) = ec;
+  // A client whose handshake failed is refused at once, whatever the server's
+  // handshake is doing: its answer would change nothing, and the refusal is
+  // logged when it happens, not when a slow server finishes (or never).
+  if (client_side && ec) return refuse_failed_client();
   if (--handshakes_left_ > 0) return;
   after_handshakes();
 }
 
+void Relay::refuse_failed_client() {
+  last_activity_ = Clock::now();
+  const std::string_view why = client_failure(client_hs_, sni_);
+  std::string detail;
+  if (why == reason::sni_mismatch) {
+    detail = "the client asked for " + sni_.seen.substr(0, 256) + " inside a tunnel to " + host_;
+  } else if (why == reason::client_refused_ca) {
+    detail = "the client does not trust the run's CA (" + client_hs_.message() +
+             "); point it at the run's CA bundle, or make the host passthrough if it pins its certificates";
+  } else {
+    detail = client_hs_.message();
+  }
+  log_connection(why, detail);
+  close("refused");
+}
+
 void Relay::after_handshakes() {
   last_activity_ = Clock::now();
-  if (client_hs_) {
-    const std::string_view why = client_failure(client_hs_, sni_);
-    std::string detail;
-    if (why == reason::sni_mismatch) {
-      detail = "the client asked for " + sni_.seen.substr(0, 256) + " inside a tunnel to " + host_;
-    } else if (why == reason::client_refused_ca) {
-      detail = "the client does not trust the run's CA (" + client_hs_.message() +
-               "); point it at the run's CA bundle, or make the host passthrough if it pins its certificates";
-    } else {
-      detail = client_hs_.message();
-    }
-    log_connection(why, detail);
-    return close("refused");
-  }
   if (upstream_hs_) {
     // Never a downgrade: the client gets a 502 naming the reason for each
     // request it sends, and the connection ends.

@@ -82,6 +82,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
 
   void tick();
   void on_handshake(bool client_side, const error_code& ec);
+  void refuse_failed_client();
   void after_handshakes();
 
   // Client -> upstream.
