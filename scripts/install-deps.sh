@@ -24,6 +24,8 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
              golang-go openssh-server clang-tidy)
   # The completion and man page tests run the real shells and man.
   packages+=(bash-completion zsh fish man-db)
+  # gh (GitHub's CLI): the broker's tests run it in a seal with a brokered token.
+  packages+=(gh)
 fi
 # Making and checking the Debian packages (scripts/package.sh, scripts/check-package.sh;
 # the tests run both): CPack needs dpkg-shlibdeps and file, the check a fresh

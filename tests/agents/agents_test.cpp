@@ -73,16 +73,60 @@ TEST(AgentToken, PageUrlCarriesTheFields) {
 
 TEST(AgentCredential, AnswersOnlyGithubOverHttps) {
   const std::optional<std::string> token = kToken;
-  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com\n\n", token),
+  const auto own = github_own_hosts();
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com\n\n", token, own),
             "username=x-access-token\npassword=" + kToken + "\n");
-  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=GitHub.com\npath=a/b.git\n", token),
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=GitHub.com\npath=a/b.git\n", token, own),
             "username=x-access-token\npassword=" + kToken + "\n");
-  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com.evil.example\n", token), "");
-  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=gitlab.com\n", token), "");
-  EXPECT_EQ(credential_answer("get", "protocol=http\nhost=github.com\n", token), "");
-  EXPECT_EQ(credential_answer("store", "protocol=https\nhost=github.com\npassword=x\n", token), "");
-  EXPECT_EQ(credential_answer("erase", "protocol=https\nhost=github.com\n", token), "");
-  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com\n", std::nullopt), "quit=1\n");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com:443\n", token, own),
+            "username=x-access-token\npassword=" + kToken + "\n");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com.evil.example\n", token, own), "");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=evil.github.com\n", token, own), "");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=gitlab.com\n", token, own), "");
+  EXPECT_EQ(credential_answer("get", "protocol=http\nhost=github.com\n", token, own), "");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com:x\n", token, own), "");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=[::1]:443\n", token, own), "");
+  EXPECT_EQ(credential_answer("store", "protocol=https\nhost=github.com\npassword=x\n", token, own), "");
+  EXPECT_EQ(credential_answer("erase", "protocol=https\nhost=github.com\n", token, own), "");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com\n", std::nullopt, own), "quit=1\n");
+}
+
+TEST(AgentCredential, AnswersForEveryHostTheTokenIsBoundTo) {
+  const std::optional<std::string> token = kToken;
+  const std::vector<std::string> bound{"ghe.corp.example", "github.com"};
+  for (const char* host : {"ghe.corp.example", "GHE.corp.example:8443", "github.com"})
+    EXPECT_EQ(credential_answer("get", std::string("protocol=https\nhost=") + host + "\n", token, bound),
+              "username=x-access-token\npassword=" + kToken + "\n")
+        << host;
+  for (const char* host : {"api.github.com", "corp.example", "x.ghe.corp.example", "ghe.corp.example.evil"})
+    EXPECT_EQ(credential_answer("get", std::string("protocol=https\nhost=") + host + "\n", token, bound), "")
+        << host;
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=ghe.corp.example\n", std::nullopt, bound),
+            "quit=1\n");
+  EXPECT_EQ(credential_answer("get", "protocol=https\nhost=github.com\n", token, {}), "");
+}
+
+TEST(AgentCredential, TheTokensHostsComeFromAgentYaml) {
+  AgentConfig c;
+  EXPECT_EQ(github_token_hosts(c), github_own_hosts());
+  EXPECT_EQ(github_token_hosts_text(c), "github.com, api.github.com and uploads.github.com");
+  px::policy::CredentialSection amended;
+  amended.spec.name = "github";
+  amended.amends = true;
+  amended.given = {"env"};
+  amended.spec.env = {"GH_TOKEN"};
+  c.broker.credentials.push_back(amended);
+  EXPECT_EQ(github_token_hosts(c), github_own_hosts()) << "an amendment without hosts keeps GitHub's own";
+  c.broker.credentials.back().given = {"hosts"};
+  c.broker.credentials.back().spec.hosts = {"GHE.Corp.Example", "github.com", "not a host"};
+  EXPECT_EQ(github_token_hosts(c), (std::vector<std::string>{"ghe.corp.example", "github.com"}));
+  EXPECT_EQ(github_token_hosts_text(c), "ghe.corp.example and github.com");
+  c.broker.credentials.back().off = true;
+  EXPECT_EQ(github_token_hosts(c), github_own_hosts()) << "off: not brokered, the helper answers as before";
+  EXPECT_TRUE(is_github_enterprise_host("ghe.corp.example"));
+  EXPECT_TRUE(is_github_enterprise_host("notgithub.com"));
+  EXPECT_FALSE(is_github_enterprise_host("github.com"));
+  EXPECT_FALSE(is_github_enterprise_host("api.github.com"));
 }
 
 TEST(AgentRepo, UrlCredentials) {
@@ -304,6 +348,11 @@ TEST_F(AgentsTest, GitConfigIsItsOwn) {
   const std::string helpers = get("credential.helper");
   EXPECT_EQ(helpers.rfind("\n!", 0), 0u) << "the empty helper comes first: " << helpers;
   EXPECT_NE(helpers.find(" agent credential --store "), std::string::npos) << helpers;
+  // The hosts its token is bound to (GitHub's own by default) travel with it:
+  // its runs cannot read agent.yaml.
+  EXPECT_NE(helpers.find(" --host 'github.com' --host 'api.github.com' --host 'uploads.github.com' gitbot\n"),
+            std::string::npos)
+      << helpers;
   auto rewritten = sh("git ls-remote --get-url git@github.com:acme/api.git", "", agent_git_env("gitbot"));
   EXPECT_EQ(rewritten.out, "https://github.com/acme/api.git\n");
   rewritten = sh("git ls-remote --get-url ssh://git@github.com/acme/api.git", "", agent_git_env("gitbot"));

@@ -101,6 +101,23 @@ class BrokerRun : public ::testing::Test {
     return found;
   }
 
+  // Agent "bot" with the test's token, which agent.yaml binds to the test's
+  // GitHub stand-in (bound.test) instead of GitHub's own hosts (same source,
+  // other hosts: agent.yaml amends the default credential). Its folder.
+  fs::path make_agent_bound_to_the_server() const {
+    const auto made = folder_.parallex({"agent", "new", "bot", "--email", "bot@example.com", "--allow",
+                                        "bound.test:" + port(), "--local-servers", "on"});
+    EXPECT_EQ(made.status, 0) << made.err;
+    const auto stored = folder_.parallex({"agent", "github", "bot", "--no-open"}, {}, {},
+                                         std::chrono::seconds(30), kGithubSecret + "\n");
+    EXPECT_EQ(stored.status, 0) << stored.out << stored.err;
+    const fs::path agent = folder_.home() / "agents" / "bot";
+    EXPECT_TRUE(contains(slurp(agent / "gh" / "hosts.yml"), kGithubSecret));
+    std::ofstream(agent / "agent.yaml", std::ios::app)
+        << "credentials:\n  github:\n    hosts: [bound.test]\n";
+    return agent;
+  }
+
   RunFolder folder_;
   fs::path git_root_;
   std::unique_ptr<UpstreamServer> upstream_;
@@ -324,38 +341,40 @@ TEST_F(BrokerRun, PolicyShowPrintsCredentialsAndRulesWithTheirOrigin) {
 
 TEST_F(BrokerRun, TheAgentsGitHubTokenIsBrokeredByDefault) {
   const std::string p = port();
-  const auto made = folder_.parallex({"agent", "new", "bot", "--email", "bot@example.com", "--allow",
-                                      "bound.test:" + p, "--local-servers", "on"});
-  ASSERT_EQ(made.status, 0) << made.err;
-  const auto stored = folder_.parallex({"agent", "github", "bot", "--no-open"}, {}, {},
-                                       std::chrono::seconds(30), kGithubSecret + "\n");
-  ASSERT_EQ(stored.status, 0) << stored.out << stored.err;
-  const fs::path agent = folder_.home() / "agents" / "bot";
-  ASSERT_TRUE(contains(slurp(agent / "gh" / "hosts.yml"), kGithubSecret));
-  // Its token goes to the test's GitHub stand-in instead of github.com (same
-  // source, other hosts: agent.yaml amends the default credential).
-  std::ofstream(agent / "agent.yaml", std::ios::app) << "credentials:\n  github:\n    hosts: [bound.test]\n";
+  const fs::path agent = make_agent_bound_to_the_server();
+  if (HasFatalFailure()) return;
 
   const auto shown = folder_.parallex({"agent", "show", "bot"});
   EXPECT_TRUE(contains(shown.out, "Credential   github for bound.test (agent.yaml:"))
       << shown.out << shown.err;
+  EXPECT_TRUE(contains(shown.out, "their proxy sends the token to bound.test only)")) << shown.out;
   EXPECT_FALSE(contains(shown.out, kGithubSecret));
 
   const std::string bound = "https://bound.test:" + p;
+  // git asks the one helper of the agent's git config (no helper of the
+  // test's): as it asks for the bound host, and for hosts the token is not
+  // bound to (github.com is not, once agent.yaml names bound.test alone).
   const std::string script =
       "echo \"placeholder=$GH_TOKEN\"\n"
       "echo \"hosts_yml=$(grep -c " +
       kGithubSecret.substr(0, 4) +
       " \"$GH_CONFIG_DIR/hosts.yml\")\"\n"
       "cp \"$GH_CONFIG_DIR/hosts.yml\" hosts.yml.seen\n"
-      // The agent's own credential helper (its git config), as git asks it for github.com.
-      "printf 'protocol=https\\nhost=github.com\\n\\n' | git credential fill > helper.out; echo helper=$?\n"
-      "git -c credential.helper= -c credential.helper=" +
-      quote(kHelper) + " clone -q " + bound +
+      "echo \"helpers=$(git config --get-all credential.helper | wc -l)\"\n"
+      "printf 'protocol=https\\nhost=bound.test:" +
+      p +
+      "\\n\\n' | git credential fill > helper.out; echo helper=$?\n"
+      "printf 'protocol=https\\nhost=github.com\\n\\n' | git credential fill > unbound_fill.out 2>&1; echo "
+      "unbound_fill=$?\n"
+      // The helper itself, as git runs it: no answer (nothing printed, exit 0).
+      "h=$(git config --get-all credential.helper | tail -n 1)\n"
+      "for host in github.com other.test bound.test.evil.test; do printf 'protocol=https\\nhost=%s\\n\\n' "
+      "$host | sh -c \"${h#!} get\" >> unbound.out; echo unbound=$?; done\n"
+      "git clone -q " +
+      bound +
       "/git/repo.git clone; echo clone=$?\n"
-      "cd clone && git commit -q --no-gpg-sign --allow-empty -m agent-push && git -c credential.helper= -c "
-      "credential.helper=" +
-      quote(kHelper) + " push -q origin HEAD:main; echo push=$?\n";
+      "cd clone && git commit -q --no-gpg-sign --allow-empty -m agent-push\n"
+      "git push -q origin HEAD:main; echo push=$?\n";
   const auto r = folder_.parallex(
       {"agent", "run", "bot", "--in", folder_.work().string(), "--", "sh", "-c", script}, resolve());
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -367,15 +386,28 @@ TEST_F(BrokerRun, TheAgentsGitHubTokenIsBrokeredByDefault) {
   EXPECT_TRUE(contains(seen, "oauth_token: " + ph)) << "hosts.yml holds the placeholder in the run: " << seen;
   EXPECT_FALSE(contains(seen, kGithubSecret));
   EXPECT_TRUE(contains(slurp(agent / "gh" / "hosts.yml"), kGithubSecret)) << "the store itself is unchanged";
+  // Its git config has one helper after the empty one: the agent's own.
+  EXPECT_EQ(field(r.out, "helpers"), "2") << r.out;
   EXPECT_EQ(field(r.out, "helper"), "0") << r.err;
   EXPECT_TRUE(contains(slurp(folder_.work() / "helper.out"), "password=" + ph))
       << slurp(folder_.work() / "helper.out");
+  // A host the token is not bound to: no answer, and git stops without one.
+  EXPECT_NE(field(r.out, "unbound_fill"), "0") << slurp(folder_.work() / "unbound_fill.out");
+  EXPECT_FALSE(contains(slurp(folder_.work() / "unbound_fill.out"), "password="));
+  EXPECT_EQ(r.out.find("unbound=1"), std::string::npos) << r.out;
+  EXPECT_TRUE(contains(r.out, "unbound=0\nunbound=0\nunbound=0\n")) << r.out;
+  EXPECT_EQ(slurp(folder_.work() / "unbound.out"), "") << "the helper answers no host it is not bound to";
+  EXPECT_EQ(field(r.out, "clone"), "0") << r.out << r.err;
   EXPECT_EQ(field(r.out, "push"), "0") << r.out << r.err;
   const auto log =
       spawn_and_wait({"git", "-C", (git_root_ / "repo.git").string(), "log", "--format=%s", "main"}, {},
                      folder_.root() / "logs");
   EXPECT_TRUE(contains(log.out, "agent-push")) << log.out;
-  EXPECT_TRUE(server_saw(kGithubSecret.substr(4, 10)) || server_saw("Basic ")) << "git authenticated";
+  // The server received the secret (git's Basic credentials), never the placeholder.
+  const auto basic = spawn_and_wait({"base64", "-w0"}, {}, folder_.root() / "logs", std::chrono::seconds(10),
+                                    "x-access-token:" + kGithubSecret);
+  ASSERT_FALSE(basic.out.empty());
+  EXPECT_TRUE(server_saw("Basic " + basic.out)) << "git authenticated with the secret";
   EXPECT_FALSE(server_saw(ph));
   EXPECT_FALSE(contains(r.out + r.err, kGithubSecret));
   // The policy the run had: the source named, never the token.
@@ -394,6 +426,91 @@ TEST_F(BrokerRun, TheAgentsGitHubTokenIsBrokeredByDefault) {
   EXPECT_EQ(report.status, 0) << report.err;
   EXPECT_TRUE(contains(report.out, "bound.test")) << report.out;
   EXPECT_FALSE(contains(report.out + report.err, kGithubSecret));
+}
+
+// The real gh (GitHub's CLI) inside the seal, against the test's server
+// posing as a GitHub Enterprise host (GH_HOST=bound.test:PORT, which gh reaches
+// at https://bound.test:PORT/api/v3/ and /api/graphql with GH_ENTERPRISE_TOKEN).
+TEST_F(BrokerRun, TheRealGhUsesThePlaceholderForAnEnterpriseHost) {
+  if (!have("gh")) GTEST_SKIP() << "gh is not installed (apt-get install gh)";
+  const std::string p = port();
+  const fs::path agent = make_agent_bound_to_the_server();
+  if (HasFatalFailure()) return;
+  const std::string half = kGithubSecret.substr(0, 20);
+  const std::string script =
+      "echo \"placeholder=$GH_TOKEN\"\n"
+      "echo \"enterprise=$GH_ENTERPRISE_TOKEN\"\n"
+      "export GH_HOST=bound.test:" +
+      p +
+      " GH_NO_UPDATE_NOTIFIER=1 GH_PROMPT_DISABLED=1\n"
+      "gh api /user > user.out 2> user.err; echo user=$?\n"
+      "gh api repos/o/r > repo.out 2> repo.err; echo repo=$?\n"
+      // (only this host: github.com, where GH_TOKEN's placeholder would go, is not reachable here)
+      "gh auth status --hostname \"$GH_HOST\" > status.out 2>&1; echo status=$?\n"
+      // gh's own trace of its requests: the header it sent, as the run sees it.
+      "GH_DEBUG=api gh api /user > /dev/null 2> debug.err; echo debug=$?\n"
+      // What the run can see of itself; the secret, searched for in two
+      // halves so that no single place of the run holds it whole.
+      "env > env.dump\n"
+      "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; echo; done > proc.dump\n"
+      "grep -rlsF -e \"$HALF_A$HALF_B\" \"$HOME\" \"$GH_CONFIG_DIR\" /etc /tmp /var /run . "
+      "--exclude=proc.dump > secret.files; echo searched=$?\n";
+  const auto r =
+      folder_.parallex({"agent", "run", "bot", "--in", folder_.work().string(), "--env", "HALF_A=" + half,
+                        "--env", "HALF_B=" + kGithubSecret.substr(20), "--", "sh", "-c", script},
+                       resolve());
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string ph = field(r.out, "placeholder");
+  ASSERT_EQ(ph.size(), kGithubSecret.size()) << r.out;
+  EXPECT_NE(ph, kGithubSecret);
+  // gh reads an Enterprise host's token from GH_ENTERPRISE_TOKEN: the same placeholder.
+  EXPECT_EQ(field(r.out, "enterprise"), ph) << r.out;
+
+  // gh api: the server answered, so it received the secret.
+  EXPECT_EQ(field(r.out, "user"), "0") << slurp(folder_.work() / "user.err");
+  EXPECT_TRUE(contains(slurp(folder_.work() / "user.out"), "\"login\": \"agent-bot\""))
+      << slurp(folder_.work() / "user.out");
+  EXPECT_EQ(field(r.out, "repo"), "0") << slurp(folder_.work() / "repo.err");
+  EXPECT_TRUE(contains(slurp(folder_.work() / "repo.out"), "\"full_name\": \"o/r\""))
+      << slurp(folder_.work() / "repo.out");
+  // gh auth status: logged in to the Enterprise host, with the token from the variable.
+  const std::string status = slurp(folder_.work() / "status.out");
+  EXPECT_EQ(field(r.out, "status"), "0") << status;
+  EXPECT_TRUE(contains(status, "Logged in to bound.test:" + p + " as agent-bot (GH_ENTERPRISE_TOKEN)"))
+      << status;
+  // What gh sent, by its own trace: its Enterprise API, the token scheme (the
+  // value hidden by gh itself).
+  const std::string debug = slurp(folder_.work() / "debug.err");
+  EXPECT_EQ(field(r.out, "debug"), "0") << debug;
+  EXPECT_TRUE(contains(debug, "Request to https://bound.test:" + p + "/api/v3/user")) << debug;
+  EXPECT_TRUE(contains(debug, "Authorization: token ")) << debug;
+  for (const std::string path : {"/api/v3/user", "/api/v3/repos/o/r", "/api/v3/", "/api/graphql"}) {
+    bool with_secret = false;
+    for (const auto& req : upstream_->requests())
+      if (req.value("path", "") == path)
+        for (const auto& h : req["headers"])
+          with_secret |= h[0] == "Authorization" && h[1] == "token " + kGithubSecret;
+    EXPECT_TRUE(with_secret) << path << " reached the server with the secret";
+  }
+  EXPECT_FALSE(server_saw(ph)) << "the server never sees the placeholder";
+
+  // Never the secret: the environment, /proc, the files the run can read,
+  // gh's output and the run's.
+  EXPECT_TRUE(contains(slurp(folder_.work() / "env.dump"), "GH_ENTERPRISE_TOKEN=" + ph));
+  EXPECT_FALSE(contains(slurp(folder_.work() / "env.dump"), kGithubSecret));
+  EXPECT_FALSE(contains(slurp(folder_.work() / "proc.dump"), kGithubSecret));
+  EXPECT_NE(field(r.out, "searched"), "0") << "grep found the secret";
+  EXPECT_EQ(slurp(folder_.work() / "secret.files"), "") << "files the run can read that hold the secret";
+  EXPECT_FALSE(contains(r.out + r.err, kGithubSecret));
+  EXPECT_EQ(files_holding(folder_.work(), kGithubSecret), std::vector<std::string>{});
+  EXPECT_EQ(files_holding(folder_.latest_run(), kGithubSecret), std::vector<std::string>{});
+  EXPECT_EQ(files_holding(folder_.root() / "runtime", kGithubSecret), std::vector<std::string>{});
+  EXPECT_TRUE(contains(slurp(agent / "gh" / "hosts.yml"), kGithubSecret)) << "the store itself is unchanged";
+  const auto requests = json_lines(folder_.latest_run() / "requests.jsonl");
+  bool swapped = false;
+  for (const auto& l : requests)
+    swapped |= l.value("host", "") == "bound.test" && l.value("credentials", "") == "github";
+  EXPECT_TRUE(swapped) << slurp(folder_.latest_run() / "requests.jsonl");
 }
 
 TEST_F(BrokerRun, BadSecretsAndRulesStopTheRunWithTheReason) {

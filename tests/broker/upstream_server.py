@@ -11,6 +11,8 @@ Prints its port on the first line. Paths:
   /git/...   git http-backend (smart HTTP) over GIT_ROOT; requires
              Authorization: Basic x-access-token:$GIT_SECRET (401 otherwise)
   /close     200 with no length: the body ends with the connection
+  /api/...   a GitHub Enterprise API as gh reaches it (/api/v3/..., /api/graphql);
+             requires Authorization: token (or Bearer) $GIT_SECRET (401 otherwise)
   else       200 "hello from upstream"
 """
 import base64
@@ -84,6 +86,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if self.path.startswith("/git/"):
             return self.git(body)
+        if self.path.startswith("/api/"):
+            return self.github_api()
         self.reply(200, b"hello from upstream")
 
     def git(self, body):
@@ -93,6 +97,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path, _, query = self.path[len("/git"):].partition("?")
         status, headers, payload = git_http_backend(self, GIT_ROOT, path, query, body, remote_user="agent")
         self.reply(status, payload, headers)
+
+    def github_api(self):
+        """The few answers gh needs: `gh api /user`, `gh api repos/O/R` and
+        `gh auth status` (GET /api/v3/ for the token's scopes, then the
+        viewer's login over GraphQL)."""
+        auth = self.headers.get("Authorization", "")
+        scheme, _, token = auth.partition(" ")
+        if not GIT_SECRET or scheme.lower() not in ("token", "bearer") or token != GIT_SECRET:
+            return self.json(401, {"message": "Bad credentials"})
+        path = self.path.partition("?")[0]
+        if path == "/api/graphql":
+            return self.json(200, {"data": {"viewer": {"login": "agent-bot"}}})
+        if path in ("/api/v3", "/api/v3/"):
+            return self.json(200, {}, [("X-OAuth-Scopes", "repo, read:org")])
+        if path == "/api/v3/user":
+            return self.json(200, {"login": "agent-bot", "type": "User"})
+        if path.startswith("/api/v3/repos/"):
+            full_name = "/".join(path[len("/api/v3/repos/"):].split("/")[:2])
+            return self.json(200, {"full_name": full_name, "private": True})
+        return self.json(404, {"message": "Not Found"})
+
+    def json(self, status, value, headers=()):
+        self.reply(status, json.dumps(value).encode(), [("Content-Type", "application/json")] + list(headers))
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = handle_any
 

@@ -1,11 +1,38 @@
 #include "agents/credential.hpp"
 
+#include <algorithm>
 #include <map>
+
+#include "common/host_rule.hpp"
 
 namespace px::agents {
 
+namespace {
+
+// The name of git's `host` attribute ("name" or "name:port"), normalized as
+// credentials name their hosts; a credential is bound to a name on every
+// port, as the broker terminates it. Not a name ("[::1]:443"): empty.
+std::string host_name(std::string_view host) {
+  const auto colon = host.rfind(':');
+  if (colon != std::string_view::npos) {
+    const std::string_view port = host.substr(colon + 1);
+    if (port.empty() || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return {};
+    host = host.substr(0, colon);
+  }
+  auto name = parse_exact_host(host);
+  return name ? std::move(name).value() : std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> github_own_hosts() {
+  return {"github.com", "api.github.com", "uploads.github.com"};
+}
+
 std::string credential_answer(std::string_view action, std::string_view request,
-                              const std::optional<std::string>& token) {
+                              const std::optional<std::string>& token,
+                              const std::vector<std::string>& hosts) {
   if (action != "get") return {};  // store and erase: the token lives only in the agent's gh config
   std::map<std::string, std::string, std::less<>> attrs;
   std::size_t pos = 0;
@@ -23,9 +50,10 @@ std::string credential_answer(std::string_view action, std::string_view request,
   const auto protocol = attrs.find("protocol");
   const auto host = attrs.find("host");
   if (protocol == attrs.end() || host == attrs.end() || protocol->second != "https") return {};
-  std::string h = host->second;
-  for (auto& c : h) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  if (h != "github.com" && h != "github.com:443") return {};
+  const std::string name = host_name(host->second);
+  if (name.empty() ||
+      std::none_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return host_name(h) == name; }))
+    return {};
   if (!token) return "quit=1\n";
   return "username=x-access-token\npassword=" + *token + "\n";
 }

@@ -1,5 +1,6 @@
 #include "agents/git_config.hpp"
 
+#include "agents/token.hpp"
 #include "common/host_rule.hpp"
 
 namespace px::agents {
@@ -44,13 +45,18 @@ std::string shell_quote(const std::string& text) {
 }
 
 std::string credential_helper_command(const fs::path& parallex_exe, const fs::path& agents_root,
-                                      const std::string& name) {
-  return "!" + shell_quote(parallex_exe.string()) + " agent credential --store " +
-         shell_quote(agents_root.string()) + " " + name;
+                                      const std::string& name, const std::vector<std::string>& hosts) {
+  std::string command = "!" + shell_quote(parallex_exe.string()) + " agent credential --store " +
+                        shell_quote(agents_root.string());
+  for (const auto& h : hosts) command += " --host " + shell_quote(h);
+  return command + " " + name;
 }
 
 Result<std::string> render_gitconfig(const AgentPaths& p, const AgentConfig& c, const fs::path& exe) {
-  const std::string helper = credential_helper_command(exe, p.root.parent_path(), c.name);
+  // The hosts come from agent.yaml, which its runs cannot read: the helper
+  // learns them from this file, rebuilt before each run and read-only in it.
+  const std::string helper =
+      credential_helper_command(exe, p.root.parent_path(), c.name, github_token_hosts(c));
   for (const std::string& s : {p.root.string(), exe.string()})
     if (has_line_break(s))
       return Error::invalid("The path '" + s +

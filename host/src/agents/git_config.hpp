@@ -4,6 +4,7 @@
 // Nothing of the user's git config is read or copied.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "agents/store.hpp"
 #include "common/error.hpp"
@@ -11,9 +12,10 @@
 namespace px::agents {
 
 // The shell command git runs as the agent's one credential helper:
-// "!'<parallex>' agent credential --store '<agents root>' NAME".
+// "!'<parallex>' agent credential --store '<agents root>' --host 'H'... NAME",
+// one --host for each host its token is bound to (github_token_hosts).
 std::string credential_helper_command(const fs::path& parallex_exe, const fs::path& agents_root,
-                                      const std::string& name);
+                                      const std::string& name, const std::vector<std::string>& hosts);
 
 // The text of home/.gitconfig. `final` holds the paths the agent has once
 // created (the file may be written while it is still being built elsewhere).

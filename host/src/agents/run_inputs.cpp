@@ -1,7 +1,9 @@
 #include "agents/run_inputs.hpp"
 
+#include <algorithm>
 #include <system_error>
 
+#include "agents/credential.hpp"
 #include "agents/token.hpp"
 
 #include "snapshot/snapshot.hpp"
@@ -26,8 +28,15 @@ policy::BrokeredCredential github_credential(const AgentPaths& paths, const Agen
   c.spec.name = "github";
   c.spec.source = broker::SecretSource::from_value(
       {}, "agent " + config.name + "'s token (" + paths.hosts_yml().string() + ")");
-  c.spec.hosts = {"github.com", "api.github.com", "uploads.github.com"};
+  c.spec.hosts = github_own_hosts();
   c.spec.env = {"GH_TOKEN"};
+  // gh reads an Enterprise host's token from GH_ENTERPRISE_TOKEN: given only
+  // when agent.yaml binds the token to such a host, so that gh never sends it
+  // (unsealed, the token itself) to a host it was not meant for.
+  const auto hosts = github_token_hosts(config);
+  if (std::any_of(hosts.begin(), hosts.end(),
+                  [](const std::string& h) { return is_github_enterprise_host(h); }))
+    c.spec.env.push_back("GH_ENTERPRISE_TOKEN");
   c.spec.shape = "github-token";
   c.masked_files = {paths.hosts_yml()};
   c.reason =

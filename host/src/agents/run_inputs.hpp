@@ -23,8 +23,10 @@ std::map<std::string, std::string> agent_env(const AgentPaths& paths,
                                              const std::optional<std::string>& token);
 
 // The agent's GitHub token as a brokered credential, "github": bound to
-// github.com, api.github.com and uploads.github.com, in GH_TOKEN; its
-// hosts.yml shown with the placeholder (its credential helper reads it there).
+// github.com, api.github.com and uploads.github.com (agent.yaml amends them),
+// in GH_TOKEN, and in GH_ENTERPRISE_TOKEN too when agent.yaml binds it to a
+// GitHub Enterprise host; its hosts.yml shown with the placeholder (its
+// credential helper reads it there).
 policy::BrokeredCredential github_credential(const AgentPaths& paths, const AgentConfig& config);
 
 // The AgentInputs for policy::compose. `parallex_exe` is made readable so its

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "agents/credential.hpp"
+#include "common/host_rule.hpp"
 #include "common/redact.hpp"
 
 namespace px::agents {
@@ -51,6 +53,33 @@ Status write_hosts(const fs::path& gh_dir, const std::string& name, std::string_
 }
 
 }  // namespace
+
+std::vector<std::string> github_token_hosts(const AgentConfig& config) {
+  std::vector<std::string> hosts = github_own_hosts();
+  for (const auto& c : config.broker.credentials) {
+    if (c.spec.name != "github" || c.off || (c.amends && !c.given.count("hosts"))) continue;
+    hosts.clear();
+    // A name that is not one is left out here; the run's policy refuses it, naming its line.
+    for (const auto& h : c.spec.hosts)
+      if (auto name = parse_exact_host(h)) hosts.push_back(std::move(name).value());
+  }
+  return hosts;
+}
+
+std::string github_token_hosts_text(const AgentConfig& config) {
+  const auto hosts = github_token_hosts(config);
+  std::string text;
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == hosts.size() ? " and " : ", ") + hosts[i];
+  return text;
+}
+
+bool is_github_enterprise_host(std::string_view host) {
+  constexpr std::string_view own = "github.com";
+  if (host == own) return false;
+  return !(host.size() > own.size() && host.substr(host.size() - own.size()) == own &&
+           host[host.size() - own.size() - 1] == '.');
+}
 
 Status check_token_shape(std::string_view token) {
   auto all_word = [](std::string_view s) {

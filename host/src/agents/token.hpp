@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agents/store.hpp"
 #include "common/error.hpp"
@@ -29,6 +30,17 @@ Status store_placeholder(const fs::path& gh_dir, const std::string& name);
 // The token from gh/hosts.yml (registered with the redactor), or nullopt when
 // there is none (no file, or the placeholder). A damaged file is an error naming it.
 Result<std::optional<std::string>> load_token(const fs::path& gh_dir);
+
+// The hosts the agent's token is bound to: those agent.yaml names
+// (`credentials: {github: {hosts: [...]}}`, normalized), GitHub's
+// own otherwise. Its credential helper answers for these hosts and no other.
+std::vector<std::string> github_token_hosts(const AgentConfig& config);
+// The same, for a sentence: "github.com, api.github.com and uploads.github.com".
+std::string github_token_hosts_text(const AgentConfig& config);
+
+// A host gh calls GitHub Enterprise (neither github.com nor a name under it):
+// gh reads the token for it from GH_ENTERPRISE_TOKEN, not GH_TOKEN.
+bool is_github_enterprise_host(std::string_view host);
 
 // Reads one line from stdin without echo when it is a terminal.
 Result<std::string> read_secret_line(const std::string& prompt);

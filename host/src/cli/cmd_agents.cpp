@@ -341,11 +341,13 @@ int do_show(const std::string& name, bool json) {
   std::printf("Agent        %s\n", c.name.c_str());
   std::printf("Commits as   %s (agent) <%s>\n", c.name.c_str(), c.email.c_str());
   std::printf("Signing key  %s\n", j["key_fingerprint"].get<std::string>().c_str());
-  std::printf("GitHub token %s\n",
-              j["github_token"] == "present"
-                  ? "present (in its own gh config; brokered: its runs hold a placeholder, and their proxy "
-                    "sends the token to github.com, api.github.com and uploads.github.com only)"
-                  : "none: its tools get a placeholder GitHub refuses (`parallex agent github`)");
+  const std::string token_text =
+      j["github_token"] == "present"
+          ? "present (in its own gh config; brokered: its runs hold a placeholder, and their proxy sends the "
+            "token to " +
+                agents::github_token_hosts_text(c) + " only)"
+          : "none: its tools get a placeholder GitHub refuses (`parallex agent github`)";
+  std::printf("GitHub token %s\n", token_text.c_str());
   std::printf("Repositories %s\n", c.repos.empty() ? "(none named)" : nlohmann::json(c.repos).dump().c_str());
   std::printf("Network      %s\n", network_text(c).c_str());
   std::printf("Local servers %s\n",

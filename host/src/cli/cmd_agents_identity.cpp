@@ -80,15 +80,14 @@ int do_github(const GithubOptions& o) {
     return report_error(s.error());
   std::printf(
       "Stored agent %s's token in %s (0600). Its runs hold a placeholder of it (in GH_TOKEN, its gh config "
-      "and "
-      "its git credential helper); their proxy sends the token to github.com, api.github.com and "
-      "uploads.github.com only.\n",
-      c.name.c_str(), paths.value().hosts_yml().c_str());
+      "and its git credential helper); their proxy sends the token to %s only.\n",
+      c.name.c_str(), paths.value().hosts_yml().c_str(), agents::github_token_hosts_text(c).c_str());
   return 0;
 }
 
 struct CredentialOptions {
   std::string name, action, store;
+  std::vector<std::string> hosts;  // the token's hosts, from the agent's git config
 };
 
 int do_credential(const CredentialOptions& o) {
@@ -100,7 +99,8 @@ int do_credential(const CredentialOptions& o) {
   const auto paths = agents::paths_of(root, o.name);
   auto token = agents::load_token(paths.gh());
   if (!token) return report_error(token.error());
-  const std::string answer = agents::credential_answer(o.action, request, token.value());
+  const std::string answer = agents::credential_answer(
+      o.action, request, token.value(), o.hosts.empty() ? agents::github_own_hosts() : o.hosts);
   std::fwrite(answer.data(), 1, answer.size(), stdout);
   return 0;
 }
@@ -202,6 +202,9 @@ Action setup_credential(CLI::App& s) {
       ->check(CLI::IsMember({"get", "store", "erase"}));
   s.add_option("--store", o->store,
                "The agents folder (written into its git config; default: the data dir's)");
+  s.add_option("--host", o->hosts,
+               "A host its token is bound to (written into its git config from agent.yaml; default: "
+               "github.com, api.github.com, uploads.github.com)");
   return [o] { return do_credential(*o); };
 }
 
