@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -426,6 +427,50 @@ TEST_F(BrokerRun, TheAgentsGitHubTokenIsBrokeredByDefault) {
   EXPECT_EQ(report.status, 0) << report.err;
   EXPECT_TRUE(contains(report.out, "bound.test")) << report.out;
   EXPECT_FALSE(contains(report.out + report.err, kGithubSecret));
+}
+
+// A profile's own `github` credential replaces the agent's. The agent's token
+// file (gh's hosts.yml) was masked by the replaced credential only, and the
+// new one cannot mask a secret it does not know: the file is hidden from the
+// run, never shown with the agent's real token in it.
+TEST_F(BrokerRun, AProfilesOwnGithubCredentialHidesTheAgentsTokenFile) {
+  const fs::path agent = make_agent_bound_to_the_server();
+  if (HasFatalFailure()) return;
+  std::string other = kGithubSecret;
+  std::reverse(other.begin() + 4, other.end());  // another token of the same shape
+  const fs::path token = folder_.secrets() / "profile-token";
+  write_file(token, other + "\n", 0600);
+  const fs::path profile = write("own-github.yaml",
+                                 "credentials:\n"
+                                 "  github:\n"
+                                 "    secret: {file: " +
+                                     token.string() +
+                                     "}\n"
+                                     "    hosts: [bound.test]\n"
+                                     "    env: [GH_TOKEN]\n"
+                                     "    shape: github-token\n");
+  const std::string script =
+      "echo \"placeholder=$GH_TOKEN\"\n"
+      "cat \"$GH_CONFIG_DIR/hosts.yml\" > hosts.yml.seen 2>&1; echo read=$?\n"
+      "grep -rl " +
+      kGithubSecret.substr(4, 12) + " \"$GH_CONFIG_DIR\" \"$HOME\" 2>/dev/null | head -1 > found.out; echo done\n";
+  const auto r = folder_.parallex({"agent", "run", "bot", "--profile", profile.string(), "--in",
+                                   folder_.work().string(), "--", "sh", "-c", script},
+                                  resolve());
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string ph = field(r.out, "placeholder");
+  EXPECT_EQ(ph.size(), other.size()) << r.out;
+  EXPECT_NE(ph, other);
+  EXPECT_NE(field(r.out, "read"), "0") << "the agent's token file is hidden: " << slurp(folder_.work() / "hosts.yml.seen");
+  EXPECT_FALSE(contains(slurp(folder_.work() / "hosts.yml.seen"), kGithubSecret));
+  EXPECT_EQ(slurp(folder_.work() / "found.out"), "") << "no file the run can read holds the agent's token";
+  EXPECT_FALSE(contains(r.out + r.err, kGithubSecret));
+  EXPECT_EQ(files_holding(folder_.work(), kGithubSecret), std::vector<std::string>{});
+  EXPECT_TRUE(contains(slurp(agent / "gh" / "hosts.yml"), kGithubSecret)) << "the store itself is unchanged";
+  // The record says why the file was hidden, naming the credential, never the token.
+  const std::string record = slurp(folder_.latest_run() / "run.json");
+  EXPECT_TRUE(contains(record, "holds the secret of the credential \\\"github\\\"")) << record.substr(0, 4000);
+  EXPECT_FALSE(contains(record, kGithubSecret));
 }
 
 // The real gh (GitHub's CLI) inside the seal, against the test's server

@@ -115,6 +115,18 @@ PolicyBuilder& PolicyBuilder::credential(BrokeredCredential c) {
     if (!f.is_absolute()) return fail(Error::internal(who + ": a masked file is not absolute"));
   s.origin = c.origin.describe();
   auto& all = policy_.credentials_;
+  // A credential replaced by another of its name (a profile's own `github`
+  // over the agent's) leaves behind the files it masked, and they still hold
+  // its secret: the replacement cannot mask a secret it does not know, so
+  // they are hidden from the run instead (`off` is different: the user asked
+  // for the run to hold that secret).
+  for (const auto& old : all) {
+    if (old.spec.name != s.name) continue;
+    for (const auto& f : old.masked_files)
+      if (std::find(c.masked_files.begin(), c.masked_files.end(), f) == c.masked_files.end())
+        deny(f, "it holds the secret of the credential \"" + s.name + "\" that " + s.origin + " replaced",
+             old.origin);
+  }
   all.erase(std::remove_if(all.begin(), all.end(), [&](auto& e) { return e.spec.name == s.name; }),
             all.end());
   all.push_back(std::move(c));
