@@ -453,7 +453,8 @@ TEST_F(BrokerRun, AProfilesOwnGithubCredentialHidesTheAgentsTokenFile) {
       "echo \"placeholder=$GH_TOKEN\"\n"
       "cat \"$GH_CONFIG_DIR/hosts.yml\" > hosts.yml.seen 2>&1; echo read=$?\n"
       "grep -rl " +
-      kGithubSecret.substr(4, 12) + " \"$GH_CONFIG_DIR\" \"$HOME\" 2>/dev/null | head -1 > found.out; echo done\n";
+      kGithubSecret.substr(4, 12) +
+      " \"$GH_CONFIG_DIR\" \"$HOME\" 2>/dev/null | head -1 > found.out; echo done\n";
   const auto r = folder_.parallex({"agent", "run", "bot", "--profile", profile.string(), "--in",
                                    folder_.work().string(), "--", "sh", "-c", script},
                                   resolve());
@@ -461,7 +462,8 @@ TEST_F(BrokerRun, AProfilesOwnGithubCredentialHidesTheAgentsTokenFile) {
   const std::string ph = field(r.out, "placeholder");
   EXPECT_EQ(ph.size(), other.size()) << r.out;
   EXPECT_NE(ph, other);
-  EXPECT_NE(field(r.out, "read"), "0") << "the agent's token file is hidden: " << slurp(folder_.work() / "hosts.yml.seen");
+  EXPECT_NE(field(r.out, "read"), "0")
+      << "the agent's token file is hidden: " << slurp(folder_.work() / "hosts.yml.seen");
   EXPECT_FALSE(contains(slurp(folder_.work() / "hosts.yml.seen"), kGithubSecret));
   EXPECT_EQ(slurp(folder_.work() / "found.out"), "") << "no file the run can read holds the agent's token";
   EXPECT_FALSE(contains(r.out + r.err, kGithubSecret));
@@ -469,7 +471,8 @@ TEST_F(BrokerRun, AProfilesOwnGithubCredentialHidesTheAgentsTokenFile) {
   EXPECT_TRUE(contains(slurp(agent / "gh" / "hosts.yml"), kGithubSecret)) << "the store itself is unchanged";
   // The record says why the file was hidden, naming the credential, never the token.
   const std::string record = slurp(folder_.latest_run() / "run.json");
-  EXPECT_TRUE(contains(record, "holds the secret of the credential \\\"github\\\"")) << record.substr(0, 4000);
+  EXPECT_TRUE(contains(record, "holds the secret of the credential \\\"github\\\""))
+      << record.substr(0, 4000);
   EXPECT_FALSE(contains(record, kGithubSecret));
 }
 
