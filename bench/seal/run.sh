@@ -41,20 +41,27 @@ mkdir -p "$work/protected"
 )
 names+=("parallex run -- /bin/true (a run folder holding every protected path)")
 cmds+=("$PARALLEX run --in $work/protected -- /bin/true")
+names+=("parallex --version")
+cmds+=("$PARALLEX --version")
 names+=("parallex start-up only (no seal)")
 cmds+=("$PARALLEX check --probe-results /dev/null")
 names+=("parallex policy show -- /bin/true (start-up + policy, no seal)")
 cmds+=("$PARALLEX policy show -- /bin/true")
-# The floor of any host built on the chosen libraries: an empty C++ program
+# The floor of any host built on the chosen libraries: an empty C program
 # linked with the shared libraries parallex loads (as ldd lists them), so the
-# dynamic loader maps and relocates the same set.
-if command -v c++ >/dev/null; then
+# dynamic loader maps and relocates the same set; and with libcrypto alone,
+# the one library a security update must reach, so it stays shared.
+if command -v cc >/dev/null; then
   libs=()
   while read -r lib; do libs+=("$lib"); done < <(ldd "$PARALLEX" | awk '$3 ~ /^\// {print $3}' | grep -v -e '/libc\.so' -e '/libm\.so' -e 'ld-linux')
-  echo 'int main() { return 0; }' > "$work/floor.cpp"
-  if c++ -O2 -o "$work/floor" "$work/floor.cpp" -Wl,--no-as-needed "${libs[@]}" 2>/dev/null; then
-    names+=("empty C++ program linked with parallex's ${#libs[@]} libraries")
+  echo 'int main(void) { return 0; }' > "$work/floor.c"
+  if cc -O2 -Wl,-z,now -o "$work/floor" "$work/floor.c" -Wl,--no-as-needed "${libs[@]}" 2>/dev/null; then
+    names+=("empty program linked with parallex's ${#libs[@]} libraries ($(printf '%s ' "${libs[@]##*/}" | sed 's/ $//'))")
     cmds+=("$work/floor")
+  fi
+  if cc -O2 -Wl,-z,now -o "$work/floor-crypto" "$work/floor.c" -Wl,--no-as-needed -lcrypto 2>/dev/null; then
+    names+=("empty program linked with libcrypto alone")
+    cmds+=("$work/floor-crypto")
   fi
 fi
 if command -v bwrap >/dev/null; then
