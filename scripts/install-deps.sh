@@ -26,6 +26,9 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   packages+=(bash-completion zsh fish man-db)
   # gh (GitHub's CLI): the broker's tests run it in a seal with a brokered token.
   packages+=(gh)
+  # Python requests: the broker's sealed test sends a request with it (it reads
+  # REQUESTS_CA_BUNDLE, not the system store).
+  packages+=(python3-requests)
 fi
 # Making and checking the Debian packages (scripts/package.sh, scripts/check-package.sh;
 # the tests run both): CPack needs dpkg-shlibdeps and file, the check a fresh

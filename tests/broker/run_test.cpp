@@ -161,9 +161,11 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
              "auth = {'Authorization': 'Bearer ' + os.environ['GH_TOKEN']}\n"
              "try:\n"
              "    import requests\n"
+             "    print('python_lib=requests')\n"
              "    print('python=%d' % requests.get(sys.argv[1], headers=auth, timeout=20).status_code)\n"
              "except ImportError:\n"
              "    import urllib.request as u\n"
+             "    print('python_lib=urllib')\n"
              "    print('python=%d' % u.urlopen(u.Request(sys.argv[1], headers=auth), timeout=20).status)\n",
              0644);
   std::string script =
@@ -238,6 +240,11 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
                      folder_.root() / "logs");
   EXPECT_TRUE(contains(log.out, "brokered-push")) << "the push reached the server: " << log.out;
   EXPECT_EQ(field(r.out, "python"), "200") << r.out << r.err;
+  // Debian's python3 with python3-requests (scripts/install-deps.sh installs it
+  // for the tests): then the run used requests, with its own CA handling.
+  if (spawn_and_wait({"/usr/bin/python3", "-c", "import requests"}, {}, folder_.root() / "logs").status == 0 &&
+      field(r.out, "python_lib") != "requests")
+    ADD_FAILURE() << "requests is installed, yet the run used " << field(r.out, "python_lib") << ": " << r.out;
   if (have("node")) {
     EXPECT_EQ(field(r.out, "node"), "200") << r.out << r.err;
   }
