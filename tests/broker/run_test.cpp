@@ -242,9 +242,11 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
   EXPECT_EQ(field(r.out, "python"), "200") << r.out << r.err;
   // Debian's python3 with python3-requests (scripts/install-deps.sh installs it
   // for the tests): then the run used requests, with its own CA handling.
-  if (spawn_and_wait({"/usr/bin/python3", "-c", "import requests"}, {}, folder_.root() / "logs").status == 0 &&
+  if (spawn_and_wait({"/usr/bin/python3", "-c", "import requests"}, {}, folder_.root() / "logs").status ==
+          0 &&
       field(r.out, "python_lib") != "requests")
-    ADD_FAILURE() << "requests is installed, yet the run used " << field(r.out, "python_lib") << ": " << r.out;
+    ADD_FAILURE() << "requests is installed, yet the run used " << field(r.out, "python_lib") << ": "
+                  << r.out;
   if (have("node")) {
     EXPECT_EQ(field(r.out, "node"), "200") << r.out << r.err;
   }
