@@ -77,6 +77,17 @@ class BrokerRun : public ::testing::Test {
     write_file(p, text, mode);
     return p;
   }
+  // A profile's `github` credential, its secret read from `secret_file`, bound
+  // to the test's server (the first lines of a profile: more may follow).
+  static std::string github_credential_yaml(const fs::path& secret_file) {
+    return "credentials:\n"
+           "  github:\n"
+           "    secret: {file: " +
+           secret_file.string() +
+           "}\n"
+           "    hosts: [bound.test]\n"
+           "    env: [GH_TOKEN]\n";
+  }
   // `parallex run FLAGS -- sh -c SCRIPT` in the work folder.
   Outcome run_sh(std::vector<std::string> flags, const std::string& script,
                  const std::vector<std::string>& extra = {}) const {
@@ -128,30 +139,24 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
   const fs::path token = folder_.secrets() / "token";
   write_file(token, kGithubSecret + "\n", 0600);
   const std::string half = kGithubSecret.substr(0, 20);
-  const fs::path profile = write("broker.yaml",
-                                 "credentials:\n"
-                                 "  github:\n"
-                                 "    secret: {file: " +
-                                     token.string() +
-                                     "}\n"
-                                     "    hosts: [bound.test]\n"
-                                     "    env: [GH_TOKEN]\n"
-                                     "    shape: github-token\n"
-                                     "requests:\n"
-                                     "  rules.test:\n"
-                                     "    - allow: GET,HEAD /**\n"
-                                     "    - allow: POST /upload\n"
-                                     "    - deny: \"* /**\"\n"
-                                     "      reason: read-only in this run\n"
-                                     // The secret in two halves, so that the run can look for it in
-                                     // what it can read without any single place holding it whole.
-                                     "environment:\n"
-                                     "  set:\n"
-                                     "    HALF_A: " +
-                                     half +
-                                     "\n"
-                                     "    HALF_B: " +
-                                     kGithubSecret.substr(20) + "\n");
+  const fs::path profile =
+      write("broker.yaml", github_credential_yaml(token) +
+                               "    shape: github-token\n"
+                               "requests:\n"
+                               "  rules.test:\n"
+                               "    - allow: GET,HEAD /**\n"
+                               "    - allow: POST /upload\n"
+                               "    - deny: \"* /**\"\n"
+                               "      reason: read-only in this run\n"
+                               // The secret in two halves, so that the run can look for it in
+                               // what it can read without any single place holding it whole.
+                               "environment:\n"
+                               "  set:\n"
+                               "    HALF_A: " +
+                               half +
+                               "\n"
+                               "    HALF_B: " +
+                               kGithubSecret.substr(20) + "\n");
   const std::string p = port();
   const std::string bound = "https://bound.test:" + p, rules = "https://rules.test:" + p;
   // Python: requests when it is installed, the standard library otherwise
@@ -321,20 +326,13 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
 TEST_F(BrokerRun, PolicyShowPrintsCredentialsAndRulesWithTheirOrigin) {
   const fs::path token = folder_.secrets() / "token";
   write_file(token, kGithubSecret + "\n", 0600);
-  const fs::path profile = write("show.yaml",
-                                 "credentials:\n"
-                                 "  github:\n"
-                                 "    secret: {file: " +
-                                     token.string() +
-                                     "}\n"
-                                     "    hosts: [bound.test]\n"
-                                     "    env: [GH_TOKEN]\n"
-                                     "requests:\n"
-                                     "  rules.test:\n"
-                                     "    - allow: GET,HEAD /**\n"
-                                     "    - deny: \"* /**\"\n"
-                                     "      reason: read-only\n"
-                                     "  ws.test: passthrough\n");
+  const fs::path profile = write("show.yaml", github_credential_yaml(token) +
+                                                  "requests:\n"
+                                                  "  rules.test:\n"
+                                                  "    - allow: GET,HEAD /**\n"
+                                                  "    - deny: \"* /**\"\n"
+                                                  "      reason: read-only\n"
+                                                  "  ws.test: passthrough\n");
   const auto r =
       folder_.parallex({"policy", "show", "--in", folder_.work().string(), "--profile", profile.string(),
                         "--allow", "bound.test", "--allow", "rules.test", "--allow", "ws.test"});
@@ -449,15 +447,8 @@ TEST_F(BrokerRun, AProfilesOwnGithubCredentialHidesTheAgentsTokenFile) {
   std::reverse(other.begin() + 4, other.end());  // another token of the same shape
   const fs::path token = folder_.secrets() / "profile-token";
   write_file(token, other + "\n", 0600);
-  const fs::path profile = write("own-github.yaml",
-                                 "credentials:\n"
-                                 "  github:\n"
-                                 "    secret: {file: " +
-                                     token.string() +
-                                     "}\n"
-                                     "    hosts: [bound.test]\n"
-                                     "    env: [GH_TOKEN]\n"
-                                     "    shape: github-token\n");
+  const fs::path profile =
+      write("own-github.yaml", github_credential_yaml(token) + "    shape: github-token\n");
   const std::string script =
       "echo \"placeholder=$GH_TOKEN\"\n"
       "cat \"$GH_CONFIG_DIR/hosts.yml\" > hosts.yml.seen 2>&1; echo read=$?\n"
