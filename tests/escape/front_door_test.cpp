@@ -448,6 +448,53 @@ TEST_F(EscapeFrontDoor, NpmInstallWorksInAnAdhocRun) {
   EXPECT_FALSE(fs::exists(home_ / ".npm")) << "the user's own npm cache was written";
 }
 
+// Item 3, the developer profile: the user's own npm cache is shown read-only
+// beneath the run's (tool_caches: overlay). The real npm installs from it with
+// no network at all, and what the run writes or deletes there stays in the run.
+TEST_F(EscapeFrontDoor, TheDeveloperProfileInstallsFromTheUsersCacheAndNeverWritesIt) {
+  if (::access("/usr/bin/npm", X_OK) != 0) GTEST_SKIP() << "npm is not installed";
+  if (sh("curl -sS -o /dev/null --max-time 10 https://registry.npmjs.org/left-pad") != 0)
+    GTEST_SKIP() << "registry.npmjs.org is not reachable from here";
+  // The user's cache, filled outside any seal as the user's own npm would.
+  const fs::path cache = home_ / ".npm";
+  ASSERT_EQ(sh("cd " + quote(root_.string()) + " && env HOME=" + quote(home_.string()) +
+               " npm cache add left-pad@1.3.0 >/dev/null 2>&1"),
+            0);
+  ASSERT_TRUE(fs::is_directory(cache / "_cacache"));
+  auto snapshot = [&] {
+    std::string all;
+    for (const auto& name : listing(cache)) {
+      std::error_code ec;
+      const fs::path p = cache / name;
+      const auto size = fs::is_regular_file(fs::symlink_status(p, ec)) ? fs::file_size(p, ec) : 0;
+      all += name + " " + std::to_string(size) + "\n";
+    }
+    return all;
+  };
+  const std::string before = snapshot();
+
+  const auto show = px("policy show --profile developer -- true");
+  EXPECT_NE(show.out.find("cache      " + cache.string() + " at /tmp/tool-caches/npm"), std::string::npos)
+      << show.out;
+  // --offline: npm may not touch the network, so it can only install from the
+  // user's cache, seen through the layer.
+  const Ran r =
+      px("run --profile developer -- sh -c 'npm install --offline --no-audit --no-fund left-pad@1.3.0 "
+         "&& echo planted > \"$npm_config_cache/planted\" && rm -rf \"$npm_config_cache/_cacache\" "
+         "&& test ! -e \"$npm_config_cache/_cacache\" && echo DONE'");
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("DONE"), std::string::npos) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(repo_ / "node_modules/left-pad/package.json"));
+  EXPECT_EQ(snapshot(), before) << "the user's npm cache changed";
+  EXPECT_FALSE(fs::exists(cache / "planted"));
+
+  // The default profile keeps the run's cache empty: the same install fails offline.
+  fs::remove_all(repo_ / "node_modules");
+  const Ran plain = px("run -- npm install --offline --no-audit --no-fund left-pad@1.3.0");
+  EXPECT_NE(plain.status, 0) << plain.out;
+  EXPECT_FALSE(fs::exists(repo_ / "node_modules/left-pad/package.json"));
+}
+
 // Item 4: Local servers is off for agents unless turned on, and can name its ports.
 TEST_F(EscapeFrontDoor, LocalServersIsOffForAgentsAndNamesItsPorts) {
   ASSERT_EQ(px("agent new dev --email d@example.com --allow example.com").status, 0);

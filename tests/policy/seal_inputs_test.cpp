@@ -211,7 +211,42 @@ TEST_F(SealInputs, ToolCachesPerRunForAdhocRunsNeverTheUsersOwn) {
   auto off = with("off");
   ASSERT_TRUE(off);
   for (const auto& s : off.value().environment().set) EXPECT_NE(s.name, "npm_config_cache");
-  EXPECT_NE(parse_error_of("tool_caches: somewhere\n").find("per_run, off, or a folder"), std::string::npos);
+  EXPECT_NE(parse_error_of("tool_caches: somewhere\n").find("per_run, overlay, off, or a folder"),
+            std::string::npos);
+}
+
+TEST_F(SealInputs, ToolCachesOverlayShowsTheUsersExistingCachesOnly) {
+  const fs::path home = root_ / "home";
+  fs::create_directories(home / ".npm");
+  fs::create_directories(home / ".cache/pip");
+  fs::create_directories(home / "elsewhere");
+  fs::create_symlink(home / "elsewhere", home / "go");  // a link is never a layer
+  fs::create_directories(home / ".cargo/registry");     // cargo's home holds credentials: never a layer
+  auto profile = parse_profile("tool_caches: overlay\n", "dev.yaml");
+  ASSERT_TRUE(profile) << profile.error().message;
+  in_.profiles.push_back(profile.value());
+  const Policy p = compose_ok();
+  std::map<fs::path, fs::path> layers;
+  for (const auto& c : p.cache_layers()) layers[c.lower] = c.view;
+  EXPECT_EQ(layers, (std::map<fs::path, fs::path>{{home / ".npm", "/tmp/tool-caches/npm"},
+                                                  {home / ".cache/pip", "/tmp/tool-caches/pip"}}));
+  for (const auto& c : p.cache_layers()) EXPECT_EQ(c.origin.describe(), "profile dev.yaml:1");
+  EXPECT_FALSE(p.may_write(home / ".npm/x")) << "the user's own cache is never writable";
+  std::map<std::string, std::string> set;
+  for (const auto& s : p.environment().set) set[s.name] = s.value;
+  EXPECT_EQ(set["npm_config_cache"], "/tmp/tool-caches/npm") << "the variables are per_run's";
+  // A cache the policy hides, or holding a path it hides, is no layer.
+  auto hide =
+      parse_profile("filesystem:\n  deny:\n    - {path: ~/.cache/pip/secret, reason: test}\n", "hide.yaml");
+  ASSERT_TRUE(hide) << hide.error().message;
+  in_.profiles.push_back(hide.value());
+  const Policy hidden = compose_ok();
+  ASSERT_EQ(hidden.cache_layers().size(), 1u);
+  EXPECT_EQ(hidden.cache_layers()[0].lower, home / ".npm");
+  in_.profiles.pop_back();
+  // Seatbelt has no layers: per_run there.
+  in_.platform = Platform::macos;
+  EXPECT_TRUE(compose_ok().cache_layers().empty());
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ std::string render_policy(const policy::Policy& p) {
       out << "  " << pad("read-only", 11) << pad(r.path.string(), 44) << origin_and_reason(r.origin, r.reason) << "\n";
   for (const auto& d : p.denies())
     out << "  " << pad("deny", 11) << pad(d.path.string(), 44) << origin_and_reason(d.origin, d.reason) << "\n";
+  for (const auto& c : p.cache_layers())
+    out << "  " << pad("cache", 11) << pad(c.lower.string() + " at " + c.view.string(), 44)
+        << origin_and_reason(c.origin, c.reason) << "\n";
   if (p.forbid_new_git())
     out << "  " << pad("no new .git", 11) << pad("inside " + p.run_folder().string(), 44) << "["
         << p.forbid_new_git_origin().describe() << "]\n";

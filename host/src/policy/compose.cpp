@@ -109,7 +109,8 @@ Status apply_tool_caches_setting(PolicyBuilder& b, const std::vector<Profile>& p
   if (!from || agent_run || from->tool_caches->value == "off") return ok();
   const Origin origin = Origin::profile(from->name, from->tool_caches->line);
   const std::string& value = from->tool_caches->value;
-  const fs::path on_host = value == "per_run" ? ph.temp / "tool-caches" : ph.expand(value, ph.user_home);
+  const bool per_run = value == "per_run" || value == "overlay";
+  const fs::path on_host = per_run ? ph.temp / "tool-caches" : ph.expand(value, ph.user_home);
   const bool in_temp = !ph.temp.empty() && is_within(on_host, ph.temp);
   fs::path inside = on_host;
   if (in_temp && platform == Platform::linux_host) {
@@ -117,7 +118,9 @@ Status apply_tool_caches_setting(PolicyBuilder& b, const std::vector<Profile>& p
     const std::string rest = on_host.string().substr(ph.temp.string().size());
     inside = fs::path("/tmp" + rest);
   }
-  return apply_tool_caches(b, on_host, inside, in_temp, ph.user_home, origin);
+  // The layers are mounts of the Linux seal; Seatbelt has none (per_run there).
+  const bool layered = value == "overlay" && platform == Platform::linux_host;
+  return apply_tool_caches(b, on_host, inside, in_temp, layered, ph.user_home, origin);
 }
 
 }  // namespace

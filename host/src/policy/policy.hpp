@@ -101,6 +101,17 @@ struct SuggestedHost {
   Origin origin;
 };
 
+// One of the user's own caches shown read-only beneath a folder of the run's
+// temp dir (`tool_caches: overlay`): the run reads what is cached and writes
+// into a layer of its own, which goes with the run. The user's cache is never
+// written, so nothing a run plants reaches the user's builds.
+struct CacheLayer {
+  fs::path lower;  // the user's cache on the host
+  fs::path view;   // the run's folder for that tool, as the run sees it (/tmp/tool-caches/npm)
+  std::string reason;
+  Origin origin;
+};
+
 // A decision of the Policy's own oracle, with the rule that made it.
 struct Decision {
   bool allowed = false;
@@ -124,6 +135,9 @@ class Policy {
   const std::vector<PathGrant>& grants() const { return grants_; }
   const std::vector<PathDeny>& denies() const { return denies_; }
   const std::vector<ReadOnlyPath>& read_only() const { return read_only_; }
+  // Caches shown beneath the run's own (Linux only); one whose cache a deny
+  // covers is left out when the policy is built (a deny beats everything).
+  const std::vector<CacheLayer>& cache_layers() const { return cache_layers_; }
   // Files other programs run or trust later (an editor's tasks, a harness's
   // hooks and MCP servers, direnv's .envrc): the read-only paths inside the
   // run folder, outside any git dir (whose files are checked by what they say).
@@ -172,6 +186,7 @@ class Policy {
   std::vector<PathGrant> grants_;
   std::vector<PathDeny> denies_;
   std::vector<ReadOnlyPath> read_only_;
+  std::vector<CacheLayer> cache_layers_;
   bool forbid_new_git_ = true;
   Origin forbid_new_git_origin_;
   NetworkRule network_;

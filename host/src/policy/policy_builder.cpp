@@ -207,6 +207,14 @@ PolicyBuilder& PolicyBuilder::nested_sandbox(NestedSandboxSwitch entry) {
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::cache_layer(const fs::path& lower, const fs::path& view, std::string reason,
+                                          Origin origin) {
+  auto l = absolute(lower, origin, "cache");
+  auto v = absolute(view, origin, "cache folder");
+  if (l && v) policy_.cache_layers_.push_back({*l, *v, std::move(reason), std::move(origin)});
+  return *this;
+}
+
 PolicyBuilder& PolicyBuilder::suggested_host(std::string host, std::string reason, Origin origin) {
   policy_.suggested_hosts_.push_back({normalize_host(host), std::move(reason), std::move(origin)});
   return *this;
@@ -275,6 +283,17 @@ Result<Policy> PolicyBuilder::build() {
                                   "): the run may write it, though other programs run or trust what is there");
   }
   if (auto st = check_brokered(); !st) return st.error();
+  // A cache the policy hides, or holding a path it hides, is not shown
+  // beneath the run's: the layer would show all of it.
+  auto& layers = policy_.cache_layers_;
+  layers.erase(std::remove_if(layers.begin(), layers.end(),
+                              [&](const CacheLayer& c) {
+                                return std::any_of(
+                                    policy_.denies_.begin(), policy_.denies_.end(), [&](auto& d) {
+                                      return is_within(c.lower, d.path) || is_within(d.path, c.lower);
+                                    });
+                              }),
+               layers.end());
   auto& net = policy_.network_;
   if (net.mode == NetworkMode::allowlist && net.hosts.empty() && !net.local_servers) {
     // An empty allowlist blocks everything: say so plainly as offline. (With

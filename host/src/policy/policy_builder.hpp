@@ -26,6 +26,9 @@ class PolicyBuilder {
   PolicyBuilder& deny(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& read_only(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& forbid_new_git(bool forbid, Origin origin);
+  // `lower` (a cache of the user's) shown read-only beneath `view`, a folder
+  // of the run's temp dir as the run sees it (policy.hpp: CacheLayer).
+  PolicyBuilder& cache_layer(const fs::path& lower, const fs::path& view, std::string reason, Origin origin);
 
   PolicyBuilder& network(NetworkMode mode, Origin origin);
   PolicyBuilder& allow_host(const std::string& pattern, Origin origin);

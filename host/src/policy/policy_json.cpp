@@ -85,6 +85,16 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   }
   out["filesystem"]["read_only"] = std::move(read_only);
   out["filesystem"]["forbid_new_git"] = p.forbid_new_git();
+  // Only when there is one: the digest of a policy without it stays as it was.
+  if (!p.cache_layers().empty()) {
+    json layers = json::array();
+    for (const auto& c : p.cache_layers()) {
+      json e{{"cache", c.lower.string()}, {"view", c.view.string()}, {"reason", c.reason}};
+      add_origin(e, c.origin, with_origins);
+      layers.push_back(std::move(e));
+    }
+    out["filesystem"]["cache_layers"] = std::move(layers);
+  }
 
   const auto& net = p.network();
   json network{{"mode", to_string(net.mode)}, {"ports", net.ports}, {"local_servers", net.local_servers}};

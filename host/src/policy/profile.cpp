@@ -150,8 +150,9 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
       if (auto v = r.scalar(t, "tool_caches")) {
         const bool path = !v->empty() && ((*v)[0] == '/' || *v == "~" || v->rfind("~/", 0) == 0 ||
                                           v->rfind("{temp}", 0) == 0 || v->rfind("{run_home}", 0) == 0);
-        if (*v != "per_run" && *v != "off" && !path)
-          r.fail(t, "tool_caches", "'" + *v + "' is not per_run, off, or a folder written from '/' or '~/'");
+        if (*v != "per_run" && *v != "overlay" && *v != "off" && !path)
+          r.fail(t, "tool_caches",
+                 "'" + *v + "' is not per_run, overlay, off, or a folder written from '/' or '~/'");
         p.tool_caches = ProfileEntry{*v, "", r.line(t)};
       }
     }

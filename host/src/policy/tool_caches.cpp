@@ -9,22 +9,22 @@ const std::vector<ToolCacheVariable>& tool_cache_variables() {
   // Each tool's own variable for its cache (or, for cargo and gradle, the
   // home holding it; cargo then does not read ~/.cargo/config.toml).
   static const std::vector<ToolCacheVariable> kVariables = {
-      {"npm", "npm_config_cache", "npm"},
-      {"yarn", "YARN_CACHE_FOLDER", "yarn"},
-      {"yarn", "YARN_GLOBAL_FOLDER", "yarn-global"},
-      {"pnpm", "npm_config_store_dir", "pnpm-store"},
-      {"pnpm", "npm_config_cache_dir", "pnpm-cache"},
-      {"pip", "PIP_CACHE_DIR", "pip"},
-      {"uv", "UV_CACHE_DIR", "uv"},
-      {"cargo", "CARGO_HOME", "cargo"},
-      {"go", "GOMODCACHE", "go-mod"},
-      {"go", "GOCACHE", "go-build"},
-      {"gradle", "GRADLE_USER_HOME", "gradle"},
-      {"maven", "MAVEN_OPTS", "-Dmaven.repo.local={}/m2"},
-      {"bun", "BUN_INSTALL_CACHE_DIR", "bun"},
-      {"deno", "DENO_DIR", "deno"},
-      {"node-gyp", "npm_config_devdir", "node-gyp"},
-      {"pre-commit", "PRE_COMMIT_HOME", "pre-commit"},
+      {"npm", "npm_config_cache", "npm", "{}", ".npm"},
+      {"yarn", "YARN_CACHE_FOLDER", "yarn", "{}", ".cache/yarn"},
+      {"yarn", "YARN_GLOBAL_FOLDER", "yarn-global", "{}", nullptr},
+      {"pnpm", "npm_config_store_dir", "pnpm-store", "{}", ".local/share/pnpm/store"},
+      {"pnpm", "npm_config_cache_dir", "pnpm-cache", "{}", nullptr},
+      {"pip", "PIP_CACHE_DIR", "pip", "{}", ".cache/pip"},
+      {"uv", "UV_CACHE_DIR", "uv", "{}", ".cache/uv"},
+      {"cargo", "CARGO_HOME", "cargo", "{}", nullptr},
+      {"go", "GOMODCACHE", "go-mod", "{}", "go/pkg/mod"},
+      {"go", "GOCACHE", "go-build", "{}", ".cache/go-build"},
+      {"gradle", "GRADLE_USER_HOME", "gradle", "{}", nullptr},
+      {"maven", "MAVEN_OPTS", "m2", "-Dmaven.repo.local={}", ".m2/repository"},
+      {"bun", "BUN_INSTALL_CACHE_DIR", "bun", "{}", ".bun/install/cache"},
+      {"deno", "DENO_DIR", "deno", "{}", ".cache/deno"},
+      {"node-gyp", "npm_config_devdir", "node-gyp", "{}", ".cache/node-gyp"},
+      {"pre-commit", "PRE_COMMIT_HOME", "pre-commit", "{}", ".cache/pre-commit"},
   };
   return kVariables;
 }
@@ -36,7 +36,7 @@ std::vector<fs::path> users_own_tool_caches(const fs::path& home) {
 }
 
 Status apply_tool_caches(PolicyBuilder& b, const fs::path& root_on_host, const fs::path& root_inside,
-                         bool in_temp, const fs::path& user_home, const Origin& origin) {
+                         bool in_temp, bool layered, const fs::path& user_home, const Origin& origin) {
   const fs::path root = normal_absolute(root_on_host);
   if (!in_temp) {
     std::error_code ec;
@@ -56,12 +56,18 @@ Status apply_tool_caches(PolicyBuilder& b, const fs::path& root_on_host, const f
     b.allow(root, Access::write, "the run's tool caches (npm, pip, cargo, go...)", origin);
   }
   for (const auto& v : tool_cache_variables()) {
-    std::string value = v.value;
-    if (const auto at = value.find("{}"); at != std::string::npos)
-      value.replace(at, 2, root_inside.string());
-    else
-      value = (root_inside / value).string();
+    const fs::path folder = root_inside / v.folder;
+    std::string value = v.format;
+    value.replace(value.find("{}"), 2, folder.string());
     b.set_env(v.variable, value, std::string("the run's own cache for ") + v.tool, origin);
+    if (!layered || !in_temp || v.users_cache == nullptr) continue;
+    // The user's cache as it is now: a folder of theirs (not a link, which
+    // could lead anywhere), shown read-only beneath the run's writable layer.
+    const fs::path own = normal_absolute(user_home) / v.users_cache;
+    std::error_code ec;
+    if (fs::is_directory(fs::symlink_status(own, ec)))
+      b.cache_layer(own, folder,
+                    std::string("your ") + v.tool + " cache, read-only beneath the run's own layer", origin);
   }
   return ok();
 }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 
+#include "backend/linux/overlay.hpp"
 #include "backend/linux/sys.hpp"
 #include "common/paths.hpp"
 
@@ -101,6 +102,7 @@ class Walker {
  public:
   explicit Walker(int root) : root_(root) {}
   void own(int fd) { own_.push_back(mount_id(fd)); }
+  int root() const { return root_; }
 
   UniqueFd reach(const fs::path& view_path, Create create, int& err) const {
     UniqueFd cur(::openat(root_, ".", O_PATH | O_CLOEXEC));
@@ -336,6 +338,8 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
     // the host's paths shows in /proc/self/mountinfo for it.
     plan.binds.push_back({{}, "/tmp", true, true, {}});
     plan.binds.push_back({{}, "/var/tmp", true, true, {}});
+    for (const auto& c : policy.cache_layers())
+      if (is_within(c.view, "/tmp")) plan.cache_layers.push_back({c.lower, c.view});
   }
   std::stable_sort(plan.binds.begin(), plan.binds.end(), [](const Bind& a, const Bind& b) {
     return depth(a.view) != depth(b.view) ? depth(a.view) < depth(b.view) : a.view < b.view;
@@ -465,6 +469,60 @@ Status enter_private_namespace() {
   return ok();
 }
 
+// Each cache layer (overlay.hpp): its upper and work dirs in a tmpfs of its
+// own, staged on the view's skeleton at /tmp/.px-layers (the skeleton is
+// staged at the namespace's /tmp while the view is built) and unmounted from
+// there once every overlay holds it: overlayfs keeps a private copy of the
+// upper layer's mount, so the command never sees it. A layer that cannot be
+// mounted leaves the run's folder empty, with a note; the run still works.
+void mount_cache_layers(const ViewPlan& plan, const Walker& walker, const std::vector<UniqueFd>& lowers,
+                        std::vector<run::Notice>& notes) {
+  if (plan.cache_layers.empty()) return;
+  auto skipped = [&](const ViewPlan::CacheLayer& c, const std::string& why) {
+    notes.push_back({run::NoticeKind::seal, "your cache " + c.lower.string() + " is not shown at " +
+                                                c.view.string() + " (" + why + "): the run's starts empty"});
+  };
+  int err = 0;
+  UniqueFd stage = walker.reach("/.px-layers", Create::dir, err);
+  auto store = new_tmpfs("0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the caches' layers");
+  if (!stage || !store || !attach(store.value().get(), stage.get(), "the caches' layers")) {
+    for (const auto& c : plan.cache_layers) skipped(c, "no tmpfs for its layer");
+    return;
+  }
+  const int layers = store.value().get();
+  for (std::size_t i = 0; i < plan.cache_layers.size(); ++i) {
+    const auto& c = plan.cache_layers[i];
+    if (!lowers[i]) {
+      skipped(c, "it is gone or became a link");
+      continue;
+    }
+    const std::string n = std::to_string(i), upper_name = n + "/upper", work_name = n + "/work";
+    if (::mkdirat(layers, n.c_str(), 0700) != 0 || ::mkdirat(layers, upper_name.c_str(), 0755) != 0 ||
+        ::mkdirat(layers, work_name.c_str(), 0700) != 0) {
+      skipped(c, sys_error("mkdir its layer").message);
+      continue;
+    }
+    UniqueFd upper(::openat(layers, upper_name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd work(::openat(layers, work_name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd target = walker.reach(c.view, Create::dir, err);
+    if (!upper || !work || !target) {
+      skipped(c, std::string("its folder: ") + errno_name(target ? errno : err));
+      continue;
+    }
+    auto tree = overlay::mount_layers(lowers[i].get(), upper.get(), work.get());
+    if (!tree) {
+      skipped(c, tree.error().message);
+      continue;
+    }
+    if (auto st = attach(tree.value().get(), target.get(), c.view.string()); !st)
+      skipped(c, st.error().message);
+  }
+  if (::umount2("/tmp/.px-layers", MNT_DETACH) != 0 ||
+      ::unlinkat(walker.root(), ".px-layers", AT_REMOVEDIR) != 0)
+    notes.push_back({run::NoticeKind::seal, "the caches' layers stay at /.px-layers in the run's view: " +
+                                                sys_error("unmount them").message});
+}
+
 Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& notes) {
   // 1. Clone every host source first, while the host's tree is still whole.
   std::vector<UniqueFd> sources(plan.binds.size());
@@ -495,6 +553,13 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
     }
     sources[i] = std::move(tree).value();
   }
+  // The user's caches, opened now for the same reason (one under the host's
+  // /tmp is covered once the view's root is staged there). Each is the folder
+  // itself, never a link in its place.
+  std::vector<UniqueFd> cache_lowers(plan.cache_layers.size());
+  for (std::size_t i = 0; i < plan.cache_layers.size(); ++i)
+    cache_lowers[i] =
+        UniqueFd(::open(plan.cache_layers[i].lower.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   std::map<std::string, UniqueFd> nodes;
   for (const char* name : kDevNodes) {
     const std::string path = std::string("/dev/") + name;
@@ -572,6 +637,9 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
     }
     PX_TRY(attach(sources[i].get(), target.get(), b.view.string()));
   }
+
+  // 3b. The user's caches beneath the run's own folders in /tmp.
+  mount_cache_layers(plan, walker, cache_lowers, notes);
 
   // 4. The run folder's protected paths, resolved beneath it once, without
   // following a link, and mounted onto the very object that was checked; then

@@ -63,6 +63,14 @@ struct ViewPlan {
     bool directory = false;
   };
   std::vector<Placeholder> placeholders;
+  // The user's caches shown read-only beneath folders of the run's /tmp
+  // (policy.hpp: CacheLayer; overlay.hpp). One that cannot be mounted leaves
+  // its folder empty, and a note says so: the run downloads again.
+  struct CacheLayer {
+    fs::path lower;  // the user's cache on the host
+    fs::path view;   // a folder of the run's /tmp
+  };
+  std::vector<CacheLayer> cache_layers;
   // Files the seal writes for the run and binds read-only over the host's in
   // the view only (the run's /etc/resolv.conf and /etc/hosts).
   struct GeneratedFile {
