@@ -318,6 +318,43 @@ TEST_F(EscapeFrontDoor, ANestedRepositorysDoorsAreMovedAsideAndItsConfigPutBack)
   EXPECT_EQ(git(lib, "status"), 0);
 }
 
+// Item 4, repositories the run makes itself, anywhere in the run folder
+// (`git init` four levels down, a `git clone` into a sub-folder): checked at
+// the end of the run like the top one. What would make git run a program is
+// moved aside; a plain `git init` leaves nothing to move; a repository that
+// was there before, deeper than the start's look, keeps its owner's hook.
+TEST_F(EscapeFrontDoor, RepositoriesTheRunMakesAnywhereAreChecked) {
+  const fs::path own = repo_ / "third_party/a/b/own";
+  write_text(own / "own.c", "int own;\n");
+  ASSERT_EQ(git(own, "init -q") + git(own, "add own.c") + git(own, "commit -qm own"), 0);
+  write_text(own / ".git/hooks/pre-commit", "#!/bin/sh\necho the owner's hook\n");
+  const std::string g = "git -c user.name=a -c user.email=a@example.com ";
+  const Ran r = px(
+      "run -- sh -c " +
+      quote("set -e; " + g +
+            "init -q vendor/a/b/x; printf '#!/bin/sh\\nid\\n' > vendor/a/b/x/.git/hooks/post-checkout; "
+            "chmod +x vendor/a/b/x/.git/hooks/post-checkout; " +
+            g + "clone -q . deps/c/lib; printf '[core]\\n\\tfsmonitor = id\\n' >> deps/c/lib/.git/config; " +
+            g + "init -q plain/y; cd third_party/a/b/own; echo z > z.c; " + g + "add z.c; " + g +
+            "commit -qm z; echo RAN"));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("RAN"), std::string::npos);
+  EXPECT_FALSE(fs::exists(repo_ / "vendor/a/b/x/.git/hooks/post-checkout")) << "the planted hook stayed";
+  EXPECT_EQ(read_text(repo_ / "deps/c/lib/.git/config").find("fsmonitor"), std::string::npos)
+      << "the cloned repository's config still names a program";
+  EXPECT_EQ(read_text(own / ".git/hooks/pre-commit"), "#!/bin/sh\necho the owner's hook\n");
+  const json rec = last_record();
+  std::set<std::string> paths;
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  EXPECT_EQ(paths, (std::set<std::string>{"vendor/a/b/x/.git/hooks/post-checkout", "deps/c/lib/.git/config"}))
+      << rec["quarantined"].dump(2);
+  EXPECT_NE(rec["quarantined"].dump().find("core.fsmonitor"), std::string::npos);
+  // git outside still works in what the run made, and runs nothing of the run's.
+  EXPECT_EQ(git(repo_ / "plain/y", "status"), 0);
+  EXPECT_EQ(git(own, "cat-file -e HEAD:z.c"), 0);
+}
+
 // A pause moves aside what the run left in .git at once (every process of
 // the run is frozen, so none is halfway through a write), before the user
 // works in the folder while the run waits.
