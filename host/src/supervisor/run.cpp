@@ -235,14 +235,14 @@ class Run {
   void remember_protected_files() {
     if (plan_.seal == run::SealLevel::none || plan_.command_problem) return;
     quarantine_ = std::make_unique<Quarantine>(plan_.policy, dir_);
-    hand_quarantine_to_watchdog();
   }
 
   // What the watchdog sweeps with if this supervisor dies before the run's
   // end (supervisor/sweep_after_death.hpp): the quarantine's state in a
   // sealed memfd (it holds small git files kept to put back: never on disk),
-  // handed again after each sweep so that what was moved and put back since
-  // is what the watchdog compares with.
+  // handed once the command's first process exists (while its seal is being
+  // built: 0.25 ms off the start-up path) and again after each sweep, so that
+  // what was moved and put back since is what the watchdog compares with.
   void hand_quarantine_to_watchdog() {
     if (!quarantine_ || !sweep_available()) return;
     const std::vector<std::uint8_t> state = quarantine_->state();
@@ -363,6 +363,7 @@ class Run {
       if (auto attached = control_->attach(pid, enters_cgroup); !attached)
         say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
       kill_if_stopped();
+      hand_quarantine_to_watchdog();
     };
     auto launched = backend_.launch(request);
     if (!launched) {
