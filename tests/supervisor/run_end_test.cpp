@@ -355,8 +355,9 @@ TEST_F(RunEnd, ASigkilledSupervisorsRunIsClosedByRunsAndItsReportStopsAtItsEnd) 
 // the folder, in the record folder's quarantine with what it held, and shown
 // by `parallex runs` and `parallex report`, which close the record as lost.
 // With a cgroup the watchdog knows the run is dead when the cgroup is empty;
-// without one (PARALLEX_NO_CGROUP=1), when the run's first process, pid 1 of
-// its pid namespace, has ended.
+// without one (PARALLEX_NO_CGROUP=1), when the run's first process has ended
+// and nothing runs in its pid namespace (a zombie left for a reaper does not
+// count: this test process adopts orphans and reaps them late).
 class SweepAfterDeath : public RunEnd, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(SweepAfterDeath, TheWatchdogMovesAsideWhatTheRunMadeAtTheProtectedPaths) {

@@ -187,7 +187,8 @@ Status RunControl::attach(pid_t sealed_child, bool enters_itself) {
   } else {
     tracker_->attach(sealed_child);
     // Without a cgroup the watchdog knows the run is over when its first
-    // process (pid 1 of the run's pid namespace) is: only then does it sweep.
+    // process has ended and nothing runs in the pid namespace it made: only
+    // then does it sweep.
     UniqueFd first(sys_pidfd_open(sealed_child, 0));
     if (first) (void)hand_first_process_to_watchdog(watchdog_, first.get());
   }

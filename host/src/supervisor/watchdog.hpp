@@ -13,8 +13,9 @@
 //     or a hang-up of the terminal does not take it down first, and holds no
 //     fd of the supervisor's but the four it needs (the pidfd, its channel,
 //     the cgroup, the executable) and those handed to it.
-//  3. once the run's processes are dead (its cgroup empty, or the run's first
-//     process, pid 1 of its pid namespace, gone), the watchdog moves aside
+//  3. once the run's processes are dead (its cgroup empty; without one, the
+//     run's first process gone and nothing left running in the pid namespace
+//     it made), the watchdog moves aside
 //     what the run left at the protected paths, as the supervisor's end of the
 //     run would have: when it was handed the quarantine's state
 //     (hand_sweep_to_watchdog), it execs the supervisor's own executable for
@@ -61,9 +62,11 @@ bool hand_to_watchdog(const Watchdog& watchdog, int fd);
 // `state_fd` (a memfd holding Quarantine::state()) and the run folder's
 // descriptor. A later call replaces what an earlier one handed.
 bool hand_sweep_to_watchdog(const Watchdog& watchdog, int state_fd, int run_dir_fd);
-// Hands the watchdog a pidfd of the run's first process (pid 1 of its pid
-// namespace), for a run without a cgroup: when it has ended, so has every
-// process of the run, and the sweep can start.
+// Hands the watchdog a pidfd of the run's first process, for a run without a
+// cgroup. The watchdog takes from it the pid namespace that process makes as
+// it starts (it looks every 5 ms, two seconds at the most), and sweeps only
+// once the process has ended and no process is left running in that
+// namespace.
 bool hand_first_process_to_watchdog(const Watchdog& watchdog, int pidfd);
 // The supervisor ends normally: tells the watchdog (SIGTERM), which then only
 // waits for the supervisor's exit (a second at the most) and ends, doing
