@@ -54,14 +54,15 @@ int sweep_after_death(int state_fd, int run_dir_fd) {
   }
   Quarantine& q = *quarantine.value();
   const auto moved = q.sweep("after its supervisor died", /*git=*/true, /*may_copy=*/true);
-  auto record = run::read_record(q.record_dir());
-  if (!record) return 1;
-  run::RunRecord& r = record.value();
-  for (const auto& m : moved)
-    r.notices.push_back({run::NoticeKind::alert, redact(describe(m, q.run_folder()))});
-  r.quarantined = nlohmann::json::array();
-  for (const auto& m : q.moved()) r.quarantined.push_back(to_json(m));
-  return run::write_record(q.record_dir(), r) ? 0 : 1;
+  // Under the record folder's lock: `parallex runs` may be closing it as lost.
+  const auto written = run::update_record(q.record_dir(), [&](run::RunRecord& r) {
+    for (const auto& m : moved)
+      r.notices.push_back({run::NoticeKind::alert, redact(describe(m, q.run_folder()))});
+    r.quarantined = nlohmann::json::array();
+    for (const auto& m : q.moved()) r.quarantined.push_back(to_json(m));
+    return true;
+  });
+  return written && written.value() ? 0 : 1;
 }
 
 }  // namespace
