@@ -5,6 +5,7 @@
 // passed on purpose), and bad input is refused before anything is made.
 // Part of the escape suite, so it runs as root and again as pxtest.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -353,6 +354,62 @@ TEST_F(EscapeFrontDoor, RepositoriesTheRunMakesAnywhereAreChecked) {
   // git outside still works in what the run made, and runs nothing of the run's.
   EXPECT_EQ(git(repo_ / "plain/y", "status"), 0);
   EXPECT_EQ(git(own, "cat-file -e HEAD:z.c"), 0);
+}
+
+// Item 1 when `parallex` itself is killed: what the run made at the
+// protected paths while nothing could move it (the supervisor stopped, its
+// watch with it) is moved aside by the run's watchdog once the run's
+// processes are dead, and `parallex runs`, closing the record as lost, says
+// so. As root (a cgroup) and as pxtest (the process-tree fallback).
+TEST_F(EscapeFrontDoor, AKilledSupervisorsWatchdogMovesAsideWhatTheRunMade) {
+  std::thread run([&] {
+    px("run -- sh -c " +
+       quote("touch ready; while [ ! -e go ]; do sleep 0.02; done; mkdir -p .vscode .idea/runConfigurations; "
+             "echo '{\"runOn\": \"folderOpen\"}' > .vscode/tasks.json; echo 'eval evil' > .envrc; "
+             "echo '<configuration/>' > .idea/runConfigurations/x.xml; git init -q vendor/a/b/x; "
+             "printf '#!/bin/sh\\nid\\n' > vendor/a/b/x/.git/hooks/post-checkout; touch made; sleep 30"));
+  });
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  pid_t supervisor = 0;
+  for (int i = 0; i < 100 && supervisor <= 0; ++i) {
+    const json runs = json::parse(px("runs --json").out, nullptr, false);
+    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
+      supervisor = runs["runs"][0].value("pid", 0);
+    if (supervisor <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (supervisor <= 0 || ::kill(supervisor, SIGSTOP) != 0) {
+    ADD_FAILURE() << "the run's supervisor is not listed";
+    sh("touch " + quote((repo_ / "go").string()));
+    run.join();
+    return;
+  }
+  write_text(repo_ / "go", "go\n");
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "made"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(fs::exists(repo_ / ".envrc")) << "the stopped supervisor's watch moved it";
+  ::kill(supervisor, SIGKILL);
+  run.join();
+  const std::vector<std::string> made{".vscode", ".envrc", ".idea/runConfigurations",
+                                      "vendor/a/b/x/.git/hooks/post-checkout"};
+  for (const auto& rel : made) {
+    for (int i = 0; i < 500 && fs::exists(fs::symlink_status(repo_ / rel)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(fs::exists(fs::symlink_status(repo_ / rel))) << rel << " stayed in the run folder";
+    EXPECT_TRUE(fs::exists(last_run() / "quarantine" / rel)) << rel << " is not in the run's quarantine";
+  }
+  EXPECT_EQ(read_text(last_run() / "quarantine/.envrc"), "eval evil\n");
+  json rec;
+  for (int i = 0; i < 250 && !(rec.is_object() && rec["quarantined"].size() == made.size()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    rec = last_record();
+  }
+  ASSERT_EQ(rec["quarantined"].size(), made.size()) << rec.dump(2);
+  for (const auto& q : rec["quarantined"]) EXPECT_EQ(q["when"], "after its supervisor died") << q.dump();
+  const Ran runs = px("runs");
+  EXPECT_EQ(runs.status, 0) << runs.err;
+  for (const auto& rel : made) EXPECT_NE(runs.err.find(rel), std::string::npos) << rel << "\n" << runs.err;
+  EXPECT_EQ(last_record()["status"], "lost");
 }
 
 // A pause moves aside what the run left in .git at once (every process of
