@@ -1,13 +1,11 @@
 #include "supervisor/watchdog.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 
 #include "common/unique_fd.hpp"
 #include "supervisor/proc.hpp"
+#include "supervisor/run_namespace.hpp"
 #include "supervisor/sweep_after_death.hpp"
 
 namespace px::supervisor {
@@ -34,106 +33,15 @@ struct Handed {
   int sweep_dir = -1;
   int first_process = -1;
   // The run's pid namespace (its first process unshares it as it starts),
-  // taken while that process lives: 0 until then.
-  dev_t ns_dev = 0;
-  ino_t ns_ino = 0;
+  // taken while that process lives.
+  RunNamespace ns;
   int ns_tries = 0;
 };
 
-// Digits of `n` appended at `out` (no allocation); returns the end.
-char* put_number(char* out, long n) {
-  char digits[24];
-  int count = 0;
-  do {
-    digits[count++] = static_cast<char>('0' + n % 10);
-    n /= 10;
-  } while (n > 0 && count < 24);
-  while (count > 0) *out++ = digits[--count];
-  return out;
-}
-
-// The pid the pidfd `fd` refers to (its fdinfo's "Pid:" line), or -1.
-long pid_of(int pidfd) {
-  char path[48] = "/proc/self/fdinfo/";
-  *put_number(path + 18, pidfd) = '\0';
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  char buf[512];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return -1;
-  buf[n] = '\0';
-  const char* at = std::strstr(buf, "\nPid:");
-  if (!at) return -1;
-  at += 5;
-  while (*at == ' ' || *at == '\t') ++at;
-  long pid = 0;
-  if (*at < '0' || *at > '9') return -1;
-  while (*at >= '0' && *at <= '9') pid = pid * 10 + (*at++ - '0');
-  return pid;
-}
-
-// Takes the run's pid namespace from its first process once that process
-// has made it (its pid_for_children differs from ours). The process is
-// checked alive after the look, so a reused pid cannot name another's.
 void take_namespace(Handed& handed) {
-  if (handed.first_process < 0 || handed.ns_ino != 0) return;
+  if (handed.first_process < 0 || handed.ns.known()) return;
   ++handed.ns_tries;
-  const long pid = pid_of(handed.first_process);
-  if (pid <= 0) return;
-  char path[64] = "/proc/";
-  char* end = put_number(path + 6, pid);
-  std::memcpy(end, "/ns/pid_for_children", 21);
-  struct stat theirs {}, ours {};
-  if (::stat(path, &theirs) != 0 || ::stat("/proc/self/ns/pid", &ours) != 0) return;
-  if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) return;  // not made yet
-  if (::syscall(SYS_pidfd_send_signal, handed.first_process, 0, nullptr, 0) != 0) return;
-  handed.ns_dev = theirs.st_dev;
-  handed.ns_ino = theirs.st_ino;
-}
-
-// Whether /proc/PID is a zombie: it still names its pid namespace until
-// whoever adopted it reaps it (the namespace's init, once its parent died,
-// waits for a reaper outside), but it runs nothing any more.
-bool zombie(int proc, const char* pid) {
-  char path[40];
-  const std::size_t len = ::strnlen(pid, 20);
-  std::memcpy(path, pid, len);
-  std::memcpy(path + len, "/stat", 6);
-  const int fd = ::openat(proc, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // gone
-  char buf[512];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return true;
-  buf[n] = '\0';
-  const char* close = std::strrchr(buf, ')');
-  return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
-}
-
-// Whether no process is left running in the pid namespace (dev, ino): /proc
-// is read entry by entry.
-bool namespace_empty(dev_t dev, ino_t ino) {
-  const int proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (proc < 0) return false;
-  bool empty = true;
-  alignas(8) char buf[8192];
-  for (long n; empty && (n = ::syscall(SYS_getdents64, proc, buf, sizeof buf)) > 0;) {
-    for (long at = 0; empty && at < n;) {
-      const auto* e = reinterpret_cast<const dirent64*>(buf + at);
-      at += e->d_reclen;
-      if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-      char path[64];
-      const std::size_t len = ::strnlen(e->d_name, 20);
-      std::memcpy(path, e->d_name, len);
-      std::memcpy(path + len, "/ns/pid", 8);
-      struct stat st {};
-      if (::fstatat(proc, path, &st, 0) == 0 && st.st_ino == ino && st.st_dev == dev && !zombie(proc, e->d_name))
-        empty = false;
-    }
-  }
-  ::close(proc);
-  return empty;
+  handed.ns = namespace_made_by(handed.first_process);
 }
 
 void replace(int& slot, int fd) {
@@ -174,8 +82,7 @@ bool take_handed(int channel, Handed& handed) {
     replace(handed.sweep_dir, fds[1]);
   } else if (tag == 'p' && count == 1) {
     replace(handed.first_process, fds[0]);
-    handed.ns_dev = 0;
-    handed.ns_ino = 0;
+    handed.ns = {};
     handed.ns_tries = 0;
     take_namespace(handed);
   }
@@ -229,7 +136,7 @@ bool populated_zero(int cgroup_fd) {
     pollfd p[3] = {{supervisor_pidfd, POLLIN, 0}, {ended, POLLIN, 0}, {channel, POLLIN, 0}};
     // Until the run's pid namespace is known (a few ms after its first
     // process starts; two seconds at the most), look again every 5 ms.
-    const bool looking = handed.first_process >= 0 && handed.ns_ino == 0 && handed.ns_tries < 400;
+    const bool looking = handed.first_process >= 0 && !handed.ns.known() && handed.ns_tries < 400;
     const int rc = ::poll(p, 3, looking ? 5 : -1);
     if (looking) take_namespace(handed);
     if (rc < 0 && errno != EINTR) break;
@@ -261,7 +168,7 @@ bool populated_zero(int cgroup_fd) {
     run_dead = populated_zero(cgroup_fd);
     ::close(cgroup_fd);
     if (cgroup_path) ::rmdir(cgroup_path);
-  } else if (handed.first_process >= 0 && handed.ns_ino != 0) {
+  } else if (handed.first_process >= 0 && handed.ns.known()) {
     // The run's first process has PR_SET_PDEATHSIG(SIGKILL), and so has the
     // init of its pid namespace under it; when that init ends, the kernel
     // ends every process in the namespace. Dead when the first process is
@@ -269,7 +176,7 @@ bool populated_zero(int cgroup_fd) {
     pollfd first{handed.first_process, POLLIN, 0};
     if (::poll(&first, 1, 10'000) == 1)
       for (int i = 0; i < 2000 && !run_dead; ++i) {
-        run_dead = namespace_empty(handed.ns_dev, handed.ns_ino);
+        run_dead = nothing_runs_in(handed.ns);
         const timespec ts{0, 5'000'000};
         if (!run_dead) ::nanosleep(&ts, nullptr);
       }
