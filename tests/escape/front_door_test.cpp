@@ -5,6 +5,7 @@
 // passed on purpose), and bad input is refused before anything is made.
 // Part of the escape suite, so it runs as root and again as pxtest.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -316,6 +317,99 @@ TEST_F(EscapeFrontDoor, ANestedRepositorysDoorsAreMovedAsideAndItsConfigPutBack)
   // The moved config holds what the run wrote; the commit made inside stays.
   EXPECT_EQ(git(lib, "cat-file -e HEAD:y.c"), 0);
   EXPECT_EQ(git(lib, "status"), 0);
+}
+
+// Item 4, repositories the run makes itself, anywhere in the run folder
+// (`git init` four levels down, a `git clone` into a sub-folder): checked at
+// the end of the run like the top one. What would make git run a program is
+// moved aside; a plain `git init` leaves nothing to move; a repository that
+// was there before, deeper than the start's look, keeps its owner's hook.
+TEST_F(EscapeFrontDoor, RepositoriesTheRunMakesAnywhereAreChecked) {
+  const fs::path own = repo_ / "third_party/a/b/own";
+  write_text(own / "own.c", "int own;\n");
+  ASSERT_EQ(git(own, "init -q") + git(own, "add own.c") + git(own, "commit -qm own"), 0);
+  write_text(own / ".git/hooks/pre-commit", "#!/bin/sh\necho the owner's hook\n");
+  const std::string g = "git -c user.name=a -c user.email=a@example.com ";
+  const Ran r = px(
+      "run -- sh -c " +
+      quote("set -e; " + g +
+            "init -q vendor/a/b/x; printf '#!/bin/sh\\nid\\n' > vendor/a/b/x/.git/hooks/post-checkout; "
+            "chmod +x vendor/a/b/x/.git/hooks/post-checkout; " +
+            g + "clone -q . deps/c/lib; printf '[core]\\n\\tfsmonitor = id\\n' >> deps/c/lib/.git/config; " +
+            g + "init -q plain/y; cd third_party/a/b/own; echo z > z.c; " + g + "add z.c; " + g +
+            "commit -qm z; echo RAN"));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("RAN"), std::string::npos);
+  EXPECT_FALSE(fs::exists(repo_ / "vendor/a/b/x/.git/hooks/post-checkout")) << "the planted hook stayed";
+  EXPECT_EQ(read_text(repo_ / "deps/c/lib/.git/config").find("fsmonitor"), std::string::npos)
+      << "the cloned repository's config still names a program";
+  EXPECT_EQ(read_text(own / ".git/hooks/pre-commit"), "#!/bin/sh\necho the owner's hook\n");
+  const json rec = last_record();
+  std::set<std::string> paths;
+  for (const auto& e : rec["quarantined"])
+    paths.insert(fs::path(e["path"].get<std::string>()).lexically_relative(repo_));
+  EXPECT_EQ(paths, (std::set<std::string>{"vendor/a/b/x/.git/hooks/post-checkout", "deps/c/lib/.git/config"}))
+      << rec["quarantined"].dump(2);
+  EXPECT_NE(rec["quarantined"].dump().find("core.fsmonitor"), std::string::npos);
+  // git outside still works in what the run made, and runs nothing of the run's.
+  EXPECT_EQ(git(repo_ / "plain/y", "status"), 0);
+  EXPECT_EQ(git(own, "cat-file -e HEAD:z.c"), 0);
+}
+
+// Item 1 when `parallex` itself is killed: what the run made at the
+// protected paths while nothing could move it (the supervisor stopped, its
+// watch with it) is moved aside by the run's watchdog once the run's
+// processes are dead, and `parallex runs`, closing the record as lost, says
+// so. As root (a cgroup) and as pxtest (the process-tree fallback).
+TEST_F(EscapeFrontDoor, AKilledSupervisorsWatchdogMovesAsideWhatTheRunMade) {
+  std::thread run([&] {
+    px("run -- sh -c " +
+       quote("touch ready; while [ ! -e go ]; do sleep 0.02; done; mkdir -p .vscode .idea/runConfigurations; "
+             "echo '{\"runOn\": \"folderOpen\"}' > .vscode/tasks.json; echo 'eval evil' > .envrc; "
+             "echo '<configuration/>' > .idea/runConfigurations/x.xml; git init -q vendor/a/b/x; "
+             "printf '#!/bin/sh\\nid\\n' > vendor/a/b/x/.git/hooks/post-checkout; touch made; sleep 30"));
+  });
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  pid_t supervisor = 0;
+  for (int i = 0; i < 100 && supervisor <= 0; ++i) {
+    const json runs = json::parse(px("runs --json").out, nullptr, false);
+    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
+      supervisor = runs["runs"][0].value("pid", 0);
+    if (supervisor <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (supervisor <= 0 || ::kill(supervisor, SIGSTOP) != 0) {
+    ADD_FAILURE() << "the run's supervisor is not listed";
+    sh("touch " + quote((repo_ / "go").string()));
+    run.join();
+    return;
+  }
+  write_text(repo_ / "go", "go\n");
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "made"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(fs::exists(repo_ / ".envrc")) << "the stopped supervisor's watch moved it";
+  ::kill(supervisor, SIGKILL);
+  run.join();
+  const std::vector<std::string> made{".vscode", ".envrc", ".idea/runConfigurations",
+                                      "vendor/a/b/x/.git/hooks/post-checkout"};
+  for (const auto& rel : made) {
+    for (int i = 0; i < 500 && fs::exists(fs::symlink_status(repo_ / rel)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(fs::exists(fs::symlink_status(repo_ / rel))) << rel << " stayed in the run folder";
+    EXPECT_TRUE(fs::exists(last_run() / "quarantine" / rel)) << rel << " is not in the run's quarantine";
+  }
+  EXPECT_EQ(read_text(last_run() / "quarantine/.envrc"), "eval evil\n");
+  json rec;
+  for (int i = 0; i < 250 && !(rec.is_object() && rec["quarantined"].size() == made.size()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    rec = last_record();
+  }
+  ASSERT_EQ(rec["quarantined"].size(), made.size()) << rec.dump(2);
+  for (const auto& q : rec["quarantined"]) EXPECT_EQ(q["when"], "after its supervisor died") << q.dump();
+  const Ran runs = px("runs");
+  EXPECT_EQ(runs.status, 0) << runs.err;
+  for (const auto& rel : made) EXPECT_NE(runs.err.find(rel), std::string::npos) << rel << "\n" << runs.err;
+  EXPECT_EQ(last_record()["status"], "lost");
 }
 
 // A pause moves aside what the run left in .git at once (every process of

@@ -1,10 +1,12 @@
 // The run's record and its status table: what every reader of run.json
 // relies on, including records written before the schema had a version.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "run/record.hpp"
 #include "run/status.hpp"
@@ -125,6 +127,50 @@ TEST(RunRecord, LostRunsAreClosedLiveOnesAreNot) {
   EXPECT_EQ(closed.value().status, RunStatus::lost);
   EXPECT_TRUE(closed.value().ended_at);
   EXPECT_FALSE(closed.value().end_known);
+  fs::remove_all(dir);
+}
+
+// The writers that may meet after a supervisor's death (its watchdog adding
+// what it moved aside, `parallex runs` closing the record) take turns: from
+// two threads and a child process at once, no change is lost, and a record
+// closed as lost keeps what was added before and gets what is added after.
+TEST(RunRecord, UpdatesTakeTurnsAndNoneIsLost) {
+  char templ[] = "/tmp/px-record-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ), nullptr);
+  const fs::path dir = templ;
+  RunRecord r;
+  r.id = "turns";
+  r.status = RunStatus::running;
+  r.started_at = "2026-12-01T12:00:00.000Z";
+  r.supervisor_pid = ::getpid();
+  r.supervisor_start = process_start_ticks(::getpid()) + 1;  // a supervisor that is gone
+  ASSERT_TRUE(write_record(dir, r));
+  auto add = [&dir](const std::string& who, int n) {
+    for (int i = 0; i < n; ++i)
+      (void)update_record(dir, [&](RunRecord& now) {
+        now.quarantined.push_back(who + std::to_string(i));
+        return true;
+      });
+  };
+  const pid_t child = ::fork();
+  if (child == 0) {
+    add("c", 40);
+    ::_exit(0);
+  }
+  std::thread a(add, "a", 40), b(add, "b", 40);
+  auto read = read_record(dir);
+  ASSERT_TRUE(read);
+  const bool closed = close_if_lost(dir, read.value());
+  a.join();
+  b.join();
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  auto after = read_record(dir);
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(after.value().status, RunStatus::lost);
+  EXPECT_EQ(after.value().quarantined.size(), 120u) << after.value().quarantined.dump();
+  EXPECT_FALSE(update_record(dir / "missing", [](RunRecord&) { return true; }));
   fs::remove_all(dir);
 }
 

@@ -349,6 +349,88 @@ TEST_F(RunEnd, ASigkilledSupervisorsRunIsClosedByRunsAndItsReportStopsAtItsEnd) 
   EXPECT_TRUE(end_warned) << run["warnings"].dump(1);
 }
 
+// What the run made at the protected paths while nothing could move it (the
+// supervisor stopped, so its watch too) is moved aside by the run's watchdog
+// once the supervisor is killed and the run's processes are dead: gone from
+// the folder, in the record folder's quarantine with what it held, and shown
+// by `parallex runs` and `parallex report`, which close the record as lost.
+// With a cgroup the watchdog knows the run is dead when the cgroup is empty;
+// without one (PARALLEX_NO_CGROUP=1), when the run's first process has ended
+// and nothing runs in its pid namespace (a zombie left for a reaper does not
+// count: this test process adopts orphans and reaps them late).
+class SweepAfterDeath : public RunEnd, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(SweepAfterDeath, TheWatchdogMovesAsideWhatTheRunMadeAtTheProtectedPaths) {
+  const std::string token = random_token();
+  const bool cgroup = GetParam();
+  const pid_t supervisor = spawn(
+      {"run", "--harness", "claude-code", "--", "/bin/sh", "-c",
+       "echo up > ready; while [ ! -e go ]; do sleep 0.02; done; "
+       "mkdir -p .vscode .claude; echo '{\"mcpServers\":{\"x\":{\"command\":\"/tmp/evil\"}}}' > .mcp.json; "
+       "echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"}}]}' > .vscode/tasks.json; "
+       "echo '{\"hooks\":{\"Stop\":\"/tmp/evil\"}}' > .claude/settings.json; "
+       "git init -q vendor/a/b/x; printf '#!/bin/sh\\nid\\n' > vendor/a/b/x/.git/hooks/post-checkout; "
+       "echo made > made; sleep " +
+           token},
+      cgroup ? env() : env({"PARALLEX_NO_CGROUP=1"}));
+  ASSERT_TRUE(wait_until([&] { return fs::exists(work_ / "ready"); }, 30000)) << read_text(root_ / "px.log");
+  // Stopped, the supervisor's watch moves nothing: what the run makes now
+  // stays until the supervisor's death.
+  ASSERT_EQ(::kill(supervisor, SIGSTOP), 0);
+  std::ofstream(work_ / "go") << "go\n";
+  ASSERT_TRUE(wait_until([&] { return fs::exists(work_ / "made"); }, 10000));
+  ASSERT_TRUE(fs::exists(work_ / ".mcp.json"));
+  ASSERT_TRUE(fs::exists(work_ / ".vscode/tasks.json"));
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  EXPECT_EQ(wait_exit(supervisor), 1000 + SIGKILL);
+
+  const fs::path run_dir = only_run(adhoc_runs());
+  ASSERT_FALSE(run_dir.empty());
+  const std::vector<std::pair<std::string, std::string>> made{
+      {".mcp.json", "/tmp/evil"},
+      {".vscode/tasks.json", "folderOpen"},
+      {".claude/settings.json", "Stop"},
+      {"vendor/a/b/x/.git/hooks/post-checkout", "id"}};
+  for (const auto& [rel, inside] : made) {
+    EXPECT_TRUE(wait_until([&] { return !fs::exists(fs::symlink_status(work_ / rel)); }, 15000))
+        << rel << " is still in the run folder";
+    EXPECT_NE(read_text(run_dir / "quarantine" / rel).find(inside), std::string::npos)
+        << rel << " is not in the run's quarantine with what it held";
+  }
+  EXPECT_TRUE(processes_with(token).empty());
+  // The watchdog adds what it moved to the record: wait for it to be written.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const json r = json::parse(read_text(run_dir / "run.json"), nullptr, false);
+        return r.is_object() && r["quarantined"].size() == made.size();
+      },
+      10000))
+      << read_text(run_dir / "run.json");
+
+  ASSERT_EQ(run_px({"runs", "--json"}, env(), "runs.log"), 0) << read_text(root_ / "runs.log");
+  const json record = json::parse(read_text(run_dir / "run.json"));
+  EXPECT_EQ(record["status"], "lost") << record.dump(1);
+  ASSERT_EQ(record["quarantined"].size(), made.size()) << record.dump(1);
+  for (const auto& q : record["quarantined"]) {
+    EXPECT_EQ(q["when"], "after its supervisor died") << q.dump();
+    EXPECT_TRUE(fs::exists(q["moved_to"].get<std::string>())) << q.dump();
+  }
+  EXPECT_NE(read_text(root_ / "runs.log").find(".mcp.json"), std::string::npos)
+      << read_text(root_ / "runs.log");
+
+  ASSERT_EQ(run_px({"report", "--run", run_dir.filename().string()}, env(), "report.log"), 0)
+      << read_text(root_ / "report.log");
+  const std::string report = read_text(root_ / "report.log");
+  for (const auto& [rel, inside] : made)
+    EXPECT_NE(report.find(rel), std::string::npos) << rel << "\n" << report;
+  EXPECT_NE(report.find("MOVED"), std::string::npos) << report;
+  EXPECT_NE(json::parse(read_text(run_dir / "run.json"))["notices"][0].dump().find(
+                cgroup ? "cgroup v2" : "process-tree fallback"),
+            std::string::npos);
+}
+INSTANTIATE_TEST_SUITE_P(Tracking, SweepAfterDeath, ::testing::Values(true, false),
+                         [](const auto& p) { return p.param ? "Cgroup" : "ProcessTree"; });
+
 // ---- a step of the run that fails ------------------------------------------
 
 // PARALLEX_TEST_FAIL_AT=STEP makes that step fail. Whatever fails once the

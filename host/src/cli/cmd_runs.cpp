@@ -45,15 +45,26 @@ std::vector<fs::path> runs_dirs() {
 
 // Records left without an end by a supervisor that is gone (SIGKILL, a
 // crash): closed now, so that no report counts anything later as theirs.
-std::vector<std::string> close_lost_runs() {
-  std::vector<std::string> closed;
+// With them, what the run's watchdog moved aside after the supervisor died
+// (supervisor/sweep_after_death.hpp).
+struct ClosedRun {
+  std::string id;
+  nlohmann::json moved = nlohmann::json::array();
+};
+
+std::vector<ClosedRun> close_lost_runs() {
+  std::vector<ClosedRun> closed;
   for (const auto& dir : runs_dirs()) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->is_directory(ec)) continue;
       auto record = run::read_record(it->path());
       if (!record || record.value().ended_at) continue;
-      if (run::close_if_lost(it->path(), record.value())) closed.push_back(record.value().id);
+      if (!run::close_if_lost(it->path(), record.value())) continue;
+      ClosedRun c{record.value().id};
+      for (const auto& q : record.value().quarantined)
+        if (q.value("when", "") == "after its supervisor died") c.moved.push_back(q);
+      closed.push_back(std::move(c));
     }
   }
   return closed;
@@ -61,11 +72,19 @@ std::vector<std::string> close_lost_runs() {
 
 int run(const Options& o) {
   const auto closed = close_lost_runs();
-  for (const auto& id : closed)
+  nlohmann::json closed_ids = nlohmann::json::array(), moved = nlohmann::json::array();
+  for (const auto& c : closed) {
     std::fprintf(stderr,
                  "parallex: run %s was left without an end by its supervisor; closed it as lost (its end is "
                  "taken as the last trace it left)\n",
-                 id.c_str());
+                 c.id.c_str());
+    closed_ids.push_back(c.id);
+    for (const auto& q : c.moved) {
+      std::fprintf(stderr, "parallex: run %s: its watchdog moved aside %s (%s) into %s\n", c.id.c_str(),
+                   q.value("path", "").c_str(), q.value("why", "").c_str(), q.value("moved_to", "").c_str());
+      moved.push_back({{"run", c.id}, {"path", q.value("path", "")}, {"moved_to", q.value("moved_to", "")}});
+    }
+  }
   const auto listed = supervisor::list_runs(parallex_runtime_dir());
   std::vector<nlohmann::json> rows;
   for (const auto& e : listed.live) {
@@ -83,7 +102,10 @@ int run(const Options& o) {
     rows.push_back(std::move(row));
   }
   if (o.json) {
-    print_json(nlohmann::json{{"runs", rows}, {"cleaned_stale", listed.cleaned}, {"closed_lost", closed}});
+    print_json(nlohmann::json{{"runs", rows},
+                              {"cleaned_stale", listed.cleaned},
+                              {"closed_lost", closed_ids},
+                              {"moved_aside", moved}});
     return 0;
   }
   if (rows.empty()) {

@@ -8,6 +8,7 @@
 #include "cli/version_info.hpp"
 #include "common/logging.hpp"
 #include "common/redact.hpp"
+#include "supervisor/sweep_after_death.hpp"
 
 namespace px::cli {
 
@@ -38,6 +39,9 @@ std::vector<ExtensionInfo>& extension_registry() {
 
 int main(int argc, char** argv) {
   using namespace px::cli;
+  // The run's watchdog execs this executable to sweep a run whose supervisor
+  // died (supervisor/sweep_after_death.hpp); answered before anything else.
+  if (const auto swept = px::supervisor::sweep_entry(argc, argv)) return *swept;
   // `--version` alone is answered before the command tree is built: it is what
   // scripts and package managers call, and it should cost no more than a
   // bare process start (README, Measured).

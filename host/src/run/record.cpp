@@ -1,6 +1,7 @@
 #include "run/record.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -298,8 +299,28 @@ bool supervisor_alive(const RunRecord& record) {
   return now != 0 && now == record.supervisor_start;
 }
 
-bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
-  if (record.ended_at || supervisor_alive(record)) return false;
+Result<bool> update_record(const fs::path& run_dir, const std::function<bool(RunRecord&)>& change) {
+  const int dir = ::open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return Error::io("open the run's record folder " + run_dir.string(), errno);
+  while (::flock(dir, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  Result<bool> out = false;
+  if (auto record = read_record(run_dir); !record) {
+    out = record.error();
+  } else if (change(record.value())) {
+    if (auto written = write_record(run_dir, record.value()); !written)
+      out = written.error();
+    else
+      out = true;
+  }
+  ::close(dir);  // and the lock with it
+  return out;
+}
+
+namespace {
+
+// Marks `record` lost, ended at the last trace it left.
+void close_lost(const fs::path& run_dir, RunRecord& record) {
   // The last trace the run left: the newest file of its folder.
   // (file_clock's epoch is not the system clock's: an empty file_time_type{}
   // is a date in 2174, later than any real file.)
@@ -321,7 +342,24 @@ bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
   record.notices.push_back({NoticeKind::alert,
                             "the run's supervisor ended without finishing this record; its end is unknown and is "
                             "taken as the last trace it left"});
-  return static_cast<bool>(write_record(run_dir, record));
+}
+
+}  // namespace
+
+bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
+  if (record.ended_at || supervisor_alive(record)) return false;
+  // Again under the record folder's lock, from the file: the run's watchdog
+  // may be adding what it moved aside (supervisor/sweep_after_death.hpp).
+  RunRecord closed;
+  const auto written = update_record(run_dir, [&](RunRecord& now) {
+    if (now.ended_at || supervisor_alive(now)) return false;
+    close_lost(run_dir, now);
+    closed = now;
+    return true;
+  });
+  if (!written || !written.value()) return false;
+  record = std::move(closed);
+  return true;
 }
 
 }  // namespace px::run

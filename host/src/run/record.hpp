@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -107,6 +108,13 @@ struct RunRecord {
 Result<RunRecord> read_record(const fs::path& run_dir);
 // Writes DIR/run.json through a temp file and a rename (mode 0600).
 Status write_record(const fs::path& run_dir, const RunRecord& record);
+
+// Reads DIR/run.json, lets `change` change it, and writes it back when
+// `change` says so, holding an flock on DIR meanwhile: for the writers that
+// may meet after a supervisor's death (the watchdog's sweep adding what it
+// moved, `parallex runs` closing the record as lost), so neither loses the
+// other's change. Returns whether it was written.
+Result<bool> update_record(const fs::path& run_dir, const std::function<bool(RunRecord&)>& change);
 
 // Whether the supervisor named in the record is still alive (same pid, same start).
 bool supervisor_alive(const RunRecord& record);

@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <ctime>
 #include <set>
+#include <string_view>
 
 #include "common/clock.hpp"
 #include "common/git_files.hpp"
@@ -159,42 +161,66 @@ std::vector<fs::path> module_git_dirs(int run_dir, const fs::path& rel) {
 }
 
 // Repositories inside the run folder other than its own (a clone in
-// vendor/x): folders holding a `.git` folder, within kNestedDepth levels,
-// never through a link, into neither `.git` nor `node_modules`, looking at
-// kNestedBudget folders at most (every run pays for the walk). They are not
-// read-only in the run (a build that removes build/_deps, where CMake clones,
-// must still work); what changes in their git dirs is checked after it.
+// vendor/x): folders holding a `.git` folder, at most `max_depth` levels
+// down, never through a link, into neither `.git` nor `node_modules`, reading
+// `max_folders` folders at most, breadth first (every run pays for the walk:
+// one open and one read of each folder). At the start (kNestedDepth,
+// kNestedBudget) a repository's own nested ones are its business; at the end
+// (kFoundDepth, kFoundBudget) they are looked into too. They are not
+// read-only in the run (a build that removes build/_deps, where CMake
+// clones, must still work); what changes in their git dirs is checked after
+// it.
 constexpr int kNestedDepth = 2;
 constexpr int kNestedBudget = 256;
-std::vector<fs::path> nested_repositories(int run_dir) {
+constexpr int kFoundDepth = 64;
+constexpr int kFoundBudget = 512;
+std::vector<fs::path> nested_repositories(int run_dir, int max_depth, int max_folders,
+                                          bool into_repositories) {
   std::vector<fs::path> out;
-  int budget = kNestedBudget;
   std::vector<std::pair<fs::path, int>> queue{{fs::path(), 0}};  // breadth first: (folder, depth)
-  for (std::size_t i = 0; i < queue.size() && budget > 0; ++i) {
+  std::vector<std::string> folders;
+  for (std::size_t i = 0; i < queue.size() && i < static_cast<std::size_t>(max_folders); ++i) {
     const auto [rel, depth] = queue[i];
     UniqueFd fd = open_beneath(run_dir, rel, O_RDONLY | O_DIRECTORY);
-    DIR* dir = fd ? ::fdopendir(fd.get()) : nullptr;
-    if (!dir) continue;
-    const int dfd = fd.release();  // closed by closedir
-    while (const dirent* e = ::readdir(dir)) {
-      const std::string name = e->d_name;
-      if (name == "." || name == ".." || name == ".git" || name == "node_modules") continue;
-      struct stat st {};
-      const bool is_dir =
-          e->d_type == DT_DIR ||
-          (e->d_type == DT_UNKNOWN && ::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-           S_ISDIR(st.st_mode));
-      if (!is_dir || budget <= 0) continue;
-      --budget;
-      if (::fstatat(dfd, (name + "/.git").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        out.push_back(rel / name);  // its own nested repositories are its business
-      else if (depth + 1 < kNestedDepth)
-        queue.push_back({rel / name, depth + 1});
+    if (!fd) continue;
+    bool repository = false;
+    folders.clear();
+    // getdents64 itself, not readdir(): fdopendir costs two more calls and an
+    // allocation a folder, a third of the walk.
+    alignas(dirent64) char buf[16384];
+    for (;;) {
+      const long n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf);
+      if (n <= 0) break;
+      for (long at = 0; at < n;) {
+        const auto* e = reinterpret_cast<const dirent64*>(buf + at);
+        at += e->d_reclen;
+        const std::string_view name = e->d_name;
+        if (name == "." || name == ".." || name == "node_modules") continue;
+        struct stat st {};
+        const bool is_dir =
+            e->d_type == DT_DIR ||
+            (e->d_type == DT_UNKNOWN && ::fstatat(fd.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+             S_ISDIR(st.st_mode));
+        if (!is_dir) continue;
+        if (name == ".git")
+          repository = true;
+        else
+          folders.emplace_back(name);
+      }
     }
-    ::closedir(dir);
+    if (rel.empty()) repository = false;  // the run folder's own
+    if (repository) out.push_back(rel);
+    if ((repository && !into_repositories) || depth >= max_depth) continue;
+    for (const auto& name : folders) queue.push_back({rel / name, depth + 1});
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::int64_t coarse_now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace
@@ -206,6 +232,20 @@ nlohmann::json to_json(const Quarantined& q) {
   if (!q.restored.empty()) j["restored"] = q.restored;
   if (!q.error.empty()) j["error"] = q.error;
   return j;
+}
+
+Quarantined quarantined_from_json(const nlohmann::json& j) {
+  Quarantined q;
+  q.path = j.value("path", "");
+  q.kind = j.value("kind", "");
+  q.why = j.value("why", "");
+  q.contents = j.value("contents", "");
+  q.when = j.value("when", "");
+  q.at = j.value("at", "");
+  q.moved_to = j.value("moved_to", "");
+  q.restored = j.value("restored", "");
+  q.error = j.value("error", "");
+  return q;
 }
 
 std::string describe(const Quarantined& q, const fs::path& run_folder) {
@@ -222,7 +262,7 @@ std::string describe(const Quarantined& q, const fs::path& run_folder) {
 }
 
 Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
-    : run_folder_(policy.run_folder()), record_dir_(std::move(record_dir)) {
+    : run_folder_(policy.run_folder()), record_dir_(std::move(record_dir)), start_ns_(coarse_now_ns()) {
   open_how how{};
   how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
@@ -255,7 +295,7 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
     }
     protected_.push_back(std::move(p));
   }
-  nested_ = nested_repositories(run_dir_);
+  nested_ = nested_repositories(run_dir_, kNestedDepth, kNestedBudget, /*into_repositories=*/false);
   remember_git();
 }
 
@@ -303,10 +343,16 @@ std::string Quarantine::put_back(const fs::path& rel) {
 
 bool Quarantine::unchanged(const fs::path& rel) const {
   const auto it = git_start_.find(rel);
-  if (it == git_start_.end() || !it->second.exists) return false;
+  if (it != git_start_.end() && !it->second.exists) return false;
   UniqueFd parent = open_beneath(run_dir_, rel.parent_path(), O_PATH | O_DIRECTORY);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), rel.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  // Not looked at when the run started (a repository found only at its end):
+  // unchanged when its inode last changed before the run started. No process
+  // can set a change time; making, writing, renaming or linking a file sets
+  // it to now.
+  if (it == git_start_.end())
+    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec < start_ns_;
   const Identity now{true,
                      st.st_dev,
                      st.st_ino,
@@ -572,37 +618,37 @@ void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, con
 void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out) {
   UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
   struct stat st {};
-  if (!git || ::fstat(git.get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    for (const auto& path : nested_) {
-      UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
-      if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode))
-        check_git_dir(path / ".git", "the nested repository " + path.string(), when, may_copy, out, 1);
+  std::vector<fs::path> paths = nested_;
+  if (git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    // The repository's own config and hooks are read-only in the run; what it
+    // may write in .git (objects, refs, submodules' and worktrees' git dirs) is
+    // checked for what would make git run a program.
+    check_git_dir(".git", had_git_dir_ ? "the repository" : "the repository the run made", when, may_copy,
+                  out, 0);
+    if (UniqueFd worktrees = open_beneath(run_dir_, ".git/worktrees", O_RDONLY | O_DIRECTORY)) {
+      for (const auto& w : names_in(worktrees.get())) {
+        const fs::path dir = fs::path(".git/worktrees") / w;
+        check_git_file(dir / "commondir", "the worktree " + w + "'s commondir", "worktree-commondir", when,
+                       may_copy, out);
+        check_git_file(dir / "config.worktree",
+                       "the worktree " + w + "'s config names a program git would run", "config", when,
+                       may_copy, out);
+      }
     }
-    return;
-  }
-  // The repository's own config and hooks are read-only in the run; what it
-  // may write in .git (objects, refs, submodules' and worktrees' git dirs) is
-  // checked for what would make git run a program.
-  check_git_dir(".git", had_git_dir_ ? "the repository" : "the repository the run made", when, may_copy, out,
-                0);
-  if (UniqueFd worktrees = open_beneath(run_dir_, ".git/worktrees", O_RDONLY | O_DIRECTORY)) {
-    for (const auto& w : names_in(worktrees.get())) {
-      const fs::path dir = fs::path(".git/worktrees") / w;
-      check_git_file(dir / "commondir", "the worktree " + w + "'s commondir", "worktree-commondir", when,
-                     may_copy, out);
-      check_git_file(dir / "config.worktree", "the worktree " + w + "'s config names a program git would run",
-                     "config", when, may_copy, out);
+    paths.insert(paths.end(), submodule_paths_.begin(), submodule_paths_.end());
+    if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY)) {
+      bool too_big = false;
+      bool ok = true;
+      for (const auto& e : parse_git_config(read_small(modules.get(), kMaxCheckedFile, too_big), ok))
+        if (e.key.size() > 5 && e.key.substr(e.key.size() - 5) == ".path" && !e.value.empty())
+          paths.push_back(fs::path(e.value).lexically_normal());
     }
   }
-  std::vector<fs::path> paths = submodule_paths_;
-  paths.insert(paths.end(), nested_.begin(), nested_.end());
-  if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY)) {
-    bool too_big = false;
-    bool ok = true;
-    for (const auto& e : parse_git_config(read_small(modules.get(), kMaxCheckedFile, too_big), ok))
-      if (e.key.size() > 5 && e.key.substr(e.key.size() - 5) == ".path" && !e.value.empty())
-        paths.push_back(fs::path(e.value).lexically_normal());
-  }
+  // Every repository in the run folder now, wherever the run made or cloned
+  // it (`git init vendor/a/b/x`): what was not looked at when the run started
+  // is judged by its change time (unchanged()).
+  const auto found = nested_repositories(run_dir_, kFoundDepth, kFoundBudget, /*into_repositories=*/true);
+  paths.insert(paths.end(), found.begin(), found.end());
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   for (const auto& path : paths) {
@@ -632,6 +678,87 @@ std::vector<Quarantined> Quarantine::moved() const {
   for (auto& q : out)
     if (!q.moved_to.empty() && q.contents.empty()) q.contents = describe_contents(q.moved_to);
   return out;
+}
+
+}  // namespace px::supervisor
+
+namespace px::supervisor {
+
+namespace {
+
+nlohmann::json identity_json(bool exists, dev_t dev, ino_t ino, off_t size, std::int64_t ctime_ns, bool link,
+                             const std::string& target) {
+  return nlohmann::json::array({exists, static_cast<std::uint64_t>(dev), static_cast<std::uint64_t>(ino),
+                                static_cast<std::int64_t>(size), ctime_ns, link, target});
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> Quarantine::state() const {
+  std::lock_guard lock(mu_);
+  auto id = [](const Identity& i) {
+    return identity_json(i.exists, i.dev, i.ino, i.size, i.ctime_ns, i.link, i.link_target);
+  };
+  nlohmann::json j;
+  j["run_folder"] = run_folder_.string();
+  j["record_dir"] = record_dir_.string();
+  j["had_git_dir"] = had_git_dir_;
+  j["start_ns"] = start_ns_;
+  for (const auto& p : protected_)
+    j["protected"].push_back({p.rel.string(), p.reason, id(p.start), p.parent_ok_at_start});
+  for (const auto& [rel, i] : git_start_) j["git_start"].push_back({rel.string(), id(i)});
+  for (const auto& path : submodule_paths_) j["submodules"].push_back(path.string());
+  for (const auto& path : nested_) j["nested"].push_back(path.string());
+  for (const auto& [rel, o] : git_originals_)
+    j["originals"].push_back({rel.string(),
+                              nlohmann::json::binary(std::vector<std::uint8_t>(o.text.begin(), o.text.end())),
+                              o.mode});
+  for (const auto& q : moved_) j["moved"].push_back(to_json(q));
+  return nlohmann::json::to_cbor(j);
+}
+
+Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::uint8_t>& bytes,
+                                                        UniqueFd run_dir) {
+  if (!run_dir) return Error::invalid("the run folder's descriptor is missing from the quarantine's state");
+  std::unique_ptr<Quarantine> q(new Quarantine());
+  try {
+    const nlohmann::json j = nlohmann::json::from_cbor(bytes);
+    auto id = [](const nlohmann::json& a) {
+      Identity i;
+      i.exists = a.at(0).get<bool>();
+      i.dev = static_cast<dev_t>(a.at(1).get<std::uint64_t>());
+      i.ino = static_cast<ino_t>(a.at(2).get<std::uint64_t>());
+      i.size = static_cast<off_t>(a.at(3).get<std::int64_t>());
+      i.ctime_ns = a.at(4).get<std::int64_t>();
+      i.link = a.at(5).get<bool>();
+      i.link_target = a.at(6).get<std::string>();
+      return i;
+    };
+    q->run_folder_ = j.at("run_folder").get<std::string>();
+    q->record_dir_ = j.at("record_dir").get<std::string>();
+    q->had_git_dir_ = j.at("had_git_dir").get<bool>();
+    q->start_ns_ = j.at("start_ns").get<std::int64_t>();
+    for (const auto& p : j.value("protected", nlohmann::json::array()))
+      q->protected_.push_back(
+          {p.at(0).get<std::string>(), p.at(1).get<std::string>(), id(p.at(2)), p.at(3).get<bool>()});
+    for (const auto& g : j.value("git_start", nlohmann::json::array()))
+      q->git_start_[g.at(0).get<std::string>()] = id(g.at(1));
+    for (const auto& path : j.value("submodules", nlohmann::json::array()))
+      q->submodule_paths_.push_back(path.get<std::string>());
+    for (const auto& path : j.value("nested", nlohmann::json::array()))
+      q->nested_.push_back(path.get<std::string>());
+    for (const auto& o : j.value("originals", nlohmann::json::array())) {
+      const auto& bin = o.at(1).get_binary();
+      q->git_originals_[o.at(0).get<std::string>()] = {std::string(bin.begin(), bin.end()),
+                                                       o.at(2).get<mode_t>()};
+    }
+    for (const auto& m : j.value("moved", nlohmann::json::array()))
+      q->moved_.push_back(quarantined_from_json(m));
+  } catch (const nlohmann::json::exception& e) {
+    return Error::invalid(std::string("the quarantine's state cannot be read: ") + e.what());
+  }
+  q->run_dir_ = run_dir.release();
+  return q;
 }
 
 }  // namespace px::supervisor

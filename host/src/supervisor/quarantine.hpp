@@ -20,12 +20,15 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
+#include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
 
 namespace px::supervisor {
@@ -44,6 +47,7 @@ struct Quarantined {
   std::string error;     // why it stayed where it was, or empty
 };
 nlohmann::json to_json(const Quarantined& q);
+Quarantined quarantined_from_json(const nlohmann::json& j);
 // "moved aside .vscode/tasks.json (made by the run; VS Code ...): it held ... It is in ..."
 std::string describe(const Quarantined& q, const fs::path& run_folder);
 
@@ -66,6 +70,21 @@ class Quarantine {
   // Everything moved so far, with what it held (read from the copy).
   std::vector<Quarantined> moved() const;
 
+  // What sweep() compares with, as bytes (CBOR), and the run folder's
+  // descriptor it resolves from: what the run's watchdog is handed, to sweep
+  // after a supervisor that was killed (supervisor/sweep_after_death.hpp).
+  // They hold the small git files kept to put back: handed over in memory,
+  // never written to disk.
+  std::vector<std::uint8_t> state() const;
+  int run_dir() const { return run_dir_; }
+  const fs::path& run_folder() const { return run_folder_; }
+  const fs::path& record_dir() const { return record_dir_; }
+  // A Quarantine as state() described it, resolving from `run_dir` (the
+  // descriptor the first one opened, so the same folder whatever was renamed
+  // since). An error names what is wrong with the state.
+  static Result<std::unique_ptr<Quarantine>> restore(const std::vector<std::uint8_t>& state,
+                                                     UniqueFd run_dir);
+
  private:
   struct Identity {
     bool exists = false;
@@ -86,6 +105,7 @@ class Quarantine {
     bool parent_ok_at_start = false;  // reached without a link when the run started
   };
 
+  Quarantine() = default;
   void sweep_project_file(Protected& p, const std::string& when, bool may_copy,
                           std::vector<Quarantined>& out);
   void sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out);
@@ -105,6 +125,7 @@ class Quarantine {
   int run_dir_ = -1;  // the run folder, opened without following links
   std::vector<Protected> protected_;
   bool had_git_dir_ = false;
+  std::int64_t start_ns_ = 0;  // when the run started (CLOCK_REALTIME_COARSE: the clock change times use)
   std::map<fs::path, Identity> git_start_;  // files of .git that are checked, as they were
   std::vector<fs::path> submodule_paths_;   // from .gitmodules at the start
   std::vector<fs::path> nested_;            // other repositories in the run folder (their .git's parent)

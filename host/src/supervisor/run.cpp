@@ -6,9 +6,12 @@
 // network, and the record is finished whatever happened.
 #include "supervisor/run.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -28,6 +31,7 @@
 #include "supervisor/run_control.hpp"
 #include "supervisor/run_network.hpp"
 #include "supervisor/stop_signals.hpp"
+#include "supervisor/sweep_after_death.hpp"
 
 namespace px::supervisor {
 
@@ -233,11 +237,39 @@ class Run {
     quarantine_ = std::make_unique<Quarantine>(plan_.policy, dir_);
   }
 
+  // What the watchdog sweeps with if this supervisor dies before the run's
+  // end (supervisor/sweep_after_death.hpp): the quarantine's state in a
+  // sealed memfd (it holds small git files kept to put back: never on disk),
+  // handed once the command's first process exists (while its seal is being
+  // built: 0.25 ms off the start-up path) and again after each sweep, so that
+  // what was moved and put back since is what the watchdog compares with.
+  void hand_quarantine_to_watchdog() {
+    if (!quarantine_ || !sweep_available()) return;
+    const std::vector<std::uint8_t> state = quarantine_->state();
+    UniqueFd memfd(::memfd_create("parallex-quarantine", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    std::size_t written = 0;
+    while (memfd && written < state.size()) {
+      const ssize_t n = ::write(memfd.get(), state.data() + written, state.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      written += static_cast<std::size_t>(n);
+    }
+    if (!memfd ||
+        ::fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0)
+      return;
+    std::lock_guard lock(mu_);
+    if (control_ && !control_->hand_sweep(memfd.get(), quarantine_->run_dir()))
+      say({NoticeKind::alert,
+           "the run's watchdog could not be given the protected files' state: if parallex is "
+           "killed, what the run made there stays in the folder"});
+  }
+
   // Moves aside at once what appears there while the run goes on.
   void watch_protected_files() {
     if (!quarantine_) return;
     auto watch = ProjectWatch::start(*quarantine_, [this](const std::vector<Quarantined>& moved) {
       for (const auto& q : moved) say({NoticeKind::alert, describe(q, plan_.policy.run_folder())});
+      hand_quarantine_to_watchdog();
     });
     if (watch) {
       project_watch_ = std::move(watch).value();
@@ -331,6 +363,7 @@ class Run {
       if (auto attached = control_->attach(pid, enters_cgroup); !attached)
         say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
       kill_if_stopped();
+      hand_quarantine_to_watchdog();
     };
     auto launched = backend_.launch(request);
     if (!launched) {
@@ -387,13 +420,15 @@ class Run {
   // (a pause); at the end it goes with the record's notices.
   void quarantine_sweep(const std::string& when, bool live) {
     if (!quarantine_) return;
-    for (const auto& q : quarantine_->sweep(when, /*git=*/true, /*may_copy=*/true)) {
+    const auto moved = quarantine_->sweep(when, /*git=*/true, /*may_copy=*/true);
+    for (const auto& q : moved) {
       const Notice n{NoticeKind::alert, describe(q, plan_.policy.run_folder())};
       if (live)
         say(n);
       else
         record_.notices.push_back(redacted(n));
     }
+    if (!moved.empty()) hand_quarantine_to_watchdog();
   }
 
   // The quarantine step, after the run however it ended (finish() calls it).

@@ -144,6 +144,10 @@ bool RunControl::hold_until_exit(int fd) const {
   return hand_to_watchdog(watchdog_, fd);
 }
 
+bool RunControl::hand_sweep(int state_fd, int run_dir_fd) const {
+  return hand_sweep_to_watchdog(watchdog_, state_fd, run_dir_fd);
+}
+
 int RunControl::cgroup_fd() const {
   return cgroup_ ? cgroup_->cgroup_fd() : -1;
 }
@@ -182,6 +186,11 @@ Status RunControl::attach(pid_t sealed_child, bool enters_itself) {
     }
   } else {
     tracker_->attach(sealed_child);
+    // Without a cgroup the watchdog knows the run is over when its first
+    // process has ended and nothing runs in the pid namespace it made: only
+    // then does it sweep.
+    UniqueFd first(sys_pidfd_open(sealed_child, 0));
+    if (first) (void)hand_first_process_to_watchdog(watchdog_, first.get());
   }
   set_state_locked(RunState::running);
   std::string by;

@@ -92,6 +92,9 @@ class RunControl {
   // supervisor ends: an inotify or fanotify instance, whose last close waits
   // for the kernel (supervisor/watchdog.hpp). False without a watchdog.
   bool hold_until_exit(int fd) const;
+  // Hands the watchdog what it sweeps with after a supervisor's death
+  // (supervisor/sweep_after_death.hpp). False without a watchdog.
+  bool hand_sweep(int state_fd, int run_dir_fd) const;
   // For the sealed child's environment: PARALLEX_RUN=1, PARALLEX_RUN_ID=<id>.
   std::vector<std::pair<std::string, std::string>> child_environment() const;
 

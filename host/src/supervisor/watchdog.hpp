@@ -11,8 +11,18 @@
 //     for the run's cgroup, removes the cgroup, and removes the run's socket
 //     and registry entry. It leaves the terminal's session (setsid), so Ctrl-C
 //     or a hang-up of the terminal does not take it down first, and holds no
-//     fd of the supervisor's but the three it needs (the pidfd, its channel,
-//     the cgroup) and those handed to it.
+//     fd of the supervisor's but the four it needs (the pidfd, its channel,
+//     the cgroup, the executable) and those handed to it.
+//  3. once the run's processes are dead (its cgroup empty; without one, the
+//     run's first process gone and nothing left running in the pid namespace
+//     it made), the watchdog moves aside
+//     what the run left at the protected paths, as the supervisor's end of the
+//     run would have: when it was handed the quarantine's state
+//     (hand_sweep_to_watchdog), it execs the supervisor's own executable for
+//     that (supervisor/sweep_after_death.hpp). Exec, not the code in this
+//     forked child: the sweep allocates and takes locks, which a child of a
+//     multi-threaded process may not (a lock another thread held at the fork
+//     stays held here for ever).
 // Without a cgroup and without a pid namespace (the unsealed fallback) neither
 // reaches detached processes; that case is documented as a limitation.
 //
@@ -48,6 +58,16 @@ Result<Watchdog> spawn_watchdog(const WatchdogSpec& spec);
 // Hands the watchdog a copy of `fd`, which it holds until it ends. False when
 // it could not (the caller's close is then the last).
 bool hand_to_watchdog(const Watchdog& watchdog, int fd);
+// Hands the watchdog what it needs to sweep after the supervisor's death:
+// `state_fd` (a memfd holding Quarantine::state()) and the run folder's
+// descriptor. A later call replaces what an earlier one handed.
+bool hand_sweep_to_watchdog(const Watchdog& watchdog, int state_fd, int run_dir_fd);
+// Hands the watchdog a pidfd of the run's first process, for a run without a
+// cgroup. The watchdog takes from it the pid namespace that process makes as
+// it starts (it looks every 5 ms, two seconds at the most), and sweeps only
+// once the process has ended and no process is left running in that
+// namespace.
+bool hand_first_process_to_watchdog(const Watchdog& watchdog, int pidfd);
 // The supervisor ends normally: tells the watchdog (SIGTERM), which then only
 // waits for the supervisor's exit (a second at the most) and ends, doing
 // nothing to the run. Reaped by a thread of its own: its exit (the last close
