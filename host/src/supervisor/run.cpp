@@ -332,9 +332,6 @@ class Run {
       launch_error_ = fault.error();
       return;
     }
-    record_.status = RunStatus::running;
-    if (auto written = run::write_record(dir_, record_); !written) say({NoticeKind::alert, written.error().message});
-    if (observer_.started) observer_.started(record_);
     backend::LaunchRequest request;
     request.policy = &plan_.policy;
     request.executable = plan_.executable;
@@ -363,6 +360,13 @@ class Run {
       if (auto attached = control_->attach(pid, enters_cgroup); !attached)
         say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
       kill_if_stopped();
+      // The record says `running` once the command's first process exists,
+      // written while that process builds its seal: off the path to the
+      // command's start.
+      record_.status = RunStatus::running;
+      if (auto written = run::write_record(dir_, record_); !written)
+        say({NoticeKind::alert, written.error().message});
+      if (observer_.started) observer_.started(record_);
       hand_quarantine_to_watchdog();
     };
     auto launched = backend_.launch(request);

@@ -22,7 +22,8 @@ struct RunObserver {
   // Said while the run goes on (a pause, a refused request the user should
   // see at once). Called from any thread of the supervisor, one at a time.
   std::function<void(const run::Notice&)> notice;
-  // The record exists and the command is about to start.
+  // The record says `running`: the command's first process exists and is
+  // building its seal.
   std::function<void(const run::RunRecord&)> started;
 };
 
