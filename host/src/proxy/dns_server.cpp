@@ -157,7 +157,7 @@ void DnsServer::on_udp(udp::socket& socket) {
     error_code ec;
     const std::size_t n = socket.receive_from(asio::buffer(buf, sizeof buf), peer, 0, ec);
     if (ec) break;  // would_block: wait again; anything else is one lost datagram
-    handle(std::string(buf, n), [this, &socket, peer, alive = alive_](const std::string& answer) {
+    handle(std::string(buf, n), [&socket, peer, alive = alive_](const std::string& answer) {
       if (!*alive) return;
       error_code sec;
       // A datagram answer is at most 512 bytes here (one question, two records
