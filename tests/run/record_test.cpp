@@ -98,18 +98,29 @@ TEST(RunRecord, ReadsRecordsWithoutASchema) {
   EXPECT_NE(newer.error().message.find("update Parallex"), std::string::npos);
 }
 
+// A folder of its own for a test's record (removed by the test).
+fs::path record_folder() {
+  char templ[] = "/tmp/px-record-XXXXXX";
+  return ::mkdtemp(templ) ? fs::path(templ) : fs::path();
+}
+
+// A running record whose supervisor is this process.
+RunRecord running_record(const std::string& id) {
+  RunRecord r;
+  r.id = id;
+  r.status = RunStatus::running;
+  r.started_at = "2026-12-01T12:00:00.000Z";
+  r.supervisor_pid = ::getpid();
+  r.supervisor_start = process_start_ticks(::getpid());
+  return r;
+}
+
 // A record left without an end by a supervisor that is gone is closed as
 // lost, at the last trace it left; one whose supervisor lives is left alone.
 TEST(RunRecord, LostRunsAreClosedLiveOnesAreNot) {
-  char templ[] = "/tmp/px-record-XXXXXX";
-  ASSERT_NE(::mkdtemp(templ), nullptr);
-  const fs::path dir = templ;
-  RunRecord live;
-  live.id = "live";
-  live.status = RunStatus::running;
-  live.started_at = "2026-12-01T12:00:00.000Z";
-  live.supervisor_pid = ::getpid();
-  live.supervisor_start = process_start_ticks(::getpid());
+  const fs::path dir = record_folder();
+  ASSERT_FALSE(dir.empty());
+  const RunRecord live = running_record("live");
   ASSERT_TRUE(write_record(dir, live));
   auto read = read_record(dir);
   ASSERT_TRUE(read);
@@ -135,15 +146,10 @@ TEST(RunRecord, LostRunsAreClosedLiveOnesAreNot) {
 // two threads and a child process at once, no change is lost, and a record
 // closed as lost keeps what was added before and gets what is added after.
 TEST(RunRecord, UpdatesTakeTurnsAndNoneIsLost) {
-  char templ[] = "/tmp/px-record-XXXXXX";
-  ASSERT_NE(::mkdtemp(templ), nullptr);
-  const fs::path dir = templ;
-  RunRecord r;
-  r.id = "turns";
-  r.status = RunStatus::running;
-  r.started_at = "2026-12-01T12:00:00.000Z";
-  r.supervisor_pid = ::getpid();
-  r.supervisor_start = process_start_ticks(::getpid()) + 1;  // a supervisor that is gone
+  const fs::path dir = record_folder();
+  ASSERT_FALSE(dir.empty());
+  RunRecord r = running_record("turns");
+  r.supervisor_start += 1;  // a supervisor that is gone
   ASSERT_TRUE(write_record(dir, r));
   auto add = [&dir](const std::string& who, int n) {
     for (int i = 0; i < n; ++i)

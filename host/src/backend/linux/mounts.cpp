@@ -25,6 +25,11 @@ namespace {
 
 const char* const kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 constexpr const char* kEmptyFile = ".px-empty";  // source of file hiders; unlinked before exec
+// Where the view's skeleton is attached in the seal's namespace while it is
+// built (it covers the host's /tmp there, harmlessly: every source is cloned).
+constexpr const char* kStaging = "/tmp";
+// The caches' layers on the skeleton while their overlays are made.
+constexpr const char* kLayers = ".px-layers";
 
 std::size_t depth(const fs::path& p) {
   return static_cast<std::size_t>(std::distance(p.begin(), p.end()));
@@ -483,7 +488,7 @@ void mount_cache_layers(const ViewPlan& plan, const Walker& walker, const std::v
                                                 c.view.string() + " (" + why + "): the run's starts empty"});
   };
   int err = 0;
-  UniqueFd stage = walker.reach("/.px-layers", Create::dir, err);
+  UniqueFd stage = walker.reach(fs::path("/") / kLayers, Create::dir, err);
   auto store = new_tmpfs("0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the caches' layers");
   if (!stage || !store || !attach(store.value().get(), stage.get(), "the caches' layers")) {
     for (const auto& c : plan.cache_layers) skipped(c, "no tmpfs for its layer");
@@ -517,8 +522,8 @@ void mount_cache_layers(const ViewPlan& plan, const Walker& walker, const std::v
     if (auto st = attach(tree.value().get(), target.get(), c.view.string()); !st)
       skipped(c, st.error().message);
   }
-  if (::umount2("/tmp/.px-layers", MNT_DETACH) != 0 ||
-      ::unlinkat(walker.root(), ".px-layers", AT_REMOVEDIR) != 0)
+  const std::string staged = std::string(kStaging) + "/" + kLayers;
+  if (::umount2(staged.c_str(), MNT_DETACH) != 0 || ::unlinkat(walker.root(), kLayers, AT_REMOVEDIR) != 0)
     notes.push_back({run::NoticeKind::seal, "the caches' layers stay at /.px-layers in the run's view: " +
                                                 sys_error("unmount them").message});
 }
@@ -589,7 +594,7 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
   // 2. The skeleton: a tmpfs attached at a staging point (covering it is
   // harmless now: every source is already cloned). It becomes / later.
   PX_TRY_ASSIGN(UniqueFd root, new_tmpfs("0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the view's root"));
-  if (::move_mount(root.get(), "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+  if (::move_mount(root.get(), "", AT_FDCWD, kStaging, MOVE_MOUNT_F_EMPTY_PATH) != 0)
     return sys_error("move_mount the view's root to /tmp (staging)");
   Walker walker(root.get());
   walker.own(root.get());
