@@ -180,5 +180,29 @@ TEST(RunRecord, UpdatesTakeTurnsAndNoneIsLost) {
   fs::remove_all(dir);
 }
 
+// A supervisor passes its policy dumped once (policy_text()): the file reads
+// back the same as one written from the record's own policy, and is valid JSON
+// whatever else the record holds.
+TEST(RunRecord, APolicyGivenAsTextIsWrittenAsThePolicy) {
+  const fs::path dir = record_folder();
+  ASSERT_FALSE(dir.empty());
+  RunRecord r = running_record("policy-text");
+  r.policy = {
+      {"run_folder", "/p"}, {"grants", {{{"path", "/p"}, {"access", "write"}}}}, {"note", "a \"quote\"\n"}};
+  ASSERT_TRUE(write_record(dir, r));
+  auto plain = read_record(dir);
+  ASSERT_TRUE(plain) << plain.error().message;
+
+  const std::string text = policy_text(r.policy);
+  RunRecord without = r;
+  without.policy = nlohmann::json::object({{"stale", true}});  // not written when the text is given
+  ASSERT_TRUE(write_record(dir, without, text));
+  auto given = read_record(dir);
+  ASSERT_TRUE(given) << given.error().message;
+  EXPECT_EQ(given.value().policy, r.policy);
+  EXPECT_EQ(given.value().to_json(), plain.value().to_json());
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace px::run

@@ -67,6 +67,12 @@ RefusedRequest refused_from_text(const std::string& text) {
 }  // namespace
 
 json RunRecord::to_json() const {
+  json j = to_json_without_policy();
+  j["policy"] = policy;
+  return j;
+}
+
+json RunRecord::to_json_without_policy() const {
   json notices_json = json::array();
   for (const auto& n : notices) notices_json.push_back({{"kind", run::to_string(n.kind)}, {"text", n.text}});
   json refused_json = json::array();
@@ -85,7 +91,6 @@ json RunRecord::to_json() const {
          {"network", network},
          {"options", options},
          {"policy_digest", policy_digest},
-         {"policy", policy},
          {"started_at", started_at},
          {"ended_at", opt(ended_at)},
          {"end_known", end_known},
@@ -245,10 +250,30 @@ Result<RunRecord> read_record(const fs::path& run_dir) {
   return record;
 }
 
-Status write_record(const fs::path& run_dir, const RunRecord& record) {
+std::string policy_text(const json& policy) {
+  // Indented as a member of the record's object.
+  std::string text = policy.dump(2, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
+Status write_record(const fs::path& run_dir, const RunRecord& record, std::string_view policy) {
   const fs::path tmp = run_dir / "run.json.tmp";
   const fs::path file = run_dir / "run.json";
-  const std::string text = record.to_json().dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  std::string text = record.to_json_without_policy().dump(2, ' ', false, json::error_handler_t::replace);
+  // The object ends with "\n}": the policy goes in as its last member.
+  text.resize(text.size() - 2);
+  text.append(",\n  \"policy\": ");
+  if (policy.empty())
+    text.append(policy_text(record.policy));
+  else
+    text.append(policy);
+  text.append("\n}\n");
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Error::io("write the run record " + tmp.string(), errno);
   std::size_t done = 0;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.hpp"
@@ -100,14 +101,20 @@ struct RunRecord {
   nlohmann::json changed_files;  // the workspace's uncommitted changes at the end, or null
 
   nlohmann::json to_json() const;
+  // to_json() but for `policy`, which is most of a record (about 30 KB).
+  nlohmann::json to_json_without_policy() const;
   // Reads schema 2 and the records written before it; anything else is an error naming the field.
   static Result<RunRecord> from_json(const nlohmann::json& j);
 };
 
 // Reads DIR/run.json.
 Result<RunRecord> read_record(const fs::path& run_dir);
-// Writes DIR/run.json through a temp file and a rename (mode 0600).
-Status write_record(const fs::path& run_dir, const RunRecord& record);
+// Writes DIR/run.json through a temp file and a rename (mode 0600). A run's
+// supervisor writes its record three times with the same policy: it passes
+// that policy once dumped (policy_text()) and `record.policy` is not written.
+Status write_record(const fs::path& run_dir, const RunRecord& record, std::string_view policy_text = {});
+// `policy` as write_record() writes it.
+std::string policy_text(const nlohmann::json& policy);
 
 // Reads DIR/run.json, lets `change` change it, and writes it back when
 // `change` says so, holding an flock on DIR meanwhile: for the writers that
