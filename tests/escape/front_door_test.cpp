@@ -412,6 +412,89 @@ TEST_F(EscapeFrontDoor, AKilledSupervisorsWatchdogMovesAsideWhatTheRunMade) {
   EXPECT_EQ(last_record()["status"], "lost");
 }
 
+// The run's watchdog of a supervisor: its child named px-watchdog, 0 if none.
+pid_t watchdog_of(pid_t supervisor) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == supervisor && stat.substr(open + 1, close - open - 1) == "px-watchdog")
+      return std::stoi(name);
+  }
+  return 0;
+}
+
+// Item 1 when `parallex` and its watchdog are both killed (`kill -9` of
+// both, as `pkill -9 -f parallex` does): nothing of the run is left to sweep,
+// so the next `parallex runs` (or `parallex run`) does, from what the
+// supervisor kept in the run's record folder, once it knows nothing of the
+// run runs any more; while the supervisor lives (stopped here), it does not.
+TEST_F(EscapeFrontDoor, ALaterParallexSweepsARunWhoseSupervisorAndWatchdogWereKilled) {
+  std::thread run([&] {
+    px("run -- sh -c " +
+       quote("touch ready; while [ ! -e go ]; do sleep 0.02; done; mkdir -p .vscode; "
+             "echo '{\"runOn\": \"folderOpen\"}' > .vscode/tasks.json; echo 'eval evil' > .envrc; "
+             "touch made; sleep 30"));
+  });
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  pid_t supervisor = 0;
+  for (int i = 0; i < 100 && supervisor <= 0; ++i) {
+    const json runs = json::parse(px("runs --json").out, nullptr, false);
+    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
+      supervisor = runs["runs"][0].value("pid", 0);
+    if (supervisor <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const pid_t watchdog = supervisor > 0 ? watchdog_of(supervisor) : 0;
+  if (supervisor <= 0 || watchdog <= 0 || ::kill(supervisor, SIGSTOP) != 0) {
+    ADD_FAILURE() << "the run's supervisor or its watchdog is not found";
+    if (supervisor > 0) ::kill(supervisor, SIGKILL);
+    run.join();
+    return;
+  }
+  write_text(repo_ / "go", "go\n");
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "made"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs::exists(repo_ / ".envrc")) << "the stopped supervisor's watch moved it";
+  // The supervisor lives (stopped): a later parallex leaves its run alone.
+  EXPECT_EQ(px("runs").status, 0);
+  EXPECT_TRUE(fs::exists(repo_ / ".envrc")) << "swept while the run's supervisor was alive";
+  ::kill(watchdog, SIGKILL);
+  ::kill(supervisor, SIGKILL);
+  run.join();
+  // Nothing sweeps by itself now: the files stay until a later parallex.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(fs::exists(repo_ / ".vscode/tasks.json")) << "something swept after both were killed";
+  Ran runs;
+  for (int i = 0; i < 100 && fs::exists(fs::symlink_status(repo_ / ".envrc")); ++i) {
+    runs = px("runs");  // the run's processes die with their parent: at most a moment
+    if (fs::exists(fs::symlink_status(repo_ / ".envrc")))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const std::string rel : {".vscode", ".envrc"}) {
+    EXPECT_FALSE(fs::exists(fs::symlink_status(repo_ / rel))) << rel << " stayed in the run folder";
+    EXPECT_TRUE(fs::exists(last_run() / "quarantine" / rel)) << rel << " is not in the run's quarantine";
+    EXPECT_NE(runs.err.find(rel), std::string::npos) << rel << " was not said\n" << runs.err;
+  }
+  EXPECT_EQ(read_text(last_run() / "quarantine/.envrc"), "eval evil\n");
+  const json rec = last_record();
+  ASSERT_EQ(rec["quarantined"].size(), 2u) << rec.dump(2);
+  for (const auto& q : rec["quarantined"]) EXPECT_EQ(q["when"], "after its supervisor and its watchdog died");
+  EXPECT_EQ(rec["status"], "lost");
+  EXPECT_FALSE(fs::exists(last_run() / "sweep-state")) << "the sweep's state outlived the sweep";
+  // Swept once: the next parallex has nothing to say about it.
+  const Ran again = px("runs");
+  EXPECT_EQ(again.err.find("moved aside"), std::string::npos) << again.err;
+}
+
 // A pause moves aside what the run left in .git at once (every process of
 // the run is frozen, so none is halfway through a write), before the user
 // works in the folder while the run waits.

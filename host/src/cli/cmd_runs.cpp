@@ -14,6 +14,7 @@
 #include "run/stage.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/registry.hpp"
+#include "supervisor/unswept.hpp"
 
 namespace px::cli {
 namespace {
@@ -71,6 +72,10 @@ std::vector<ClosedRun> close_lost_runs() {
 }
 
 int run(const Options& o) {
+  // Runs whose supervisor and watchdog both died are swept first
+  // (supervisor/unswept.hpp), so what is moved is in their records below.
+  for (const auto& line : supervisor::sweep_unswept_runs())
+    std::fprintf(stderr, "parallex: %s\n", line.c_str());
   const auto closed = close_lost_runs();
   nlohmann::json closed_ids = nlohmann::json::array(), moved = nlohmann::json::array();
   for (const auto& c : closed) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/clock.hpp"
+#include "common/replace_file.hpp"
 
 namespace px::run {
 
@@ -263,8 +264,6 @@ std::string policy_text(const json& policy) {
 }
 
 Status write_record(const fs::path& run_dir, const RunRecord& record, std::string_view policy) {
-  const fs::path tmp = run_dir / "run.json.tmp";
-  const fs::path file = run_dir / "run.json";
   std::string text = record.to_json_without_policy().dump(2, ' ', false, json::error_handler_t::replace);
   // The object ends with "\n}": the policy goes in as its last member.
   text.resize(text.size() - 2);
@@ -274,22 +273,7 @@ Status write_record(const fs::path& run_dir, const RunRecord& record, std::strin
   else
     text.append(policy);
   text.append("\n}\n");
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Error::io("write the run record " + tmp.string(), errno);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      return Error::io("write the run record " + tmp.string(), err);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), file.c_str()) != 0) return Error::io("write the run record " + file.string(), errno);
-  return ok();
+  return replace_file(run_dir / "run.json", text);
 }
 
 std::uint64_t process_start_ticks(pid_t pid) {
@@ -318,10 +302,25 @@ std::uint64_t process_start_ticks(pid_t pid) {
   return 0;
 }
 
+bool process_running(pid_t pid, std::uint64_t start) {
+  if (pid <= 0 || start == 0) return false;
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  const std::string stat(buf, static_cast<std::size_t>(n));
+  // After the comm field (which may hold spaces and parentheses): the state.
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  const char state = stat[close + 2];
+  return state != 'Z' && state != 'X' && process_start_ticks(pid) == start;
+}
+
 bool supervisor_alive(const RunRecord& record) {
-  if (record.supervisor_pid <= 0) return false;
-  const std::uint64_t now = process_start_ticks(record.supervisor_pid);
-  return now != 0 && now == record.supervisor_start;
+  return process_running(record.supervisor_pid, record.supervisor_start);
 }
 
 Result<bool> update_record(const fs::path& run_dir, const std::function<bool(RunRecord&)>& change) {

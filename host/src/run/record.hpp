@@ -127,6 +127,10 @@ Result<bool> update_record(const fs::path& run_dir, const std::function<bool(Run
 bool supervisor_alive(const RunRecord& record);
 // The start time of `pid` in clock ticks since boot, 0 when unknown.
 std::uint64_t process_start_ticks(pid_t pid);
+// Whether `pid` is still the process that started at `start` and has not
+// ended: a zombie has (it runs nothing, it only waits for its parent, or for
+// whoever adopted it, to reap it).
+bool process_running(pid_t pid, std::uint64_t start);
 
 // A record left without an end by a supervisor that died (SIGKILL, a crash):
 // marks it lost, ends it at the last trace it left (the newest file of its

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/replace_file.hpp"
 #include "common/unique_fd.hpp"
 #include "supervisor/registry.hpp"
 
@@ -20,16 +21,8 @@ fs::path pause_file(const fs::path& runtime_dir) {
 
 Status set_global_pause(const fs::path& runtime_dir, const std::string& by) {
   PX_TRY(ensure_private_dir(runtime_dir));
-  const fs::path tmp = runtime_dir / ".paused.tmp";
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) return Error::io("write " + tmp.string(), errno);
-  const std::string text = nlohmann::json{{"since", utc_now_iso()}, {"by", by}}.dump() + "\n";
-  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-    return Error::io("write " + tmp.string(), errno);
-  fd.reset();
-  if (::rename(tmp.c_str(), pause_file(runtime_dir).c_str()) != 0)
-    return Error::io("write " + pause_file(runtime_dir).string(), errno);
-  return ok();
+  return replace_file(pause_file(runtime_dir),
+                      nlohmann::json{{"since", utc_now_iso()}, {"by", by}}.dump() + "\n");
 }
 
 void clear_global_pause(const fs::path& runtime_dir) {

@@ -694,7 +694,7 @@ nlohmann::json identity_json(bool exists, dev_t dev, ino_t ino, off_t size, std:
 
 }  // namespace
 
-std::vector<std::uint8_t> Quarantine::state() const {
+std::vector<std::uint8_t> Quarantine::state(bool kept_files) const {
   std::lock_guard lock(mu_);
   auto id = [](const Identity& i) {
     return identity_json(i.exists, i.dev, i.ino, i.size, i.ctime_ns, i.link, i.link_target);
@@ -709,10 +709,11 @@ std::vector<std::uint8_t> Quarantine::state() const {
   for (const auto& [rel, i] : git_start_) j["git_start"].push_back({rel.string(), id(i)});
   for (const auto& path : submodule_paths_) j["submodules"].push_back(path.string());
   for (const auto& path : nested_) j["nested"].push_back(path.string());
-  for (const auto& [rel, o] : git_originals_)
-    j["originals"].push_back({rel.string(),
-                              nlohmann::json::binary(std::vector<std::uint8_t>(o.text.begin(), o.text.end())),
-                              o.mode});
+  if (kept_files)
+    for (const auto& [rel, o] : git_originals_)
+      j["originals"].push_back(
+          {rel.string(), nlohmann::json::binary(std::vector<std::uint8_t>(o.text.begin(), o.text.end())),
+           o.mode});
   for (const auto& q : moved_) j["moved"].push_back(to_json(q));
   return nlohmann::json::to_cbor(j);
 }

@@ -73,9 +73,11 @@ class Quarantine {
   // What sweep() compares with, as bytes (CBOR), and the run folder's
   // descriptor it resolves from: what the run's watchdog is handed, to sweep
   // after a supervisor that was killed (supervisor/sweep_after_death.hpp).
-  // They hold the small git files kept to put back: handed over in memory,
-  // never written to disk.
-  std::vector<std::uint8_t> state() const;
+  // With `kept_files` they hold the small git files kept to put back, which
+  // may name credentials (a remote's URL): handed over in memory, never
+  // written to disk. Without, what a later parallex finds on disk
+  // (supervisor/unswept.hpp): a changed file is then moved aside, not put back.
+  std::vector<std::uint8_t> state(bool kept_files = true) const;
   int run_dir() const { return run_dir_; }
   const fs::path& run_folder() const { return run_folder_; }
   const fs::path& record_dir() const { return record_dir_; }

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/replace_file.hpp"
 #include "common/unique_fd.hpp"
 #include "supervisor/control_socket.hpp"
 #include "supervisor/proc.hpp"
@@ -74,17 +75,7 @@ Result<fs::path> runs_dir(const fs::path& runtime_dir) {
 }
 
 Status write_entry(const fs::path& runs, const RunEntry& e) {
-  const fs::path final_path = runs / (e.id + ".json");
-  const fs::path tmp = runs / ("." + e.id + ".json.tmp");
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) return Error::io("write " + tmp.string(), errno);
-  const std::string text = to_json(e).dump() + "\n";
-  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-    return Error::io("write " + tmp.string(), errno);
-  fd.reset();
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0)
-    return Error::io("rename to " + final_path.string(), errno);
-  return ok();
+  return replace_file(runs / (e.id + ".json"), to_json(e).dump() + "\n");
 }
 
 void remove_entry(const fs::path& runs, const std::string& id) {

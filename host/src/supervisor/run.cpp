@@ -32,6 +32,7 @@
 #include "supervisor/run_network.hpp"
 #include "supervisor/stop_signals.hpp"
 #include "supervisor/sweep_after_death.hpp"
+#include "supervisor/unswept.hpp"
 
 namespace px::supervisor {
 
@@ -247,6 +248,7 @@ class Run {
   // what was moved and put back since is what the watchdog compares with.
   void hand_quarantine_to_watchdog() {
     if (!quarantine_ || !sweep_available()) return;
+    remember_for_a_later_sweep();
     const std::vector<std::uint8_t> state = quarantine_->state();
     UniqueFd memfd(::memfd_create("parallex-quarantine", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     std::size_t written = 0;
@@ -264,6 +266,41 @@ class Run {
       say({NoticeKind::alert,
            "the run's watchdog could not be given the protected files' state: if parallex is "
            "killed, what the run made there stays in the folder"});
+  }
+
+  // What a later parallex sweeps with if this supervisor and its watchdog
+  // both die (supervisor/unswept.hpp): on disk, without the git files kept
+  // to put back.
+  void remember_for_a_later_sweep() {
+    std::lock_guard one_at_a_time(unswept_mu_);  // the watch's thread and the launch's
+    UnsweptRun u;
+    u.record_dir = dir_;
+    u.quarantine = quarantine_->state(/*kept_files=*/false);
+    u.folder = quarantine_->run_folder();
+    struct stat st {};
+    if (::fstat(quarantine_->run_dir(), &st) == 0) {
+      u.folder_dev = st.st_dev;
+      u.folder_ino = st.st_ino;
+    }
+    u.supervisor_pid = record_.supervisor_pid;
+    u.supervisor_start = record_.supervisor_start;
+    {
+      std::lock_guard lock(mu_);
+      u.first_pid = first_pid_;
+      u.first_start = first_start_;
+      if (control_) {
+        u.watchdog_pid = control_->watchdog_pid();
+        u.cgroup = control_->cgroup_path();
+      }
+    }
+    if (u.watchdog_pid > 0 && watchdog_start_ == 0)
+      watchdog_start_ = run::process_start_ticks(u.watchdog_pid);
+    u.watchdog_start = watchdog_start_;
+    if (auto kept = remember_unswept(u); !kept)
+      say({NoticeKind::alert,
+           "what a later parallex would sweep with, were this one and its watchdog killed, "
+           "could not be kept: " +
+               kept.error().message});
   }
 
   // Moves aside at once what appears there while the run goes on.
@@ -359,6 +396,12 @@ class Run {
       };
     }
     request.on_started = [this](pid_t pid, bool enters_cgroup) {
+      {
+        const std::uint64_t start = run::process_start_ticks(pid);
+        std::lock_guard lock(mu_);
+        first_pid_ = pid;
+        first_start_ = start;
+      }
       if (auto attached = control_->attach(pid, enters_cgroup); !attached)
         say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
       kill_if_stopped();
@@ -442,6 +485,7 @@ class Run {
     if (project_watch_) project_watch_->stop();
     if (!quarantine_) return;
     quarantine_sweep("when the run ended", /*live=*/false);
+    if (sweep_available()) forget_unswept(dir_);
     record_.quarantined = nlohmann::json::array();
     for (const auto& q : quarantine_->moved()) record_.quarantined.push_back(to_json(q));
   }
@@ -586,6 +630,10 @@ class Run {
   std::unique_ptr<ProjectWatch> project_watch_;
   RunBroker broker_;
   bool had_git_ = false;
+  pid_t first_pid_ = 0;  // the run's first process (under mu_), for remember_for_a_later_sweep()
+  std::uint64_t first_start_ = 0;
+  std::mutex unswept_mu_;  // remember_for_a_later_sweep(), and watchdog_start_
+  std::uint64_t watchdog_start_ = 0;
   backend::EnvMap env_;
   std::vector<std::string> argv_;
   std::string password_;
@@ -613,6 +661,10 @@ std::string new_run_id() {
 
 Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObserver& observer) {
   if (plan.argv.empty()) return Error::invalid("no command to run: give it after --");
+  // Runs nothing swept (their supervisor and watchdog both died, or the
+  // machine went down) are swept before this one starts, perhaps in the same folder.
+  if (sweep_available() && observer.notice)
+    for (const auto& line : sweep_unswept_runs()) observer.notice({NoticeKind::alert, line});
   Run r(std::move(plan), backend, observer);
   if (auto opened = r.open_record(); !opened) {
     r.discard();

@@ -144,6 +144,10 @@ bool RunControl::hold_until_exit(int fd) const {
   return hand_to_watchdog(watchdog_, fd);
 }
 
+fs::path RunControl::cgroup_path() const {
+  return cgroup_ ? cgroup_->path() : fs::path();
+}
+
 bool RunControl::hand_sweep(int state_fd, int run_dir_fd) const {
   return hand_sweep_to_watchdog(watchdog_, state_fd, run_dir_fd);
 }

@@ -95,6 +95,10 @@ class RunControl {
   // Hands the watchdog what it sweeps with after a supervisor's death
   // (supervisor/sweep_after_death.hpp). False without a watchdog.
   bool hand_sweep(int state_fd, int run_dir_fd) const;
+  // For a later parallex to tell whether the run is over (supervisor/unswept.hpp):
+  // the watchdog's pid (0 without one) and the cgroup's path (empty without one).
+  pid_t watchdog_pid() const { return watchdog_.pid; }
+  fs::path cgroup_path() const;
   // For the sealed child's environment: PARALLEX_RUN=1, PARALLEX_RUN_ID=<id>.
   std::vector<std::pair<std::string, std::string>> child_environment() const;
 

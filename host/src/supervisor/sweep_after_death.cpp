@@ -13,6 +13,7 @@
 #include "common/unique_fd.hpp"
 #include "run/record.hpp"
 #include "supervisor/quarantine.hpp"
+#include "supervisor/unswept.hpp"
 
 namespace px::supervisor {
 
@@ -62,6 +63,7 @@ int sweep_after_death(int state_fd, int run_dir_fd) {
     for (const auto& m : q.moved()) r.quarantined.push_back(to_json(m));
     return true;
   });
+  forget_unswept(q.record_dir());  // nothing is left for a later parallex to sweep
   return written && written.value() ? 0 : 1;
 }
 
