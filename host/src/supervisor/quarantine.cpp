@@ -21,6 +21,8 @@
 #include "common/redact.hpp"
 #include "common/tree_copy.hpp"
 #include "common/unique_fd.hpp"
+#include "supervisor/beneath.hpp"
+#include "supervisor/repository_walk.hpp"
 
 namespace px::supervisor {
 
@@ -29,22 +31,6 @@ namespace {
 constexpr std::size_t kMaxCheckedFile = 256 * 1024;  // a git file larger than this is not read: moved aside
 constexpr int kMaxGitDepth = 4;                      // modules of modules
 constexpr off_t kMaxKeptOriginal = 64 * 1024;        // a git file kept to put back when a run changes it
-
-// `rel` beneath the run folder, never through a link (RESOLVE_NO_SYMLINKS),
-// never out of it (RESOLVE_BENEATH). O_NOFOLLOW: a link at the end is opened
-// as the link itself (with O_PATH) or refused.
-UniqueFd open_beneath(int run_dir, const fs::path& rel, int flags) {
-  open_how how{};
-  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC | O_NOFOLLOW);
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const std::string path = rel.empty() ? "." : rel.string();
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    const long fd = ::syscall(SYS_openat2, run_dir, path.c_str(), &how, sizeof how);
-    if (fd >= 0) return UniqueFd(static_cast<int>(fd));
-    if (errno != EAGAIN) break;
-  }
-  return UniqueFd();
-}
 
 std::string read_small(int fd, std::size_t limit, bool& too_big) {
   std::string out;
@@ -161,66 +147,55 @@ std::vector<fs::path> module_git_dirs(int run_dir, const fs::path& rel) {
 }
 
 // Repositories inside the run folder other than its own (a clone in
-// vendor/x): folders holding a `.git` folder, at most `max_depth` levels
-// down, never through a link, into neither `.git` nor `node_modules`, reading
-// `max_folders` folders at most, breadth first (every run pays for the walk:
-// one open and one read of each folder). At the start (kNestedDepth,
-// kNestedBudget) a repository's own nested ones are its business; at the end
-// (kFoundDepth, kFoundBudget) they are looked into too. They are not
-// read-only in the run (a build that removes build/_deps, where CMake
-// clones, must still work); what changes in their git dirs is checked after
-// it.
-constexpr int kNestedDepth = 2;
-constexpr int kNestedBudget = 256;
-constexpr int kFoundDepth = 64;
-constexpr int kFoundBudget = 512;
-std::vector<fs::path> nested_repositories(int run_dir, int max_depth, int max_folders,
-                                          bool into_repositories) {
-  std::vector<fs::path> out;
-  std::vector<std::pair<fs::path, int>> queue{{fs::path(), 0}};  // breadth first: (folder, depth)
-  std::vector<std::string> folders;
-  for (std::size_t i = 0; i < queue.size() && i < static_cast<std::size_t>(max_folders); ++i) {
-    const auto [rel, depth] = queue[i];
-    UniqueFd fd = open_beneath(run_dir, rel, O_RDONLY | O_DIRECTORY);
-    if (!fd) continue;
-    bool repository = false;
-    folders.clear();
-    // getdents64 itself, not readdir(): fdopendir costs two more calls and an
-    // allocation a folder, a third of the walk.
-    alignas(dirent64) char buf[16384];
-    for (;;) {
-      const long n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf);
-      if (n <= 0) break;
-      for (long at = 0; at < n;) {
-        const auto* e = reinterpret_cast<const dirent64*>(buf + at);
-        at += e->d_reclen;
-        const std::string_view name = e->d_name;
-        if (name == "." || name == ".." || name == "node_modules") continue;
-        struct stat st {};
-        const bool is_dir =
-            e->d_type == DT_DIR ||
-            (e->d_type == DT_UNKNOWN && ::fstatat(fd.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-             S_ISDIR(st.st_mode));
-        if (!is_dir) continue;
-        if (name == ".git")
-          repository = true;
-        else
-          folders.emplace_back(name);
-      }
-    }
-    if (rel.empty()) repository = false;  // the run folder's own
-    if (repository) out.push_back(rel);
-    if ((repository && !into_repositories) || depth >= max_depth) continue;
-    for (const auto& name : folders) queue.push_back({rel / name, depth + 1});
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+// vendor/x), found by the walk of repository_walk.hpp. At the start
+// (kStartWalk) a repository's own nested ones are its business; at the end
+// (kEndWalk) they are looked into too.
+// They are not read-only in the run (a build that removes build/_deps, where
+// CMake clones, must still work); what changes in their git dirs is checked
+// after it. The start's walk fills the walk cache the end's then takes
+// unchanged folders from, so even a run folder's first run reads at the end
+// only the folders that changed in the run (and those too new to trust).
+// The start's walk is on the way to the command's start, and what it leaves
+// out the end's finds: it stops after 1,024 folders however cheap.
+constexpr WalkBounds kStartWalk{/*max_depth=*/2, /*max_reads=*/256, /*into_repositories=*/false,
+                                /*max_visits=*/1024};
+constexpr WalkBounds kEndWalk{/*max_depth=*/64, /*max_reads=*/512, /*into_repositories=*/true,
+                              /*max_visits=*/WalkCache::kMaxFolders};
+constexpr std::size_t kUnvisitedNamed = 20;  // folders a walk left out named in its notice
 
-std::int64_t coarse_now_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+// What the end's walk did not look into, as a Quarantined of kind
+// "unvisited" (describe() says it; nothing was moved).
+std::optional<Quarantined> unvisited_report(const WalkFound& walk, const fs::path& run_folder,
+                                            const std::string& when) {
+  if (walk.unvisited.empty() && walk.too_deep.empty()) return std::nullopt;
+  Quarantined q;
+  q.path = run_folder;
+  q.kind = "unvisited";
+  q.when = when;
+  q.at = iso_utc_now();
+  std::string why;
+  if (!walk.unvisited.empty())
+    why = "a walk reads at most " + std::to_string(kEndWalk.max_reads) +
+          " folders that changed since the last one and visits at most " +
+          std::to_string(kEndWalk.max_visits);
+  if (!walk.too_deep.empty())
+    why += std::string(why.empty() ? "" : "; ") + "a walk goes " + std::to_string(kEndWalk.max_depth) +
+           " levels deep at most";
+  q.why = why;
+  std::string list;
+  std::size_t named = 0;
+  for (const auto* paths : {&walk.unvisited, &walk.too_deep}) {
+    for (const auto& p : *paths) {
+      if (named == kUnvisitedNamed) break;
+      const bool deep = paths == &walk.too_deep;
+      list += (named++ ? ", " : "") + p.string() + (deep ? "/*" : "");
+    }
+  }
+  const std::size_t total = walk.unvisited.size() + walk.too_deep.size();
+  if (total > named) list += " and " + std::to_string(total - named) + " more";
+  q.contents =
+      std::to_string(total) + " folder" + (total == 1 ? "" : "s") + " and what is beneath them: " + list;
+  return q;
 }
 
 }  // namespace
@@ -249,6 +224,10 @@ Quarantined quarantined_from_json(const nlohmann::json& j) {
 }
 
 std::string describe(const Quarantined& q, const fs::path& run_folder) {
+  if (q.kind == "unvisited")
+    return "not looked into for repositories the run made " + q.when + ": " + q.contents + " (" + q.why +
+           "). A repository the run made there was not checked: git would run its hooks and config as you. "
+           "Look before you run git in them";
   const std::string rel = q.path.lexically_relative(run_folder).string();
   if (q.moved_to.empty() && q.error.empty()) return rel + " (" + q.why + ") " + q.when + ": " + q.restored;
   if (!q.error.empty())
@@ -262,7 +241,7 @@ std::string describe(const Quarantined& q, const fs::path& run_folder) {
 }
 
 Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
-    : run_folder_(policy.run_folder()), record_dir_(std::move(record_dir)), start_ns_(coarse_now_ns()) {
+    : run_folder_(policy.run_folder()), record_dir_(std::move(record_dir)), start_ns_(change_clock_now_ns()) {
   open_how how{};
   how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
@@ -295,7 +274,11 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
     }
     protected_.push_back(std::move(p));
   }
-  nested_ = nested_repositories(run_dir_, kNestedDepth, kNestedBudget, /*into_repositories=*/false);
+  // Loaded now, before anything of the run exists: what the run could do to
+  // the file (it cannot: Parallex's state is denied to it) is never read by
+  // this run's walks, and save() replaces a file that is not the one read.
+  walk_cache_ = WalkCache::load(parallex_state_dir() / "walk", run_folder_, run_dir_);
+  nested_ = find_repositories(run_dir_, kStartWalk, walk_cache_).repositories;
   remember_git();
 }
 
@@ -647,8 +630,13 @@ void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Q
   // Every repository in the run folder now, wherever the run made or cloned
   // it (`git init vendor/a/b/x`): what was not looked at when the run started
   // is judged by its change time (unchanged()).
-  const auto found = nested_repositories(run_dir_, kFoundDepth, kFoundBudget, /*into_repositories=*/true);
-  paths.insert(paths.end(), found.begin(), found.end());
+  const WalkFound walk = find_repositories(run_dir_, kEndWalk, walk_cache_);
+  // Nothing of the run can change the run folder now (paused or ended): what
+  // the walk saw is what the next run's walks start from. A cache that
+  // cannot be written costs the next run reads, nothing else.
+  (void)walk_cache_.save();
+  paths.insert(paths.end(), walk.repositories.begin(), walk.repositories.end());
+  if (auto report = unvisited_report(walk, run_folder_, when)) out.push_back(std::move(*report));
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   for (const auto& path : paths) {
@@ -666,6 +654,7 @@ std::vector<Quarantined> Quarantine::sweep(const std::string& when, bool git, bo
   for (auto& p : protected_) sweep_project_file(p, when, may_copy, out);
   if (git) sweep_git(when, may_copy, out);
   for (auto& q : out) {
+    if (q.kind == "unvisited") continue;  // said, but nothing was moved
     if (!q.moved_to.empty()) q.contents = describe_contents(q.moved_to);
     moved_.push_back(q);
   }
@@ -704,6 +693,7 @@ std::vector<std::uint8_t> Quarantine::state(bool kept_files) const {
   j["record_dir"] = record_dir_.string();
   j["had_git_dir"] = had_git_dir_;
   j["start_ns"] = start_ns_;
+  j["walk_cache"] = walk_cache_.file().parent_path().string();
   for (const auto& p : protected_)
     j["protected"].push_back({p.rel.string(), p.reason, id(p.start), p.parent_ok_at_start});
   for (const auto& [rel, i] : git_start_) j["git_start"].push_back({rel.string(), id(i)});
@@ -722,6 +712,7 @@ Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::u
                                                         UniqueFd run_dir) {
   if (!run_dir) return Error::invalid("the run folder's descriptor is missing from the quarantine's state");
   std::unique_ptr<Quarantine> q(new Quarantine());
+  std::string walk_cache_dir;
   try {
     const nlohmann::json j = nlohmann::json::from_cbor(bytes);
     auto id = [](const nlohmann::json& a) {
@@ -739,6 +730,7 @@ Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::u
     q->record_dir_ = j.at("record_dir").get<std::string>();
     q->had_git_dir_ = j.at("had_git_dir").get<bool>();
     q->start_ns_ = j.at("start_ns").get<std::int64_t>();
+    walk_cache_dir = j.value("walk_cache", "");
     for (const auto& p : j.value("protected", nlohmann::json::array()))
       q->protected_.push_back(
           {p.at(0).get<std::string>(), p.at(1).get<std::string>(), id(p.at(2)), p.at(3).get<bool>()});
@@ -759,6 +751,10 @@ Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::u
     return Error::invalid(std::string("the quarantine's state cannot be read: ") + e.what());
   }
   q->run_dir_ = run_dir.release();
+  // Not the file the dead supervisor's walks read: nothing says it is still
+  // the one the run could not reach. This walk reads every folder (within
+  // its bounds) and leaves what it saw for the next run.
+  if (!walk_cache_dir.empty()) q->walk_cache_ = WalkCache::fresh(walk_cache_dir, q->run_folder_, q->run_dir_);
   return q;
 }
 

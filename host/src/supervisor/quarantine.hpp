@@ -30,6 +30,7 @@
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
+#include "supervisor/walk_cache.hpp"
 
 namespace px::supervisor {
 
@@ -131,6 +132,7 @@ class Quarantine {
   std::map<fs::path, Identity> git_start_;  // files of .git that are checked, as they were
   std::vector<fs::path> submodule_paths_;   // from .gitmodules at the start
   std::vector<fs::path> nested_;            // other repositories in the run folder (their .git's parent)
+  WalkCache walk_cache_;                    // what the walks for repositories read last (walk_cache.hpp)
   struct Original {
     std::string text;
     mode_t mode = 0644;
