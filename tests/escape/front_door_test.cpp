@@ -113,6 +113,15 @@ class EscapeFrontDoor : public ::testing::Test {
     return newest;
   }
   json last_record() const { return json::parse(read_text(last_run() / "run.json"), nullptr, false); }
+  // The first run `parallex runs --json` lists, once it lists one (null after 2 s).
+  json first_live_run() {
+    for (int i = 0; i < 100; ++i) {
+      const json runs = json::parse(px("runs --json").out, nullptr, false);
+      if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty()) return runs["runs"][0];
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return nullptr;
+  }
 
   std::set<std::string> listing(const fs::path& dir) const {
     std::set<std::string> out;
@@ -371,13 +380,8 @@ TEST_F(EscapeFrontDoor, AKilledSupervisorsWatchdogMovesAsideWhatTheRunMade) {
   });
   for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  pid_t supervisor = 0;
-  for (int i = 0; i < 100 && supervisor <= 0; ++i) {
-    const json runs = json::parse(px("runs --json").out, nullptr, false);
-    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
-      supervisor = runs["runs"][0].value("pid", 0);
-    if (supervisor <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const json live = first_live_run();
+  const pid_t supervisor = live.is_object() ? live.value("pid", 0) : 0;
   if (supervisor <= 0 || ::kill(supervisor, SIGSTOP) != 0) {
     ADD_FAILURE() << "the run's supervisor is not listed";
     sh("touch " + quote((repo_ / "go").string()));
@@ -446,13 +450,8 @@ TEST_F(EscapeFrontDoor, ALaterParallexSweepsARunWhoseSupervisorAndWatchdogWereKi
   });
   for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  pid_t supervisor = 0;
-  for (int i = 0; i < 100 && supervisor <= 0; ++i) {
-    const json runs = json::parse(px("runs --json").out, nullptr, false);
-    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
-      supervisor = runs["runs"][0].value("pid", 0);
-    if (supervisor <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const json live = first_live_run();
+  const pid_t supervisor = live.is_object() ? live.value("pid", 0) : 0;
   const pid_t watchdog = supervisor > 0 ? watchdog_of(supervisor) : 0;
   if (supervisor <= 0 || watchdog <= 0 || ::kill(supervisor, SIGSTOP) != 0) {
     ADD_FAILURE() << "the run's supervisor or its watchdog is not found";
@@ -509,13 +508,8 @@ TEST_F(EscapeFrontDoor, APauseMovesAsideWhatTheRunLeftInGit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_TRUE(fs::exists(repo_ / "ready"));
   EXPECT_TRUE(fs::exists(hook)) << "the run is still going: nothing of .git is moved yet";
-  std::string id;
-  for (int i = 0; i < 100 && id.empty(); ++i) {
-    const json runs = json::parse(px("runs --json").out, nullptr, false);
-    if (runs.is_object() && runs.contains("runs") && !runs["runs"].empty())
-      id = runs["runs"][0].value("id", "");
-    if (id.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const json live = first_live_run();
+  const std::string id = live.is_object() ? live.value("id", "") : "";
   if (id.empty()) {
     ADD_FAILURE() << "the run is not listed";
     run.join();
