@@ -26,6 +26,26 @@ inline std::string read_until(int fd, const std::string& needle) {
   return out;
 }
 
+// A proxy's answer head, read as a client reads it: what has arrived, in one
+// call (peeked), then exactly the head, so the tunnel's bytes stay in the
+// socket. Byte by byte, a 39-byte "200" alone would be 39 reads on the clock.
+inline std::string read_head(int fd) {
+  std::string out;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK);
+    if (n <= 0) return out;
+    const std::string seen = out + std::string(buf, static_cast<std::size_t>(n));
+    const std::size_t end = seen.find("\r\n\r\n");
+    // Not whole yet: everything peeked is head, taken; then wait for more.
+    const std::size_t take = end == std::string::npos ? static_cast<std::size_t>(n) : end + 4 - out.size();
+    const ssize_t got = ::read(fd, buf, take);
+    if (got <= 0) return out;
+    out.append(buf, static_cast<std::size_t>(got));
+    if (end != std::string::npos && out.size() == end + 4) return out;
+  }
+}
+
 // Upstream: "SEND n\n" -> n bytes then close; "PING\n" -> "PONG\n", repeatedly.
 inline void serve(int fd) {
   std::string line;

@@ -5,7 +5,8 @@
 #   captured   inside a sealed run, connecting to the name (its synthetic address)
 #   CONNECT    inside the same kind of run, through the run's proxy
 # Set-up is p50/p99 of connect (+ CONNECT and its 200) + one round trip, 1000
-# times; MB/s the best of three 1 GiB transfers through one connection; and
+# times (the 200 read as a client reads it, not byte by byte); MB/s the best
+# of three 1 GiB transfers through one connection; and
 # the run's DNS answer time (an A query over UDP; warm, and for new names whose
 # listeners are made before the answer).
 #   bench/proxy/capture.sh [path/to/parallex]
@@ -41,6 +42,8 @@ rows+=("$(sealed "$work/run/capture_bench" --label captured --host bench.test --
 rows+=("$(sealed "$work/run/capture_bench" --label CONNECT --host bench.test --port "$port" --connect)")
 while IFS= read -r line; do rows+=("$line"); done < <(sealed "$work/run/capture_bench" --label "run's DNS" --dns bench.test)
 
+# The machine's load while measured (other work on the same cores moves the p99s).
+printf 'load average: %s\n\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 direct_p50="$(printf '%s\n' "${rows[0]}" | cut -f2)"
 direct_mbs="$(printf '%s\n' "${rows[0]}" | cut -f4)"
 printf '| path | set-up p50 | set-up p99 | p50 over direct | MB/s (1 GiB) | vs direct |\n'

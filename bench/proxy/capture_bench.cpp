@@ -27,6 +27,7 @@
 namespace {
 
 using bench::b64;
+using bench::read_head;
 using bench::read_until;
 using bench::serve;
 using bench::write_all;
@@ -74,7 +75,7 @@ int open_path(const Path& p) {
   const int fd = connect_to(p.target);
   if (!p.connect_line.empty()) {
     write_all(fd, p.connect_line);
-    const std::string head = read_until(fd, "\r\n\r\n");
+    const std::string head = read_head(fd);
     if (head.find(" 200") == std::string::npos) {
       std::fprintf(stderr, "tunnel refused: %s\n", head.c_str());
       std::exit(1);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <sstream>
 #include <thread>
 
 #include "harness.hpp"
@@ -65,6 +66,72 @@ TEST_F(ProxyTest, ConnectCarriesBytesBothWays) {
   EXPECT_EQ(lines[0]["closed"], "eof");
   EXPECT_EQ(lines[0]["address"], "127.0.0.1");
   for (const char* key : {"time", "reason", "duration_ms", "status"}) EXPECT_TRUE(lines[0].contains(key)) << key;
+}
+
+TEST_F(ProxyTest, BytesSentWithTheConnectRequestFollowTheTunnelsAnswer) {
+  // One write: the request and the tunnel's first bytes. The 200 goes out
+  // first, then those bytes upstream, and the echo comes back after the 200.
+  start();
+  const int fd = connect_to(port_);
+  ASSERT_GE(fd, 0);
+  send_all(fd, "CONNECT allowed.test:" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() +
+                   "\r\nearly bytes\n");
+  EXPECT_EQ(read_until(fd, "early bytes\n"), "HTTP/1.1 200 Connection Established\r\n\r\nearly bytes\n");
+  send_all(fd, "then more\n");
+  EXPECT_EQ(read_until(fd, "more\n"), "then more\n");
+  ::close(fd);
+  proxy_->stop();
+  const auto lines = log_lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["verdict"], "allowed");
+  EXPECT_EQ(lines[0]["bytes_up"], 22);
+  EXPECT_EQ(lines[0]["bytes_down"], 22);
+}
+
+TEST_F(ProxyTest, ConnectGoesToTheNextCheckedAddressAndAnswers502WhenNoneTakesIt) {
+  // Nothing listens on 127.0.0.2 (the upstreams bind 127.0.0.1): refused at
+  // once, so the next address checked is tried; with none left, a 502.
+  const auto dir = temp_dir("proxy-next-address");
+  ProxyConfig c;
+  c.mode = NetworkMode::allowlist;
+  c.allowed_hosts = {"two.test", "none.test"};
+  c.allowed_ports = {echo_.port()};
+  c.local_servers = true;
+  c.password = kPassword;
+  c.log_path = dir / "proxy.jsonl";
+  Resolver resolver = [](const std::string& host) -> Result<std::vector<boost::asio::ip::address>> {
+    std::vector<boost::asio::ip::address> out{boost::asio::ip::make_address("127.0.0.2")};
+    if (host == "two.test") out.push_back(boost::asio::ip::make_address("127.0.0.1"));
+    return out;
+  };
+  auto server = ProxyServer::listen(c, "127.0.0.1", 0, resolver);
+  ASSERT_TRUE(server) << server.error().message;
+  const std::uint16_t port = server.value()->port();
+  const std::string target = ":" + std::to_string(echo_.port()) + " HTTP/1.1\r\n" + auth() + "\r\n";
+
+  const int fd = connect_to(port);
+  ASSERT_GE(fd, 0);
+  send_all(fd, "CONNECT two.test" + target);
+  EXPECT_EQ(read_until(fd, "\r\n\r\n"), "HTTP/1.1 200 Connection Established\r\n\r\n");
+  send_all(fd, "ping\n");
+  EXPECT_EQ(read_until(fd, "\n"), "ping\n");
+  ::close(fd);
+
+  const std::string resp = roundtrip(port, "CONNECT none.test" + target);
+  EXPECT_EQ(status_of(resp), 502) << resp;
+  EXPECT_EQ(header_of(resp, "x-proxy-error"), reason::connect_failed);
+  server.value()->stop();
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(read_file(dir / "proxy.jsonl"));
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  const auto& two = lines[0]["host"] == "two.test" ? lines[0] : lines[1];
+  const auto& none = lines[0]["host"] == "two.test" ? lines[1] : lines[0];
+  EXPECT_EQ(two["verdict"], "allowed");
+  EXPECT_EQ(two["address"], "127.0.0.1");
+  EXPECT_EQ(none["verdict"], "failed");
+  EXPECT_EQ(none["reason"], reason::connect_failed);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ProxyTest, PlainHttpIsForwardedWithoutProxyHeaders) {

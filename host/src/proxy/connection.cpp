@@ -1,12 +1,14 @@
 #include "proxy/connection.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <utility>
 
 #include "proxy/destination.hpp"
 #include "proxy/host_rules.hpp"
@@ -108,7 +110,9 @@ void Connection::start() {
   error_code ec;
   client_.non_blocking(true, ec);
   if (ec) return close("error");
-  wait_head();
+  // A client sends its request with (or just after) the handshake's last
+  // packet: it is usually here already, so it is read before waiting for it.
+  on_head_readable({});
 }
 
 void Connection::wait_head() {
@@ -424,11 +428,31 @@ void Connection::try_next_address() {
     ::close(fd);
     return refuse(502, reason::connect_failed, "failed");
   }
-  upstream_.async_connect(ep, [self = shared_from_this(), ep](const error_code& cec) {
+  upstream_.non_blocking(true, ec);  // Asio's own flag: the relay's reads and writes never block
+  upstream_.set_option(tcp::no_delay(true), ec);
+  // A connect to this machine is complete by the time connect() returns (the
+  // handshake runs inside the call): one poll sees it, saving a trip through
+  // the event loop; a remote one is waited for as usual.
+  int rc;
+  do rc = ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0 && errno != EINPROGRESS) return try_next_address();
+  if (rc == 0) return on_connected(ep);
+  pollfd p{fd, POLLOUT, 0};
+  if (::poll(&p, 1, 0) == 1) return connect_finished(ep);
+  upstream_.async_wait(tcp::socket::wait_write, [self = shared_from_this(), ep](const error_code& wec) {
     if (self->state_ != State::connecting) return;
-    if (cec) return self->try_next_address();
-    self->on_connected(ep);
+    if (wec) return self->try_next_address();
+    self->connect_finished(ep);
   });
+}
+
+void Connection::connect_finished(const tcp::endpoint& ep) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(upstream_.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
+    return try_next_address();
+  on_connected(ep);
 }
 
 void Connection::on_connected(const tcp::endpoint& ep) {
@@ -437,8 +461,10 @@ void Connection::on_connected(const tcp::endpoint& ep) {
   decision_.verdict = "allowed";
   decision_.reason = reason::allowed;
   error_code ig;
-  upstream_.non_blocking(true, ig);
-  upstream_.set_option(tcp::no_delay(true), ig);
+  if (kind_ == Kind::published) {
+    upstream_.non_blocking(true, ig);
+    upstream_.set_option(tcp::no_delay(true), ig);
+  }
   client_.set_option(tcp::no_delay(true), ig);
 
   // A terminated host (the run's broker): CONNECT tunnels and captured
@@ -458,16 +484,15 @@ void Connection::on_connected(const tcp::endpoint& ep) {
   if (target_.is_connect) {
     decision_.status = 200;
     outgoing_ = "HTTP/1.1 200 Connection Established\r\n\r\n";
-    asio::async_write(client_, asio::buffer(outgoing_),
-                      [self = shared_from_this(), leftover = std::move(leftover), terminated](
-                          const error_code& wec, std::size_t) mutable {
-                        if (wec) return self->close("error");
-                        if (terminated) return self->terminate(std::move(leftover));
-                        self->decision_.bytes_up += leftover.size();
-                        self->outgoing_ = std::move(leftover);  // bytes the client sent early
-                        self->start_relay();
-                      });
-    return;
+    early_ = std::move(leftover);  // bytes the client sent with its CONNECT
+    if (terminated)
+      return send_outgoing(client_,
+                           [](Connection& c) { c.terminate(std::exchange(c.early_, std::string())); });
+    return send_outgoing(client_, [](Connection& c) {
+      c.decision_.bytes_up += c.early_.size();
+      c.outgoing_ = std::exchange(c.early_, std::string());
+      c.start_relay();
+    });
   }
   // Plain HTTP: one request, its body framed exactly, nothing after it.
   outgoing_ = upstream_head(request_, target_);
@@ -512,21 +537,42 @@ void Connection::start_relay() {
     hello_pending_ = true;
     hello_ += outgoing_;  // bytes the client sent with its CONNECT
     outgoing_ = std::string();
+    // A captured client spoke when it connected (it never waits for a 200):
+    // its first bytes are usually here already.
+    if (hello_.empty() && kind_ == Kind::captured) return read_hello();
     return decide_hello();
   }
-  if (outgoing_.empty()) {
-    outgoing_ = std::string();
-    if (!up_.done) arm(up_);
-    arm(down_);
-    return;
-  }
-  asio::async_write(upstream_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& ec, std::size_t) {
-    if (self->state_ != State::relaying) return;
-    if (ec) return self->close("error");
-    self->outgoing_ = std::string();
-    if (!self->up_.done) self->arm(self->up_);
-    self->arm(self->down_);
+  send_outgoing(upstream_, [](Connection& c) {
+    if (!c.up_.done) c.arm(c.up_);
+    c.arm(c.down_);
   });
+}
+
+void Connection::send_outgoing(tcp::socket& to, void (*then)(Connection&)) {
+  // Written at once: a small answer or a first message nearly always fits
+  // the socket's buffer. Only the rest, if any, waits for the receiver.
+  std::size_t sent = 0;
+  while (sent < outgoing_.size()) {
+    const ssize_t n =
+        ::send(to.native_handle(), outgoing_.data() + sent, outgoing_.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) return close("error");
+    sent += static_cast<std::size_t>(n);
+  }
+  if (sent == outgoing_.size()) {
+    outgoing_ = std::string();
+    return then(*this);
+  }
+  outgoing_.erase(0, sent);
+  const State waiting = state_;
+  asio::async_write(to, asio::buffer(outgoing_),
+                    [self = shared_from_this(), then, waiting](const error_code& e, std::size_t) {
+                      if (self->state_ != waiting) return;
+                      if (e) return self->close("error");
+                      self->outgoing_ = std::string();
+                      then(*self);
+                    });
 }
 
 void Connection::read_hello() {
@@ -568,13 +614,7 @@ void Connection::release_hello(void (*then)(Connection&)) {
   if (hello_.empty()) return then(*this);
   outgoing_ = std::move(hello_);
   hello_ = std::string();
-  asio::async_write(upstream_, asio::buffer(outgoing_),
-                    [self = shared_from_this(), then](const error_code& e, std::size_t) {
-                      if (self->state_ != State::relaying) return;
-                      if (e) return self->close("error");
-                      self->outgoing_ = std::string();
-                      then(*self);
-                    });
+  send_outgoing(upstream_, then);
 }
 
 void Connection::refuse_tunnel(std::string_view why) {
@@ -594,7 +634,7 @@ void Connection::on_readable(Direction& d, const error_code& ec) {
   if (state_ != State::relaying) return;
   if (ec) return close("error");
   if (&d == &up_ && hello_pending_) return read_hello();
-  if (target_.is_connect && !d.copy) return splice_readable(d);
+  if (target_.is_connect && d.bulk && !d.copy) return splice_readable(d);
   copy_readable(d);
 }
 
@@ -657,6 +697,7 @@ bool Connection::flush_pipe(Direction& d) {
 void Connection::copy_readable(Direction& d) {
   auto& buf = server_.scratch;
   for (int turn = 0; turn < kReadsPerTurn; ++turn) {
+    if (d.bulk && !d.copy) return splice_readable(d);
     std::size_t want = buf.size();
     if (d.limited) want = static_cast<std::size_t>(std::min<std::uint64_t>(want, d.remaining));
     error_code rec;
@@ -665,6 +706,7 @@ void Connection::copy_readable(Direction& d) {
     if (rec == asio::error::eof) return on_source_eof(d);
     if (rec) return close("error");
     last_activity_ = Clock::now();
+    if (target_.is_connect && n == want) d.bulk = true;
     if (&d == &down_ && !target_.is_connect && !response_head_done_)
       return (void)hold_response_head(buf.data(), n);
     std::size_t forward = n;

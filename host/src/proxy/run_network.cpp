@@ -115,6 +115,8 @@ tcp::acceptor* RunNetworkService::adopt_listener(UniqueFd fd, TargetOf target) {
   error_code ec;
   l->acceptor->assign(ss.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd.get(), ec);
   if (ec) return nullptr;
+  l->local = l->acceptor->local_endpoint(ec);
+  if (ec) return nullptr;
   fd.release();
   l->acceptor->non_blocking(true, ec);
   listeners_.push_back(std::move(l));
@@ -146,12 +148,13 @@ void RunNetworkService::accept(Listener& listener) {
       }
       tcp::socket socket(core_.io);
       error_code aec;
-      socket.assign(listener.acceptor->local_endpoint(aec).protocol(), fd, aec);
+      socket.assign(listener.local.protocol(), fd, aec);
       if (aec) {
         ::close(fd);
         continue;
       }
-      const tcp::endpoint local = socket.local_endpoint(aec);
+      const tcp::endpoint local =
+          listener.local.address().is_unspecified() ? socket.local_endpoint(aec) : listener.local;
       HostPort target = aec ? HostPort{} : listener.target(local);
       auto c = core_.admit(std::move(socket), Connection::Kind::captured);
       if (!c) continue;

@@ -64,6 +64,9 @@ class RunNetworkService {
   struct Listener {
     std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor;
     TargetOf target;
+    // Where it listens: a connection accepted on a listener bound to one
+    // address arrived at that address (no getsockname per connection).
+    boost::asio::ip::tcp::endpoint local;
   };
   void accept(Listener& listener);
   void names_made(const std::string& name, Result<std::vector<UniqueFd>> made);

@@ -30,6 +30,7 @@ ServerCore::~ServerCore() { stop(); }
 void ServerCore::start() {
   error_code ec;
   acceptor.non_blocking(true, ec);
+  listens_v6_ = acceptor.local_endpoint(ec).protocol() == tcp::v6();
   accept();
   sweep();
   thread_ = std::thread([this] {
@@ -74,7 +75,7 @@ void ServerCore::accept() {
       }
       tcp::socket socket(io);
       error_code aec;
-      socket.assign(acceptor.local_endpoint(aec).protocol(), fd, aec);
+      socket.assign(listens_v6_ ? tcp::v6() : tcp::v4(), fd, aec);
       if (aec) {
         ::close(fd);
         continue;

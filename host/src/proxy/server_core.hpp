@@ -68,6 +68,7 @@ class ServerCore {
   boost::asio::steady_timer sweep_timer_{io};
   boost::asio::steady_timer accept_retry_{io};
   std::chrono::milliseconds sweep_interval_{500};
+  bool listens_v6_ = false;                                      // the acceptor's family, read once at start
   std::unordered_set<std::shared_ptr<Connection>> connections_;  // (io)
   std::unique_ptr<RunNetworkService> run_network_;               // (io)
   unsigned auth_failures_ = 0;                                    // (io)
