@@ -28,10 +28,22 @@ using nlohmann::json;
 constexpr const char* kStateFile = "sweep-state";
 constexpr std::size_t kMaxState = 64 * 1024 * 1024;
 
+std::string first_line(const char* file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 std::string boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
+  return first_line("/proc/sys/kernel/random/boot_id");
+}
+
+// This machine: a state folder shared by several (a home on NFS) holds runs
+// of the others, which are theirs to sweep, live or not.
+std::string machine_id() {
+  std::string id = first_line("/etc/machine-id");
+  if (id.empty()) id = first_line("/proc/sys/kernel/hostname");
   return id;
 }
 
@@ -95,6 +107,7 @@ std::vector<std::string> sweep_one(const fs::path& record_dir) {
   if (::flock(state.get(), LOCK_EX | LOCK_NB) != 0 || ::fstat(state.get(), &st) != 0 || st.st_nlink == 0)
     return {};
   const json j = json::from_cbor(read_all(state.get()), true, false);
+  if (j.is_object() && j.value("machine", "") != machine_id()) return {};
   if (j.is_discarded() || !j.is_object() || !j.contains("quarantine") || !j["quarantine"].is_binary()) {
     forget_unswept(record_dir);
     return {"run " + id + ": what its sweep needed is unreadable (" + (record_dir / kStateFile).string() +
@@ -143,7 +156,8 @@ fs::path unswept_dir() {
 }
 
 Status remember_unswept(const UnsweptRun& run) {
-  json j{{"boot", boot_id()},
+  json j{{"machine", machine_id()},
+         {"boot", boot_id()},
          {"quarantine", json::binary(run.quarantine)},
          {"folder", run.folder.string()},
          {"folder_dev", run.folder_dev},

@@ -12,7 +12,8 @@
 // parallex_state_dir()/unswept naming that folder. The supervisor's own sweep
 // at the end, or its watchdog's after its death, removes both. Any later
 // `parallex run` or `parallex runs` sweeps the runs still marked, once it knows
-// that nothing of them runs any more:
+// that nothing of them runs any more (runs of another machine sharing the
+// state folder, a home on NFS, are left to it):
 // - the machine was restarted since (another boot id), or
 // - the supervisor and the watchdog are gone (pid and start time), and the
 //   run's cgroup is empty (what is left in it is killed first) or, without
