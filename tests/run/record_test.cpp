@@ -180,6 +180,27 @@ TEST(RunRecord, UpdatesTakeTurnsAndNoneIsLost) {
   fs::remove_all(dir);
 }
 
+// Listings read in full only the records that may still be open: the quick
+// look says "ended" only when the record's own end is there, never for a
+// command line that merely mentions one.
+TEST(RunRecord, AQuickLookTellsAnEndedRecordOnly) {
+  const fs::path dir = record_folder();
+  ASSERT_FALSE(dir.empty());
+  RunRecord r = running_record("quick");
+  r.argv = {"sh", "-c", "echo '\n  \"ended_at\": \"2026-01-01\"'"};
+  r.command = r.argv[2];
+  ASSERT_TRUE(write_record(dir, r));
+  EXPECT_FALSE(record_ended(dir)) << "a running record was taken as ended";
+  r.ended_at = "2026-12-01T12:00:05.000Z";
+  r.status = RunStatus::exited;
+  ASSERT_TRUE(write_record(dir, r));
+  EXPECT_TRUE(record_ended(dir));
+  { std::ofstream(dir / "run.json") << "not json"; }
+  EXPECT_FALSE(record_ended(dir));
+  EXPECT_FALSE(record_ended(dir / "missing"));
+  fs::remove_all(dir);
+}
+
 // A supervisor passes its policy dumped once (policy_text()): the file reads
 // back the same as one written from the record's own policy, and is valid JSON
 // whatever else the record holds.

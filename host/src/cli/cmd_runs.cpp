@@ -58,7 +58,7 @@ std::vector<ClosedRun> close_lost_runs() {
   for (const auto& dir : runs_dirs()) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_directory(ec)) continue;
+      if (!it->is_directory(ec) || run::record_ended(it->path())) continue;
       auto record = run::read_record(it->path());
       if (!record || record.value().ended_at) continue;
       if (!run::close_if_lost(it->path(), record.value())) continue;

@@ -251,6 +251,22 @@ Result<RunRecord> read_record(const fs::path& run_dir) {
   return record;
 }
 
+bool record_ended(const fs::path& run_dir) {
+  const int fd = ::open((run_dir / "run.json").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  char buf[8192];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return false;
+  // A member of the top object, as dump(2) writes it: two spaces in. Inside a
+  // string a quote is always escaped, so this cannot be a value's text.
+  const std::string_view head(buf, static_cast<std::size_t>(n));
+  constexpr std::string_view key = "\n  \"ended_at\": ";
+  const auto at = head.find(key);
+  if (at == std::string_view::npos || at + key.size() + 4 > head.size()) return false;
+  return head.substr(at + key.size(), 4) != "null";
+}
+
 std::string policy_text(const json& policy) {
   // Indented as a member of the record's object.
   std::string text = policy.dump(2, ' ', false, json::error_handler_t::replace);

@@ -109,6 +109,11 @@ struct RunRecord {
 
 // Reads DIR/run.json.
 Result<RunRecord> read_record(const fs::path& run_dir);
+// Whether DIR/run.json certainly says the run ended, read from its first
+// few KB only (write_record() puts `ended_at` near the top and the policy
+// last): for listings of thousands of records, which need to read in full
+// only the ones that may still be open. False when unsure.
+bool record_ended(const fs::path& run_dir);
 // Writes DIR/run.json through a temp file and a rename (mode 0600). A run's
 // supervisor writes its record three times with the same policy: it passes
 // that policy once dumped (policy_text()) and `record.policy` is not written.
