@@ -138,7 +138,8 @@ TEST_F(RepositoryWalk, TheCacheFindsWhatAFullWalkFindsReadingNothingUnchanged) {
   WalkCache none;
   const WalkFound full = find_repositories(dir_.get(), kEverything, none);
   EXPECT_EQ(names(full.repositories), expected_);
-  EXPECT_EQ(full.read, folder_count());
+  EXPECT_EQ(full.read + full.leaves, folder_count());
+  EXPECT_GT(full.leaves, 0u) << "no folder was told a leaf by its link count";
   EXPECT_EQ(full.cached, 0u);
   EXPECT_TRUE(full.unvisited.empty());
 
@@ -147,19 +148,38 @@ TEST_F(RepositoryWalk, TheCacheFindsWhatAFullWalkFindsReadingNothingUnchanged) {
   EXPECT_EQ(first.size(), 0u);
   const WalkFound warm = walk_and_save(first);
   EXPECT_EQ(names(warm.repositories), expected_);
-  EXPECT_EQ(warm.read, folder_count());
+  EXPECT_EQ(warm.read + warm.leaves, folder_count());
   ASSERT_TRUE(fs::exists(first.file()));
   EXPECT_EQ(fs::status(first.file()).permissions() & (fs::perms::group_all | fs::perms::others_all),
             fs::perms::none);
 
   WalkCache second = load();
-  EXPECT_EQ(second.size(), folder_count());
+  EXPECT_EQ(second.size(), warm.read);
   const auto before = fs::last_write_time(second.file());
   const WalkFound cached = walk_and_save(second);
   EXPECT_EQ(names(cached.repositories), expected_);
   EXPECT_EQ(cached.read, 0u);
-  EXPECT_EQ(cached.cached, folder_count());
+  EXPECT_EQ(cached.cached + cached.leaves, folder_count());
   EXPECT_EQ(fs::last_write_time(second.file()), before) << "a cache that did not change was written again";
+}
+
+// A folder holding no folder is told by its link count (one stat from its
+// parent), not read; once a .git folder is made in it, its count says so and
+// it is read, and the repository found.
+TEST_F(RepositoryWalk, ALeafIsToldByItsLinkCountUntilItHoldsAFolder) {
+  for (int i = 0; i < 20; ++i) fs::create_directories(folder_ / "leaves" / std::to_string(i));
+  write_text(folder_ / "leaves/3/file", "x\n");
+  WalkCache none;
+  const WalkFound before = find_repositories(dir_.get(), kEverything, none);
+  if (before.leaves == 0) GTEST_SKIP() << "this filesystem's link counts do not count sub-folders";
+  EXPECT_EQ(before.read, 2u);  // the run folder and leaves/
+  EXPECT_EQ(before.leaves, 20u);
+  EXPECT_TRUE(before.repositories.empty());
+  fs::create_directories(folder_ / "leaves/7/.git/hooks");
+  const WalkFound after = find_repositories(dir_.get(), kEverything, none);
+  EXPECT_EQ(names(after.repositories), (std::set<std::string>{"leaves/7"}));
+  EXPECT_EQ(after.read, 3u);
+  EXPECT_EQ(after.leaves, 19u);
 }
 
 // The start of a run walks two levels; the end's walk takes those from the
@@ -173,7 +193,7 @@ TEST_F(RepositoryWalk, TheStartsShallowWalkFillsTheCacheForTheEnds) {
   const WalkFound end = walk_and_save(cache);
   EXPECT_EQ(names(end.repositories), expected_);
   EXPECT_EQ(end.cached, start.read);
-  EXPECT_EQ(end.read + end.cached, folder_count());
+  EXPECT_EQ(end.read + end.cached + end.leaves, folder_count());
 }
 
 // A repository made deep inside a tree the cache knows (`git init
@@ -311,9 +331,9 @@ TEST_F(RepositoryWalk, ACorruptOrForeignCacheFileIsIgnoredAndRewritten) {
     EXPECT_EQ(cache.size(), 0u) << what;
     const WalkFound found = walk_and_save(cache);
     EXPECT_EQ(names(found.repositories), expected_) << what;
-    EXPECT_EQ(found.read, folder_count()) << what;
+    EXPECT_EQ(found.read + found.leaves, folder_count()) << what;
     WalkCache after = load();
-    EXPECT_EQ(after.size(), folder_count()) << what << ": not rewritten";
+    EXPECT_EQ(after.size(), found.read) << what << ": not rewritten";
   }
   // A good file anyone may write is not this cache.
   fs::permissions(file, fs::perms::others_write, fs::perm_options::add);
@@ -349,7 +369,9 @@ TEST_F(RepositoryWalk, ACacheThatLiesAboutAChangedFolderIsNotTrusted) {
 // in silence; folders taken from the cache do not count against it, so the
 // next walk goes further and, once all is known, visits everything.
 TEST_F(RepositoryWalk, TheReadBoundSaysWhatItLeft) {
-  for (int i = 0; i < 40; ++i) fs::create_directories(folder_ / ("d" + std::to_string(i)));
+  // Each with a folder of its own, so that each must be read (a leaf is told
+  // by its link count).
+  for (int i = 0; i < 40; ++i) fs::create_directories(folder_ / ("d" + std::to_string(i)) / "s");
   fs::create_directories(folder_ / "d39/r/.git");
   const WalkBounds small{64, 10, true};
   WalkCache none;
@@ -369,7 +391,7 @@ TEST_F(RepositoryWalk, TheReadBoundSaysWhatItLeft) {
   } while (!found.unvisited.empty() && runs < 10);
   EXPECT_TRUE(found.unvisited.empty());
   EXPECT_EQ(names(found.repositories), (std::set<std::string>{"d39/r"}));
-  EXPECT_EQ(runs, 5u);  // 10 more folders read each walk: 42 folders
+  EXPECT_EQ(runs, 5u);  // 10 more folders read each walk: 42 folders (the leaves d*/s are not read)
   WalkCache cache = load();
   const WalkFound known = walk_and_save(cache, small);
   EXPECT_EQ(known.read, 0u);
@@ -453,7 +475,8 @@ TEST_F(WalkThroughRuns, ARepositoryMadeDeepAfterAFirstRunIsCheckedAtTheNextRunsE
 // which folders it did not look into, on the terminal and in the record; a
 // later run, reading only what it does not know, looks at them all.
 TEST_F(WalkThroughRuns, FoldersTheBoundLeftAreNamedAndALaterRunVisitsThem) {
-  for (int i = 0; i < 1000; ++i) fs::create_directories(folder_ / ("d" + std::to_string(i)));
+  // Each with a folder of its own: a leaf is told by its link count, not read.
+  for (int i = 0; i < 1000; ++i) fs::create_directories(folder_ / ("d" + std::to_string(i)) / "s");
   let_change_times_settle();
   const Ran first = px("run -- /bin/true");
   ASSERT_EQ(first.status, 0) << first.out;

@@ -38,6 +38,7 @@ struct WalkFound {
   std::vector<fs::path> too_deep;
   std::size_t read = 0;    // folders read
   std::size_t cached = 0;  // folders taken from the cache
+  std::size_t leaves = 0;  // folders their link count showed to hold no folder, not read
 };
 
 // Walks the run folder `run_dir` (a descriptor) within `bounds`, with and
