@@ -43,6 +43,16 @@ for _ in $(seq 50); do [ -s "$work/reference.out" ] && break; sleep 0.1; done
 rport="$(head -1 "$work/reference.out" | sed 's/.*://')"
 rows+=("$("$work/proxy_bench" --label reference --proxy "$rport" --auth "px:$password" --pid "$rpid")")
 
+# The floor: the least a relay can do per connection (one thread, blocking,
+# one connection at a time, nothing checked). Only its set-up columns mean
+# something: it holds one tunnel at a time and is given no pid to measure.
+c++ -O2 -std=c++20 -o "$work/floor_relay" "$here/floor_relay.cpp"
+"$work/floor_relay" > "$work/floor.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$work/floor.out" ] && break; sleep 0.1; done
+fport="$(head -1 "$work/floor.out" | sed 's/.*://')"
+rows+=("$("$work/proxy_bench" --label floor --proxy "$fport" --auth "px:$password")")
+
 if command -v tinyproxy >/dev/null; then
   tport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   cat > "$work/tinyproxy.conf" <<CONF
@@ -75,11 +85,11 @@ for row in "${rows[@]}"; do
   IFS=$'\t' read -r label mbps p50 p99 kib cpu ends <<< "$row"
   pct="$(awk -v a="$mbps" -v b="$direct_mbps" 'BEGIN { printf "%.0f%%", 100 * a / b }')"
   ceiling="-"
-  if [ "$label" != direct-tcp ]; then
+  if [ "$label" != direct-tcp ] && [ "$label" != floor ]; then
     ceiling="$(awk -v n="$cores" -v p="$cpu" -v e="$ends" -v d="$direct_mbps" \
       'BEGIN { c = n / ((p + e) / 1000) * 1073.741824; r = 100 * c / d; if (r > 100) r = 100; printf "%.0f%% of direct", r }')"
   fi
-  [ "$label" = direct-tcp ] && kib="-" && cpu="-"
+  if [ "$label" = direct-tcp ] || [ "$label" = floor ]; then kib="-"; cpu="-"; fi
   [ "$cpu" = "-" ] || cpu="$cpu ms"
   printf '| %-11s | %12s | %9s | %14s | %16s | %7s us | %7s us | %24s |\n' "$label" "$mbps" "$pct" "$cpu" "$ceiling" "$p50" "$p99" "$kib"
 done
