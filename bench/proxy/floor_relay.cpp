@@ -53,8 +53,7 @@ void serve(int client) {
   }
   ::setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
-  if (!write_all(client, ok, sizeof ok - 1) ||
-      !write_all(up, head.data() + end + 4, head.size() - end - 4)) {
+  if (!write_all(client, ok, sizeof ok - 1) || !write_all(up, head.data() + end + 4, head.size() - end - 4)) {
     ::close(up);
     return;
   }
