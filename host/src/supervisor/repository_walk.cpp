@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,25 +48,6 @@ void read_folder(int fd, bool& repository, std::vector<std::string>& folders) {
   }
 }
 
-// Whether a folder's link count on the run folder's filesystem says how many
-// folders it holds: 2 (itself and its ".") plus one ".." per sub-folder. ext4
-// keeps that count (until a folder holds 65,000 folders: then 1), xfs and tmpfs
-// too; btrfs says 1 for every folder. No process sets a folder's link count
-// (folders cannot be hard-linked): it changes only as folders are made and
-// removed in it.
-bool counts_subfolders(int fd) {
-  struct statfs sfs {};
-  if (::fstatfs(fd, &sfs) != 0) return false;
-  switch (static_cast<unsigned long>(sfs.f_type)) {
-    case 0xEF53:      // ext2, ext3, ext4
-    case 0x58465342:  // xfs
-    case 0x01021994:  // tmpfs
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& cache) {
@@ -79,7 +59,7 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
   // tree are such leaves, and a folder's first walk has no cache to spare
   // the read).
   struct stat run_st {};
-  const bool leaves_by_count = counts_subfolders(run_dir) && ::fstat(run_dir, &run_st) == 0;
+  const bool leaves_by_count = WalkCache::counts_subfolders(run_dir) && ::fstat(run_dir, &run_st) == 0;
   std::vector<std::pair<std::string, int>> queue{{std::string(), 0}};  // breadth first: (folder, depth)
   std::size_t visits = 0;
   bool skipped = false;  // a repository's folders left out on purpose: the cache keeps what it knew of them

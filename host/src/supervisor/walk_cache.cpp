@@ -115,13 +115,32 @@ std::int64_t change_clock_now_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-bool WalkCache::trusts_change_times(int fd) {
+namespace {
+
+// The filesystem of `fd` (statfs's f_type), 0 when unknown.
+unsigned long filesystem_of(int fd) {
   struct statfs sfs {};
-  if (::fstatfs(fd, &sfs) != 0) return false;
+  return ::fstatfs(fd, &sfs) == 0 ? static_cast<unsigned long>(sfs.f_type) : 0;
+}
+
+}  // namespace
+
+bool WalkCache::counts_subfolders(int fd) {
+  switch (filesystem_of(fd)) {
+    case 0xEF53:      // ext2, ext3, ext4 (until a folder holds 65,000 folders: then 1)
+    case 0x58465342:  // xfs
+    case 0x01021994:  // tmpfs
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool WalkCache::trusts_change_times(int fd) {
   // Network filesystems (attribute caches), FUSE (whatever the daemon says),
   // overlayfs (a folder's times come from one layer or another) are not
   // among them: there every walk reads every folder.
-  switch (static_cast<unsigned long>(sfs.f_type)) {
+  switch (filesystem_of(fd)) {
     case 0xEF53:      // ext2, ext3, ext4
     case 0x58465342:  // xfs
     case 0x9123683E:  // btrfs

@@ -96,6 +96,11 @@ class WalkCache {
   // rely on: local filesystems that set a folder's ctime on every change of
   // its entries (ext4, xfs, btrfs, tmpfs, f2fs, bcachefs, zfs).
   static bool trusts_change_times(int fd);
+  // Whether a folder's link count on the filesystem of `fd` is 2 plus one per
+  // folder in it (ext4, xfs, tmpfs; btrfs says 1 for every folder). No
+  // process sets a folder's link count (folders cannot be hard-linked): it
+  // changes only as folders are made and removed in it.
+  static bool counts_subfolders(int fd);
 
  private:
   struct Entry {

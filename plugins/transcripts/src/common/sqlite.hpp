@@ -3,8 +3,9 @@
 // its sessions in one; no other harness does). The opencode plugin is loaded
 // by every run, and linking SQLite made every run map and relocate it too
 // (0.3 ms, docs/linux-seal.md) for what only transcript parsing needs. Code
-// calls sq::sqlite3_xxx(...) with SQLite's own signatures after load() said
-// yes. Add a function to PX_SQLITE_FUNCTIONS before using it.
+// calls SQLite's functions through this namespace, with their own signatures
+// (sq::sqlite3_open_v2(...)), once load() said yes. A function is added to
+// PX_SQLITE_FUNCTIONS before it is used.
 #include <sqlite3.h>
 
 #include <string>
