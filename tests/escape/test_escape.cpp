@@ -8,8 +8,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
-
-#include "unprivileged_user.hpp"
 #include <linux/seccomp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -26,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -35,9 +34,10 @@
 #include "backend/linux/capabilities.hpp"
 #include "backend/linux/launch.hpp"
 #include "backend/linux/seccomp.hpp"
+#include "expectations_loader.hpp"
 #include "policy/compose.hpp"
 #include "policy/profile.hpp"
-#include "expectations_loader.hpp"
+#include "unprivileged_user.hpp"
 
 namespace px::seal {
 namespace {
@@ -712,6 +712,42 @@ TEST(SeccompPtrace, RefusedWithoutALandlockDomain) {
                                     << " failed (10 nnp, 11 prepare, 12 load, 13 ptrace refused by the first "
                                        "filter, 14 second filter, 15 PTRACE_TRACEME not EPERM, 16 "
                                        "process_vm_readv not EPERM, 17 an ordinary call failed)";
+}
+
+// The seal's init gets the program with the supervisor's go-ahead, as bytes:
+// what it decodes is the program compiled, and it still refuses once loaded;
+// bytes that are not a whole program fail the set-up instead of loading part.
+TEST(SeccompProgram, TheGoAheadCarriesTheSameProgramAndRefusesWhatIsNotOne) {
+  auto program = seccomp::prepare();
+  ASSERT_TRUE(program) << program.error().message;
+  const std::string bytes = seccomp::encode(program.value());
+  auto decoded = seccomp::decode(bytes);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  ASSERT_EQ(decoded.value().instructions.size(), program.value().instructions.size());
+  EXPECT_EQ(std::memcmp(decoded.value().instructions.data(), program.value().instructions.data(),
+                        program.value().instructions.size() * sizeof(sock_filter)),
+            0);
+  EXPECT_EQ(decoded.value().notifies, program.value().notifies);
+  EXPECT_FALSE(seccomp::decode(""));
+  EXPECT_FALSE(seccomp::decode("1"));                                // no instruction
+  EXPECT_FALSE(seccomp::decode(bytes.substr(0, bytes.size() - 3)));  // torn
+  EXPECT_FALSE(seccomp::decode("x" + bytes.substr(1)));              // not a flag
+  EXPECT_FALSE(seccomp::decode("0" + std::string(8 * 4097, '\0')));  // over BPF_MAXINSNS
+
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    seccomp::answer_in_kernel(decoded.value());
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(10);
+    if (!seccomp::load(decoded.value())) ::_exit(11);
+    if (::syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0) != -1 || errno != EPERM) ::_exit(12);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step " << WEXITSTATUS(status)
+                                    << " failed (10 nnp, 11 load, 12 ptrace not refused)";
 }
 
 TEST(SeccompListener, AnsweredInKernelHasNoWaitingReturn) {

@@ -464,9 +464,26 @@ TEST_P(FailingStep, FinishesTheRecordAndLeavesNoPrivateDir) {
   EXPECT_NE(record["setup_error"].get<std::string>().find(step), std::string::npos) << record.dump(1);
 }
 
+// The supervisor arms its kill switch while the seal builds its view; the
+// command waits for it. Unsealed, the plain child waits the same way.
+TEST_F(RunEnd, AnUnsealedCommandWaitsForTheKillSwitchAndNeverRunsWhenItCannotBeArmed) {
+  const std::string marker = (work_ / "ran-unsealed").string();
+  const int status = run_px({"run", "--unsealed", "--", "/bin/sh", "-c", "touch '" + marker + "'"},
+                            env({"PARALLEX_TEST_FAIL_AT=arm"}), "fail-unsealed.log");
+  const std::string log = read_text(root_ / "fail-unsealed.log");
+  EXPECT_EQ(status, 125) << log;
+  EXPECT_FALSE(fs::exists(marker)) << "the unsealed command ran although its kill switch was not armed";
+  EXPECT_NE(log.find("fault injected at arm"), std::string::npos) << log;
+  expect_no_private_dir();
+  const fs::path run_dir = only_run(adhoc_runs());
+  ASSERT_FALSE(run_dir.empty()) << log;
+  const json record = json::parse(read_text(run_dir / "run.json"));
+  EXPECT_EQ(record["status"], "setup-failed") << record.dump(1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Steps, FailingStep,
                          ::testing::Values("record", "kill-switch", "global-pause", "state-dirs",
-                                           "environment", "launch"),
+                                           "environment", "launch", "arm"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            for (auto& c : n)

@@ -87,8 +87,14 @@ struct LaunchRequest {
   std::vector<ViewFile> view_files;        // the run's broker: its CA bundle, masked secret files
   int cgroup_fd = -1;                      // the run's cgroup (O_DIRECTORY), or -1
   // The command's first process exists (`enters_cgroup`: it placed itself in
-  // the cgroup before it could start anything).
-  std::function<void(pid_t pid, bool enters_cgroup)> on_started;
+  // the cgroup before it could start anything) and builds the seal; the
+  // command does not start before this returns. The supervisor finishes its
+  // own set-up here, in parallel with the seal's. An error ends the run
+  // before its command starts.
+  std::function<Status(pid_t pid, bool enters_cgroup)> on_started;
+  // The command's own status is known while the seal is still being torn
+  // down: what only a live run needs can go meanwhile.
+  std::function<void()> on_command_ended;
 };
 
 struct LaunchResult {

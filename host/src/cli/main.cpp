@@ -8,6 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/parse_errors.hpp"
 #include "cli/version_info.hpp"
+#include "common/exit_fast.hpp"
 #include "common/logging.hpp"
 #include "common/redact.hpp"
 #include "supervisor/sweep_after_death.hpp"
@@ -59,14 +60,14 @@ std::string command_asked(int argc, char** argv) {
 // files removed, its children reaped, its output flushed below. What exit()
 // would still do is free memory: destroy the command tree, the policy and the
 // plugins' state and unload the plugins, which the kernel does faster by
-// dropping the address space. Sanitizer builds exit normally: their leak
+// dropping the address space, and that drop happens after the caller has the
+// status (common/exit_fast.hpp). Sanitizer builds exit normally: their leak
 // check runs at exit.
 int exit_now(int status) {
 #ifdef PX_LEAK_CHECK_AT_EXIT
   return status;
 #else
-  std::fflush(nullptr);
-  ::_exit(status);
+  px::exit_fast(status);
 #endif
 }
 
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   // bare process start (README, Measured).
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
     std::fputs(version_text().c_str(), stdout);
-    return 0;
+    return px::cli::exit_now(0);
   }
   // The name is fixed, so usage lines say `parallex`, not the path argv[0] was run by.
   CLI::App app{"parallex: run AI coding agents sealed, under an identity of their own", "parallex"};

@@ -1,7 +1,8 @@
 #include "pluginhost/loaded_plugin.hpp"
 
-#include <boost/dll/shared_library_load_mode.hpp>
+#include <dlfcn.h>
 
+#include <boost/dll/shared_library_load_mode.hpp>
 #include <cstddef>
 #include <exception>
 
@@ -78,7 +79,13 @@ Result<std::unique_ptr<LoadedPlugin>> LoadedPlugin::load(const fs::path& file) {
   plugin->path_ = file;
   const std::string where = file.string();
   try {
-    plugin->library_.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    // RTLD_NODELETE: a plugin stays mapped until the process ends. Unloading
+    // (its destructors, its libstdc++'s, the unmapping) cost as much as
+    // loading, for memory the exit frees anyway (common/exit_fast.hpp).
+    const auto mode = static_cast<boost::dll::load_mode::type>(
+        static_cast<unsigned>(boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local) |
+        RTLD_NODELETE);
+    plugin->library_.load(file, mode);
   } catch (const std::exception& e) {
     return Error::plugin(where + ": cannot be loaded as a shared library (" + std::string(e.what()) +
                          "); remove it from the plugin path or rebuild it");

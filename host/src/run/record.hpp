@@ -118,6 +118,10 @@ bool record_ended(const fs::path& run_dir);
 // supervisor writes its record three times with the same policy: it passes
 // that policy once dumped (policy_text()) and `record.policy` is not written.
 Status write_record(const fs::path& run_dir, const RunRecord& record, std::string_view policy_text = {});
+// The run's record folder (its parents too), 0700. Made once the command's
+// first process exists, or earlier by what writes into it first (the broker's
+// request log).
+Status make_record_dir(const fs::path& run_dir);
 // `policy` as write_record() writes it.
 std::string policy_text(const nlohmann::json& policy);
 

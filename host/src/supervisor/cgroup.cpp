@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
@@ -51,9 +52,14 @@ bool has_word(const std::string& list, const std::string& word) {
 
 // Enables what the kernel offers of `wanted` for the children of `dir`.
 void enable_controllers(const fs::path& dir, std::initializer_list<const char*> wanted) {
+  // Enabled once, by the first run: later runs only read (a write to
+  // cgroup.subtree_control costs the kernel far more than a read).
+  const auto enabled = read_text(dir / "cgroup.subtree_control").value_or("");
+  if (std::all_of(wanted.begin(), wanted.end(), [&](const char* c) { return has_word(enabled, c); })) return;
   const auto available = read_text(dir / "cgroup.controllers").value_or("");
   for (const char* c : wanted)
-    if (has_word(available, c)) (void)write_text(dir / "cgroup.subtree_control", std::string("+") + c);
+    if (has_word(available, c) && !has_word(enabled, c))
+      (void)write_text(dir / "cgroup.subtree_control", std::string("+") + c);
 }
 
 struct MountEntry {

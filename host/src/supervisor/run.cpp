@@ -18,6 +18,7 @@
 #include <mutex>
 #include <random>
 
+#include "common/background.hpp"
 #include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
@@ -79,16 +80,29 @@ class Run {
 
   // ---- the steps, in the order run() calls them ----------------------------
 
+  // The run's id and the record as the plan has it; make_record() makes its
+  // folder and fills it in while the seal builds its view.
   Status open_record() {
+    PX_TRY(injected_fault("record"));
     id_ = new_run_id();
     dir_ = plan_.dirs.runs_dir / id_;
-    std::error_code ec;
-    fs::create_directories(dir_, ec);
-    if (ec) return Error::io("create the run's record folder " + dir_.string(), ec.value());
-    ::chmod(dir_.c_str(), 0700);
+    record_ = plan_.record;
+    for (const auto& n : plan_.notices) record_.notices.push_back(redacted(n));
+    // The policy as the record holds it (most of it: to_json and dump cost
+    // 0.3-0.6 ms), made on another thread while the kill switch is set up and
+    // the seal planned; taken before the seal's fork (launch()). The Policy
+    // does not change from here on.
+    policy_text_made_.emplace([&policy = plan_.policy] { return run::policy_text(policy::to_json(policy)); });
+    return ok();
+  }
+
+  // Once: by the seal's start, or by finish() when the run ended before it.
+  Status make_record() {
+    if (record_made_) return ok();
+    PX_TRY(run::make_record_dir(dir_));
+    record_made_ = true;
     const policy::Policy& p = plan_.policy;
     run::RunRecord& r = record_;
-    r = plan_.record;
     r.id = id_;
     r.agent = plan_.agent;
     r.command = redact(join(plan_.argv));
@@ -99,15 +113,11 @@ class Run {
     r.seal = plan_.seal;
     r.network = policy::to_string(p.network().mode);
     r.policy_digest = p.digest();
-    // The policy goes into each of the record's three writes as text made
-    // once (most of the record; to_json and dump of it cost 0.3-0.6 ms a write).
-    policy_text_ = run::policy_text(policy::to_json(p));
     r.started_at = iso_utc_now();
     r.status = RunStatus::starting;
     r.proxy_log = wants_network() ? dir_ / "proxy.jsonl" : fs::path();
     r.supervisor_pid = ::getpid();
     r.supervisor_start = run::process_start_ticks(r.supervisor_pid);
-    for (const auto& n : plan_.notices) r.notices.push_back(redacted(n));
     // Variables passed on purpose: their names and where from, never a value.
     for (const auto& e : p.environment().pass)
       r.env_passed.push_back({{"name", e.pattern},
@@ -118,9 +128,19 @@ class Run {
       if (e.reason == policy::kSetOnPurpose)
         r.env_passed.push_back(
             {{"name", e.name}, {"from", "a value given"}, {"passed", true}, {"origin", e.origin.describe()}});
-    PX_TRY(injected_fault("record"));
-    // A record exists from the start, so a crash of the supervisor still leaves a trace.
-    return run::write_record(dir_, r, policy_text_);
+    return ok();
+  }
+
+  // The record's first write comes once the command's first process exists,
+  // while it builds its seal and before the command starts (a supervisor that
+  // dies earlier has started nothing); finish() writes the last.
+  Status write_record() {
+    take_policy_text();
+    return run::write_record(dir_, record_, policy_text_);
+  }
+  void take_policy_text() {
+    if (policy_text_made_) policy_text_ = policy_text_made_->take();
+    policy_text_made_.reset();
   }
 
   void stop_on_signals() {
@@ -144,6 +164,8 @@ class Run {
     if (control) (void)control->kill(sigabbrev(stop_->received()));
   }
 
+  // The kill switch's cgroup, which the seal is born into; arm_kill_switch()
+  // serves it once the seal builds its view.
   Status start_kill_switch() {
     PX_TRY(injected_fault("kill-switch"));
     RunHooks hooks;
@@ -167,11 +189,18 @@ class Run {
     options.agent = plan_.agent;
     options.command = plan_.argv;
     options.hooks = hooks;
-    PX_TRY_ASSIGN(auto control, RunControl::start(std::move(options)));
+    PX_TRY_ASSIGN(auto control, RunControl::prepare(std::move(options)));
     std::lock_guard lock(mu_);
     control_ = std::move(control);
     record_.notices.push_back({NoticeKind::kill_switch, control_->mechanism_note()});
     return ok();
+  }
+
+  // The kill switch's socket, registry entry and watchdog (RunControl::arm):
+  // before the command starts, while the seal builds its view.
+  Status arm_kill_switch() {
+    PX_TRY(injected_fault("arm"));
+    return control_->arm();
   }
 
   Status wait_for_global_pause() {
@@ -395,25 +424,45 @@ class Run {
         return extra;
       };
     }
-    request.on_started = [this](pid_t pid, bool enters_cgroup) {
+    // The seal builds its view now, on the other core, and its command waits
+    // until this returns: the supervisor's own set-up goes here, off the path
+    // to the command's start. An error ends the run before its command starts.
+    request.on_started = [this](pid_t pid, bool enters_cgroup) -> Status {
+      lap("seal spawned");
       {
         const std::uint64_t start = run::process_start_ticks(pid);
         std::lock_guard lock(mu_);
         first_pid_ = pid;
         first_start_ = start;
       }
+      PX_TRY(make_record());
+      PX_TRY(arm_kill_switch());
       if (auto attached = control_->attach(pid, enters_cgroup); !attached)
         say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
       kill_if_stopped();
-      // The record says `running` once the command's first process exists,
-      // written while that process builds its seal: off the path to the
-      // command's start.
+      watch_decoys();
+      watch_protected_files();
+      lap("armed, watched");
       record_.status = RunStatus::running;
-      if (auto written = run::write_record(dir_, record_, policy_text_); !written)
-        say({NoticeKind::alert, written.error().message});
+      PX_TRY(write_record());
+      lap("record");
       if (observer_.started) observer_.started(record_);
       hand_quarantine_to_watchdog();
+      lap("sweep state");
+      return ok();
     };
+    // The socket stops and the registry entry goes while the seal's
+    // namespaces are torn down. Not under mu_: the socket's thread may be
+    // serving a pause, whose hooks take it.
+    request.on_command_ended = [this] {
+      RunControl* control = nullptr;
+      {
+        std::lock_guard lock(mu_);
+        control = control_.get();
+      }
+      if (control) control->retire();
+    };
+    take_policy_text();  // its thread ends before the seal is forked
     auto launched = backend_.launch(request);
     if (!launched) {
       launch_error_ = launched.error();
@@ -493,6 +542,7 @@ class Run {
   // The record's end: status, exit status, end time; the private dir goes.
   // Called once, by run() or by the guard when a step failed.
   RunResult finish(const std::optional<Error>& step_error = std::nullopt) {
+    if (auto made = make_record(); !made) say({NoticeKind::alert, made.error().message});
     quarantine();
     lap("quarantine");
     run::RunRecord& r = record_;
@@ -542,8 +592,7 @@ class Run {
     r.exit_status = run::exit_status(r.status, r.exit_code.value_or(0), r.signal.value_or(0));
     r.ended_at = iso_utc_now();
     if (plan_.on_finish) plan_.on_finish(r);
-    if (auto written = run::write_record(dir_, r, policy_text_); !written)
-      say({NoticeKind::alert, written.error().message});
+    if (auto written = write_record(); !written) say({NoticeKind::alert, written.error().message});
     std::error_code ec;
     if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
     finished_ = true;
@@ -618,8 +667,10 @@ class Run {
   const RunObserver& observer_;
   std::string id_;
   fs::path dir_;
+  bool record_made_ = false;
   run::RunRecord record_;  // its `policy` stays empty: the file gets policy_text_
   std::string policy_text_;
+  std::optional<Background<std::string>> policy_text_made_;  // open_record() starts it; taken before the fork
   std::unique_ptr<StopSignals> stop_;
   std::mutex mu_;  // control_, proxy_, network_cut_: shared with the hooks' threads
   std::unique_ptr<RunControl> control_;
@@ -684,10 +735,8 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   if (auto s = r.make_state_dirs(); !s) return failed(s.error());
   if (auto s = r.start_broker(); !s) return failed(s.error());
   r.lap("broker");
-  r.watch_decoys();
   r.remember_git();
   r.remember_protected_files();
-  r.watch_protected_files();
   r.lap("protected files");
   if (auto s = r.build_environment(); !s) return failed(s.error());
   r.lap("environment");

@@ -141,6 +141,7 @@ Result<RunBroker> start_run_broker(const run::RunPlan& plan, const fs::path& run
   config.credentials = std::move(specs);
   if (config.hosts.empty() && config.credentials.empty()) return out;
   config.state_dir = plan.dirs.private_dir;
+  PX_TRY(run::make_record_dir(run_dir));  // before the request log is opened there
   config.request_log = run_dir / "requests.jsonl";
   const auto bundles = broker::system_bundle_paths();
   if (!bundles.empty()) config.system_bundle = bundles.front();

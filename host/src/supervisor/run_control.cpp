@@ -72,6 +72,12 @@ TrackingProbe probe_tracking() {
 RunControl::RunControl(RunControlOptions options) : options_(std::move(options)) {}
 
 Result<std::unique_ptr<RunControl>> RunControl::start(RunControlOptions options) {
+  PX_TRY_ASSIGN(auto rc, prepare(std::move(options)));
+  PX_TRY(rc->arm());
+  return rc;
+}
+
+Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions options) {
   if (!valid_run_id(options.run_id))
     return Error::invalid("'" + options.run_id + "' is not a valid run id (letters, digits, '-', '_', '.').");
   if (options.runtime_dir.empty()) options.runtime_dir = parallex_runtime_dir();
@@ -113,27 +119,29 @@ Result<std::unique_ptr<RunControl>> RunControl::start(RunControlOptions options)
   rc->entry_.state = to_string(RunState::starting);
   rc->entry_.mechanism = to_string(rc->mechanism_);
   rc->entry_.socket = rc->runs_dir_ / (o.run_id + ".sock");
+  return rc;
+}
 
+Status RunControl::arm() {
+  const auto& o = options_;
   // The socket exists before the registry entry, so an entry whose socket
   // refuses is always stale.
-  RunControl* raw = rc.get();
-  PX_TRY_ASSIGN(rc->server_,
-                ControlServer::start(
-                    rc->entry_.socket, [raw](const nlohmann::json& r, pid_t) { return raw->handle(r); },
-                    [raw](pid_t pid) { return raw->peer_inside_run(pid); }));
-  PX_TRY(write_entry(rc->runs_dir_, rc->entry_));
+  PX_TRY_ASSIGN(server_, ControlServer::start(
+                             entry_.socket, [this](const nlohmann::json& r, pid_t) { return handle(r); },
+                             [this](pid_t pid) { return peer_inside_run(pid); }));
+  PX_TRY(write_entry(runs_dir_, entry_));
 
   if (o.watchdog) {
     WatchdogSpec spec;
-    if (rc->cgroup_) {
-      spec.cgroup_fd = rc->cgroup_->cgroup_fd();
-      spec.cgroup_path = rc->cgroup_->path();
+    if (cgroup_) {
+      spec.cgroup_fd = cgroup_->cgroup_fd();
+      spec.cgroup_path = cgroup_->path();
     }
-    spec.unlink = {rc->entry_.socket, rc->runs_dir_ / (o.run_id + ".json")};
-    PX_TRY_ASSIGN(rc->watchdog_, spawn_watchdog(spec));
-    if (rc->tracker_) rc->tracker_->exclude(rc->watchdog_.pid);
+    spec.unlink = {entry_.socket, runs_dir_ / (o.run_id + ".json")};
+    PX_TRY_ASSIGN(watchdog_, spawn_watchdog(spec));
+    if (tracker_) tracker_->exclude(watchdog_.pid);
   }
-  return rc;
+  return ok();
 }
 
 RunControl::~RunControl() {
@@ -167,7 +175,7 @@ void RunControl::notice(const std::string& m) const {
 void RunControl::set_state_locked(RunState s) {
   state_ = s;
   entry_.state = to_string(s);
-  (void)write_entry(runs_dir_, entry_);
+  if (!retired_) (void)write_entry(runs_dir_, entry_);
 }
 
 Status RunControl::attach(pid_t sealed_child, bool enters_itself) {
@@ -363,14 +371,27 @@ nlohmann::json RunControl::handle(const nlohmann::json& request) {
   return reply;
 }
 
+void RunControl::retire() {
+  {
+    std::lock_guard lock(mu_);
+    if (retired_ || finished_) return;
+    retired_ = true;
+  }
+  // Outside the lock: the server thread may be waiting for it.
+  if (server_) server_->stop();
+  remove_entry(runs_dir_, options_.run_id);
+}
+
 void RunControl::finish() {
+  bool retired = false;
   {
     std::lock_guard lock(mu_);
     if (finished_) return;
     finished_ = true;
+    retired = retired_;
   }
   // Outside the lock: the server thread may be waiting for it.
-  if (server_) server_->stop();
+  if (server_ && !retired) server_->stop();
   std::lock_guard lock(mu_);
   std::size_t leftovers = 0;
   if (cgroup_) {
@@ -388,7 +409,7 @@ void RunControl::finish() {
            " were still running after the run's command ended and were killed");
   }
   state_ = RunState::ended;
-  remove_entry(runs_dir_, options_.run_id);
+  if (!retired) remove_entry(runs_dir_, options_.run_id);
   stop_watchdog(watchdog_.pid);
   watchdog_.pid = 0;
 }

@@ -75,9 +75,15 @@ struct RunControlOptions {
 
 class RunControl {
  public:
-  // Creates the cgroup (or the tracker), binds runtime/runs/<id>.sock, writes
-  // runtime/runs/<id>.json and forks the watchdog. Nothing is launched yet.
+  // prepare(), then arm(): for a caller with nothing to do in between.
   static Result<std::unique_ptr<RunControl>> start(RunControlOptions options);
+  // Creates the cgroup (or the tracker): what the seal is born into.
+  static Result<std::unique_ptr<RunControl>> prepare(RunControlOptions options);
+  // Binds runtime/runs/<id>.sock, writes runtime/runs/<id>.json and forks the
+  // watchdog: from here the run can be listed, paused and killed, and is swept
+  // if the supervisor dies. The supervisor arms while the seal builds its
+  // view, before the command starts. Once.
+  Status arm();
   ~RunControl();
   RunControl(const RunControl&) = delete;
   RunControl& operator=(const RunControl&) = delete;
@@ -128,6 +134,12 @@ class RunControl {
   // For run.json: mechanism, note, pauses and kills with their times.
   nlohmann::json record() const;
 
+  // The command has ended and the seal is being torn down: stops the socket
+  // and removes the registry entry (nothing of the run is left to pause or
+  // list), while the supervisor would otherwise only wait. finish() does it
+  // when this was not called. Idempotent.
+  void retire();
+
   // The sealed child has been waited for: kill what is left of the run
   // (detached processes die with the run), stop the socket, remove the
   // registry entry and the cgroup, stop the watchdog. Idempotent.
@@ -155,6 +167,7 @@ class RunControl {
   RunState state_ = RunState::starting;
   bool pause_pending_ = false;
   bool finished_ = false;
+  bool retired_ = false;  // retire(): the socket stopped, the entry removed
   nlohmann::json events_ = nlohmann::json::array();
 };
 

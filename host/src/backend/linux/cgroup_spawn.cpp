@@ -44,7 +44,8 @@ bool write_all(int fd, const void* data, std::size_t size) {
 
 }  // namespace
 
-pid_t spawn_in_cgroup(int cgroup_fd, const std::function<void()>& child) {
+pid_t spawn_in_cgroup(int cgroup_fd, const std::function<void()>& child, pid_t& helper_pid) {
+  helper_pid = 0;
 #ifndef SYS_clone3
   (void)cgroup_fd;
   (void)child;
@@ -85,8 +86,7 @@ pid_t spawn_in_cgroup(int cgroup_fd, const std::function<void()>& child) {
     got = ::read(pipe_fds[0], &answer, sizeof answer);
   } while (got < 0 && errno == EINTR);
   ::close(pipe_fds[0]);
-  while (::waitpid(helper, nullptr, 0) < 0 && errno == EINTR) {
-  }
+  helper_pid = helper;
   if (got != static_cast<ssize_t>(sizeof answer)) {
     errno = ECHILD;
     return -1;

@@ -1,8 +1,8 @@
 #include "backend/linux/launch.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -28,18 +28,21 @@
 #include "backend/linux/seccomp.hpp"
 #include "backend/linux/sys.hpp"
 #include "backend/linux/userns.hpp"
+#include "common/background.hpp"
 #include "common/paths.hpp"
 
 namespace px::seal {
 
 namespace {
 
-// Everything the child needs, computed in the supervisor before fork.
+// Everything the child needs, computed in the supervisor before fork; the
+// seccomp program comes later, with the supervisor's go-ahead.
 struct Prepared {
   mounts::ViewPlan view;
   landlock::Plan landlock_view;  // paths as the command sees them in the view
   landlock::Plan landlock_host;  // the weaker seal without namespaces: host paths
-  seccomp::Program seccomp;
+  seccomp::Program seccomp;      // from the supervisor's go-ahead (`released`)
+  bool released = false;
   fs::path executable;
   fs::path cwd;
   fs::path temp_dir;
@@ -147,6 +150,28 @@ void step(int control, const Status& s) {
   if (!s) fail(control, s.error());
 }
 
+// The supervisor's go-ahead: its own set-up is done (the kill switch's socket
+// and watchdog, the protected files' watch, the record), and it carries the
+// seccomp program the supervisor compiled meanwhile.
+Status take_go(const std::string& message, Prepared& p) {
+  PX_TRY_ASSIGN(p.seccomp, seccomp::decode(std::string_view(message).substr(1)));
+  p.released = true;
+  return ok();
+}
+
+// In the init, last before the command's fork: nothing of the command runs
+// before the supervisor is ready to pause, kill and sweep it. An end of the
+// socket instead (the supervisor gave up, or died) ends the seal.
+Status await_go(int control, Prepared& p) {
+  std::string message;
+  while (!p.released) {
+    if (!receive_message(control, message, nullptr))
+      return Error::conflict("the supervisor ended the run before its command started");
+    if (!message.empty() && message[0] == static_cast<char>(SealMessage::go)) PX_TRY(take_go(message, p));
+  }
+  return ok();
+}
+
 // In the init, before the command exists: the run's network is made inside
 // its network namespace and handed to the supervisor (the proxy's socket;
 // with a namespace also the DNS sockets, the synthetic ranges routed to lo and
@@ -180,19 +205,23 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   }
   // While the supervisor answers, it may already ask for sockets (the host
   // ports it mirrors into the run): served now, so that they exist before the
-  // command does.
-  while (channel) {
-    pollfd waiting[2] = {{control, POLLIN, 0}, {channel.get(), POLLIN, 0}};
-    if (::poll(waiting, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return sys_error("poll the control socket");
-    }
-    if (waiting[0].revents != 0) break;
-    if (waiting[1].revents != 0 && !net::serve_socket_request(channel.get(), ranges)) break;
-  }
+  // command does. Its go-ahead may come first: kept for later.
   std::string reply;
-  if (!receive_message(control, reply, nullptr))
-    return Error::internal("the supervisor did not answer the proxy hand-off");
+  for (;;) {
+    while (channel) {
+      pollfd waiting[2] = {{control, POLLIN, 0}, {channel.get(), POLLIN, 0}};
+      if (::poll(waiting, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return sys_error("poll the control socket");
+      }
+      if (waiting[0].revents != 0) break;
+      if (waiting[1].revents != 0 && !net::serve_socket_request(channel.get(), ranges)) break;
+    }
+    if (!receive_message(control, reply, nullptr))
+      return Error::internal("the supervisor did not answer the proxy hand-off");
+    if (reply.empty() || reply[0] != static_cast<char>(SealMessage::go)) break;
+    PX_TRY(take_go(reply, p));
+  }
   if (reply.empty() || reply[0] != static_cast<char>(SealMessage::proxy_env))
     return Error::internal("the proxy refused the socket: " + reply.substr(1));
   for (std::size_t pos = 1; pos < reply.size();) {
@@ -292,6 +321,8 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   if (!ruleset && !p.allow_weaker) fail(control, ruleset.error());
   if (!ruleset) notes.push_back({run::NoticeKind::weaker_seal, "no Landlock (" + ruleset.error().message + ")"});
   if (ruleset) notes.insert(notes.end(), ruleset.value().notes.begin(), ruleset.value().notes.end());
+  step(control, await_go(control, p));
+  lap("go-ahead");
   for (const auto& n : notes) send_message(control, SealMessage::notice, encode_notice(n));
 
   const pid_t command = ::fork();
@@ -353,6 +384,14 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
   }
   ::_exit(pidns::exit_code(status));
+}
+
+// spawn_in_cgroup's helper, long exited by the time this is called.
+void reap_helper(pid_t& helper) {
+  if (helper <= 0) return;
+  while (::waitpid(helper, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  helper = 0;
 }
 
 // Opens the run's reader of Landlock's audit records, or says why there is none.
@@ -444,12 +483,18 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
     return Error::internal("seal::spawn needs an absolute executable");
   const policy::Policy& policy = *request.policy;
   Prepared p;
+  p.ptrace_in_run = landlock::abi_version() >= 1;
+  // The seccomp program is the same every run and needed only at the
+  // go-ahead: compiled on another thread while the view is planned, and
+  // joined before the fork below (no thread of ours runs while the seal is
+  // forked: a child copies only the forking thread, and an allocator lock
+  // held by another would stay held in the child).
+  Background<Result<seccomp::Program>> program(
+      [ptrace = p.ptrace_in_run] { return seccomp::prepare(ptrace); });
   p.view = mounts::plan_view(policy, request.state_dir.empty() ? fs::path() : request.state_dir / "new-state");
   mounts::create_placeholders(p.view);
   p.landlock_view = plan_landlock(policy, p.view, true);
   p.landlock_host = plan_landlock(policy, p.view, false);
-  p.ptrace_in_run = landlock::abi_version() >= 1;
-  PX_TRY_ASSIGN(p.seccomp, seccomp::prepare(p.ptrace_in_run));
   p.executable = request.executable;
   p.argv = request.argv.empty() ? std::vector<std::string>{request.executable.string()} : request.argv;
   p.env = request.env;
@@ -489,20 +534,23 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   // Each message carries its sender's pid: the command's is its Landlock domain's creator.
   const int on = 1;
   ::setsockopt(mine.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
-  // Subscribed before the command exists, so none of its records is missed.
-  std::optional<audit::LandlockLog> landlock_log;
-  std::string landlock_not_collected = landlock_log_for_run(landlock_log);
+  std::optional<Result<seccomp::Program>> compiled(program.take());
   const pid_t supervisor = ::getpid();
   const int cgroup_fd = request.cgroup_fd;
   pid_t pid = 0;
+  pid_t helper = 0;
   if (cgroup_fd >= 0 && !std::getenv("PARALLEX_NO_CLONE_INTO_CGROUP")) {
     // Born in the run's cgroup: tracked from its first instruction, and no migration.
-    pid = spawn_in_cgroup(cgroup_fd, [&] {
-      mine.reset();
-      run_outer(p, sv[1], supervisor);
-    });
+    pid = spawn_in_cgroup(
+        cgroup_fd,
+        [&] {
+          mine.reset();
+          run_outer(p, sv[1], supervisor);
+        },
+        helper);
     if (pid < 0) {
       const int err = errno;
+      reap_helper(helper);
       ::close(sv[1]);
       errno = err;
       return sys_error("start the seal in the run's cgroup");
@@ -510,6 +558,7 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   }
   if (pid == 0) pid = ::fork();
   if (pid < 0) {
+    reap_helper(helper);
     ::close(sv[1]);
     return sys_error("fork the seal");
   }
@@ -530,14 +579,44 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   ::close(sv[1]);
   SealedProcess out;
   out.pid = pid;
+  out.program = std::move(compiled);
+  out.helper = helper;
   out.control = std::move(mine);
   out.request = &request;
-  out.landlock_log = std::move(landlock_log);
-  out.landlock_not_collected = std::move(landlock_not_collected);
   out.notes = std::move(p.view.notes);
   for (const auto& b : p.view.binds)
     if (b.fresh && !b.host.empty()) out.fresh.push_back(b);
   return out;
+}
+
+Status release(SealedProcess& process) {
+  if (!process.program) return Error::internal("the seal was released twice");
+  auto program = std::move(*process.program);
+  process.program.reset();
+  if (!program) {
+    abandon(process);
+    return program.error();
+  }
+  // Subscribed before the command exists, so none of its records is missed.
+  process.landlock_not_collected = landlock_log_for_run(process.landlock_log);
+  // A seal that already gave up has closed its end: wait() reads why.
+  send_message(process.control.get(), SealMessage::go, seccomp::encode(program.value()));
+  return ok();
+}
+
+void abandon(SealedProcess& process) {
+  // The init waits for the go-ahead and ends at the socket's end; the kill
+  // makes that immediate for the outer process and, with it, the init
+  // (its parent-death pipe).
+  process.control.reset();
+  if (process.pid > 0) {
+    ::kill(process.pid, SIGKILL);
+    while (::waitpid(process.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    process.pid = -1;
+  }
+  if (process.landlock_log) process.landlock_log.reset();
+  reap_helper(process.helper);
 }
 
 namespace {
@@ -579,6 +658,7 @@ void handle_message(SealedProcess& process, const std::string& msg, std::vector<
         heard.command_status = std::stoi(std::string(text));
       } catch (...) {
       }
+      if (process.request && process.request->on_command_ended) process.request->on_command_ended();
       break;
     case SealMessage::proxy: {
       std::pair<SealMessage, std::string> reply{SealMessage::proxy_fail, "no proxy socket was passed"};
@@ -598,6 +678,7 @@ void handle_message(SealedProcess& process, const std::string& msg, std::vector<
     }
     case SealMessage::proxy_env:
     case SealMessage::proxy_fail:
+    case SealMessage::go:
       break;  // the supervisor's own answers never come back
   }
 }
@@ -651,6 +732,7 @@ Result<LaunchResult> wait(SealedProcess& process) {
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);
+  reap_helper(process.helper);
   if (r < 0) return sys_error("waitpid the seal");
   // Nothing of the seal is left: what it wrote into fresh state dirs goes to
   // the paths the policy granted, and their backing dirs go.

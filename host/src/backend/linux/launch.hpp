@@ -16,6 +16,7 @@
 #include "backend/linux/audit_log.hpp"
 #include "backend/linux/mounts.hpp"
 #include "backend/linux/refusals.hpp"
+#include "backend/linux/seccomp.hpp"
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
@@ -38,12 +39,23 @@ struct SealedProcess {
   std::vector<mounts::Bind> fresh;                 // state dirs shown empty, kept after the run
   std::optional<audit::LandlockLog> landlock_log;  // when the kernel audit log is readable
   std::string landlock_not_collected;              // else why Landlock's refusals go unrecorded
+  std::optional<Result<seccomp::Program>> program;  // compiled beside the plan; sent by release()
+  pid_t helper = 0;  // spawn_in_cgroup's helper, reaped once the seal is waited for
 };
 
-// Forks the seal. Everything the child needs (view plan, Landlock plan,
-// seccomp BPF, argv, envp) is prepared before the fork. `request` must
-// outlive the wait.
+// Forks the seal. What the child needs to build its view (view plan, Landlock
+// plan, argv, envp) is prepared before the fork; the seal then builds it while
+// the supervisor finishes its own set-up, and waits for release() before the
+// command exists. `request` must outlive the wait.
 Result<SealedProcess> spawn(const LaunchRequest& request);
+// The supervisor is ready for the command (its kill switch armed, the
+// protected files watched): compiles the seccomp program, which the seal's
+// init has not needed until now, and sends it as the go-ahead. On an error
+// the seal is abandoned.
+Status release(SealedProcess& process);
+// Ends a seal that was never released (the supervisor's own set-up failed):
+// no command of it ever started.
+void abandon(SealedProcess& process);
 // Serves the control socket (proxy hand-off, setup errors), then reaps the seal.
 // SIGINT and SIGQUIT are ignored meanwhile (they reach the command from the tty).
 // A setup failure is an Error; the command's own failure is an exit code.

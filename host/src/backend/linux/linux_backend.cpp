@@ -40,7 +40,14 @@ class LinuxBackend final : public Backend {
   }
   Result<LaunchResult> launch(const LaunchRequest& request) override {
     PX_TRY_ASSIGN(auto process, seal::spawn(request));
-    if (request.on_started) request.on_started(process.pid, request.cgroup_fd >= 0);
+    // The supervisor's own set-up runs while the seal builds its view, on
+    // the other core; the command waits for both.
+    if (request.on_started)
+      if (auto ready = request.on_started(process.pid, request.cgroup_fd >= 0); !ready) {
+        seal::abandon(process);
+        return ready.error();
+      }
+    PX_TRY(seal::release(process));
     return seal::wait(process);
   }
 };

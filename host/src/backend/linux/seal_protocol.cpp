@@ -11,6 +11,7 @@ bool is_seal_message(char c) {
     case SealMessage::proxy_fail:
     case SealMessage::exec_failed:
     case SealMessage::exec:
+    case SealMessage::go:
     case SealMessage::uncollected:
     case SealMessage::exited:
       return true;

@@ -6,7 +6,7 @@
 //   from the seal                             to the seal
 //   error     ErrorKind name '\n' message     proxy_env   k=v '\0' k=v ...
 //   notice    NoticeKind name '\n' text       proxy_fail  message
-//   proxy     port, + the listening socket
+//   proxy     port, + the listening socket    go          the seccomp program
 //   exec_failed  errno ' ' message
 //   exec      + the seccomp listener (or none)
 //   uncollected  what of the refusals will not be recorded, and why
@@ -29,6 +29,7 @@ enum class SealMessage : char {
   exec = 'S',         // the command is about to exec (with the seccomp listener)
   uncollected = 'R',  // refusals that will not be recorded, and why
   exited = 'W',       // the command's wait status
+  go = 'G',           // the supervisor's answer: its own set-up is done, the command may start
 };
 
 // Is `c` one of the kinds above (a message from a newer or broken peer is not)?

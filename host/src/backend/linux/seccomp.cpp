@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 
 #include "backend/linux/sys.hpp"
@@ -156,6 +157,28 @@ Result<Program> prepare(bool ptrace_in_run) {
   program.instructions.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
   if (::pread(mem.get(), program.instructions.data(), static_cast<std::size_t>(size), 0) != size)
     return sys_error("read back the seccomp program");
+  return program;
+}
+
+std::string encode(const Program& program) {
+  std::string out(1, program.notifies ? '1' : '0');
+  out.append(reinterpret_cast<const char*>(program.instructions.data()),
+             program.instructions.size() * sizeof(sock_filter));
+  return out;
+}
+
+Result<Program> decode(std::string_view bytes) {
+  // From the supervisor, which the seal trusts; checked anyway, so a short or
+  // torn message fails the set-up instead of loading part of a filter.
+  const std::size_t size = bytes.empty() ? 0 : bytes.size() - 1;
+  if (bytes.empty() || (bytes[0] != '0' && bytes[0] != '1') || size == 0 || size % sizeof(sock_filter) != 0 ||
+      size / sizeof(sock_filter) > BPF_MAXINSNS)
+    return Error::internal("the seccomp program from the supervisor is malformed (" +
+                           std::to_string(bytes.size()) + " bytes)");
+  Program program;
+  program.notifies = bytes[0] == '1';
+  program.instructions.resize(size / sizeof(sock_filter));
+  std::memcpy(program.instructions.data(), bytes.data() + 1, size);
   return program;
 }
 

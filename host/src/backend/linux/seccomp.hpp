@@ -1,7 +1,8 @@
 #pragma once
 // seccomp: the syscalls a sealed command may not make. The filter is compiled
-// to BPF in the supervisor (prepare), long before the child exists, and loaded
-// by the command's process as the very last step before execve (load).
+// to BPF in the supervisor (prepare) while the seal builds its view, sent to
+// the seal's init with the go-ahead (encode, decode), and loaded by the
+// command's process as the very last step before execve (load).
 #include <linux/filter.h>
 
 #include <string>
@@ -41,6 +42,10 @@ struct Loaded {
 // everything outside stay out of reach), so debuggers and tracers of the run's
 // own processes work. Without Landlock, ptrace stays refused outright.
 Result<Program> prepare(bool ptrace_in_run = false);
+// The program as bytes, for the seal's control socket (the supervisor compiles
+// it while the seal builds its view, and sends it with its go-ahead), and back.
+std::string encode(const Program& program);
+Result<Program> decode(std::string_view bytes);
 // no_new_privs must be set already. When the kernel refuses a listener (an
 // outer sandbox holds one: EBUSY), the same filter is loaded answering EPERM
 // itself, and `not_collected` says so.

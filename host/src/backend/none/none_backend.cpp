@@ -72,9 +72,15 @@ class NoneBackend final : public Backend {
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGINT, &ignore, &old_int);
     ::sigaction(SIGQUIT, &ignore, &old_quit);
+    // The command waits for the supervisor's own set-up (on_started): one
+    // byte on this pipe, or its end when that set-up failed.
+    int gate[2];
+    if (::pipe2(gate, O_CLOEXEC) != 0) return Error::io("pipe2 for the command's start", errno);
+    UniqueFd gate_read(gate[0]), gate_write(gate[1]);
     const pid_t pid = ::fork();
     if (pid < 0) return Error::io("fork the command", errno);
     if (pid == 0) {
+      gate_write.reset();
       ::sigaction(SIGINT, &old_int, nullptr);
       ::sigaction(SIGQUIT, &old_quit, nullptr);
       sigset_t none;
@@ -89,6 +95,11 @@ class NoneBackend final : public Backend {
         }
         ::close(procs);
       }
+      char go = 0;
+      ssize_t got;
+      while ((got = ::read(gate_read.get(), &go, 1)) < 0 && errno == EINTR) {
+      }
+      if (got != 1) ::_exit(125);
       if (::chdir(request.cwd.c_str()) != 0) {
         std::fprintf(stderr, "parallex: cannot enter %s: %s\n", request.cwd.c_str(), std::strerror(errno));
         ::_exit(126);
@@ -97,12 +108,17 @@ class NoneBackend final : public Backend {
       std::fprintf(stderr, "parallex: cannot run %s: %s\n", request.executable.c_str(), std::strerror(errno));
       ::_exit(errno == ENOENT ? 127 : 126);
     }
-    if (request.on_started) request.on_started(pid, request.cgroup_fd >= 0);
+    gate_read.reset();
+    const Status ready = request.on_started ? request.on_started(pid, request.cgroup_fd >= 0) : ok();
+    if (ready) (void)!::write(gate_write.get(), "g", 1);
+    gate_write.reset();
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (ready && request.on_command_ended) request.on_command_ended();
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
+    if (!ready) return ready.error();
     LaunchResult result;
     result.notes.push_back({run::NoticeKind::unsealed, "no filesystem, process or network confinement"});
     result.refusals.not_collected.push_back("an unsealed run refuses nothing");
