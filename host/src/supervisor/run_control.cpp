@@ -119,29 +119,30 @@ Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions option
   rc->entry_.state = to_string(RunState::starting);
   rc->entry_.mechanism = to_string(rc->mechanism_);
   rc->entry_.socket = rc->runs_dir_ / (o.run_id + ".sock");
+
+  // The watchdog comes with the cgroup: a supervisor killed from here on
+  // leaves no cgroup behind (the watchdog removes it, and the socket and
+  // entry arm() makes, if they exist by then).
+  if (o.watchdog) {
+    WatchdogSpec spec;
+    if (rc->cgroup_) {
+      spec.cgroup_fd = rc->cgroup_->cgroup_fd();
+      spec.cgroup_path = rc->cgroup_->path();
+    }
+    spec.unlink = {rc->entry_.socket, rc->runs_dir_ / (o.run_id + ".json")};
+    PX_TRY_ASSIGN(rc->watchdog_, spawn_watchdog(spec));
+    if (rc->tracker_) rc->tracker_->exclude(rc->watchdog_.pid);
+  }
   return rc;
 }
 
 Status RunControl::arm() {
-  const auto& o = options_;
   // The socket exists before the registry entry, so an entry whose socket
   // refuses is always stale.
   PX_TRY_ASSIGN(server_, ControlServer::start(
                              entry_.socket, [this](const nlohmann::json& r, pid_t) { return handle(r); },
                              [this](pid_t pid) { return peer_inside_run(pid); }));
-  PX_TRY(write_entry(runs_dir_, entry_));
-
-  if (o.watchdog) {
-    WatchdogSpec spec;
-    if (cgroup_) {
-      spec.cgroup_fd = cgroup_->cgroup_fd();
-      spec.cgroup_path = cgroup_->path();
-    }
-    spec.unlink = {entry_.socket, runs_dir_ / (o.run_id + ".json")};
-    PX_TRY_ASSIGN(watchdog_, spawn_watchdog(spec));
-    if (tracker_) tracker_->exclude(watchdog_.pid);
-  }
-  return ok();
+  return write_entry(runs_dir_, entry_);
 }
 
 RunControl::~RunControl() {

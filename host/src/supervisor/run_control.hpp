@@ -77,12 +77,12 @@ class RunControl {
  public:
   // prepare(), then arm(): for a caller with nothing to do in between.
   static Result<std::unique_ptr<RunControl>> start(RunControlOptions options);
-  // Creates the cgroup (or the tracker): what the seal is born into.
+  // Creates the cgroup (or the tracker), what the seal is born into, and
+  // forks the watchdog, which removes them if the supervisor dies.
   static Result<std::unique_ptr<RunControl>> prepare(RunControlOptions options);
-  // Binds runtime/runs/<id>.sock, writes runtime/runs/<id>.json and forks the
-  // watchdog: from here the run can be listed, paused and killed, and is swept
-  // if the supervisor dies. The supervisor arms while the seal builds its
-  // view, before the command starts. Once.
+  // Binds runtime/runs/<id>.sock and writes runtime/runs/<id>.json: from here
+  // the run can be listed, paused and killed. The supervisor arms while the
+  // seal builds its view, before the command starts. Once.
   Status arm();
   ~RunControl();
   RunControl(const RunControl&) = delete;
