@@ -13,7 +13,6 @@ namespace px {
 template <class T>
 class Background {
  public:
-  Background() = default;
   template <class F>
   explicit Background(F&& compute)
       : thread_([this, f = std::forward<F>(compute)]() mutable { value_.emplace(f()); }) {}

@@ -615,7 +615,7 @@ void abandon(SealedProcess& process) {
     }
     process.pid = -1;
   }
-  if (process.landlock_log) process.landlock_log.reset();
+  process.landlock_log.reset();
   reap_helper(process.helper);
 }
 
