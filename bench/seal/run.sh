@@ -14,6 +14,7 @@ RUNS=${2:-50}
 command -v hyperfine >/dev/null || { echo "hyperfine is missing (apt-get install -y hyperfine)" >&2; exit 2; }
 [ -x "$PARALLEX" ] || { echo "no parallex at $PARALLEX" >&2; exit 2; }
 PARALLEX=$(realpath "$PARALLEX")
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ws" "$work/tmp"
@@ -72,6 +73,27 @@ if command -v bwrap >/dev/null; then
   cmds+=("bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --bind $work/tmp /tmp --bind $work/ws $work/ws --proc /proc --dev /dev --chdir $work/ws /bin/true")
 else
   echo "bwrap missing: its row is skipped" >&2
+fi
+# The kernel's share of a run: the bwrap row's set-up plus the run's own
+# cgroup (clone3 into it, removed after), Landlock and seccomp, made by the
+# smallest C program that can (kernel_floor.c). parallex's row minus this one
+# is Parallex's own work; this one minus bwrap's, the guarantees bwrap lacks.
+cgroup2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/self/mounts)
+floor_parent=
+if [ -n "$cgroup2" ] && [ "$(id -u)" = 0 ]; then
+  floor_parent="$cgroup2/parallex"
+  mkdir -p "$floor_parent"
+elif [ -n "$cgroup2" ]; then
+  own=$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup)
+  [ -w "$cgroup2$own" ] && floor_parent="$cgroup2$own"
+fi
+if [ -z "$floor_parent" ]; then
+  echo "no cgroup v2 folder to make children in (root, or a delegated scope): the kernel's share is skipped" >&2
+elif cc -O2 -o "$work/kernel_floor" "$here/kernel_floor.c" 2>/dev/null; then
+  names+=("the kernel's share: bwrap's set-up + the run's cgroup, Landlock, seccomp (kernel_floor.c)")
+  cmds+=("$work/kernel_floor $floor_parent $work/ws $work/tmp /bin/true")
+else
+  echo "kernel_floor.c does not build here (a C compiler with Linux headers): its row is skipped" >&2
 fi
 if command -v srt >/dev/null; then
   names+=("srt true (default settings)")

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 
 #include "backend/linux/audit_log.hpp"
 #include "backend/linux/cgroup_spawn.hpp"
@@ -100,9 +101,13 @@ bool send_message(int sock, SealMessage kind, const std::string& text, int fd = 
 // Returns false at EOF or error. `fds` receives the passed descriptors, if any
 // (without `fds` they are closed).
 bool receive_message(int sock, std::string& out, std::vector<UniqueFd>* fds, pid_t* sender = nullptr) {
-  // One buffer per thread: zeroing 256 KiB per message showed in start-up.
-  static thread_local std::vector<char> buf(256 * 1024);
-  iovec iov{buf.data(), buf.size()};
+  // One buffer per thread, never zeroed: recvmsg writes what it reads. Zeroed
+  // (per message, and later once per thread) it touched all 64 of its pages,
+  // a page fault each, in every process that received a message: the seal's
+  // init and the supervisor's reader, every run.
+  constexpr std::size_t kBufferSize = 256 * 1024;
+  static thread_local const std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(kBufferSize);
+  iovec iov{buf.get(), kBufferSize};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -113,7 +118,7 @@ bool receive_message(int sock, std::string& out, std::vector<UniqueFd>* fds, pid
   do n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n <= 0) return false;
-  out.assign(buf.data(), static_cast<std::size_t>(n));
+  out.assign(buf.get(), static_cast<std::size_t>(n));
   if (fds) fds->clear();
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
@@ -238,21 +243,35 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   return ok();
 }
 
+// The command's argv and environment as execve takes them, made by the init
+// before the command's process exists (that process shares the init's memory
+// until its execve: it must not build them).
+struct ExecArgs {
+  std::vector<std::string> env_items;
+  std::vector<char*> envp;
+  std::vector<char*> argv;
+
+  explicit ExecArgs(Prepared& p) {
+    for (const auto& [k, v] : p.env) env_items.push_back(k + "=" + v);
+    for (auto& e : env_items) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    for (auto& a : p.argv) argv.push_back(a.data());
+    argv.push_back(nullptr);
+  }
+};
+
 // The command's process: the last steps, in this order, then execve. After
 // close_range every inherited fd but 0-2 closes at exec; the capability drop
 // and no_new_privs come before Landlock and seccomp, and seccomp is last.
-[[noreturn]] void exec_command(Prepared& p, int control, landlock::Ruleset* ruleset) {
+// It runs in the init's memory (vfork, below): each step is a system call on
+// this process's own state (its descriptors, credentials, filters, signal
+// dispositions: Parallex installs no handler that could run here); what it
+// allocates is only on the way to _exit, the init being suspended meanwhile.
+[[noreturn]] void exec_command(Prepared& p, ExecArgs& args, int control, landlock::Ruleset* ruleset) {
   for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  std::vector<std::string> env_items;
-  for (const auto& [k, v] : p.env) env_items.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& e : env_items) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  for (auto& a : p.argv) argv.push_back(a.data());
-  argv.push_back(nullptr);
 
   if (::chdir(p.cwd.c_str()) != 0) fail(control, sys_error("chdir " + p.cwd.string() + " (the run folder)"));
   if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
@@ -269,7 +288,7 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   if (!send_message(control, SealMessage::exec, "", filter.listener.get()))
     fail(control, sys_error("hand the seccomp listener to the supervisor"));
   filter.listener.reset();
-  ::execve(p.executable.c_str(), argv.data(), envp.data());
+  ::execve(p.executable.c_str(), args.argv.data(), args.envp.data());
   const int err = errno;
   send_message(control, SealMessage::exec_failed,
                std::to_string(err) + " " + sys_error("execve " + p.executable.string(), err).message);
@@ -325,9 +344,14 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
   lap("go-ahead");
   for (const auto& n : notes) send_message(control, SealMessage::notice, encode_notice(n));
 
-  const pid_t command = ::fork();
-  if (command < 0) fail(control, sys_error("fork the command"));
-  if (command == 0) exec_command(p, control, ruleset ? &ruleset.value() : nullptr);
+  // vfork: the command's process borrows the init's memory until its execve
+  // instead of copying the whole address space (every page of it forked from
+  // the supervisor) only to drop the copy at once. The init is single-threaded
+  // and suspended meanwhile; the child changes only its own process state.
+  ExecArgs args(p);
+  const pid_t command = ::vfork();
+  if (command < 0) fail(control, sys_error("vfork the command"));
+  if (command == 0) exec_command(p, args, control, ruleset ? &ruleset.value() : nullptr);
   if (ruleset) ruleset.value().fd.reset();
   // The command's own wait status goes to the supervisor: an exit code alone
   // cannot tell "exit 137" from "killed by SIGKILL".
