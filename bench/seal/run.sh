@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Seal start-up overhead: `parallex run -- /bin/true` against bare /bin/true,
-# bwrap with an equivalent set-up, and srt (@anthropic-ai/sandbox-runtime).
+# bwrap with an equivalent set-up, the kernel's share of the same guarantees
+# (kernel_floor.c), and srt (@anthropic-ai/sandbox-runtime).
 # Medians of >= 50 runs (hyperfine -N), as ratios to bare /bin/true measured
 # in the same run. Prints a Markdown table.
 #
