@@ -3,6 +3,7 @@
 // `complete -C`, and zsh's parser on its script.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -60,15 +61,24 @@ TEST(Completion, BashCompletesCommandsSubcommandsOptionsAndValues) {
 
 TEST(Completion, FishCompletesFromItsScript) {
   if (sh("command -v fish").status != 0) GTEST_SKIP() << "no fish";
+  // fish makes its config and history folders in the home it is given: a
+  // home of the test's own, not the developer's.
+  const Folder home;
+  const std::map<std::string, std::string> own_home = {
+      {"HOME", home.path.string()},
+      {"XDG_CONFIG_HOME", (home.path / ".config").string()},
+      {"XDG_DATA_HOME", (home.path / ".local/share").string()},
+      {"XDG_CACHE_HOME", (home.path / ".cache").string()}};
   const std::string file = kCompletions + "parallex.fish";
-  const Ran syntax = sh("fish --no-execute " + q(file));
+  const Ran syntax = sh("fish --no-execute " + q(file), own_home);
   EXPECT_EQ(syntax.status, 0) << syntax.err;
-  const Ran r = sh("fish -c " + q("source " + q(file) + "; complete -C 'parallex agent r'"));
+  const Ran r = sh("fish -c " + q("source " + q(file) + "; complete -C 'parallex agent r'"), own_home);
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* sub : {"run\t", "report\t", "rewind\t"})
     EXPECT_NE(r.out.find(sub), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("new\t"), std::string::npos) << r.out;
-  const Ran values = sh("fish -c " + q("source " + q(file) + "; complete -C 'parallex --log-level '"));
+  const Ran values =
+      sh("fish -c " + q("source " + q(file) + "; complete -C 'parallex --log-level '"), own_home);
   EXPECT_NE(values.out.find("debug"), std::string::npos) << values.out;
 }
 

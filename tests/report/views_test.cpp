@@ -58,16 +58,22 @@ TEST(ReportHtml, RendersInHeadlessChromium) {
   fs::remove(shot);
   const std::string flags = " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
                             "--user-data-dir='" + (scratch.root / "chromium-profile").string() + "' ";
-  const std::string dom =
-      sh_output("timeout 90 '" + chromium + "'" + flags + "--dump-dom 'file://" + page.string() + "' 2>/dev/null");
+  // Chromium writes beside its profile too (crash reports under the config
+  // home, dconf's cache): in a home of the test's own, not the developer's.
+  const std::string home = (scratch.root / "chromium-home").string();
+  const std::string in_own_home = "env HOME='" + home + "' XDG_CONFIG_HOME='" + home +
+                                  "/.config' XDG_CACHE_HOME='" + home + "/.cache' XDG_DATA_HOME='" + home +
+                                  "/.local/share' ";
+  const std::string dom = sh_output(in_own_home + "timeout 90 '" + chromium + "'" + flags +
+                                    "--dump-dom 'file://" + page.string() + "' 2>/dev/null");
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
   EXPECT_NE(dom.find("<h2>Run <span class=\"id\">" + std::string(kRunId) + "</span></h2>"),
             std::string::npos);
   for (const char* section : kSections) EXPECT_NE(dom.find(std::string(">") + section + "</h3>"), std::string::npos) << section;
   // Chromium parsed the planted markup as text, not as an element.
   EXPECT_EQ(dom.find("<script>alert(1)"), std::string::npos);
-  sh("timeout 90 '" + chromium + "'" + flags + "--window-size=1280,2400 --screenshot='" + shot.string() + "' 'file://" +
-     page.string() + "' >/dev/null 2>&1");
+  sh(in_own_home + "timeout 90 '" + chromium + "'" + flags + "--window-size=1280,2400 --screenshot='" +
+     shot.string() + "' 'file://" + page.string() + "' >/dev/null 2>&1");
   ASSERT_TRUE(fs::exists(shot)) << "no screenshot at " << shot;
   EXPECT_GT(fs::file_size(shot), 10'000u) << "the screenshot is suspiciously small";
   std::printf("[ artifact ] %s\n[ artifact ] %s\n", page.c_str(), shot.c_str());
