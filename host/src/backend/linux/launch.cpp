@@ -265,8 +265,9 @@ struct ExecArgs {
 // and no_new_privs come before Landlock and seccomp, and seccomp is last.
 // It runs in the init's memory (vfork, below): each step is a system call on
 // this process's own state (its descriptors, credentials, filters, signal
-// dispositions: Parallex installs no handler that could run here); what it
-// allocates is only on the way to _exit, the init being suspended meanwhile.
+// dispositions: Parallex installs no handler that could run here). What it
+// allocates (a message's bytes, an error's text) comes from the init's heap
+// while the init is suspended, single-threaded, as after any vfork.
 [[noreturn]] void exec_command(Prepared& p, ExecArgs& args, int control, landlock::Ruleset* ruleset) {
   for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
   sigset_t none;
