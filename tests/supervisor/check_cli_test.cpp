@@ -160,3 +160,46 @@ TEST(Startup, LibgitLoadsOnlyWhenGitIsRead) {
   }
   run("rm -rf " + repo);
 }
+
+// libssl and libcrypto load only in commands that use them (TLS, keys,
+// snapshots): not for --version, not for a sealed run of a command.
+TEST(Startup, OpenSslLoadsOnlyWhenUsed) {
+  const std::string exe = PARALLEX_EXE;
+  char templ[] = "/tmp/px-ssl-load-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ), nullptr);
+  const std::string home = "PARALLEX_HOME=" + std::string(templ) + " ";
+  const auto loads_openssl = [](const std::string& trace) {
+    return trace.find("file=libssl") != std::string::npos ||
+           trace.find("file=libcrypto") != std::string::npos;
+  };
+  EXPECT_FALSE(loads_openssl(run("LD_DEBUG=files " + exe + " --version 2>&1")));
+  const std::string sealed =
+      run("cd /tmp && " + home + "LD_DEBUG=files " + exe + " run -- /bin/true 2>&1; echo exit=$?");
+  EXPECT_NE(sealed.find("exit=0"), std::string::npos) << sealed.substr(0, 2000);
+  EXPECT_FALSE(loads_openssl(sealed)) << sealed.substr(0, 2000);
+  // An agent's signing key is made with libcrypto.
+  const std::string made = run(home + "LD_DEBUG=files " + exe +
+                               " agent new ssl-bot --email ssl-bot@example.com 2>&1; echo exit=$?");
+  EXPECT_TRUE(loads_openssl(made)) << made.substr(0, 2000);
+  EXPECT_NE(made.find("signed with SHA256:"), std::string::npos) << made.substr(0, 2000);
+  EXPECT_NE(made.find("exit=0"), std::string::npos) << made.substr(0, 2000);
+
+  // Without libssl (hidden in a private mount namespace), a command that
+  // needs no OpenSSL still works, and one that does says what to install.
+  if (::getuid() == 0) {
+    const std::string lib = run("ldconfig -p | awk '/libssl[.]so[.]3/ {print $NF; exit}'");
+    if (!lib.empty()) {
+      const std::string hide =
+          "unshare -m sh -c 'mount --bind /dev/null " + lib.substr(0, lib.size() - 1) + " && ";
+      EXPECT_NE(run(hide + exe + " --version' 2>&1").find("parallex"), std::string::npos);
+      const std::string out =
+          run(hide + home + exe + " agent new ssl-bot-2 --email b@example.com; echo exit=$?' 2>&1");
+      EXPECT_NE(out.find("cannot load OpenSSL"), std::string::npos) << out;
+      EXPECT_NE(out.find("apt-get install libssl3"), std::string::npos) << out;
+      EXPECT_NE(out.find("exit=4"), std::string::npos) << out;
+      // The key is made before anything else: no half-made agent stays.
+      EXPECT_EQ(run("ls -a " + std::string(templ) + "/agents"), ".\n..\nssl-bot\n");
+    }
+  }
+  run(std::string("rm -rf ") + templ);
+}

@@ -284,6 +284,9 @@ Status check_layout(const AgentPaths& paths) {
 Result<AgentPaths> create_agent(const fs::path& agents_root, const AgentConfig& config, const fs::path& exe) {
   PX_TRY(check_name(config.name));
   PX_TRY(check_email(config.email));
+  // The key first: it is what can fail for want of a library (OpenSSL loads
+  // on first use and exits if it cannot), and then nothing is made yet.
+  PX_TRY_ASSIGN(auto key, generate_ed25519(config.name + " (agent) <" + config.email + ">"));
   const fs::path data_dir = agents_root.parent_path();
   std::error_code ec;
   fs::create_directories(data_dir, ec);
@@ -307,7 +310,6 @@ Result<AgentPaths> create_agent(const fs::path& agents_root, const AgentConfig& 
     AgentConfig c = config;
     if (c.created.empty()) c.created = now_utc();
     PX_TRY(save_config(tmp, c));
-    PX_TRY_ASSIGN(auto key, generate_ed25519(c.name + " (agent) <" + c.email + ">"));
     PX_TRY(write_file_atomic(tmp.private_key(), key.private_key, 0600));
     PX_TRY(write_file_atomic(tmp.public_key(), key.public_key, 0600));
     PX_TRY(write_file_atomic(tmp.allowed_signers(), render_allowed_signers(c.email, key.public_key), 0600));

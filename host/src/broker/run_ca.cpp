@@ -1,4 +1,3 @@
-#include "common/host_rule.hpp"
 #include "broker/run_ca.hpp"
 
 #include <openssl/bn.h>
@@ -12,6 +11,7 @@
 
 #include <algorithm>
 
+#include "common/host_rule.hpp"
 #include "proxy/host_rules.hpp"
 
 namespace px::broker {
@@ -87,8 +87,15 @@ Result<PkeyPtr> make_ec_key() {
   // P-256: every TLS stack accepts it (OpenSSL, BoringSSL, GnuTLS, Go,
   // rustls, Java, browsers). Ed25519 works with the CLI clients tested here
   // but not with browsers or older Java; see docs/broker.md.
-  EVP_PKEY* key = EVP_EC_gen("P-256");
-  if (key == nullptr) return ca_error("generate an EC P-256 key");
+  // Through a key context rather than EVP_EC_gen, which is variadic
+  // underneath (EVP_PKEY_Q_keygen): common/openssl.cpp cannot forward that.
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, nullptr);
+  EVP_PKEY* key = nullptr;
+  const bool made = ctx != nullptr && EVP_PKEY_keygen_init(ctx) == 1 &&
+                    EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, NID_X9_62_prime256v1) == 1 &&
+                    EVP_PKEY_keygen(ctx, &key) == 1;
+  EVP_PKEY_CTX_free(ctx);
+  if (!made) return ca_error("generate an EC P-256 key");
   return PkeyPtr(key);
 }
 

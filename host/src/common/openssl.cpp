@@ -1,0 +1,71 @@
+#include "common/openssl.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace px::openssl {
+
+namespace {
+
+struct Api {
+#define PX_OPENSSL_MEMBER(ret, name, params, args) decltype(&::name) name = nullptr;
+  PX_LIBCRYPTO_FUNCTIONS(PX_OPENSSL_MEMBER)
+  PX_LIBSSL_FUNCTIONS(PX_OPENSSL_MEMBER)
+#undef PX_OPENSSL_MEMBER
+};
+
+[[noreturn]] void cannot_load(const std::string& why) {
+  std::fprintf(stderr,
+               "parallex: cannot load OpenSSL (%s), which TLS, signing keys and snapshots need; install it "
+               "(apt-get install %s) and try again\n",
+               why.c_str(), PX_LIBSSL_PACKAGE);
+  std::exit(4);
+}
+
+Api load() {
+  // libssl brings libcrypto as its own dependency, so one handle finds both.
+  // RTLD_LOCAL keeps their symbols out of the global scope; the forwarders
+  // below are hidden, so neither library's calls into the other can land
+  // back on them.
+  void* lib = ::dlopen(PX_LIBSSL_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* err = ::dlerror();
+    cannot_load(err ? err : PX_LIBSSL_SONAME);
+  }
+  Api api;
+#define PX_OPENSSL_LOOKUP(ret, name, params, args)                      \
+  api.name = reinterpret_cast<decltype(api.name)>(::dlsym(lib, #name)); \
+  if (!api.name) cannot_load(std::string(PX_LIBSSL_SONAME) + " has no " #name);
+  PX_LIBCRYPTO_FUNCTIONS(PX_OPENSSL_LOOKUP)
+  PX_LIBSSL_FUNCTIONS(PX_OPENSSL_LOOKUP)
+#undef PX_OPENSSL_LOOKUP
+  return api;
+}
+
+// Loads both libraries once, on the first call from any thread. No process
+// forked by a run's seal calls OpenSSL, so no child can take the loader's
+// lock half-held by a parent's thread.
+const Api& api() {
+  static const Api loaded = load();
+  return loaded;
+}
+
+}  // namespace
+
+}  // namespace px::openssl
+
+// OpenSSL's own names, hidden: they serve this executable's calls only and
+// never enter its dynamic symbol table, where they would interpose on
+// libssl's calls into libcrypto.
+extern "C" {
+#define PX_OPENSSL_FORWARD(ret, name, params, args) \
+  [[gnu::visibility("hidden")]] ret name params {   \
+    return px::openssl::api().name args;            \
+  }
+PX_LIBCRYPTO_FUNCTIONS(PX_OPENSSL_FORWARD)
+PX_LIBSSL_FUNCTIONS(PX_OPENSSL_FORWARD)
+#undef PX_OPENSSL_FORWARD
+}
