@@ -65,6 +65,21 @@ TEST(Placeholder, RandomPerRunAndRefusedWhenTooShortOrOdd) {
   EXPECT_TRUE(has(spaced.error().message, "one token on one line"));
 }
 
+// 80 random bits at least, counted exactly at the edges: 20 hex digits are
+// 80, 19 are 76; 14 base-62 characters are 83.4, 13 are 77.4.
+TEST(Placeholder, TheEightyBitFloorIsCountedExactly) {
+  EXPECT_TRUE(make_placeholder("t", std::string(20, 'a')).has_value());
+  auto hex19 = make_placeholder("t", std::string(19, 'a'));
+  ASSERT_FALSE(hex19);
+  EXPECT_TRUE(has(hex19.error().message, "(76 random bits after its prefix, 80 needed)"))
+      << hex19.error().message;
+  EXPECT_TRUE(make_placeholder("t", "Zz0123456789Ab").has_value());
+  auto b62 = make_placeholder("t", "Zz0123456789A");
+  ASSERT_FALSE(b62);
+  EXPECT_TRUE(has(b62.error().message, "(77 random bits after its prefix, 80 needed)"))
+      << b62.error().message;
+}
+
 TEST(SecretSource, FileCommandAndVariable) {
   const auto dir = temp_dir("secret");
   write_file(dir / "t", kGithubSecret + "\n");
@@ -124,7 +139,8 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
   // stderr by a helper that then fails: not in the message either.
   const std::string opaque = "3f9a1c7be04d5a6f28c913e7b5d04a6c1e2f8b97";
   auto opaque_leak = read_secret(
-      "key", SecretSource::from_command({"sh", "-c", "echo " + opaque + "; echo oops " + opaque + " >&2; exit 1"}));
+      "key",
+      SecretSource::from_command({"sh", "-c", "echo " + opaque + "; echo oops " + opaque + " >&2; exit 1"}));
   ASSERT_FALSE(opaque_leak);
   EXPECT_FALSE(has(opaque_leak.error().message, opaque)) << opaque_leak.error().message;
   EXPECT_TRUE(has(opaque_leak.error().message, "oops")) << opaque_leak.error().message;
