@@ -1,6 +1,5 @@
 // Brokered credentials without the network: placeholders, secret sources,
 // substitution in request heads, and the scanners that look for them.
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <set>
@@ -8,6 +7,7 @@
 #include "broker/credentials.hpp"
 #include "broker/placeholder.hpp"
 #include "broker_harness.hpp"
+#include "common/base64.hpp"
 #include "common/redact.hpp"
 
 namespace px::broker::test {
@@ -149,10 +149,7 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
 
 std::string jwt_with_exp(long exp) {
   const std::string payload = "{\"sub\":\"x\",\"exp\":" + std::to_string(exp) + "}";
-  std::string b64(payload.size() * 2 + 4, '\0');
-  b64.resize(static_cast<std::size_t>(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
-                                                      reinterpret_cast<const unsigned char*>(payload.data()),
-                                                      static_cast<int>(payload.size()))));
+  std::string b64 = base64_encode(payload);
   while (!b64.empty() && b64.back() == '=') b64.pop_back();
   for (char& c : b64) c = c == '+' ? '-' : c == '/' ? '_' : c;
   return "eyJhbGciOiJSUzI1NiJ9." + b64 + ".c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJl";

@@ -1,9 +1,8 @@
 // The terminating relay with a raw OpenSSL client: what reaches the server,
 // what reaches the client, and what the log says.
-#include <openssl/evp.h>
-
 #include "broker/reasons.hpp"
 #include "broker_harness.hpp"
+#include "common/base64.hpp"
 
 namespace px::broker::test {
 namespace {
@@ -225,11 +224,7 @@ TEST_F(RelayTest, APlaceholderGoingToAnotherHostIsRefusedAndReported) {
            "POST /o/r.git/git-receive-pack HTTP/1.1\r\nHost: rules.test:" + std::to_string(port) +
                "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
   EXPECT_EQ(status_of(in_body.response), 403) << in_body.response;
-  std::string b64(4 * ((ph.size() + 3) / 3) + 4, '\0');
-  const std::string shifted = "x" + ph;  // not on a 3-byte boundary
-  b64.resize(static_cast<std::size_t>(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
-                                                      reinterpret_cast<const unsigned char*>(shifted.data()),
-                                                      static_cast<int>(shifted.size()))));
+  const std::string b64 = base64_encode("x" + ph);  // not on a 3-byte boundary
   const std::string chunked =
       "POST /o/r.git/git-receive-pack HTTP/1.1\r\nHost: rules.test:" + std::to_string(port) +
       "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + "5\r\n" + b64.substr(0, 5) + "\r\n" +

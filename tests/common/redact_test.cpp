@@ -20,7 +20,8 @@ TEST(Redact, EveryShape) {
             "aws_secret_access_key = [REDACTED:aws-secret-key]");
   EXPECT_EQ(redact("Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA=="),
             "Proxy-Authorization: Basic [REDACTED:credential]");
-  EXPECT_EQ(redact("https://user:hunter2@example.com/x"), "https://user:[REDACTED:url-password]@example.com/x");
+  EXPECT_EQ(redact("https://user:hunter2@example.com/x"),
+            "https://user:[REDACTED:url-password]@example.com/x");
   EXPECT_EQ(redact("a\n-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\nb"),
             "a\n[REDACTED:private-key]\nb");
 }

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "policy/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace px::test {
 
@@ -32,7 +32,7 @@ std::string file_hash(int dirfd, const char* name) {
   char buf[65536];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) data.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
-  return "sha256:" + policy::sha256_hex(data);
+  return "sha256:" + sha256_hex(data);
 }
 
 // Walks through directory fds, by name, never through a link.

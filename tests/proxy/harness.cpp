@@ -10,11 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+
+#include "common/base64.hpp"
 
 extern char** environ;
 
@@ -105,7 +105,8 @@ void Upstream::serve(int fd) {
       head_end += 4;
       std::string lower = req.substr(0, head_end);
       std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-      if (auto p = lower.find("\r\ncontent-length:"); p != std::string::npos) need = std::stoul(lower.substr(p + 17));
+      if (auto p = lower.find("\r\ncontent-length:"); p != std::string::npos)
+        need = std::stoul(lower.substr(p + 17));
       chunked = lower.find("\r\ntransfer-encoding: chunked") != std::string::npos;
     }
     if (chunked ? req.find("0\r\n\r\n", head_end) != std::string::npos : req.size() >= head_end + need) break;
@@ -115,7 +116,8 @@ void Upstream::serve(int fd) {
     requests_.push_back(req);
   }
   const std::string body = "hello from upstream";
-  send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                   "\r\nConnection: close\r\n\r\n" + body);
   ::shutdown(fd, SHUT_WR);
   while (wait_readable(fd, std::chrono::milliseconds(200)) && ::read(fd, buf.data(), buf.size()) > 0) {
   }
@@ -172,7 +174,8 @@ std::string read_until(int fd, const std::string& needle, std::chrono::milliseco
   char buf[65536];
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (needle.empty() || out.find(needle) == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 || !wait_readable(fd, left)) break;
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n <= 0) break;
@@ -209,12 +212,7 @@ std::string header_of(const std::string& response, const std::string& name) {
 }
 
 std::string basic_auth(const std::string& user, const std::string& password) {
-  const std::string raw = user + ":" + password;
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()), static_cast<int>(raw.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return "Basic " + out;
+  return "Basic " + base64_encode(user + ":" + password);
 }
 
 std::string read_file(const std::filesystem::path& p) {

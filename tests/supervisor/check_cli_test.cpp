@@ -177,6 +177,16 @@ TEST(Startup, OpenSslLoadsOnlyWhenUsed) {
       run("cd /tmp && " + home + "LD_DEBUG=files " + exe + " run -- /bin/true 2>&1; echo exit=$?");
   EXPECT_NE(sealed.find("exit=0"), std::string::npos) << sealed.substr(0, 2000);
   EXPECT_FALSE(loads_openssl(sealed)) << sealed.substr(0, 2000);
+  // Nor for a request through the run's proxy (its password is checked with
+  // Parallex's own SHA-256): a host that does not resolve gets the proxy's 502.
+  if (run("command -v curl").empty() == false) {
+    const std::string proxied =
+        run("cd /tmp && " + home + "LD_DEBUG=files " + exe +
+            " run --allow parallex-test.invalid -- curl -s -o /dev/null -w 'status=%{http_code}' "
+            "http://parallex-test.invalid/ 2>&1");
+    EXPECT_NE(proxied.find("status=502"), std::string::npos) << proxied.substr(0, 2000);
+    EXPECT_FALSE(loads_openssl(proxied)) << proxied.substr(0, 2000);
+  }
   // An agent's signing key is made with libcrypto.
   const std::string made = run(home + "LD_DEBUG=files " + exe +
                                " agent new ssl-bot --email ssl-bot@example.com 2>&1; echo exit=$?");

@@ -1,12 +1,15 @@
 #include "agents/ssh_key.hpp"
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "common/base64.hpp"
+#include "common/secure_wipe.hpp"
+#include "common/sha256.hpp"
 
 namespace px::agents {
 
@@ -17,9 +20,7 @@ using Bytes = std::vector<unsigned char>;
 // Wipes what it held when it goes (the private section holds the seed).
 struct SecretBytes {
   Bytes data;
-  ~SecretBytes() {
-    if (!data.empty()) OPENSSL_cleanse(data.data(), data.size());
-  }
+  ~SecretBytes() { secure_wipe(data.data(), data.size()); }
 };
 
 void put_u32(Bytes& out, std::uint32_t v) {
@@ -39,26 +40,13 @@ void put_string(Bytes& out, const std::string& s) {
 }
 
 std::string base64(const unsigned char* data, std::size_t size) {
-  std::string out(4 * ((size + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
+  return base64_encode(std::string_view(reinterpret_cast<const char*>(data), size));
 }
 
 Result<Bytes> unbase64(const std::string& text) {
-  if (text.empty() || text.size() % 4 != 0) return Error::invalid("not base64");
-  Bytes out(text.size() / 4 * 3);
-  const int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  if (n < 0) return Error::invalid("not base64");
-  std::size_t size = static_cast<std::size_t>(n);
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  if (text.ends_with("=="))
-    size -= 2;
-  else if (text.ends_with("="))
-    size -= 1;
-  out.resize(size);
-  return out;
+  const auto decoded = base64_decode(text);
+  if (!decoded || decoded->empty()) return Error::invalid("not base64");
+  return Bytes(decoded->begin(), decoded->end());
 }
 
 const std::string key_type = "ssh-ed25519";
@@ -71,10 +59,8 @@ Bytes public_blob(const unsigned char* pub, std::size_t size) {
 }
 
 std::string fingerprint_of_blob(const Bytes& blob) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(blob.data(), blob.size(), digest, &len, EVP_sha256(), nullptr);
-  std::string b64 = base64(digest, len);
+  const auto digest = sha256(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
+  std::string b64 = base64(digest.data(), digest.size());
   while (!b64.empty() && b64.back() == '=') b64.pop_back();
   return "SHA256:" + b64;
 }
@@ -132,7 +118,7 @@ Result<SshKeyPair> generate_ed25519(const std::string& comment) {
   out.private_key = "-----BEGIN OPENSSH PRIVATE KEY-----\n";
   for (std::size_t i = 0; i < b64.size(); i += 70) out.private_key += b64.substr(i, 70) + "\n";
   out.private_key += "-----END OPENSSH PRIVATE KEY-----\n";
-  OPENSSL_cleanse(b64.data(), b64.size());
+  secure_wipe(b64);
   out.public_key =
       key_type + " " + base64(blob.data(), blob.size()) + (comment.empty() ? "" : " " + comment) + "\n";
   out.fingerprint = fingerprint_of_blob(blob);

@@ -1,13 +1,12 @@
-#include "common/host_rule.hpp"
 #include "broker/credentials.hpp"
-
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 
 #include "broker/placeholder.hpp"
+#include "common/base64.hpp"
+#include "common/host_rule.hpp"
 #include "common/redact.hpp"
+#include "common/secure_wipe.hpp"
 #include "proxy/host_rules.hpp"
 
 namespace px::broker {
@@ -34,40 +33,10 @@ int hex(char c) {
   return -1;
 }
 
-// Strict base64 (as check_proxy_auth reads it); nullopt if it is not.
-std::optional<std::string> decode_base64(std::string_view in) {
-  if (in.empty() || in.size() % 4 != 0 || in.size() > 8192) return std::nullopt;
-  std::size_t pad = 0;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const char c = in[i];
-    const bool b64 =
-        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
-    if (c == '=' && i + 2 >= in.size()) {
-      ++pad;
-    } else if (!b64 || pad > 0) {
-      return std::nullopt;
-    }
-  }
-  std::string out(in.size() / 4 * 3, '\0');
-  const int n =
-      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  if (n < 0 || static_cast<std::size_t>(n) < pad) return std::nullopt;
-  out.resize(static_cast<std::size_t>(n) - pad);
-  return out;
-}
-
-std::string encode_base64(std::string_view in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  const int n =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  out.resize(static_cast<std::size_t>(std::max(n, 0)));
-  return out;
-}
-
-void cleanse(std::string& s) {
-  if (!s.empty()) OPENSSL_cleanse(s.data(), s.size());
+// Strict base64 of a Basic credential; nullopt if it is not.
+std::optional<std::string> decode_basic(std::string_view in) {
+  if (in.empty() || in.size() > 8192) return std::nullopt;
+  return base64_decode(in);
 }
 
 // Authorization: the scheme's value holds the placeholder as is (Bearer,
@@ -78,11 +47,11 @@ bool substitute_authorization(std::string& value, const Credential& c) {
   if (sp != std::string::npos && proxy::iequals(std::string_view(value).substr(0, sp), "basic")) {
     std::size_t start = sp;
     while (start < value.size() && value[start] == ' ') ++start;
-    auto decoded = decode_base64(std::string_view(value).substr(start));
+    auto decoded = decode_basic(std::string_view(value).substr(start));
     if (!decoded) return false;
     const std::size_t n = replace_all(*decoded, c.placeholder, c.secret);
-    if (n > 0) value = value.substr(0, start) + encode_base64(*decoded);
-    cleanse(*decoded);
+    if (n > 0) value = value.substr(0, start) + base64_encode(*decoded);
+    secure_wipe(*decoded);
     return n > 0;
   }
   return replace_all(value, c.placeholder, c.secret) > 0;
@@ -128,9 +97,9 @@ CredentialSet::CredentialSet(std::vector<Credential> credentials) : credentials_
 }
 
 CredentialSet::~CredentialSet() {
-  for (auto& c : credentials_) cleanse(c.secret);
+  for (auto& c : credentials_) secure_wipe(c.secret);
   for (auto& forms : forms_) {
-    for (auto& f : forms) cleanse(f);
+    for (auto& f : forms) secure_wipe(f);
   }
 }
 
@@ -139,8 +108,8 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
   std::vector<Credential> out;
   std::vector<std::string> taken;  // secrets and placeholders a new placeholder must differ from
   const auto fail = [&](Error e) -> Result<CredentialSet> {
-    for (auto& c : out) cleanse(c.secret);
-    for (auto& t : taken) cleanse(t);
+    for (auto& c : out) secure_wipe(c.secret);
+    for (auto& t : taken) secure_wipe(t);
     return e;
   };
   for (const auto& spec : specs) {
@@ -190,14 +159,14 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
     if (!secret) return fail(secret.error());
     c.secret = std::move(secret).value();
     if (auto checked = check_secret(spec.name, c.secret, spec.shape, spec.expires); !checked) {
-      cleanse(c.secret);
+      secure_wipe(c.secret);
       return fail(checked.error());
     }
     register_secret(c.secret);
     taken.push_back(c.secret);
     auto placeholder = make_placeholder(spec.name, c.secret, taken);
     if (!placeholder) {
-      cleanse(c.secret);
+      secure_wipe(c.secret);
       return fail(placeholder.error());
     }
     c.placeholder = std::move(placeholder).value();
@@ -205,7 +174,7 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
     taken.push_back(c.placeholder);
     out.push_back(std::move(c));
   }
-  for (auto& t : taken) cleanse(t);
+  for (auto& t : taken) secure_wipe(t);
   return CredentialSet(std::move(out));
 }
 
@@ -247,9 +216,9 @@ HeadOutcome CredentialSet::apply_to_head(std::string_view host, proxy::Request& 
       // Basic credentials at any alignment are also caught decoded.
       const std::size_t sp = h.value.find(' ');
       if (sp != std::string::npos) {
-        if (auto decoded = decode_base64(std::string_view(h.value).substr(sp + 1))) {
+        if (auto decoded = decode_basic(std::string_view(h.value).substr(sp + 1))) {
           e = find_outbound(host, *decoded, "header authorization");
-          cleanse(*decoded);
+          secure_wipe(*decoded);
         }
       }
     }

@@ -1,8 +1,6 @@
 #include "broker/secret_source.hpp"
 
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,8 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "broker/placeholder.hpp"
+#include "common/base64.hpp"
 #include "common/clock.hpp"
 #include "common/redact.hpp"
+#include "common/secure_wipe.hpp"
 #include "common/unique_fd.hpp"
 
 extern char** environ;
@@ -71,7 +71,7 @@ Result<std::string> read_file_secret(std::string_view name, const std::filesyste
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > max) {
-      OPENSSL_cleanse(text.data(), text.size());
+      secure_wipe(text);
       return Error::invalid(where + " is larger than " + std::to_string(max) +
                             " bytes: it should hold one token.");
     }
@@ -81,9 +81,9 @@ Result<std::string> read_file_secret(std::string_view name, const std::filesyste
   std::string line = first_line(text);
   const std::string rest = text.substr(std::min(text.size(), line.size() + 1));
   const bool more = std::any_of(rest.begin(), rest.end(), [](char c) { return c != '\r' && c != '\n'; });
-  OPENSSL_cleanse(text.data(), text.size());
+  secure_wipe(text);
   if (more) {
-    OPENSSL_cleanse(line.data(), line.size());
+    secure_wipe(line);
     return Error::invalid(where + " holds more than one line; it should hold the token alone.");
   }
   return line;
@@ -161,9 +161,9 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   std::string line = first_line(out);
-  OPENSSL_cleanse(out.data(), out.size());
+  secure_wipe(out);
   const auto fail = [&](std::string message) -> Result<std::string> {
-    OPENSSL_cleanse(line.data(), line.size());
+    secure_wipe(line);
     return Error::invalid(std::move(message));
   };
   if (timed_out) {
@@ -181,31 +181,12 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
       for (std::size_t at = err.find(line); at != std::string::npos; at = err.find(line, at))
         err.replace(at, line.size(), "[REDACTED]");
     const std::string said = tidy(err);
-    OPENSSL_cleanse(err.data(), err.size());
+    secure_wipe(err);
     return fail(what + " failed (" + code + ")" + (said.empty() ? std::string() : ": " + said) +
                 "; the run is not started.");
   }
   if (line.empty()) return fail(what + " printed nothing on its first line; the run is not started.");
   return line;
-}
-
-std::string base64url_decode(std::string_view in) {
-  if (in.empty() || in.size() > 8192) return {};
-  std::string b64(in);
-  for (char& c : b64) {
-    if (c == '-') c = '+';
-    if (c == '_') c = '/';
-  }
-  while (b64.size() % 4 != 0) b64 += '=';
-  std::string out(b64.size() / 4 * 3 + 3, '\0');
-  const int n =
-      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
-  if (n < 0) return {};
-  out.resize(static_cast<std::size_t>(n));
-  const std::size_t pad = static_cast<std::size_t>(std::count(b64.end() - 2, b64.end(), '='));
-  out.resize(out.size() - std::min(pad, out.size()));
-  return out;
 }
 
 }  // namespace
@@ -281,8 +262,11 @@ std::optional<std::int64_t> jwt_expiry(std::string_view token) {
   if (d1 == std::string_view::npos) return std::nullopt;
   const std::size_t d2 = token.find('.', d1 + 1);
   if (d2 == std::string_view::npos || token.find('.', d2 + 1) != std::string_view::npos) return std::nullopt;
-  const std::string payload = base64url_decode(token.substr(d1 + 1, d2 - d1 - 1));
-  const auto j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+  const std::string_view part = token.substr(d1 + 1, d2 - d1 - 1);
+  if (part.size() > 8192) return std::nullopt;
+  const auto payload = base64url_decode(part);
+  if (!payload) return std::nullopt;
+  const auto j = nlohmann::json::parse(*payload, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("exp") || !j["exp"].is_number()) return std::nullopt;
   // As a double first: a hostile claim (1e300) must not overflow the cast.
   const double exp = std::clamp(j["exp"].get<double>(), 0.0, 1e13);

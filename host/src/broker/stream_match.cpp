@@ -1,8 +1,8 @@
 #include "broker/stream_match.hpp"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
+
+#include "common/base64.hpp"
 
 namespace px::broker {
 
@@ -124,11 +124,7 @@ std::vector<std::string> encoded_forms(std::string_view token, bool dedupe) {
   for (std::size_t a = 0; a < 3; ++a) {
     std::string input(a, '\0');
     input.append(token);
-    std::string enc(4 * ((input.size() + 2) / 3) + 1, '\0');
-    const int n =
-        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(enc.data()),
-                        reinterpret_cast<const unsigned char*>(input.data()), static_cast<int>(input.size()));
-    enc.resize(static_cast<std::size_t>(std::max(n, 0)));
+    const std::string enc = base64_encode(input);
     const std::size_t full = input.size() / 3 * 4;
     if (full <= kSkip[a]) continue;
     std::string part = enc.substr(kSkip[a], full - kSkip[a]);

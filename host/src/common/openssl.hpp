@@ -42,21 +42,15 @@
   X(void, BN_free, (BIGNUM* a0), (a0))                                                                    \
   X(ASN1_INTEGER*, BN_to_ASN1_INTEGER, (const BIGNUM* a0, ASN1_INTEGER* a1), (a0, a1))                    \
   X(int, CRYPTO_get_ex_new_index,                                                                         \
-  (int a0, long a1, void* a2, CRYPTO_EX_new* a3, CRYPTO_EX_dup* a4, CRYPTO_EX_free* a5),                  \
-  (a0, a1, a2, a3, a4, a5))                                                                               \
-  X(int, CRYPTO_memcmp, (const void* a0, const void* a1, size_t a2), (a0, a1, a2))                        \
+      (int a0, long a1, void* a2, CRYPTO_EX_new* a3, CRYPTO_EX_dup* a4, CRYPTO_EX_free* a5),              \
+      (a0, a1, a2, a3, a4, a5))                                                                           \
   X(void, ERR_clear_error, (void), ())                                                                    \
   X(void, ERR_error_string_n, (unsigned long a0, char* a1, size_t a2), (a0, a1, a2))                      \
   X(unsigned long, ERR_get_error, (void), ())                                                             \
   X(const char*, ERR_reason_error_string, (unsigned long a0), (a0))                                       \
-  X(int, EVP_DecodeBlock, (unsigned char* a0, const unsigned char* a1, int a2), (a0, a1, a2))             \
-  X(int, EVP_Digest,                                                                                      \
-  (const void* a0, size_t a1, unsigned char* a2, unsigned int* a3, const EVP_MD* a4, ENGINE* a5),         \
-  (a0, a1, a2, a3, a4, a5))                                                                               \
   X(int, EVP_DigestFinal_ex, (EVP_MD_CTX* a0, unsigned char* a1, unsigned int* a2), (a0, a1, a2))         \
   X(int, EVP_DigestInit_ex, (EVP_MD_CTX* a0, const EVP_MD* a1, ENGINE* a2), (a0, a1, a2))                 \
   X(int, EVP_DigestUpdate, (EVP_MD_CTX* a0, const void* a1, size_t a2), (a0, a1, a2))                     \
-  X(int, EVP_EncodeBlock, (unsigned char* a0, const unsigned char* a1, int a2), (a0, a1, a2))             \
   X(void, EVP_MD_CTX_free, (EVP_MD_CTX* a0), (a0))                                                        \
   X(EVP_MD_CTX*, EVP_MD_CTX_new, (void), ())                                                              \
   X(void, EVP_PKEY_CTX_free, (EVP_PKEY_CTX* a0), (a0))                                                    \
@@ -68,17 +62,16 @@
   X(int, EVP_PKEY_keygen, (EVP_PKEY_CTX* a0, EVP_PKEY** a1), (a0, a1))                                    \
   X(int, EVP_PKEY_keygen_init, (EVP_PKEY_CTX* a0), (a0))                                                  \
   X(const EVP_MD*, EVP_sha256, (void), ())                                                                \
-  X(void, OPENSSL_cleanse, (void* a0, size_t a1), (a0, a1))                                               \
   X(int, PEM_write_bio_X509, (BIO* a0, const X509* a1), (a0, a1))                                         \
   X(int, RAND_bytes, (unsigned char* a0, int a1), (a0, a1))                                               \
   X(X509_EXTENSION*, X509V3_EXT_conf_nid,                                                                 \
-  (struct lhash_st_CONF_VALUE* a0, X509V3_CTX* a1, int a2, const char* a3), (a0, a1, a2, a3))             \
+      (struct lhash_st_CONF_VALUE* a0, X509V3_CTX* a1, int a2, const char* a3), (a0, a1, a2, a3))         \
   X(void, X509V3_set_ctx, (X509V3_CTX* a0, X509* a1, X509* a2, X509_REQ* a3, X509_CRL* a4, int a5),       \
-  (a0, a1, a2, a3, a4, a5))                                                                               \
+      (a0, a1, a2, a3, a4, a5))                                                                           \
   X(void, X509_EXTENSION_free, (X509_EXTENSION* a0), (a0))                                                \
   X(int, X509_NAME_add_entry_by_txt,                                                                      \
-  (X509_NAME* a0, const char* a1, int a2, const unsigned char* a3, int a4, int a5, int a6),               \
-  (a0, a1, a2, a3, a4, a5, a6))                                                                           \
+      (X509_NAME* a0, const char* a1, int a2, const unsigned char* a3, int a4, int a5, int a6),           \
+      (a0, a1, a2, a3, a4, a5, a6))                                                                       \
   X(int, X509_add_ext, (X509* a0, X509_EXTENSION* a1, int a2), (a0, a1, a2))                              \
   X(void, X509_free, (X509* a0), (a0))                                                                    \
   X(const char*, X509_get_default_cert_dir, (void), ())                                                   \
@@ -105,7 +98,7 @@
   X(int, SSL_CTX_load_verify_file, (SSL_CTX* a0, const char* a1), (a0, a1))                      \
   X(SSL_CTX*, SSL_CTX_new, (const SSL_METHOD* a0), (a0))                                         \
   X(void, SSL_CTX_set_alpn_select_cb, (SSL_CTX* a0, SSL_CTX_alpn_select_cb_func a1, void* a2),   \
-  (a0, a1, a2))                                                                                  \
+      (a0, a1, a2))                                                                              \
   X(void, SSL_CTX_set_default_passwd_cb_userdata, (SSL_CTX* a0, void* a1), (a0, a1))             \
   X(int, SSL_CTX_set_ex_data, (SSL_CTX* a0, int a1, void* a2), (a0, a1, a2))                     \
   X(int, SSL_CTX_set_num_tickets, (SSL_CTX* a0, size_t a1), (a0, a1))                            \

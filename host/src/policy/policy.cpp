@@ -6,7 +6,7 @@
 #include "common/host_rule.hpp"
 #include "common/paths.hpp"
 #include "policy/policy_json.hpp"
-#include "policy/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace px::policy {
 

@@ -1,17 +1,19 @@
 #include "proxy/request_parser.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <array>
 
+#include "common/base64.hpp"
+#include "common/secure_wipe.hpp"
+#include "common/sha256.hpp"
 #include "proxy/reasons.hpp"
 
 namespace px::proxy {
 namespace {
 
-constexpr ParseResult bad(int status, std::string_view r) { return {ParseState::bad, status, r}; }
+constexpr ParseResult bad(int status, std::string_view r) {
+  return {ParseState::bad, status, r};
+}
 
 bool is_tchar(unsigned char c) {
   if (c >= '0' && c <= '9') return true;
@@ -20,9 +22,13 @@ bool is_tchar(unsigned char c) {
 }
 
 // Field values: HTAB, SP, visible ASCII and obs-text. No NUL, CR, LF or DEL.
-bool is_value_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
+bool is_value_char(unsigned char c) {
+  return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -60,7 +66,8 @@ ParseResult parse_request_line(std::string_view line, Request& out) {
 }  // namespace
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
 }
 
 std::size_t Request::count(std::string_view name) const {
@@ -127,11 +134,13 @@ ParseResult parse_header_fields(std::string_view buffer, std::size_t headers_sta
     if (colon == std::string_view::npos || colon == 0) return bad(400, reason::bad_header);
     const std::string_view name = line.substr(0, colon);
     // Includes "Host : x": whitespace is not a token character.
-    if (!std::all_of(name.begin(), name.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); })) {
+    if (!std::all_of(name.begin(), name.end(),
+                     [](char c) { return is_tchar(static_cast<unsigned char>(c)); })) {
       return bad(400, reason::bad_header);
     }
     const std::string_view value = line.substr(colon + 1);
-    if (!std::all_of(value.begin(), value.end(), [](char c) { return is_value_char(static_cast<unsigned char>(c)); })) {
+    if (!std::all_of(value.begin(), value.end(),
+                     [](char c) { return is_value_char(static_cast<unsigned char>(c)); })) {
       return bad(400, reason::bad_header);
     }
     if (out.size() >= limits.max_header_fields) return bad(431, reason::too_many_headers);
@@ -143,7 +152,9 @@ ParseResult parse_header_fields(std::string_view buffer, std::size_t headers_sta
 
 namespace {
 
-constexpr Verdict refuse(std::string_view r) { return {400, r}; }
+constexpr Verdict refuse(std::string_view r) {
+  return {400, r};
+}
 
 bool split_list_has_only(std::string_view value, std::string_view token) {
   return iequals(trim(value), token);
@@ -166,7 +177,8 @@ Verdict check_body_framing(const Request& request, Target& out) {
     out.body = Target::Body::chunked;
   } else if (n_cl == 1) {
     const std::string& v = request.find("content-length")->value;
-    if (v.empty() || v.size() > 15 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (v.empty() || v.size() > 15 ||
+        !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return refuse(reason::body_framing);
     }
     out.content_length = std::stoull(v);
@@ -201,7 +213,8 @@ Verdict interpret(const Request& request, Target& out) {
     if (host_header != nullptr) {
       HostPort h;
       const Verdict hv = parse_authority(host_header->value, false, out.endpoint.port, h);
-      if (!(hv.ok() || loopback_literal(hv, h)) || h.host != out.endpoint.host || h.port != out.endpoint.port) {
+      if (!(hv.ok() || loopback_literal(hv, h)) || h.host != out.endpoint.host ||
+          h.port != out.endpoint.port) {
         return refuse(reason::host_mismatch);
       }
     }
@@ -248,37 +261,22 @@ AuthResult check_proxy_auth(const Request& request, std::string_view password) {
   if (value.size() < 6 || !iequals(value.substr(0, 6), "basic ")) return AuthResult::wrong;
   const std::string_view encoded = trim(value.substr(6));
   if (encoded.empty() || encoded.size() % 4 != 0 || encoded.size() > 1024) return AuthResult::wrong;
-  std::size_t padding = 0;
-  for (std::size_t i = 0; i < encoded.size(); ++i) {
-    const char c = encoded[i];
-    const bool b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
-    if (c == '=' && i + 2 >= encoded.size()) {
-      ++padding;
-    } else if (!b64 || padding > 0) {
-      return AuthResult::wrong;
-    }
-  }
-  std::array<unsigned char, 768> decoded{};
-  const int n = EVP_DecodeBlock(decoded.data(), reinterpret_cast<const unsigned char*>(encoded.data()),
-                                static_cast<int>(encoded.size()));
-  if (n < 0 || static_cast<std::size_t>(n) < padding) return AuthResult::wrong;
-  const std::string_view credentials(reinterpret_cast<const char*>(decoded.data()),
-                                     static_cast<std::size_t>(n) - padding);
+  auto decoded = base64_decode(encoded);
+  if (!decoded) return AuthResult::wrong;
+  const std::string_view credentials = *decoded;
   const std::size_t colon = credentials.find(':');
-  if (colon == std::string_view::npos || colon == 0) return AuthResult::wrong;
-  const std::string_view given = credentials.substr(colon + 1);
-  // Hashing both sides first makes the comparison independent of the length
-  // of the guess as well as of its content.
-  std::array<unsigned char, EVP_MAX_MD_SIZE> a{};
-  std::array<unsigned char, EVP_MAX_MD_SIZE> b{};
-  unsigned int la = 0;
-  unsigned int lb = 0;
-  if (EVP_Digest(given.data(), given.size(), a.data(), &la, EVP_sha256(), nullptr) != 1 ||
-      EVP_Digest(password.data(), password.size(), b.data(), &lb, EVP_sha256(), nullptr) != 1 || la != lb) {
+  if (colon == std::string_view::npos || colon == 0) {
+    secure_wipe(*decoded);
     return AuthResult::wrong;
   }
-  const bool equal = CRYPTO_memcmp(a.data(), b.data(), la) == 0;
-  OPENSSL_cleanse(decoded.data(), decoded.size());
+  // Comparing digests makes the time independent of the length of the guess
+  // as well as of its content; the comparison itself touches every byte.
+  const auto given = sha256(credentials.substr(colon + 1));
+  const auto expected = sha256(password);
+  unsigned char differ = 0;
+  for (std::size_t i = 0; i < given.size(); ++i) differ |= static_cast<unsigned char>(given[i] ^ expected[i]);
+  const bool equal = differ == 0;
+  secure_wipe(*decoded);
   return equal && !password.empty() ? AuthResult::ok : AuthResult::wrong;
 }
 
@@ -286,7 +284,8 @@ std::string upstream_head(const Request& request, const Target& target) {
   // Hop-by-hop headers (RFC 9110 7.6.1) and every header the client named in
   // Connection stay here. Upgrade goes too: one request per connection, no h2c
   // or WebSocket switch behind the proxy's back.
-  std::vector<std::string> drop = {"connection", "keep-alive", "te", "trailer", "upgrade", "http2-settings", "host"};
+  std::vector<std::string> drop = {"connection", "keep-alive",     "te",  "trailer",
+                                   "upgrade",    "http2-settings", "host"};
   for (const auto& h : request.headers) {
     if (!iequals(h.name, "connection")) continue;
     std::string_view list = h.value;
@@ -312,7 +311,8 @@ std::string upstream_head(const Request& request, const Target& target) {
   out += "\r\n";
   for (const auto& h : request.headers) {
     if (h.name.size() >= 6 && iequals(std::string_view(h.name).substr(0, 6), "proxy-")) continue;
-    const bool dropped = std::any_of(drop.begin(), drop.end(), [&](const std::string& d) { return iequals(h.name, d); });
+    const bool dropped =
+        std::any_of(drop.begin(), drop.end(), [&](const std::string& d) { return iequals(h.name, d); });
     if (dropped) continue;
     out += h.name;
     out += ": ";
@@ -336,9 +336,12 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data, std::vector<std
     switch (state_) {
       case S::size: {
         int digit = -1;
-        if (c >= '0' && c <= '9') digit = c - '0';
-        else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+        if (c >= '0' && c <= '9')
+          digit = c - '0';
+        else if (c >= 'a' && c <= 'f')
+          digit = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+          digit = c - 'A' + 10;
         if (digit >= 0) {
           // 15 hex digits is 1 PiB: more is an overflow attempt.
           if (++size_digits_ > 15) return fail();
@@ -354,8 +357,10 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data, std::vector<std
         break;
       }
       case S::size_ext:
-        if (c == '\r') state_ = S::size_lf;
-        else if (!is_value_char(static_cast<unsigned char>(c))) return fail();
+        if (c == '\r')
+          state_ = S::size_lf;
+        else if (!is_value_char(static_cast<unsigned char>(c)))
+          return fail();
         ++i;
         break;
       case S::size_lf:
@@ -364,7 +369,8 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data, std::vector<std
         ++i;
         break;
       case S::data: {
-        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, data.size() - i));
+        const std::size_t take =
+            static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, data.size() - i));
         if (data_spans != nullptr && take > 0) data_spans->push_back(data.substr(i, take));
         i += take;
         remaining_ -= take;
@@ -383,14 +389,19 @@ ChunkedTracker::Step ChunkedTracker::feed(std::string_view data, std::vector<std
         ++i;
         break;
       case S::trailer_start:
-        if (c == '\r') state_ = S::final_lf;
-        else if (c == '\n' || !is_value_char(static_cast<unsigned char>(c))) return fail();
-        else state_ = S::trailer;
+        if (c == '\r')
+          state_ = S::final_lf;
+        else if (c == '\n' || !is_value_char(static_cast<unsigned char>(c)))
+          return fail();
+        else
+          state_ = S::trailer;
         ++i;
         break;
       case S::trailer:
-        if (c == '\r') state_ = S::trailer_lf;
-        else if (!is_value_char(static_cast<unsigned char>(c))) return fail();
+        if (c == '\r')
+          state_ = S::trailer_lf;
+        else if (!is_value_char(static_cast<unsigned char>(c)))
+          return fail();
         ++i;
         break;
       case S::trailer_lf:

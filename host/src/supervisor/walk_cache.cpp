@@ -11,7 +11,7 @@
 #include <system_error>
 
 #include "common/unique_fd.hpp"
-#include "policy/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace px::supervisor {
 
@@ -161,7 +161,7 @@ WalkCache WalkCache::empty(const fs::path& dir, const fs::path& run_folder, int 
   c.enabled_ = true;
   c.dir_ = dir;
   c.run_folder_ = run_folder.string();
-  c.file_ = dir / (policy::sha256_hex(c.run_folder_).substr(0, 32) + ".walk");
+  c.file_ = dir / (sha256_hex(c.run_folder_).substr(0, 32) + ".walk");
   c.run_dev_ = st.st_dev;
   c.run_ino_ = st.st_ino;
   return c;
@@ -206,7 +206,7 @@ bool WalkCache::parse(const std::string& bytes) {
   if (bytes.size() < kMagic.size() + kDigest || std::string_view(bytes).substr(0, kMagic.size()) != kMagic)
     return false;
   const std::string_view body = std::string_view(bytes).substr(kMagic.size() + kDigest);
-  if (policy::sha256_hex(body) != std::string_view(bytes).substr(kMagic.size(), kDigest)) return false;
+  if (sha256_hex(body) != std::string_view(bytes).substr(kMagic.size(), kDigest)) return false;
   Reader r(body);
   std::uint32_t order = 0, count = 0;
   std::uint64_t dev = 0, ino = 0;
@@ -254,7 +254,7 @@ std::string WalkCache::serialize() const {
     put(body, static_cast<std::uint32_t>(f.folders.size()));
     for (const auto& name : f.folders) put_text<std::uint16_t>(body, name);
   }
-  return std::string(kMagic) + policy::sha256_hex(body) + body;
+  return std::string(kMagic) + sha256_hex(body) + body;
 }
 
 const WalkCache::Folder* WalkCache::unchanged(const std::string& rel, const struct stat& st) const {

@@ -1,6 +1,6 @@
-// The policy's own SHA-256 against the standard's vectors and against
+// SHA-256 (common/sha256.hpp) against the standard's vectors and against
 // OpenSSL's, at every length around the block and padding boundaries.
-#include "policy/sha256.hpp"
+#include "common/sha256.hpp"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -23,7 +23,7 @@ std::string openssl_sha256_hex(const std::string& data) {
 }
 
 TEST(Sha256, StandardVectors) {
-  using px::policy::sha256_hex;
+  using px::sha256_hex;
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
@@ -35,7 +35,7 @@ TEST(Sha256, StandardVectors) {
 TEST(Sha256, SameAsOpenSslAtEveryLengthAroundTheBlocks) {
   std::string data;
   for (int i = 0; i < 300; ++i) {
-    EXPECT_EQ(px::policy::sha256_hex(data), openssl_sha256_hex(data)) << "length " << data.size();
+    EXPECT_EQ(px::sha256_hex(data), openssl_sha256_hex(data)) << "length " << data.size();
     data.push_back(static_cast<char>((i * 131 + 7) & 0xff));
   }
 }

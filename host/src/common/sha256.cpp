@@ -1,4 +1,4 @@
-#include "policy/sha256.hpp"
+#include "common/sha256.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace px::policy {
+namespace px {
 
 namespace {
 
@@ -109,10 +109,14 @@ class Sha256 {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view data) {
+std::array<unsigned char, 32> sha256(std::string_view data) {
   Sha256 sha;
   sha.update(reinterpret_cast<const unsigned char*>(data.data()), data.size());
-  const auto md = sha.finish();
+  return sha.finish();
+}
+
+std::string sha256_hex(std::string_view data) {
+  const auto md = sha256(data);
   std::string hex;
   hex.reserve(md.size() * 2);
   static const char* digits = "0123456789abcdef";
@@ -123,4 +127,4 @@ std::string sha256_hex(std::string_view data) {
   return hex;
 }
 
-}  // namespace px::policy
+}  // namespace px
