@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/secure_wipe.hpp"
+
 namespace px {
 
 namespace {
@@ -24,6 +26,16 @@ constexpr std::array<std::uint32_t, 64> kRound = {
 
 class Sha256 {
  public:
+  Sha256() = default;
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  // The proxy digests its password with it: nothing of the input stays on
+  // the stack.
+  ~Sha256() {
+    secure_wipe(block_.data(), block_.size());
+    secure_wipe(state_.data(), sizeof state_);
+  }
+
   void update(const unsigned char* data, std::size_t size) {
     length_ += size;
     while (size > 0) {
