@@ -1,10 +1,6 @@
 #include "common/openssl.hpp"
 
-#include <dlfcn.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <string>
+#include "common/lazy_library.hpp"
 
 namespace px::openssl {
 
@@ -17,28 +13,15 @@ struct Api {
 #undef PX_OPENSSL_MEMBER
 };
 
-[[noreturn]] void cannot_load(const std::string& why) {
-  std::fprintf(stderr,
-               "parallex: cannot load OpenSSL (%s), which TLS, signing keys and snapshots need; install it "
-               "(apt-get install %s) and try again\n",
-               why.c_str(), PX_LIBSSL_PACKAGE);
-  std::exit(4);
-}
-
 Api load() {
   // libssl brings libcrypto as its own dependency, so one handle finds both.
-  // RTLD_LOCAL keeps their symbols out of the global scope; the forwarders
-  // below are hidden, so neither library's calls into the other can land
-  // back on them.
-  void* lib = ::dlopen(PX_LIBSSL_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* err = ::dlerror();
-    cannot_load(err ? err : PX_LIBSSL_SONAME);
-  }
+  // The forwarders below are hidden, so neither library's calls into the
+  // other can land back on them.
+  const LazyLibrary lib(
+      {PX_LIBSSL_SONAME, "OpenSSL", "TLS, signing keys and snapshots need it", PX_LIBSSL_PACKAGE});
   Api api;
-#define PX_OPENSSL_LOOKUP(ret, name, params, args)                      \
-  api.name = reinterpret_cast<decltype(api.name)>(::dlsym(lib, #name)); \
-  if (!api.name) cannot_load(std::string(PX_LIBSSL_SONAME) + " has no " #name);
+#define PX_OPENSSL_LOOKUP(ret, name, params, args) \
+  api.name = reinterpret_cast<decltype(api.name)>(lib.symbol(#name));
   PX_LIBCRYPTO_FUNCTIONS(PX_OPENSSL_LOOKUP)
   PX_LIBSSL_FUNCTIONS(PX_OPENSSL_LOOKUP)
 #undef PX_OPENSSL_LOOKUP
