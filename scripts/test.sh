@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds everything with -Werror and runs the whole test suite; then the unit
-# tests again under ASan+UBSan, the seal's own tests under ASan+UBSan,
+# tests and the seal's own tests again under ASan+UBSan (scripts/test-asan.sh),
 # clang-tidy, the out-of-tree example plugin against the installed SDK, each
 # fuzz target for a bounded time, and the Debian packages: made, linted,
 # installed in a fresh Debian root, used and purged.
@@ -20,26 +20,8 @@ stage "ctest"
 
 [ "$quick" = 1 ] && exit 0
 
-stage "unit tests under ASan+UBSan"
-# The unit tests of each component; the escape and end-to-end suites, which
-# run sealed processes and real clients, run in the main build above.
-unit_tests=(test_common test_policy test_pluginhost test_plugins test_seatbelt test_proxy test_snapshot test_transcripts
-            test_agents test_report test_supervisor test_workspace test_mcp)
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPARALLEX_SANITIZE=ON -DPARALLEX_BUILD_BENCH=OFF >/dev/null
-targets=()
-for t in "${unit_tests[@]}"; do
-  if ninja -C build-asan -t query "$t" >/dev/null 2>&1; then targets+=("$t"); fi
-done
-cmake --build build-asan -j "$(nproc)" --target parallex "${targets[@]}"
-export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for t in "${targets[@]}"; do
-  exe=$(find build-asan/tests -maxdepth 2 -type f -name "$t" | head -1)
-  echo "-- $t (ASan+UBSan)"
-  "$exe" --gtest_brief=1
-done
-
-stage "the seal under ASan+UBSan: the escape suite, sealed runs, the home guard"
-scripts/test-sealed-asan.sh
+stage "under ASan+UBSan: the unit tests, the escape suite, sealed runs, the home guard"
+scripts/test-asan.sh
 
 stage "clang-tidy: memory-safety checks on host/ and plugins/"
 scripts/tidy.sh build
