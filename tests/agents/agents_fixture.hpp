@@ -14,6 +14,7 @@
 #include <string>
 
 #include "agents/store.hpp"
+#include "test_paths.hpp"
 
 namespace px_agents_test {
 

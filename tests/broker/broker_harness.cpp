@@ -16,6 +16,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_paths.hpp"
+
 extern char** environ;
 
 namespace px::broker::test {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "broker_harness.hpp"
+#include "test_paths.hpp"
 
 namespace px::broker::test {
 

@@ -14,6 +14,7 @@
 
 #include "broker_harness.hpp"
 #include "run_harness.hpp"
+#include "test_paths.hpp"
 
 namespace px::broker::test {
 namespace {

@@ -1,7 +1,5 @@
 #include "cli_support.hpp"
 
-#include "unprivileged_user.hpp"
-
 #include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "test_paths.hpp"
+#include "unprivileged_user.hpp"
 
 namespace px::cli_test {
 

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cli_support.hpp"
+#include "test_paths.hpp"
 
 namespace px::cli_test {
 namespace {

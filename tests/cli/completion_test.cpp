@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli_support.hpp"
+#include "test_paths.hpp"
 
 namespace px::cli_test {
 namespace {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cli_support.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "cli_support.hpp"
+#include "test_paths.hpp"
 
 namespace px::cli_test {
 namespace {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "test_paths.hpp"
 
 namespace px::cli_test {
 namespace {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_support.hpp"
+#include "test_paths.hpp"
 
 namespace px::cli_test {
 namespace {

@@ -21,6 +21,7 @@
 #include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "model_server.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

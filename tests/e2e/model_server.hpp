@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/paths.hpp"
+#include "test_paths.hpp"
 
 namespace px::test {
 

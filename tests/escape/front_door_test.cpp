@@ -22,6 +22,8 @@
 #include <string>
 #include <thread>
 
+#include "test_paths.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;

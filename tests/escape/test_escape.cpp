@@ -37,6 +37,7 @@
 #include "expectations_loader.hpp"
 #include "policy/compose.hpp"
 #include "policy/profile.hpp"
+#include "test_paths.hpp"
 #include "unprivileged_user.hpp"
 
 namespace px::seal {

@@ -27,6 +27,7 @@
 
 #include "common/paths.hpp"
 #include "model_server.hpp"
+#include "test_paths.hpp"
 #include "tree_listing.hpp"
 
 namespace {

@@ -9,9 +9,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
-
-#include "spawn.hpp"
-#include "unprivileged_user.hpp"
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -32,6 +29,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "spawn.hpp"
+#include "test_paths.hpp"
+#include "unprivileged_user.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

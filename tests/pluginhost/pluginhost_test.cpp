@@ -3,7 +3,6 @@
 // and never take the host (or the other plugins) down.
 #include <gtest/gtest.h>
 #include <stdlib.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "pluginhost/plugin_check.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "policy/compose.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace px;

@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include "test_paths.hpp"
+
 namespace px_test {
 
 namespace {

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "loaded_plugin.hpp"
+#include "test_paths.hpp"
 
 using namespace px_test;
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loaded_plugin.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace px_test;

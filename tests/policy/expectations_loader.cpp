@@ -9,6 +9,7 @@
 #include <set>
 
 #include "policy/profile.hpp"
+#include "test_paths.hpp"
 
 namespace px::expectations {
 

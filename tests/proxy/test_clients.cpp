@@ -10,6 +10,7 @@
 
 #include "harness.hpp"
 #include "proxy/reasons.hpp"
+#include "test_paths.hpp"
 
 extern char** environ;
 

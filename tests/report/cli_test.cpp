@@ -2,6 +2,7 @@
 // the fixtures' EXPECTED.json, and `parallex report` on a synthetic run.
 #include <gtest/gtest.h>
 
+#include "test_paths.hpp"
 #include "test_support.hpp"
 
 using namespace px_test;

@@ -13,6 +13,7 @@
 #include "report/proxy_summary.hpp"
 #include "report/time_text.hpp"
 #include "report/views.hpp"
+#include "test_paths.hpp"
 #include "test_support.hpp"
 
 using namespace px_test;

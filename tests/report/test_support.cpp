@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/paths.hpp"
+#include "test_paths.hpp"
 
 namespace px_test {
 

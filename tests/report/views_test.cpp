@@ -1,11 +1,13 @@
 // The HTML view: self-contained, escaped, and rendered by a real browser
 // (headless Chromium) with every section there. The screenshot is kept under
 // the build dir (artifacts/report/) for a human to look at.
+#include "report/views.hpp"
+
 #include <gtest/gtest.h>
 
 #include "common/redact.hpp"
 #include "report/report.hpp"
-#include "report/views.hpp"
+#include "test_paths.hpp"
 #include "test_support.hpp"
 
 using namespace px_test;

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "test_paths.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -12,6 +12,7 @@
 #include "policy/compose.hpp"
 #include "policy/policy_builder.hpp"
 #include "sbpl_eval.hpp"
+#include "test_paths.hpp"
 
 namespace px::seatbelt {
 namespace {

@@ -14,6 +14,7 @@
 
 #include "supervisor/cgroup.hpp"
 #include "supervisor/run_control.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -19,6 +19,7 @@
 #include "supervisor/proc.hpp"
 #include "supervisor/registry.hpp"
 #include "supervisor/run_control.hpp"
+#include "test_paths.hpp"
 
 namespace px::supervisor {
 namespace {

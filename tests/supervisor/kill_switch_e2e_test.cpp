@@ -27,6 +27,7 @@
 
 #include "supervisor/cgroup.hpp"
 #include "supervisor/proc.hpp"
+#include "test_paths.hpp"
 #include "tree_helpers.hpp"
 
 namespace fs = std::filesystem;

@@ -29,6 +29,7 @@
 
 #include "common/unique_fd.hpp"
 #include "supervisor/walk_cache.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "run/record.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -18,6 +18,8 @@
 #include <set>
 #include <vector>
 
+#include "test_paths.hpp"
+
 namespace fs = std::filesystem;
 
 namespace px::test {

@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+#include "test_paths.hpp"
+
 namespace px_test {
 
 inline std::string fixtures_dir() {

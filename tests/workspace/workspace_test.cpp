@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.hpp"
 #include "workspace/config.hpp"
 #include "workspace/github_token.hpp"
 #include "workspace/project.hpp"
