@@ -10,11 +10,12 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/refusals.hpp"
@@ -114,6 +115,14 @@ struct Environment {
   bool supported = true;           // false where no seal can be built at all (WSL 1)
 };
 
+// A seal that is a text the platform runs (Seatbelt's profile), written out
+// instead of run: `parallex policy show --format sbpl|sbpl-args`.
+struct WrittenSeal {
+  std::string profile;                                      // the profile's text
+  std::vector<std::pair<std::string, std::string>> params;  // its parameters: NAME, value
+  std::vector<std::string> argv;                            // the command line that runs the command under it
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -129,6 +138,9 @@ class Backend {
   virtual std::vector<Guarantee> refusal_recording() const { return {}; }
   // The platform in a few words ("Linux 6.1.0, Landlock ABI 7").
   virtual std::string platform() const = 0;
+  // What this build of the backend can use at most, whatever the machine
+  // offers: a line for `--version` ("Landlock ABI 7 ..."), or empty.
+  virtual std::string build_features() const { return {}; }
   // Where this runs; `found` is what guarantees() returned (the environment
   // is judged partly by what failed there).
   virtual Environment environment(const std::vector<Guarantee>& /*found*/) const { return {}; }
@@ -136,6 +148,14 @@ class Backend {
   // may build the seal (Ubuntu's AppArmor restriction of user namespaces);
   // empty where none is needed.
   virtual std::string security_module_profile() const { return {}; }
+  // The seal for `policy` as the text the platform would run `command` under.
+  // Unsupported where the seal is not a text (Linux's is system calls the
+  // supervisor makes).
+  virtual Result<WrittenSeal> write_seal(const policy::Policy& /*policy*/, std::uint16_t /*proxy_port*/,
+                                         const std::vector<std::string>& /*command*/) const {
+    return Error::unsupported(std::string("the ") + name() +
+                              " backend's seal is not a text it can write out");
+  }
   // Starts the command and waits for it. A set-up failure is an Error; the
   // command's own failure is an exit code.
   virtual Result<LaunchResult> launch(const LaunchRequest& request) = 0;

@@ -1,11 +1,11 @@
 // `parallex policy show [--harness X | -- CMD...] [--in DIR] [--json] [--why PATH]`:
 // the exact policy a command would run under, and why each path is open.
+#include "backend/backend.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "cli/run_options.hpp"
 #include "cli/policy_text.hpp"
+#include "cli/run_options.hpp"
 #include "common/paths.hpp"
-#include "backend/seatbelt/seatbelt.hpp"
 #include "policy/policy_json.hpp"
 #include "run/compose_request.hpp"
 
@@ -31,17 +31,20 @@ std::string shell_quote(const std::string& s) {
 }
 
 int show_seatbelt(const run::ComposedPolicy& p, const Options& o) {
-  auto profile = seatbelt::write_seatbelt_profile(p.policy, static_cast<std::uint16_t>(o.proxy_port));
-  if (!profile) return report_error(profile.error());
+  const std::vector<std::string> command =
+      o.command.empty() ? std::vector<std::string>{"/bin/zsh"} : o.command;
+  auto seal =
+      backend::seatbelt_backend().write_seal(p.policy, static_cast<std::uint16_t>(o.proxy_port), command);
+  if (!seal) return report_error(seal.error());
   if (o.format == "sbpl") {
-    std::fputs(profile.value().text.c_str(), stdout);
+    std::fputs(seal.value().profile.c_str(), stdout);
     std::printf("\n; Parameters (sandbox-exec -D NAME=VALUE):\n");
-    for (const auto& [name, value] : profile.value().params) std::printf(";   %s=%s\n", name.c_str(), value.c_str());
+    for (const auto& [name, value] : seal.value().params)
+      std::printf(";   %s=%s\n", name.c_str(), value.c_str());
     return 0;
   }
-  std::vector<std::string> command = o.command.empty() ? std::vector<std::string>{"/bin/zsh"} : o.command;
   std::string line;
-  for (const auto& a : seatbelt::sandbox_exec_argv(profile.value(), command)) line += (line.empty() ? "" : " ") + shell_quote(a);
+  for (const auto& a : seal.value().argv) line += (line.empty() ? "" : " ") + shell_quote(a);
   std::printf("%s\n", line.c_str());
   return 0;
 }

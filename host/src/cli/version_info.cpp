@@ -1,15 +1,16 @@
 #include "cli/version_info.hpp"
 
-#include "backend/linux/landlock.hpp"
+#include "backend/backend.hpp"
 #include "parallex/plugin_abi.h"
 
 namespace px::cli {
 
 std::string version_text() {
-  return std::string("parallex " PARALLEX_VERSION "\n") + "commit " + git_commit() + "\n" + "plugin ABI " +
-         std::to_string(PX_PLUGIN_ABI_MAJOR) + "." + std::to_string(PX_PLUGIN_ABI_MINOR) + "\n" +
-         "Landlock ABI " + std::to_string(seal::landlock::kHighestAbi) +
-         " (the highest this build uses; `parallex check` says what this kernel offers)\n";
+  std::string text = std::string("parallex " PARALLEX_VERSION "\n") + "commit " + git_commit() + "\n" +
+                     "plugin ABI " + std::to_string(PX_PLUGIN_ABI_MAJOR) + "." +
+                     std::to_string(PX_PLUGIN_ABI_MINOR) + "\n";
+  if (auto features = backend::sealing_backend().build_features(); !features.empty()) text += features + "\n";
+  return text;
 }
 
 }  // namespace px::cli

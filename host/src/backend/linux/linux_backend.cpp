@@ -24,6 +24,10 @@ class LinuxBackend final : public Backend {
     ::uname(&u);
     return std::string("Linux ") + u.release + ", Landlock ABI " + std::to_string(seal::landlock::abi_version());
   }
+  std::string build_features() const override {
+    return "Landlock ABI " + std::to_string(seal::landlock::kHighestAbi) +
+           " (the highest this build uses; `parallex check` says what this kernel offers)";
+  }
   Environment environment(const std::vector<Guarantee>& found) const override {
     auto enforced = [&](const char* id) {
       for (const auto& g : found)

@@ -26,6 +26,13 @@ class SeatbeltBackend final : public Backend {
                   : "sandbox-exec exists only on macOS; here the profile can be written, not run"}};
   }
 
+  Result<WrittenSeal> write_seal(const policy::Policy& policy, std::uint16_t proxy_port,
+                                 const std::vector<std::string>& command) const override {
+    PX_TRY_ASSIGN(auto profile, seatbelt::write_seatbelt_profile(policy, proxy_port));
+    auto argv = seatbelt::sandbox_exec_argv(profile, command);
+    return WrittenSeal{std::move(profile.text), std::move(profile.params), std::move(argv)};
+  }
+
   Result<LaunchResult> launch(const LaunchRequest& request) override {
     if (!request.policy) return Error::internal("the Seatbelt backend was given no policy");
     // The profile is written either way, so a broken one fails here, on any platform.
