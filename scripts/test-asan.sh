@@ -69,7 +69,7 @@ suite test_home 2 0 "$(exe_of test_home)"
 suite "test_supervisor, sealed runs" 1 0 "$(exe_of test_supervisor)" --gtest_filter="$sealed_supervisor"
 if [ "$sealed_only" = 0 ]; then
   for t in "${unit_tests[@]}"; do
-    case "$t" in test_agents | test_supervisor) continue ;; esac
+    case "$t" in test_agents | test_supervisor) continue ;; esac  # their jobs are above
     exe=$(exe_of "$t")
     [ -n "$exe" ] && suite "$t" 1 1 "$exe"
   done
