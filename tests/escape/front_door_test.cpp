@@ -175,6 +175,53 @@ TEST_F(EscapeFrontDoor, FilesOtherProgramsRunLaterAreMovedAsideIntoTheRecord) {
   EXPECT_NE(report.out.find(".mcp.json"), std::string::npos);
 }
 
+// Parallex's own files in the project: a run that could write the config
+// could turn the seal off for the workspaced runs after it, and the token is
+// the supervisor's to hold. Read-only, denied, moved aside when made.
+TEST_F(EscapeFrontDoor, ParallexsProjectFilesCannotBeChangedReadOrPlanted) {
+  const std::string token = "ghp_" + std::string(36, 'B');
+  write_text(repo_ / ".parallex/config.yaml", "allow: [registry.npmjs.org]\n");
+  write_text(repo_ / ".parallex/github-token", token + "\n");
+  write_text(repo_ / ".parallex/state/ws-1.json", "{}\n");
+  const Ran r =
+      px("run -- sh -c " +
+         quote("cat .parallex/github-token; echo 'sandbox_workspaces: false' > .parallex/config.yaml; "
+               "echo '{}' > .parallex/state/ws-2.json; rm -f .parallex/state/ws-1.json; true"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find(token), std::string::npos) << "the run read the project's token";
+  EXPECT_EQ(read_text(repo_ / ".parallex/config.yaml"), "allow: [registry.npmjs.org]\n");
+  EXPECT_TRUE(fs::exists(repo_ / ".parallex/state/ws-1.json"));
+  EXPECT_FALSE(fs::exists(repo_ / ".parallex/state/ws-2.json"));
+  // Made by a run where there was none: moved aside, never left for the next run.
+  fs::remove_all(repo_ / ".parallex");
+  const Ran planted = px("run -- sh -c " + quote("mkdir -p .parallex && echo 'sandbox_workspaces: false' > "
+                                                 ".parallex/config.yaml && sleep 0.3"));
+  ASSERT_EQ(planted.status, 0) << planted.err;
+  EXPECT_FALSE(fs::exists(repo_ / ".parallex/config.yaml"));
+  EXPECT_NE(planted.err.find("moved aside .parallex/config.yaml"), std::string::npos) << planted.err;
+  EXPECT_EQ(read_text(last_run() / "quarantine/.parallex/config.yaml"), "sandbox_workspaces: false\n");
+}
+
+// A config git tracks was written by whoever can commit to the repository:
+// it cannot turn the seal off. Refused before anything is made.
+TEST_F(EscapeFrontDoor, ACommittedConfigCannotTurnTheSealOff) {
+  write_text(repo_ / ".parallex/config.yaml", "sandbox_workspaces: false\n");
+  ASSERT_EQ(git(repo_, "add .parallex/config.yaml") + git(repo_, "commit -qm config"), 0);
+  const Ran r = px("harness -w -- sh -c 'echo ran'");
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_EQ(r.out.find("ran"), std::string::npos) << "the command ran";
+  EXPECT_NE(r.err.find(".parallex/config.yaml:1 sets sandbox_workspaces: false, but git tracks the file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("git rm --cached .parallex/config.yaml"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(repo_ / ".parallex/workspaces")) << "a workspace was made";
+  // The user's own (untracked) file is honoured, and said.
+  ASSERT_EQ(git(repo_, "rm -q --cached .parallex/config.yaml") + git(repo_, "commit -qm untrack"), 0);
+  const Ran own = px("harness -w -- sh -c 'echo ran'");
+  EXPECT_EQ(own.status, 0) << own.err;
+  EXPECT_NE(own.err.find("UNSEALED"), std::string::npos) << own.err;
+}
+
 // A link the run plants on the way to a protected path is what is moved
 // aside, never what it points to; a link the user had is put back.
 TEST_F(EscapeFrontDoor, ALinkOnTheWayIsMovedAsideAndAUsersLinkPutBack) {

@@ -200,5 +200,17 @@ TEST(McpProtocol, AnOversizedMessageIsRefusedAndTheServerGoesOn) {
   EXPECT_EQ(replies[1]["id"], 2);
 }
 
+TEST(McpProtocol, DeeplyNestedArgumentsAreRefusedAndTheServerGoesOn) {
+  // Copying such a value once parsed would overflow the server's stack.
+  const std::string deep = std::string(70000, '[') + std::string(70000, ']');
+  auto replies =
+      serve(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"a":)" +
+            deep + "}}}\n" + kPing);
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0]["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_NE(replies[0]["error"]["message"].get<std::string>().find("nest deeper"), std::string::npos);
+  EXPECT_EQ(replies[1]["id"], 99);
+}
+
 }  // namespace
 }  // namespace px::mcp::test

@@ -3,6 +3,7 @@
 // `run`, `agent run` and `harness -w`. Through the real executable, with its
 // state in a private folder.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,12 +58,15 @@ class FrontDoors : public ::testing::Test {
   }
 
   // `parallex ARGS` in the repository, stderr kept.
-  Ran px(const std::string& args, const std::string& env = "") {
+  // With `direct` false, `args` is the whole command (it names the executable).
+  Ran px(const std::string& args, const std::string& env = "", bool direct = true) {
     const fs::path err = root_ / "stderr";
-    const std::string cmd = "cd " + quote(repo_.string()) + " && env HOME=" + quote((root_ / "home").string()) +
+    const std::string cmd = "cd " + quote(repo_.string()) +
+                            " && env HOME=" + quote((root_ / "home").string()) +
                             " PARALLEX_HOME=" + quote((root_ / "data").string()) +
                             " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) + " " + env + " " +
-                            PARALLEX_EXE + " " + args + " </dev/null >/dev/null 2>" + quote(err.string());
+                            (direct ? std::string(PARALLEX_EXE) + " " : std::string()) + args +
+                            " </dev/null >/dev/null 2>" + quote(err.string());
     Ran r;
     r.status = sh(cmd);
     std::ifstream in(err);
@@ -93,6 +97,35 @@ TEST_F(FrontDoors, ACommandNotFoundIsTheSameEverywhere) {
   }
   EXPECT_EQ(line_with(run.err, "command not found"), line_with(agent.err, "command not found"));
   EXPECT_EQ(line_with(run.err, "command not found"), line_with(tab.err, "command not found"));
+}
+
+// A file that is there but cannot be run is the shell's 126, not 127.
+TEST_F(FrontDoors, AFileThatIsNotExecutableIs126Everywhere) {
+  for (const std::string& door :
+       {std::string("run"), std::string("agent run door"), std::string("harness -w")}) {
+    const Ran r = px(door + " -- ./README");
+    EXPECT_EQ(r.status, 126) << door << ": " << r.err;
+    EXPECT_NE(line_with(r.err, "cannot run ./README: it is not executable"), "") << door << ": " << r.err;
+  }
+}
+
+// A profile that is not a file (a FIFO nobody writes, a device that never
+// ends, a folder) is refused at once, by name, before anything is made.
+TEST_F(FrontDoors, AProfileThatIsNotAFileIsRefusedAtOnceEverywhere) {
+  const fs::path fifo = root_ / "profile.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& profile : {fifo.string(), std::string("/dev/zero"), std::string("/etc")}) {
+    for (const std::string& door :
+         {std::string("run"), std::string("agent run door"), std::string("harness -w")}) {
+      const Ran r = px("timeout 10 " + std::string(PARALLEX_EXE) + " " + door + " --profile " +
+                           quote(profile) + " -- true",
+                       "", /*direct=*/false);
+      EXPECT_EQ(r.status, 125) << door << " " << profile << ": " << r.err;
+      EXPECT_NE(line_with(r.err, "the profile " + profile + " is "), "") << door << ": " << r.err;
+      EXPECT_NE(line_with(r.err, "not a regular file"), "") << door << ": " << r.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(repo_ / ".parallex/workspaces")) << "a workspace was made";
 }
 
 TEST_F(FrontDoors, AFolderThatIsNotThereIsTheSameEverywhere) {

@@ -17,6 +17,7 @@
 #include "agents/ssh_key.hpp"
 #include "agents/token.hpp"
 #include "common/paths.hpp"
+#include "common/read_file.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/broker_yaml.hpp"
 
@@ -97,24 +98,7 @@ Status write_file_atomic(const fs::path& file, const std::string& data, unsigned
 }
 
 Result<std::string> read_file(const fs::path& file) {
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) {
-    if (errno == ENOENT) return Error::not_found("The file " + file.string() + " is missing.");
-    return Error::io("open " + file.string(), errno);
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    return Error::invalid(file.string() + " is not a regular file.");
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error::io("read " + file.string(), errno);
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
+  return read_regular_file(file, {.max_bytes = 1 << 20, .follow_links = false});
 }
 
 std::string config_to_yaml(const AgentConfig& c) {

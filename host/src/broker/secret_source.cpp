@@ -16,6 +16,7 @@
 #include "broker/placeholder.hpp"
 #include "common/base64.hpp"
 #include "common/clock.hpp"
+#include "common/json_input.hpp"
 #include "common/redact.hpp"
 #include "common/secure_wipe.hpp"
 #include "common/unique_fd.hpp"
@@ -52,7 +53,8 @@ std::string first_line(std::string text) {
 Result<std::string> read_file_secret(std::string_view name, const std::filesystem::path& path,
                                      std::size_t max) {
   const std::string where = credential(name) + ": the secret file " + path.string();
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  // O_NONBLOCK: a FIFO with no writer must not hang the run (fstat refuses it).
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (!fd) return Error::io(where + " cannot be opened; check the path in the credential's source", errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Error::io(where, errno);
@@ -266,7 +268,7 @@ std::optional<std::int64_t> jwt_expiry(std::string_view token) {
   if (part.size() > 8192) return std::nullopt;
   const auto payload = base64url_decode(part);
   if (!payload) return std::nullopt;
-  const auto j = nlohmann::json::parse(*payload, nullptr, /*allow_exceptions=*/false);
+  const auto j = parse_json_input(*payload);
   if (!j.is_object() || !j.contains("exp") || !j["exp"].is_number()) return std::nullopt;
   // As a double first: a hostile claim (1e300) must not overflow the cast.
   const double exp = std::clamp(j["exp"].get<double>(), 0.0, 1e13);

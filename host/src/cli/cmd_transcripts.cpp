@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "common/json_input.hpp"
 #include "common/redact.hpp"
 #include "pluginhost/plugin_set.hpp"
 
@@ -95,7 +96,8 @@ int run(const Options& o) {
                  shown(message).c_str());
   Json sessions = Json::array();
   for (const auto& text : parsed.value().sessions) {
-    auto s = Json::parse(text, nullptr, false);
+    auto s = json_nests_deeper_than(text, kMaxJsonDepth) ? Json(Json::value_t::discarded)
+                                                         : Json::parse(text, nullptr, false);
     if (s.is_discarded() || !s.is_object()) {
       std::fprintf(stderr, "parallex: warning: the %s plugin returned a session that is not a JSON object\n",
                    o.harness.c_str());

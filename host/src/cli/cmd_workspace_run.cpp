@@ -71,6 +71,8 @@ int run_workspaced(const WorkspacedRun& o) {
   const ws::Project& p = project.value();
   auto config = ws::load_project_config(p.config_file());
   if (!config) return fail(events, config.error());
+  if (auto trusted = ws::check_config_trust(config.value(), p); !trusted)
+    return fail(events, trusted.error());
   std::optional<std::string> token;
   if (!o.agent.empty()) {
     auto agent = agents::find_agent(agents::default_agents_root(), o.agent);
@@ -114,6 +116,7 @@ int run_workspaced(const WorkspacedRun& o) {
       inputs.options.online = true;
   }
   if (!given.profile && config.value().profile) inputs.options.profile = config.value().profile;
+  if (auto profile = run::check_profile(inputs.options); !profile) return fail(events, profile.error());
 
   auto created = ws::create_workspace(p, {o.name, o.from});
   if (!created) return fail(events, created.error());

@@ -76,6 +76,7 @@ namespace px::git2 {
   X(git_revwalk_push)               \
   X(git_revwalk_sorting)            \
   X(git_status_byindex)             \
+  X(git_status_file)                \
   X(git_status_list_entrycount)     \
   X(git_status_list_free)           \
   X(git_status_list_new)            \

@@ -1,5 +1,6 @@
 #include "mcp/jsonrpc.hpp"
 
+#include "common/json_input.hpp"
 #include "common/redact.hpp"
 
 namespace px::mcp {
@@ -33,6 +34,10 @@ Incoming invalid(const Json& id, int code, const std::string& why) {
 }  // namespace
 
 Incoming parse_message(const std::string& line) {
+  if (json_nests_deeper_than(line, kMaxJsonDepth))
+    return invalid(nullptr, rpc::kInvalidRequest,
+                   "Invalid request: arrays and objects nest deeper than " + std::to_string(kMaxJsonDepth) +
+                       " levels; no MCP message needs that.");
   Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (msg.is_discarded())
     return invalid(nullptr, rpc::kParseError, "Parse error: the message is not valid JSON.");

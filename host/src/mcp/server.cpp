@@ -40,15 +40,24 @@ std::optional<std::string> FdTransport::read_line() {
     if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
+      if (std::exchange(skipping_, false)) continue;  // the end of a line already refused
       return line;
     }
     if (eof_) {
-      if (buffer_.empty()) return std::nullopt;
+      if (buffer_.empty() || skipping_) return std::nullopt;
       return std::exchange(buffer_, {});
     }
-    // A line that never ends is handed on in pieces (each refused as too
-    // long, or as not JSON) rather than buffered without bound.
-    if (buffer_.size() > kMaxBuffered) return std::exchange(buffer_, {});
+    // A line that never ends is not buffered without bound: its first piece
+    // is handed on (and refused as too long), the rest dropped up to its end,
+    // so the client gets one answer for it.
+    if (buffer_.size() > kMaxBuffered) {
+      if (skipping_) {
+        buffer_.clear();
+      } else {
+        skipping_ = true;
+        return std::exchange(buffer_, {});
+      }
+    }
     char buf[65536];
     const ssize_t n = ::read(in_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;

@@ -54,6 +54,7 @@ class FdTransport : public Transport {
   int out_;
   std::string buffer_;
   bool eof_ = false;
+  bool skipping_ = false;  // dropping the rest of a line too long to buffer
 };
 
 // What a tool may ask of the client.

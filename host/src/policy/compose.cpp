@@ -173,6 +173,20 @@ Result<Policy> compose(const ComposeInputs& in) {
   for (const auto& f : in.git_files)
     b.read_only(f, "git would run a program it names (a submodule's or worktree's config, hooks, commondir)",
                 Origin::builtin("git"));
+  // Parallex's own files in a project (docs/workspaces.md): its config chooses
+  // the seal and the network of the project's later workspaced runs, state/
+  // records what each workspace was made from, and the token is the
+  // supervisor's to hold. A run that could write the config could turn the
+  // seal off for the runs after it.
+  const Origin project_files = Origin::builtin("Parallex's project files");
+  b.read_only(
+      ph.run_folder / ".parallex/config.yaml",
+      "Parallex's project config: it chooses the seal and the network of this project's workspaced runs",
+      project_files);
+  b.read_only(ph.run_folder / ".parallex/state", "Parallex's record of what each workspace was made from",
+              project_files);
+  b.deny(ph.run_folder / ".parallex/github-token",
+         "the project's GitHub token: the supervisor holds it, a run never reads it", project_files);
   if (in.own_state) {
     PX_TRY(check_run_folder_outside_own_state(ph.run_folder, *in.own_state));
     deny_own_state(b, *in.own_state);

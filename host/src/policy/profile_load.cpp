@@ -1,13 +1,16 @@
 // Where profiles come from: the ones built into the binary (parsed when
 // parallex was built, decoded here) and the user's files (parsed here).
-#include <fstream>
-#include <sstream>
-
 #include "common/paths.hpp"
+#include "common/read_file.hpp"
 #include "policy/profile.hpp"
 #include "policy/profile_json.hpp"
 
 namespace px::policy {
+
+namespace {
+// A profile is a page of YAML; anything larger is not one.
+constexpr std::size_t kMaxProfileBytes = 1 << 20;
+}  // namespace
 
 Result<Profile> load_profile(const std::string& name_or_file) {
   const bool is_path = name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".yaml") ||
@@ -20,16 +23,17 @@ Result<Profile> load_profile(const std::string& name_or_file) {
   }
   fs::path file = name_or_file;
   if (!is_path) file = parallex_config_dir() / "profiles" / (name_or_file + ".yaml");
-  std::ifstream in(file);
-  if (!in) {
+  auto text = read_regular_file(file, {.max_bytes = kMaxProfileBytes});
+  if (!text) {
     std::string names;
     for (const auto& e : embedded_profiles()) names += (names.empty() ? "" : ", ") + std::string(e.name);
-    return Error::not_found("no profile '" + name_or_file + "': it is not a built-in profile (" + names +
-                            ") and " + file.string() + " cannot be read");
+    if (text.error().kind == ErrorKind::not_found || !is_path)
+      return Error::not_found("no profile '" + name_or_file + "': it is not a built-in profile (" + names +
+                              ") and " + text.error().message);
+    return Error::invalid("the profile " + text.error().message + "; give a profile's YAML file or a name (" +
+                          names + ")");
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_profile(text.str(), file.string());
+  return parse_profile(text.value(), file.string());
 }
 
 }  // namespace px::policy

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "common/json_input.hpp"
+
 namespace px::report {
 
 namespace fs = std::filesystem;
@@ -19,7 +21,7 @@ Json parse_sessions(const std::string& harness, const std::vector<std::string>& 
                     std::vector<std::string>& warnings) {
   Json out = Json::array();
   for (const auto& text : emitted) {
-    auto parsed = Json::parse(text, nullptr, false);
+    auto parsed = parse_json_input(text);
     if (parsed.is_discarded() || !parsed.is_object()) {
       warnings.push_back("The " + harness + " plugin returned a session that is not a JSON object; it was skipped.");
       continue;

@@ -1,5 +1,9 @@
 #include "run/command.hpp"
 
+#include <optional>
+#include <sstream>
+#include <vector>
+
 #include "common/paths.hpp"
 
 namespace px::run {
@@ -14,6 +18,29 @@ fs::path common_ancestor(const fs::path& a, const fs::path& b) {
   return out;
 }
 
+// Why `name` names a file that exists but cannot be run (a folder, a file
+// without execute permission), or nothing when there is no such file.
+std::optional<std::string> why_not_executable(const std::string& name, const std::string& path_env) {
+  std::vector<fs::path> candidates;
+  if (name.find('/') != std::string::npos) {
+    candidates.push_back(name);
+  } else {
+    std::stringstream dirs(path_env);
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (!dir.empty()) candidates.push_back(fs::path(dir) / name);
+  }
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    const auto st = fs::status(c, ec);
+    if (ec || !fs::exists(st)) continue;
+    if (fs::is_directory(st)) return "cannot run " + c.string() + ": it is a folder";
+    return "cannot run " + c.string() +
+           ": it is not executable (no execute permission for you); run it with its " +
+           "interpreter (e.g. sh " + c.string() + ") or make it executable (chmod +x)";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ResolvedCommand resolve_command(const std::string& name, const std::string& path_env, const policy::Policy* policy,
@@ -21,6 +48,11 @@ ResolvedCommand resolve_command(const std::string& name, const std::string& path
   ResolvedCommand out;
   const auto found = find_executable(name, path_env);
   if (!found) {
+    // There but not runnable is the shell's 126, not 127: say which and why.
+    if (auto why = why_not_executable(name, path_env)) {
+      out.problem = CommandProblem{RunStatus::not_executable, *why};
+      return out;
+    }
     out.problem = CommandProblem{RunStatus::not_found,
                                  "command not found: " + name +
                                      (name.find('/') == std::string::npos ? " (searched the run's PATH=" + path_env + ")"

@@ -1,10 +1,9 @@
 #include "run/git_paths.hpp"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/git_files.hpp"
+#include "common/read_file.hpp"
 
 namespace px::run {
 
@@ -12,13 +11,11 @@ namespace {
 
 constexpr int kMaxDepth = 4;
 
+// A git file the run folder holds: written by whoever wrote the folder, so
+// only a small regular file is read (never a FIFO or a device).
 std::string read_text(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::is_regular_file(fs::symlink_status(file, ec)) || fs::file_size(file, ec) > 256 * 1024) return {};
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = read_regular_file(file, {.max_bytes = 256 * 1024, .follow_links = false});
+  return text ? std::move(text).value() : std::string();
 }
 
 bool exists_no_follow(const fs::path& p) {

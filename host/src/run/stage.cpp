@@ -80,6 +80,13 @@ std::string unsealed_notice(const std::string& because) {
          (because.empty() ? std::string() : " (" + because + ")");
 }
 
+Status check_profile(const RunOptions& options) {
+  if (!options.profile) return ok();
+  PX_TRY_ASSIGN(auto profile, policy::load_profile(*options.profile));
+  (void)profile;
+  return ok();
+}
+
 Status check_seal(const RunOptions& options) {
   RunInputs in;
   in.options = options;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/json_input.hpp"
 #include "supervisor/proc.hpp"
 
 namespace px::supervisor {
@@ -189,7 +190,7 @@ void ControlServer::handle(int conn) {
     response =
         failure("refused: " + *why + "; pause, resume and kill only come from outside every run", true);
   } else {
-    const auto request = nlohmann::json::parse(*line, nullptr, false);
+    const auto request = parse_json_input(*line);
     if (request.is_discarded() || !request.is_object() || !request.contains("op") ||
         !request["op"].is_string()) {
       response = failure("the request is not a JSON object with an \"op\"");
@@ -233,7 +234,7 @@ Result<nlohmann::json> send_request(const fs::path& socket, const nlohmann::json
   if (!write_all(fd.get(), request.dump() + "\n")) return Error::io("send to " + socket.string(), errno);
   const auto line = read_line(fd.get());
   if (!line) return Error::io("read the answer from " + socket.string(), errno ? errno : EPROTO);
-  auto j = nlohmann::json::parse(*line, nullptr, false);
+  auto j = parse_json_input(*line);
   if (j.is_discarded() || !j.is_object())
     return Error::internal("the supervisor on " + socket.string() + " answered something that is not JSON");
   return j;

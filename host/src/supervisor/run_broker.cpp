@@ -1,14 +1,13 @@
 #include "supervisor/run_broker.hpp"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "broker/placeholder.hpp"
 #include "broker/secret_source.hpp"
 #include "broker/stream_match.hpp"
 #include "broker/trust_bundle.hpp"
 #include "common/host_rule.hpp"
+#include "common/read_file.hpp"
 #include "common/redact.hpp"
 
 namespace px::supervisor {
@@ -48,12 +47,10 @@ std::optional<std::string> https_host(std::string_view url) {
   return host.value();
 }
 
+// A file the run's view shows with a secret masked, or the trust bundle: a
+// regular file of a sane size (a masked file lies in the run's own tree).
 Result<std::string> read_whole(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error::io("read " + file.string(), errno);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_regular_file(file, {.max_bytes = 16 << 20});
 }
 
 // The credentials of this run, with their sources ready to read: a plugin's

@@ -2,12 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "common/read_file.hpp"
 #include "policy/policy.hpp"
 
 namespace px::workspace {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -38,6 +38,7 @@ Result<ProjectConfig> parse_root(const YAML::Node& root, const std::string& file
         return at(file, value,
                   "profile: expected a profile name (default, offline, developer) or a YAML file");
       config.profile = value.Scalar();
+      config.profile_line = line_of(kv.first);
     } else if (key == "allow") {
       if (!value.IsSequence()) return at(file, value, "allow: expected a list of hosts, e.g. [github.com]");
       config.has_allow = true;
@@ -67,13 +68,33 @@ Result<ProjectConfig> parse_project_config(std::string_view yaml_text, const std
 }
 
 Result<ProjectConfig> load_project_config(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) return ProjectConfig{};
-  std::ifstream in(file);
-  if (!in) return Error::io("cannot read " + file.string(), errno);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_project_config(text.str(), file.string());
+  auto text = read_regular_file(file, {.max_bytes = 256 * 1024});
+  if (!text && text.error().kind == ErrorKind::not_found) return ProjectConfig{};
+  if (!text)
+    return Error{text.error().kind,
+                 "the project's config " + text.error().message + "; make it a YAML file or remove it"};
+  return parse_project_config(text.value(), file.string());
+}
+
+Status check_config_trust(const ProjectConfig& config, const Project& project) {
+  const bool widens_seal = !config.sandbox_workspaces;
+  const bool profile_file =
+      config.profile && (config.profile->find('/') != std::string::npos ||
+                         config.profile->ends_with(".yaml") || config.profile->ends_with(".yml"));
+  if (!widens_seal && !profile_file) return ok();
+  const fs::path file = project.config_file();
+  if (!tracked_by_git(project, file)) return ok();
+  const std::string where =
+      file.string() + ":" +
+      std::to_string(widens_seal ? config.sandbox_workspaces_line : config.profile_line);
+  const std::string what =
+      widens_seal ? "sets sandbox_workspaces: false" : "names the profile file " + *config.profile;
+  return Error::policy(
+      where + " " + what +
+      ", but git tracks the file: whoever can commit to this repository could change the seal "
+      "of your runs. Keep the setting in a file of your own: `git rm --cached " +
+      file.lexically_relative(project.root).string() +
+      "` (the file stays; add it to .git/info/exclude), or remove the line");
 }
 
 }  // namespace px::workspace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "workspace/project.hpp"
 
 namespace px::workspace {
 
@@ -19,6 +20,7 @@ struct ProjectConfig {
   bool sandbox_workspaces = true;
   int sandbox_workspaces_line = 0;  // 0: the default
   std::optional<std::string> profile;
+  int profile_line = 0;
   std::vector<std::string> allow;  // empty: online (every host, through the proxy)
   bool has_allow = false;
 };
@@ -26,5 +28,13 @@ struct ProjectConfig {
 Result<ProjectConfig> parse_project_config(std::string_view yaml_text, const std::string& display_name);
 // A missing file is the default config; an unreadable or malformed one is an error.
 Result<ProjectConfig> load_project_config(const std::filesystem::path& file);
+
+// A config that git tracks was written by whoever can commit to the
+// repository (a clone of someone else's project holds theirs): it may narrow
+// what the project's workspaced runs get (a host list, a profile by name, one
+// you installed or a built-in one) but never turn the seal off or name a
+// profile file of the repository's own. An error says which line and how to
+// keep the setting as your own.
+Status check_config_trust(const ProjectConfig& config, const Project& project);
 
 }  // namespace px::workspace

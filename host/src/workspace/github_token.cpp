@@ -1,8 +1,6 @@
 #include "workspace/github_token.hpp"
 
-#include <fstream>
-#include <sstream>
-
+#include "common/read_file.hpp"
 #include "common/redact.hpp"
 
 namespace px::workspace {
@@ -53,13 +51,13 @@ std::string check_github_token(std::string_view t) {
 }
 
 Result<std::optional<std::string>> load_github_token(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) return std::optional<std::string>{};
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error::io("cannot read the GitHub token file " + file.string(), errno);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string token = text.str();
+  auto text = read_regular_file(file, {.max_bytes = 64 * 1024});
+  if (!text && text.error().kind == ErrorKind::not_found) return std::optional<std::string>{};
+  if (!text)
+    return Error{text.error().kind, "The GitHub token file " + text.error().message +
+                                        ": put the token in a file there, or remove it to work without push "
+                                        "and PR access."};
+  std::string token = std::move(text).value();
   const auto first = token.find_first_not_of(" \t\r\n");
   const auto last = token.find_last_not_of(" \t\r\n");
   token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);

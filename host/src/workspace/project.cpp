@@ -54,4 +54,17 @@ Result<Project> find_project(const fs::path& start) {
   return project;
 }
 
+bool tracked_by_git(const Project& project, const fs::path& file) {
+  auto repo = git::open(project.root.string());
+  if (!repo) return false;
+  const fs::path relative = file.lexically_relative(project.root);
+  if (relative.empty() || *relative.begin() == "..") return false;
+  unsigned int flags = 0;
+  if (git2::git_status_file(&flags, repo.value().get(), relative.generic_string().c_str()) != 0) {
+    git2::git_error_clear();
+    return false;  // in neither the index nor HEAD (or no such file)
+  }
+  return (flags & (GIT_STATUS_WT_NEW | GIT_STATUS_IGNORED)) == 0;
+}
+
 }  // namespace px::workspace

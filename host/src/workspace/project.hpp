@@ -26,4 +26,8 @@ struct Project {
 // a bare repository (no working tree to copy), a missing folder.
 Result<Project> find_project(const fs::path& start);
 
+// Whether `file` (inside the project's working tree) is in git's index or its
+// HEAD: written by whoever can commit to the repository, not only by you.
+bool tracked_by_git(const Project& project, const fs::path& file);
+
 }  // namespace px::workspace

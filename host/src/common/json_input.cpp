@@ -1,0 +1,33 @@
+#include "common/json_input.hpp"
+
+namespace px {
+
+bool json_nests_deeper_than(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
+nlohmann::json parse_json_input(std::string_view text) {
+  if (json_nests_deeper_than(text, kMaxJsonDepth)) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+}  // namespace px

@@ -1,0 +1,23 @@
+#pragma once
+// JSON that comes from outside the process: an MCP client's messages, the
+// control socket's, a plugin's sessions, a token's claims. nlohmann's parser
+// keeps its own stack, but copying, comparing, dumping and destroying a value
+// recurse: a message nested a hundred thousand deep parses, then overflows
+// the stack the moment it is used. Such input is refused before it is parsed.
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace px {
+
+// Deeper than any message Parallex reads has reason to be, far from the stack's limit.
+inline constexpr int kMaxJsonDepth = 128;
+
+// Whether arrays and objects in `text` nest deeper than `max_depth` (strings
+// and their escapes are skipped; the text need not be valid JSON).
+bool json_nests_deeper_than(std::string_view text, int max_depth);
+
+// The parsed value, or a discarded one (is_discarded()) when `text` is not
+// valid JSON or nests deeper than kMaxJsonDepth. Never throws.
+nlohmann::json parse_json_input(std::string_view text);
+
+}  // namespace px
