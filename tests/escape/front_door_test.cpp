@@ -574,6 +574,25 @@ TEST_F(EscapeFrontDoor, APauseMovesAsideWhatTheRunLeftInGit) {
   EXPECT_EQ(rec["quarantined"][0]["when"], "when the run was paused");
 }
 
+// A run started during `pause --all` starts paused: listed by `runs`, ended
+// by `kill --all` before its command ran a step, and never runs it after a
+// later `resume --all`.
+TEST_F(EscapeFrontDoor, ARunStartedDuringAGlobalPauseIsListedAndKillable) {
+  ASSERT_EQ(px("pause --all").status, 0);
+  Ran held;
+  std::thread run([&] { held = px("run -- sh -c " + quote("touch ran; sleep 20")); });
+  const json live = first_live_run();
+  EXPECT_TRUE(live.is_object() && live.value("state", "") == "paused") << live.dump();
+  const Ran killed = px("kill --all");
+  EXPECT_EQ(killed.status, 0) << killed.err;
+  run.join();
+  EXPECT_EQ(px("resume --all").status, 0);
+  EXPECT_EQ(held.status, 137) << held.err;
+  EXPECT_NE(held.err.find("this run starts paused"), std::string::npos) << held.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(fs::exists(repo_ / "ran")) << "the command ran";
+}
+
 // Item 3: a variable passed on purpose reaches the run; a credential only
 // when named so; the record names it, never its value.
 TEST_F(EscapeFrontDoor, AVariablePassedOnPurposeIsRecordedByName) {

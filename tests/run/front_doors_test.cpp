@@ -128,6 +128,23 @@ TEST_F(FrontDoors, AProfileThatIsNotAFileIsRefusedAtOnceEverywhere) {
   EXPECT_FALSE(fs::exists(repo_ / ".parallex/workspaces")) << "a workspace was made";
 }
 
+// Paths and arguments are bytes: a folder, an argument and a grant that are
+// not UTF-8 run like any other, and their record reads back (JSON holds
+// U+FFFD where a byte was not UTF-8).
+TEST_F(FrontDoors, BytesThatAreNotUtf8RunEverywhere) {
+  const fs::path odd = repo_ / "caf\xe9";
+  fs::create_directories(odd);
+  for (const std::string& door :
+       {std::string("run"), std::string("agent run door"), std::string("harness -w")}) {
+    const Ran r = px(door + " --grant " + quote(odd.string()) + " -- sh -c " +
+                     quote("test -d " + odd.string()) + " " + quote("\xff\xfe"));
+    EXPECT_EQ(r.status, 0) << door << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << door << ": " << r.err;
+  }
+  const Ran report = px("report --last --json");
+  EXPECT_EQ(report.status, 0) << report.err;
+}
+
 TEST_F(FrontDoors, AFolderThatIsNotThereIsTheSameEverywhere) {
   const std::string nope = (root_ / "nope").string();
   const Ran run = px("run --in " + quote(nope) + " -- true");

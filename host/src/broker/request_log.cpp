@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.hpp"
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 
 namespace px::broker {
@@ -37,7 +38,7 @@ std::string to_json_line(const RequestRecord& r, std::chrono::system_clock::time
   j["bytes_up"] = r.bytes_up;
   j["bytes_down"] = r.bytes_down;
   j["duration_ms"] = r.duration.count();
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return to_json_text(j) + "\n";
 }
 
 Result<std::unique_ptr<RequestLog>> RequestLog::open(const std::filesystem::path& path) {

@@ -16,7 +16,7 @@
 #include "broker/placeholder.hpp"
 #include "common/base64.hpp"
 #include "common/clock.hpp"
-#include "common/json_input.hpp"
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 #include "common/secure_wipe.hpp"
 #include "common/unique_fd.hpp"

@@ -17,11 +17,12 @@
 #include "agents/token.hpp"
 #include "cli/agents_cli.hpp"
 #include "cli/output.hpp"
+#include "common/json_io.hpp"
 #include "common/paths.hpp"
-#include "run/compose_request.hpp"
 #include "mcp/browser.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "policy/local_servers.hpp"
+#include "run/compose_request.hpp"
 #include "supervisor/decoys.hpp"
 #include "supervisor/registry.hpp"
 
@@ -348,7 +349,8 @@ int do_show(const std::string& name, bool json) {
                 agents::github_token_hosts_text(c) + " only)"
           : "none: its tools get a placeholder GitHub refuses (`parallex agent github`)";
   std::printf("GitHub token %s\n", token_text.c_str());
-  std::printf("Repositories %s\n", c.repos.empty() ? "(none named)" : nlohmann::json(c.repos).dump().c_str());
+  std::printf("Repositories %s\n",
+              c.repos.empty() ? "(none named)" : to_json_text(nlohmann::json(c.repos)).c_str());
   std::printf("Network      %s\n", network_text(c).c_str());
   std::printf("Local servers %s\n",
               policy::LocalServers{c.local_servers, c.local_server_ports}.describe().c_str());

@@ -17,6 +17,7 @@
 #include "agents/token.hpp"
 #include "cli/agents_cli.hpp"
 #include "cli/output.hpp"
+#include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "pluginhost/plugin_set.hpp"
@@ -66,7 +67,7 @@ int do_github(const GithubOptions& o) {
       "write; metadata: read) filled in.\n",
       c.repos.empty() ? " (none given: pick it there)" : "", o.expires_days);
   std::printf("Pick its repositories on that page%s: GitHub does not let a link choose them.\n",
-              c.repos.empty() ? "" : (" (" + nlohmann::json(c.repos).dump() + ")").c_str());
+              c.repos.empty() ? "" : (" (" + to_json_text(nlohmann::json(c.repos)) + ")").c_str());
   std::printf(
       "Then generate the token and paste it here. It goes to the agent's own gh config (%s), nowhere else.\n",
       paths.value().hosts_yml().c_str());

@@ -61,7 +61,7 @@ int pause(const Options& o) {
   std::string extra;
   if (o.all && result) {
     extra = result.value().empty() ? "no run is going; " : "";
-    extra += "new runs wait until `parallex resume --all`; the network of paused runs is cut";
+    extra += "new runs start paused until `parallex resume --all`; the network of paused runs is cut";
   }
   return report(result, o, "paused", extra);
 }
@@ -72,7 +72,7 @@ int resume(const Options& o) {
   const auto result = supervisor::resume_runs(parallex_runtime_dir(), sel.value());
   std::string extra;
   if (!o.all && result && supervisor::global_pause_since(parallex_runtime_dir()))
-    extra = "a global pause is still on: new runs wait until `parallex resume --all`";
+    extra = "a global pause is still on: new runs start paused until `parallex resume --all`";
   return report(result, o, "resumed", extra);
 }
 

@@ -12,12 +12,13 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/report_cli.hpp"
-#include "run/stage.hpp"
+#include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "report/report.hpp"
 #include "report/time_text.hpp"
 #include "report/views.hpp"
+#include "run/stage.hpp"
 
 namespace px::cli {
 namespace {
@@ -85,7 +86,7 @@ int run(const Options& o) {
   const report::Json rep = report::build_report(req);
   for (const auto& p : rep["problems"]) std::fprintf(stderr, "parallex: %s\n", p.get<std::string>().c_str());
   if (o.json) {
-    std::printf("%s\n", rep.dump(2, ' ', false, report::Json::error_handler_t::replace).c_str());
+    std::printf("%s\n", to_json_text(rep, 2).c_str());
   } else if (!o.html.empty()) {
     if (auto written = write_html(o.html, report::render_html(rep)); !written) return report_error(written.error());
     std::printf("wrote the report of %zu run(s) to %s\n", rep["runs"].size(), redact(o.html).c_str());

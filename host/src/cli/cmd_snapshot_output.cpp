@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "cli/snapshot_output.hpp"
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 #include "snapshot/manifest.hpp"
 
@@ -91,7 +92,7 @@ void print_warnings(const std::vector<std::string>& warnings) {
 
 void print_taken(const snap::SnapshotInfo& i, bool json) {
   if (json) {
-    std::printf("%s\n", info_json(i).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", to_json_text(info_json(i), 2).c_str());
   } else {
     std::printf("Snapshot %s: %llu files, %s of content; the store grew by %s on disk%s\n", i.id.c_str(),
                 static_cast<unsigned long long>(i.files), human(i.bytes).c_str(), human(i.new_bytes).c_str(),
@@ -104,7 +105,7 @@ void print_list(const std::vector<snap::SnapshotInfo>& list, bool json, const st
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& i : list) arr.push_back(info_json(i));
-    std::printf("%s\n", arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", to_json_text(arr, 2).c_str());
     return;
   }
   if (list.empty()) {
@@ -137,7 +138,7 @@ void print_rewind(const snap::RewindResult& v, bool dry_run, const std::string& 
         {"files_written", v.files_written},
         {"entries_removed", v.entries_removed},
         {"warnings", v.warnings}};
-    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", to_json_text(out, 2).c_str());
     print_warnings(v.warnings);
     return;
   }
@@ -167,7 +168,7 @@ void print_prune(const snap::PruneResult& r, bool json) {
   if (json) {
     const nlohmann::json out{
         {"removed", r.removed_ids}, {"objects_removed", r.objects_removed}, {"bytes_freed", r.bytes_freed}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", to_json_text(out, 2).c_str());
     return;
   }
   std::printf("Removed %zu snapshots and %llu objects (%s freed on disk).\n", r.removed_ids.size(),

@@ -7,7 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "common/json_input.hpp"
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 #include "pluginhost/plugin_set.hpp"
 
@@ -40,7 +40,7 @@ std::string shown(const std::string& text) {
 std::string str(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : to_json_text(*it);
 }
 
 void redact_all(Json& j) {
@@ -60,7 +60,8 @@ void print_summary(const Json& s) {
   const auto list = [&](const char* title, const char* key) {
     const auto items = s.value(key, Json::array());
     std::printf("  %s (%zu)\n", title, items.size());
-    for (const auto& i : items) std::printf("    %s\n", shown(i.is_string() ? i.get<std::string>() : i.dump()).c_str());
+    for (const auto& i : items)
+      std::printf("    %s\n", shown(i.is_string() ? i.get<std::string>() : to_json_text(i)).c_str());
   };
   list("files read", "files_read");
   const auto changed = s.value("files_changed", Json::array());
@@ -71,14 +72,15 @@ void print_summary(const Json& s) {
   const auto commands = s.value("commands", Json::array());
   std::printf("  commands (%zu)\n", commands.size());
   for (const auto& c : commands) {
-    const std::string exit = c.contains("exit_code") && c["exit_code"].is_number() ? c["exit_code"].dump() : "?";
+    const std::string exit =
+        c.contains("exit_code") && c["exit_code"].is_number() ? to_json_text(c["exit_code"]) : "?";
     std::printf("    [%s %s] %s  (in %s)\n", exit.c_str(), shown(str(c, "status")).c_str(),
                 shown(str(c, "command")).c_str(), shown(str(c, "cwd")).c_str());
   }
   list("urls", "urls");
   list("web searches", "web_searches");
   if (s.contains("token_usage") && !s["token_usage"].is_null())
-    std::printf("  tokens    %s\n", shown(s["token_usage"].dump()).c_str());
+    std::printf("  tokens    %s\n", shown(to_json_text(s["token_usage"])).c_str());
   if (s.value("malformed_lines", 0) > 0) std::printf("  malformed lines skipped: %d\n", s.value("malformed_lines", 0));
   std::printf("\n");
 }
@@ -107,7 +109,7 @@ int run(const Options& o) {
     sessions.push_back(std::move(s));
   }
   if (o.json) {
-    std::printf("%s\n", sessions.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+    std::printf("%s\n", to_json_text(sessions, 2).c_str());
   } else {
     if (sessions.empty()) std::printf("no %s session found in the given paths\n", o.harness.c_str());
     for (auto s : sessions) {

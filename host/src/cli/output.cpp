@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 
 namespace px::cli {
@@ -24,7 +25,7 @@ int report_error(const Error& error) {
 }
 
 void print_json(const nlohmann::json& value) {
-  std::printf("%s\n", value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::printf("%s\n", to_json_text(value, 2).c_str());
 }
 
 bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }

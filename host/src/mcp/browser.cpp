@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/unique_fd.hpp"
 
@@ -46,7 +47,7 @@ Status write_json(const fs::path& file, const Json& j) {
   const fs::path tmp = file.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << "\n";
+    out << to_json_text(j, 2) << "\n";
     if (!out) return Error::io("write " + tmp.string(), errno);
   }
   std::error_code ec;

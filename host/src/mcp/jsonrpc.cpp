@@ -1,6 +1,6 @@
 #include "mcp/jsonrpc.hpp"
 
-#include "common/json_input.hpp"
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 
 namespace px::mcp {

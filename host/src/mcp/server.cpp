@@ -6,6 +6,7 @@
 #include <istream>
 #include <ostream>
 
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 #include "mcp/schema.hpp"
 #include "mcp/tools.hpp"
@@ -90,7 +91,7 @@ void Server::send(Json message) {
   Json id = message.contains("id") ? message["id"] : Json();
   redact_json(message);
   if (message.contains("id")) message["id"] = id;
-  if (!transport_.write_line(message.dump(-1, ' ', false, Json::error_handler_t::replace))) closed_ = true;
+  if (!transport_.write_line(to_json_text(message))) closed_ = true;
 }
 
 int Server::serve() {

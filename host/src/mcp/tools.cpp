@@ -1,5 +1,6 @@
 #include "mcp/tools.hpp"
 
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 
 namespace px::mcp {
@@ -42,7 +43,7 @@ Json to_call_result(const ToolResult& r) {
   Json structured = r.structured;
   redact_json(structured);
   // Clients that ignore structuredContent read the same JSON as text.
-  std::string text = structured.dump(2);
+  std::string text = to_json_text(structured, 2);
   if (!r.message.empty()) text = px::redact(r.message) + "\n\n" + text;
   return Json{{"content", Json::array({{{"type", "text"}, {"text", text}}})},
               {"structuredContent", structured},

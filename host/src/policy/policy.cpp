@@ -4,9 +4,10 @@
 #include <cctype>
 
 #include "common/host_rule.hpp"
+#include "common/json_io.hpp"
 #include "common/paths.hpp"
-#include "policy/policy_json.hpp"
 #include "common/sha256.hpp"
+#include "policy/policy_json.hpp"
 
 namespace px::policy {
 
@@ -138,6 +139,8 @@ Decision Policy::explain_connect(std::string_view raw_host, std::uint16_t port) 
   return {false, "outside the network rule"};
 }
 
-std::string Policy::digest() const { return sha256_hex(to_json(*this, /*with_origins=*/false).dump()); }
+std::string Policy::digest() const {
+  return sha256_hex(to_json_text(to_json(*this, /*with_origins=*/false)));
+}
 
 }  // namespace px::policy

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/json_io.hpp"
+
 namespace px::proxy {
 
 std::string to_json_line(const Decision& d, std::chrono::system_clock::time_point when) {
@@ -35,7 +37,7 @@ std::string to_json_line(const Decision& d, std::chrono::system_clock::time_poin
   j["duration_ms"] = d.duration.count();
   // replace: a host with invalid UTF-8 must not make the log throw. Control
   // characters are escaped by the writer (\r, \n, \u0000).
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return to_json_text(j) + "\n";
 }
 
 Result<DecisionLog> DecisionLog::open(const std::filesystem::path& path) {

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "common/json_input.hpp"
+#include "common/json_io.hpp"
 
 namespace px::report {
 

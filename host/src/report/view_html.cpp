@@ -1,3 +1,4 @@
+#include "common/json_io.hpp"
 #include "report/time_text.hpp"
 #include "report/views.hpp"
 
@@ -32,7 +33,7 @@ std::string esc(const std::string& text) {
 std::string str(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : to_json_text(*it);
 }
 
 // Reads on a phone as on a wide screen: below 720px each table row becomes a

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/json_io.hpp"
 #include "report/time_text.hpp"
 #include "report/views.hpp"
 
@@ -34,7 +35,7 @@ std::size_t display_width(const std::string& s) {
 std::string str(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : to_json_text(*it);
 }
 
 // Column widths from the cells; the last column is never padded.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/clock.hpp"
+#include "common/json_io.hpp"
 #include "common/replace_file.hpp"
 
 namespace px::run {
@@ -269,7 +270,7 @@ bool record_ended(const fs::path& run_dir) {
 
 std::string policy_text(const json& policy) {
   // Indented as a member of the record's object.
-  std::string text = policy.dump(2, ' ', false, json::error_handler_t::replace);
+  std::string text = to_json_text(policy, 2);
   std::string out;
   out.reserve(text.size() + text.size() / 16);
   for (const char c : text) {
@@ -288,7 +289,7 @@ Status make_record_dir(const fs::path& run_dir) {
 }
 
 Status write_record(const fs::path& run_dir, const RunRecord& record, std::string_view policy) {
-  std::string text = record.to_json_without_policy().dump(2, ' ', false, json::error_handler_t::replace);
+  std::string text = to_json_text(record.to_json_without_policy(), 2);
   // The object ends with "\n}": the policy goes in as its last member.
   text.resize(text.size() - 2);
   text.append(",\n  \"policy\": ");

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "common/json_io.hpp"
+
 namespace px::snapshot {
 
 bool path_less(std::string_view a, std::string_view b) {
@@ -192,7 +194,7 @@ std::string serialize_info(const SnapshotInfo& info) {
   j["warnings"] = info.warnings;
   auto& ex = j["excludes"] = nlohmann::json::array();
   for (const auto& e : info.excludes) ex.push_back(escape_bytes(e));
-  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return to_json_text(j, 1) + "\n";
 }
 
 Result<SnapshotInfo> parse_info(std::string_view text) {

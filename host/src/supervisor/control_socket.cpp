@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/json_input.hpp"
+#include "common/json_io.hpp"
 #include "supervisor/proc.hpp"
 
 namespace px::supervisor {
@@ -206,7 +206,7 @@ void ControlServer::handle(int conn) {
       response["v"] = kControlProtocolVersion;
     }
   }
-  write_all(conn, response.dump() + "\n");
+  write_all(conn, to_json_text(response) + "\n");
 }
 
 int probe_socket(const fs::path& socket) {
@@ -231,7 +231,8 @@ Result<nlohmann::json> send_request(const fs::path& socket, const nlohmann::json
     return Error::io("connect to " + socket.string(), err);
   }
   set_timeouts(fd.get(), timeout);
-  if (!write_all(fd.get(), request.dump() + "\n")) return Error::io("send to " + socket.string(), errno);
+  if (!write_all(fd.get(), to_json_text(request) + "\n"))
+    return Error::io("send to " + socket.string(), errno);
   const auto line = read_line(fd.get());
   if (!line) return Error::io("read the answer from " + socket.string(), errno ? errno : EPROTO);
   auto j = parse_json_input(*line);

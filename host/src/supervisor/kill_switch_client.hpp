@@ -31,7 +31,7 @@ struct RunOpOutcome {
 std::vector<RunOpOutcome> request_runs(const std::vector<RunEntry>& runs, const std::string& op,
                                        const std::string& by);
 
-// pause --all also writes the pause file first (new runs wait), then pauses
+// pause --all also writes the pause file first (new runs start paused), then pauses
 // every live run; pause NAME|RUN-ID pauses those runs only. Refused inside a run.
 Result<std::vector<RunOpOutcome>> pause_runs(const fs::path& runtime_dir, const RunSelection& selection);
 // resume --all removes the pause file too.

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/json_io.hpp"
 #include "common/replace_file.hpp"
 #include "common/unique_fd.hpp"
 #include "supervisor/control_socket.hpp"
@@ -75,7 +76,7 @@ Result<fs::path> runs_dir(const fs::path& runtime_dir) {
 }
 
 Status write_entry(const fs::path& runs, const RunEntry& e) {
-  return replace_file(runs / (e.id + ".json"), to_json(e).dump() + "\n");
+  return replace_file(runs / (e.id + ".json"), to_json_text(to_json(e)) + "\n");
 }
 
 void remove_entry(const fs::path& runs, const std::string& id) {

@@ -203,10 +203,17 @@ class Run {
     return control_->arm();
   }
 
-  Status wait_for_global_pause() {
+  // A run that starts while `pause --all` holds is not kept waiting outside
+  // the kill switch: it starts paused (attach() freezes it the moment it
+  // exists), registered like every run, so `parallex runs` lists it and
+  // `kill`, or a stop signal, ends it before its command ran a step. Said first.
+  Status say_if_globally_paused() {
     PX_TRY(injected_fault("global-pause"));
-    return wait_while_globally_paused(parallex_runtime_dir(),
-                                      [this](const std::string& m) { say({NoticeKind::kill_switch, m}); });
+    if (auto since = global_pause_since(parallex_runtime_dir()))
+      say({NoticeKind::alert, "all runs are paused (parallex pause --all, since " + *since +
+                                  "): this run starts paused; `parallex resume --all` lets it go on, "
+                                  "`parallex kill --all` ends it"});
+    return ok();
   }
 
   // Harness state dirs missing from an agent's own home (Parallex's state)
@@ -731,7 +738,7 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   r.stop_on_signals();
   if (auto s = r.start_kill_switch(); !s) return failed(s.error());
   r.lap("kill switch");
-  if (auto s = r.wait_for_global_pause(); !s) return failed(s.error());
+  if (auto s = r.say_if_globally_paused(); !s) return failed(s.error());
   if (auto s = r.make_state_dirs(); !s) return failed(s.error());
   if (auto s = r.start_broker(); !s) return failed(s.error());
   r.lap("broker");

@@ -3,12 +3,13 @@
 // the process-tree fallback), the control socket, the registry entry, the
 // watchdog, and pause / resume / kill with the network cut through the hooks.
 //
-// Call order in run.cpp (start before the wait: a `pause --all` that comes in
-// between then finds the run registered, and attach() pauses it at once):
+// Call order in run.cpp (a `pause --all` before attach() finds the pause
+// file, one after arm() finds the run registered: either way attach() or the
+// socket pauses the run, which starts paused, listed and killable):
 //   PX_TRY_ASSIGN(auto control, RunControl::start({.run_id=..., .agent=..., .command=..., .hooks={
 //       .cut_network = [&]{ proxy->cut(); }, .restore_network = [&]{ proxy->restore(); },
 //       .notice = [&](const std::string& m){ outcome.notices.push_back(m); }}}));
-//   PX_TRY(wait_while_globally_paused(parallex_runtime_dir(), notice));   // global_pause.hpp
+//   PX_TRY(control->arm());      // socket and registry entry
 //   // launch: env += control->child_environment(); place the child in
 //   // control->cgroup_fd() (clone3 CLONE_INTO_CGROUP, or enter_cgroup() in the
 //   // child before it unshares its user namespace) when it is >= 0;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/clock.hpp"
+#include "common/json_io.hpp"
 #include "common/redact.hpp"
 
 namespace px::workspace {
@@ -53,7 +54,7 @@ void EventSink::emit(const std::string& event, nlohmann::json fields) {
   line["time"] = iso_utc_now();
   for (auto& [k, v] : fields.items()) line[k] = std::move(v);
   // Every string a run produced could hold a secret.
-  std::string text = redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
+  std::string text = redact(to_json_text(line)) + "\n";
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);

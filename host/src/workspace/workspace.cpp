@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/clock.hpp"
+#include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "workspace/events.hpp"
 #include "workspace/git_util.hpp"
@@ -43,12 +44,12 @@ Status write_state(const Project& p, const WorkspaceInfo& w) {
   fs::create_directories(p.state_dir(), ec);
   if (ec) return Error::io("cannot create " + p.state_dir().string(), ec.value());
   std::ofstream out(state_file(p, w.name), std::ios::trunc);
-  out << nlohmann::json{{"name", w.name},
-                        {"branch", w.branch},
-                        {"base", w.base},
-                        {"base_commit", w.base_commit},
-                        {"created_at", iso_utc_now()}}
-             .dump(2)
+  out << to_json_text(nlohmann::json{{"name", w.name},
+                                     {"branch", w.branch},
+                                     {"base", w.base},
+                                     {"base_commit", w.base_commit},
+                                     {"created_at", iso_utc_now()}},
+                      2)
       << "\n";
   if (!out) return Error::io("cannot write " + state_file(p, w.name).string(), errno);
   return ok();

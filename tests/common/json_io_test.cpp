@@ -1,6 +1,6 @@
 // Input JSON nested past the limit is refused before it is parsed: copying
 // or destroying such a value would overflow the stack.
-#include "common/json_input.hpp"
+#include "common/json_io.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "common/json_input.hpp"
+#include "common/json_io.hpp"
 
 namespace px {
 

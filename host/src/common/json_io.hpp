@@ -1,5 +1,7 @@
 #pragma once
-// JSON that comes from outside the process: an MCP client's messages, the
+// JSON at the process's edges.
+//
+// In: JSON that comes from outside the process: an MCP client's messages, the
 // control socket's, a plugin's sessions, a token's claims. nlohmann's parser
 // keeps its own stack, but copying, comparing, dumping and destroying a value
 // recurse: a message nested a hundred thousand deep parses, then overflows
@@ -19,5 +21,14 @@ bool json_nests_deeper_than(std::string_view text, int max_depth);
 // The parsed value, or a discarded one (is_discarded()) when `text` is not
 // valid JSON or nests deeper than kMaxJsonDepth. Never throws.
 nlohmann::json parse_json_input(std::string_view text);
+
+// Out: a value as text that never throws. Paths, arguments and variables are
+// bytes, not always UTF-8 (a folder named in Latin-1, an argument of raw
+// bytes); JSON strings must be UTF-8, so an invalid byte becomes U+FFFD.
+// Every record, registry entry, answer and event is written through this.
+template <class Json>
+std::string to_json_text(const Json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
 
 }  // namespace px
