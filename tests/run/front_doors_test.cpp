@@ -145,6 +145,26 @@ TEST_F(FrontDoors, BytesThatAreNotUtf8RunEverywhere) {
   EXPECT_EQ(report.status, 0) << report.err;
 }
 
+// A grant of the whole home (or above it) is refused wherever it is given,
+// at the moment it is given: a flag on each door, and an agent's rule.
+TEST_F(FrontDoors, AGrantOfTheWholeHomeIsRefusedEverywhere) {
+  const std::string home = (root_ / "home").string();
+  for (const std::string& door : {std::string("run"), std::string("agent run door"),
+                                  std::string("harness -w"), std::string("agent set door")}) {
+    for (const std::string& grant : {std::string("~:rw"), home, std::string("/:ro")}) {
+      const Ran r = px(door + " --grant " + quote(grant) + (door == "agent set door" ? "" : " -- true"));
+      EXPECT_EQ(r.status, door == "agent set door" ? 1 : 125) << door << " " << grant << ": " << r.err;
+      EXPECT_NE(line_with(r.err, "opens all of your home " + home), "") << door << ": " << r.err;
+    }
+  }
+  // A mode that is neither ro nor rw is named as such, not as a missing path.
+  const Ran mode = px("run --grant /etc:rx -- true");
+  EXPECT_EQ(mode.status, 125);
+  EXPECT_NE(line_with(mode.err, "the access after ':' is ro (read) or rw (read and write), not 'rx'"), "")
+      << mode.err;
+  EXPECT_FALSE(fs::exists(repo_ / ".parallex/workspaces")) << "a workspace was made";
+}
+
 TEST_F(FrontDoors, AFolderThatIsNotThereIsTheSameEverywhere) {
   const std::string nope = (root_ / "nope").string();
   const Ran run = px("run --in " + quote(nope) + " -- true");

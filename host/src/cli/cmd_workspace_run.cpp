@@ -116,7 +116,7 @@ int run_workspaced(const WorkspacedRun& o) {
       inputs.options.online = true;
   }
   if (!given.profile && config.value().profile) inputs.options.profile = config.value().profile;
-  if (auto profile = run::check_profile(inputs.options); !profile) return fail(events, profile.error());
+  if (auto checked = run::check_options(inputs.options); !checked) return fail(events, checked.error());
 
   auto created = ws::create_workspace(p, {o.name, o.from});
   if (!created) return fail(events, created.error());

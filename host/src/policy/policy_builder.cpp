@@ -263,11 +263,15 @@ Result<Policy> PolicyBuilder::build() {
   for (const auto& g : policy_.grants_) {
     if (g.origin.kind == Origin::Kind::plugin) {
       if (auto st = check_plugin_grant(g); !st) return st.error();
-    } else if (!allow_whole_home_ && g.origin.kind == Origin::Kind::profile && !policy_.user_home_.empty() &&
+    } else if (!allow_whole_home_ && g.origin.kind != Origin::Kind::builtin && !policy_.user_home_.empty() &&
                is_within(policy_.user_home_, g.path)) {
-      return Error::policy("the profile entry " + g.path.string() + " (" + g.origin.describe() +
-                           ") opens all of your home " + policy_.user_home_.string() +
-                           "; list the folders it needs, or set dangerously_allow_home: true");
+      const bool profile = g.origin.kind == Origin::Kind::profile;
+      return Error::policy(
+          std::string(profile ? "the profile entry " : "the grant ") + g.path.string() + " (" +
+          g.origin.describe() + ") opens all of your home " + policy_.user_home_.string() +
+          "; list the folders it needs" +
+          (profile ? ", or set dangerously_allow_home: true"
+                   : ", or list the home in a profile of your own with dangerously_allow_home: true"));
     }
   }
   for (const auto& u : unprotected_) {

@@ -17,12 +17,29 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice
     path = text.substr(0, text.size() - 3);
   }
   flag.flag = "--grant " + text;
+  if (path.empty())
+    return Error::invalid("--grant needs a path: --grant PATH (read-only) or --grant PATH:rw");
   const fs::path given = normal_absolute(expand_home(path, user_home()));
   std::error_code ec;
-  if (!fs::exists(given, ec))
+  if (!fs::exists(given, ec)) {
+    // `/etc:rx`: a mode that is neither ro nor rw, not a path with a colon.
+    const auto colon = text.rfind(':');
+    if (colon != std::string::npos && colon + 1 < text.size() && text.size() - colon <= 4 &&
+        fs::exists(normal_absolute(expand_home(text.substr(0, colon), user_home())), ec))
+      return Error::invalid("--grant " + text +
+                            ": the access after ':' is ro (read) or rw (read and write), not '" +
+                            text.substr(colon + 1) + "'");
     return Error::invalid("--grant " + text + ": " + given.string() + " does not exist; create it or fix the path");
+  }
   const fs::path real = fs::canonical(given, ec);
   if (ec) return Error::io("--grant " + text + ": cannot resolve " + given.string(), ec.value());
+  const fs::path home = normal_absolute(user_home());
+  if (!home.empty() && is_within(home, real))
+    return Error::policy(
+        "--grant " + text + " opens all of your home " + home.string() +
+        " (your keys, tokens and other projects); grant the folders the run needs (--grant " +
+        (home / "src/lib").string() +
+        "), or list the home in a profile of your own with dangerously_allow_home: true");
   if (real != given)
     notices.push_back({NoticeKind::seal, "granted " + given.string() + " as " + real.string() + " (it is a symlink)"});
   flag.path = real;

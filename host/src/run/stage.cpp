@@ -80,10 +80,10 @@ std::string unsealed_notice(const std::string& because) {
          (because.empty() ? std::string() : " (" + because + ")");
 }
 
-Status check_profile(const RunOptions& options) {
-  if (!options.profile) return ok();
-  PX_TRY_ASSIGN(auto profile, policy::load_profile(*options.profile));
-  (void)profile;
+Status check_options(const RunOptions& options) {
+  if (options.profile) PX_TRY(policy::load_profile(*options.profile));
+  std::vector<Notice> notices;
+  for (const auto& g : options.grants) PX_TRY(parse_grant(g, notices));
   return ok();
 }
 

@@ -69,9 +69,10 @@ Result<PreparedRun> prepare_run(RunInputs inputs);
 // make anything (a workspace).
 Status check_seal(const RunOptions& options);
 
-// Whether the profile the options name (if any) loads: checked, as the seal
-// is, before a front door makes anything.
-Status check_profile(const RunOptions& options);
+// Whether the options' own inputs hold: the profile loads, each grant is one
+// a run may get. Checked, as the seal is, before a front door makes anything
+// (a workspace); prepare_run checks them again.
+Status check_options(const RunOptions& options);
 
 // Carries out the plan through the supervisor.
 Result<supervisor::RunResult> execute(PreparedRun prepared, const supervisor::RunObserver& observer);
