@@ -55,6 +55,27 @@ TEST(CommandLine, AParseErrorNamesTheWordAndTheCommand) {
   EXPECT_EQ(nothing.err.rfind("parallex: `parallex` needs a command: ", 0), 0u) << nothing.err;
 }
 
+// The options of `agent -w NAME -- CMD` given to another sub-command are
+// refused, never silently dropped; -w without a name is refused too.
+TEST(CommandLine, TheWorkspacedTabsOptionsAreNotDroppedOnOtherSubcommands) {
+  Folder home;
+  for (const char* args : {"agent list --offline", "agent list --harness claude-code",
+                           "agent new bot --email b@example.com --profile x", "agent list --name n",
+                           "agent list --events out.jsonl"}) {
+    const Ran r = px(args, home.path);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("belong to `parallex agent -w NAME -- CMD`"), std::string::npos)
+        << args << ": " << r.err;
+  }
+  const Ran alone = px("agent --offline", home.path);
+  EXPECT_EQ(alone.status, 2) << alone.err;
+  EXPECT_NE(alone.err.find("--offline belongs to `parallex agent -w NAME -- CMD`"), std::string::npos)
+      << alone.err;
+  const Ran empty = px("agent -w '' -- true", home.path);
+  EXPECT_EQ(empty.status, 2) << empty.err;
+  EXPECT_NE(empty.err.find("-w needs the agent's name"), std::string::npos) << empty.err;
+}
+
 TEST(CommandLine, UsageSaysParallexNotThePathItWasRunBy) {
   Folder home;
   const Ran help = px("agent list --help", home.path);

@@ -596,8 +596,11 @@ Action setup(CLI::App& app, GlobalOptions&) {
     for (const auto& resolve : extensions) {
       if (Action action = resolve()) {
         if (*chosen)
-          return report_error(Error::invalid("`parallex agent -w` runs on its own; it does not combine with `agent " +
-                                             app.get_subcommands().front()->get_name() + "`."));
+          return report_error(Error::invalid(
+              "-w and its options (--harness, --profile, --grant, --offline, --online, --allow, --name, "
+              "--from, "
+              "--events, ...) belong to `parallex agent -w NAME -- CMD`; they do not combine with `agent " +
+              app.get_subcommands().front()->get_name() + "` (see its --help)."));
         return action();
       }
     }

@@ -138,8 +138,22 @@ std::function<Action()> setup_agent_workspace(CLI::App& agent_app) {
   for (const auto& name : workspace_cmd::workspaced_run_option_names())
     if (CLI::Option* opt = agent_app.get_option_no_throw(name)) opt->group("With -w NAME (a workspaced tab)");
   w->group("With -w NAME (a workspaced tab)");
-  return [run, w]() -> Action {
+  return [run, w, &agent_app]() -> Action {
+    if (w->count() > 0 && run->agent.empty())
+      return [] {
+        return report_error(Error::invalid("-w needs the agent's name: `parallex agent -w NAME -- CMD`"));
+      };
     if (w->count() == 0) {
+      // Options of -w given to a sub-command (`agent set bot --offline`) are
+      // not silently dropped: the sub-command does not take them.
+      for (const auto& name : workspace_cmd::workspaced_run_option_names()) {
+        const CLI::Option* opt = agent_app.get_option_no_throw(name);
+        if (name != "command" && opt && opt->count() > 0)
+          return [name] {
+            return report_error(
+                Error::invalid(name + " belongs to `parallex agent -w NAME -- CMD`: give -w NAME with it"));
+          };
+      }
       if (!run->command.empty())
         return [run] {
           return report_error(Error::invalid("`parallex agent` has no sub-command `" + run->command.front() +
