@@ -420,6 +420,28 @@ TEST(Store, PruneKeepsNewestAndDropsUnusedObjects) {
   EXPECT_EQ(missing.error().kind, px::ErrorKind::not_found);
 }
 
+// A record that cannot be read still names files only it holds: prune
+// deletes nothing then, and says which record and what to do.
+TEST(Store, PruneRefusesWhileARecordCannotBeRead) {
+  TempDir t;
+  auto store = open_store(t);
+  write_file(t.src() / "f", "only in the damaged one");
+  const SnapshotInfo damaged = take(store, t.src());
+  write_file(t.src() / "f", "later");
+  take(store, t.src());
+  write_file(t.store() / "snapshots" / (damaged.id + ".json"), "{not json", 0600);
+  auto p = store.prune(1);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().kind, px::ErrorKind::conflict);
+  EXPECT_NE(p.error().message.find(damaged.id + ".json"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("Nothing was pruned"), std::string::npos) << p.error().message;
+  // Its objects are all still there: the record, once restored, rewinds.
+  std::size_t objects = 0;
+  for (const auto& e : fs::recursive_directory_iterator(t.store() / "objects"))
+    if (e.is_regular_file()) ++objects;
+  EXPECT_EQ(objects, 4u);  // two contents, two manifests
+}
+
 TEST(Store, FindByPrefixAndDefaultSkipsPreRewind) {
   TempDir t;
   write_file(t.src() / "f", "1");

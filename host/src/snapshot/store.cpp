@@ -100,7 +100,8 @@ Result<UniqueFd> lock_store(int root, const fs::path& dir) {
   return fd;
 }
 
-Result<std::vector<SnapshotInfo>> list_infos(int snapshots_dir, const std::string& display) {
+Result<std::vector<SnapshotInfo>> list_infos(int snapshots_dir, const std::string& display,
+                                             std::vector<std::string>* unreadable) {
   UniqueFd dup(::openat(snapshots_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   DIR* d = dup ? ::fdopendir(dup.get()) : nullptr;
   if (d == nullptr) return Error::io("Could not list the snapshots in " + display, errno);
@@ -110,10 +111,10 @@ Result<std::vector<SnapshotInfo>> list_infos(int snapshots_dir, const std::strin
     std::string name = de->d_name;
     if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
     auto text = read_file_at(snapshots_dir, name, display + "/snapshots/" + name);
-    if (!text) continue;
-    auto info = parse_info(text.value());
+    auto info = text ? parse_info(text.value()) : Result<SnapshotInfo>(text.error());
     if (!info || info.value().id + ".json" != name) {
       spdlog::warn("Skipping unreadable snapshot record {}/snapshots/{}", display, name);
+      if (unreadable) unreadable->push_back(name);
       continue;
     }
     out.push_back(std::move(info).value());
@@ -220,7 +221,17 @@ Result<SnapshotInfo> Store::find(const std::string& id) const {
 Result<PruneResult> Store::prune(std::size_t keep) {
   PX_TRY_ASSIGN(auto lock, detail::lock_store(dirfd_.get(), dir_));
   PX_TRY_ASSIGN(auto fds, detail::open_fds(dirfd_.get(), dir_));
-  PX_TRY_ASSIGN(auto all, detail::list_infos(fds.snapshots.get(), dir_.string()));
+  std::vector<std::string> unreadable;
+  PX_TRY_ASSIGN(auto all, detail::list_infos(fds.snapshots.get(), dir_.string(), &unreadable));
+  // A record that cannot be read still names files only it holds: sweeping
+  // the objects no readable snapshot uses would delete them.
+  if (!unreadable.empty()) {
+    std::string names;
+    for (const auto& n : unreadable) names += (names.empty() ? "" : ", ") + n;
+    return Error::conflict("Nothing was pruned: the snapshot record(s) " + names + " in " + dir_.string() +
+                           "/snapshots cannot be read, and pruning would delete the files they hold. Restore "
+                           "them from a backup, or move them out of that folder if you no longer need them.");
+  }
   PruneResult result;
   std::size_t remove = all.size() > keep ? all.size() - keep : 0;
   // Read every kept tree first: if one is damaged, delete nothing.

@@ -33,7 +33,10 @@ Result<Scan> scan_tree(StoreFds& fds, const fs::path& store_dir, const TakeOptio
 // rename, fsync dir), then the stat cache.
 Status commit(StoreFds& fds, Scan& scan, const StatCache& cache);
 
-Result<std::vector<SnapshotInfo>> list_infos(int snapshots_dir, const std::string& display);
+// The readable records, oldest first; the names of those that cannot be read
+// (damaged, of another id) go to `unreadable` when given.
+Result<std::vector<SnapshotInfo>> list_infos(int snapshots_dir, const std::string& display,
+                                             std::vector<std::string>* unreadable = nullptr);
 Result<SnapshotInfo> find_info(int snapshots_dir, const std::string& display, const std::string& id);
 Result<std::vector<Entry>> load_tree(const StoreFds& fds, const SnapshotInfo& info);
 
