@@ -593,6 +593,22 @@ TEST_F(EscapeFrontDoor, ARunStartedDuringAGlobalPauseIsListedAndKillable) {
   EXPECT_FALSE(fs::exists(repo_ / "ran")) << "the command ran";
 }
 
+// A workspace is not removed while a run works in it, --force or not.
+TEST_F(EscapeFrontDoor, AWorkspaceIsNotRemovedUnderItsRun) {
+  std::thread run([&] { px("harness -w --name busy -- sleep 20"); });
+  const json live = first_live_run();
+  const std::string id = live.is_object() ? live.value("id", "") : "";
+  const Ran refused = px("workspace rm busy --force");
+  EXPECT_EQ(refused.status, 5) << refused.err;
+  EXPECT_NE(refused.err.find("is working in workspace busy"), std::string::npos) << refused.err;
+  EXPECT_TRUE(fs::is_directory(repo_ / ".parallex/workspaces/busy"));
+  if (!id.empty()) px("kill " + id);
+  run.join();
+  const Ran removed = px("workspace rm busy --force");
+  EXPECT_EQ(removed.status, 0) << removed.err;
+  EXPECT_FALSE(fs::exists(repo_ / ".parallex/workspaces/busy"));
+}
+
 // Item 3: a variable passed on purpose reaches the run; a credential only
 // when named so; the record names it, never its value.
 TEST_F(EscapeFrontDoor, AVariablePassedOnPurposeIsRecordedByName) {

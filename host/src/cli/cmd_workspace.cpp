@@ -8,6 +8,8 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/workspace_cli.hpp"
+#include "common/paths.hpp"
+#include "supervisor/registry.hpp"
 #include "workspace/config.hpp"
 #include "workspace/project.hpp"
 #include "workspace/workspace.hpp"
@@ -80,6 +82,13 @@ int do_list(bool json) {
 int do_rm(const std::string& name, bool force) {
   auto project = current_project();
   if (!project) return report_error(project.error());
+  // Not under a run that works in it (--force is about your changes, not this).
+  if (auto id = supervisor::live_run_in(parallex_runtime_dir(), project.value().workspaces_dir() / name))
+    return report_error(
+        Error::conflict("The run " + *id + " is working in workspace " + name +
+                        "; removing it now would pull the folder from under the run. End the run "
+                        "first (`parallex kill " +
+                        *id + "`), then remove it."));
   auto removed = ws::remove_workspace(project.value(), name, force);
   if (!removed) return report_error(removed.error());
   if (!removed.value().discarded.empty()) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/json_io.hpp"
+#include "common/paths.hpp"
 #include "common/replace_file.hpp"
 #include "common/unique_fd.hpp"
 #include "supervisor/control_socket.hpp"
@@ -30,7 +31,8 @@ nlohmann::json to_json(const RunEntry& e) {
           {"since", e.since},
           {"state", e.state},
           {"mechanism", e.mechanism},
-          {"socket", e.socket.string()}};
+          {"socket", e.socket.string()},
+          {"folder", e.folder.string()}};
 }
 
 RunEntry run_entry_from_json(const nlohmann::json& j) {
@@ -47,6 +49,7 @@ RunEntry run_entry_from_json(const nlohmann::json& j) {
   e.state = j.value("state", "");
   e.mechanism = j.value("mechanism", "");
   e.socket = j.value("socket", "");
+  e.folder = j.value("folder", "");
   return e;
 }
 
@@ -104,6 +107,13 @@ bool agent_has_live_run(const fs::path& runtime_dir, const std::string& agent) {
   for (const auto& r : list_runs(runtime_dir).live)
     if (r.agent == agent) return true;
   return false;
+}
+
+std::optional<std::string> live_run_in(const fs::path& runtime_dir, const fs::path& folder) {
+  const fs::path inside = normal_absolute(folder);
+  for (const auto& r : list_runs(runtime_dir).live)
+    if (!r.folder.empty() && is_within(normal_absolute(r.folder), inside)) return r.id;
+  return std::nullopt;
 }
 
 ListedRuns list_runs(const fs::path& runtime_dir) {

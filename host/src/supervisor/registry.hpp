@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct RunEntry {
   std::string state;            // starting, running, paused, killed, ended
   std::string mechanism;        // cgroup or process-tree
   fs::path socket;
+  fs::path folder;  // the run folder (a workspace is not removed while a run works in it)
 };
 
 nlohmann::json to_json(const RunEntry& e);
@@ -50,6 +52,9 @@ struct ListedRuns {
 ListedRuns list_runs(const fs::path& runtime_dir);
 // Whether a live run is running as agent `agent` (delete and rewind wait for it).
 bool agent_has_live_run(const fs::path& runtime_dir, const std::string& agent);
+// The id of a live run working in `folder` or below it, if any (a workspace
+// is not removed under it).
+std::optional<std::string> live_run_in(const fs::path& runtime_dir, const fs::path& folder);
 
 // "2026-11-29T19:04:33Z"
 std::string utc_now_iso();

@@ -188,6 +188,7 @@ class Run {
     options.run_id = id_;
     options.agent = plan_.agent;
     options.command = plan_.argv;
+    options.folder = plan_.policy.run_folder();
     options.hooks = hooks;
     PX_TRY_ASSIGN(auto control, RunControl::prepare(std::move(options)));
     std::lock_guard lock(mu_);

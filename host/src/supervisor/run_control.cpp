@@ -113,6 +113,7 @@ Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions option
   rc->entry_.id = o.run_id;
   rc->entry_.agent = o.agent;
   rc->entry_.command = o.command;
+  rc->entry_.folder = o.folder;
   rc->entry_.pid = ::getpid();
   if (const auto st = read_proc_stat(::getpid())) rc->entry_.pid_start = st->start_time;
   rc->entry_.since = utc_now_iso();

@@ -67,6 +67,7 @@ struct RunControlOptions {
   std::string run_id;
   std::string agent;
   std::vector<std::string> command;
+  fs::path folder;  // the run folder, in the registry entry
   RunHooks hooks;
   bool use_cgroup = true;  // false (or PARALLEX_NO_CGROUP=1): the process-tree fallback
   CgroupLimits limits;
