@@ -165,6 +165,29 @@ TEST_F(FrontDoors, AGrantOfTheWholeHomeIsRefusedEverywhere) {
   EXPECT_FALSE(fs::exists(repo_ / ".parallex/workspaces")) << "a workspace was made";
 }
 
+// Two runs of one agent started together both snapshot its home: the second
+// waits for the first's snapshot, neither fails for the other.
+TEST_F(FrontDoors, TwoRunsOfOneAgentStartedTogetherBothRun) {
+  const std::string env = "env HOME=" + quote((root_ / "home").string()) +
+                          " PARALLEX_HOME=" + quote((root_ / "data").string()) +
+                          " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) + " ";
+  const std::string one = env + PARALLEX_EXE +
+                          " agent run door -- sh -c 'head -c 20000000 /dev/urandom > f1' 2>" +
+                          quote((root_ / "err1").string());
+  const std::string two = env + PARALLEX_EXE +
+                          " agent run door -- sh -c 'head -c 20000000 /dev/urandom > f2' 2>" +
+                          quote((root_ / "err2").string());
+  const int rc = sh("cd " + quote(repo_.string()) + " && (" + one + " & " + two +
+                    " & wait %1; a=$?; wait %2; b=$?; " + "test $a = 0 && test $b = 0)");
+  std::ifstream e1(root_ / "err1"), e2(root_ / "err2");
+  std::stringstream s1, s2;
+  s1 << e1.rdbuf();
+  s2 << e2.rdbuf();
+  EXPECT_EQ(rc, 0) << s1.str() << "\n---\n" << s2.str();
+  EXPECT_EQ(s1.str().find("in use"), std::string::npos) << s1.str();
+  EXPECT_EQ(s2.str().find("in use"), std::string::npos) << s2.str();
+}
+
 TEST_F(FrontDoors, AFolderThatIsNotThereIsTheSameEverywhere) {
   const std::string nope = (root_ / "nope").string();
   const Ran run = px("run --in " + quote(nope) + " -- true");

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <unordered_set>
 
 #include "common/logging.hpp"
@@ -88,14 +90,21 @@ Result<StoreFds> open_fds(int root, const fs::path& dir) {
   return fds;
 }
 
-Result<UniqueFd> lock_store(int root, const fs::path& dir) {
+Result<UniqueFd> lock_store(int root, const fs::path& dir, std::chrono::milliseconds wait) {
   UniqueFd fd(::openat(root, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return Error::io("Could not open the lock of the snapshot store " + dir.string(), errno);
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK)
-      return Error::conflict("The snapshot store " + dir.string() +
-                             " is in use by another parallex process; try again when it has finished.");
-    return Error::io("Could not lock the snapshot store " + dir.string(), errno);
+  // Two runs of one agent started together both snapshot its home: the second
+  // waits for the first (a snapshot takes seconds), never fails for it.
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return Error::io("Could not lock the snapshot store " + dir.string(), errno);
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Error::conflict(
+          "The snapshot store " + dir.string() + " is in use by another parallex process" +
+          (wait.count() > 0 ? " (waited " + std::to_string(wait.count() / 1000) + " s)" : "") +
+          "; try again when it has finished.");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return fd;
 }
@@ -190,12 +199,20 @@ Result<Store> Store::open(const fs::path& dir, bool create) {
       return Error::unsupported(dir.string() + " is not a snapshot store this parallex understands.");
   } else {
     if (!create) return Error::not_found("There is no snapshot store at " + dir.string() + ".");
+    // Under the lock: two processes making the store at once (two runs of a
+    // new agent) would write the marker through the same temp name.
+    PX_TRY_ASSIGN(auto lock, detail::lock_store(store.dirfd_.get(), dir));
     PX_TRY_ASSIGN(auto fds, detail::open_fds(store.dirfd_.get(), dir));
-    PX_TRY(write_file_durably(fds.tmp.get(), store.dirfd_.get(), "FORMAT", marker, dir.string() + "/FORMAT"));
+    auto made_meanwhile = read_file_at(store.dirfd_.get(), "FORMAT", dir.string() + "/FORMAT");
+    if (made_meanwhile && made_meanwhile.value() != marker)
+      return Error::unsupported(dir.string() + " is not a snapshot store this parallex understands.");
+    if (!made_meanwhile)
+      PX_TRY(
+          write_file_durably(fds.tmp.get(), store.dirfd_.get(), "FORMAT", marker, dir.string() + "/FORMAT"));
   }
   PX_TRY_ASSIGN(auto fds, detail::open_fds(store.dirfd_.get(), dir));
   // Leftovers of a writer killed mid-way; only safe to remove while nobody writes.
-  if (auto lock = detail::lock_store(store.dirfd_.get(), dir)) {
+  if (auto lock = detail::lock_store(store.dirfd_.get(), dir, std::chrono::milliseconds(0))) {
     UniqueFd dup(::openat(fds.tmp.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (DIR* d = dup ? ::fdopendir(dup.release()) : nullptr) {
       while (dirent* de = ::readdir(d)) {

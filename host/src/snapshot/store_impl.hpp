@@ -1,5 +1,6 @@
 #pragma once
 // Shared between store.cpp, take.cpp and rewind.cpp; not part of the API.
+#include <chrono>
 #include <vector>
 
 #include "snapshot/manifest.hpp"
@@ -16,8 +17,9 @@ struct StoreFds {
 };
 Result<StoreFds> open_fds(int root, const fs::path& dir);
 
-// flock on <store>/lock; fails at once with a "store in use" error.
-Result<UniqueFd> lock_store(int root, const fs::path& dir);
+// flock on <store>/lock. Waits up to `wait` for another process's take, prune or rewind to end.
+Result<UniqueFd> lock_store(int root, const fs::path& dir,
+                            std::chrono::milliseconds wait = std::chrono::seconds(60));
 
 struct Scan {
   SnapshotInfo info;
