@@ -144,6 +144,24 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
   ASSERT_FALSE(opaque_leak);
   EXPECT_FALSE(has(opaque_leak.error().message, opaque)) << opaque_leak.error().message;
   EXPECT_TRUE(has(opaque_leak.error().message, "oops")) << opaque_leak.error().message;
+  // Printed on stderr only (stdout empty), an opaque word is masked too; the
+  // helper's own words stay, to say what went wrong.
+  const std::string stderr_only = "Zk3q9Lm2Xv8Rt4Wy7Bn1Pc6D";
+  auto stderr_leak =
+      read_secret("key", SecretSource::from_command(
+                             {"sh", "-c", "echo 'vault: token " + stderr_only + " expired' >&2; exit 2"}));
+  ASSERT_FALSE(stderr_leak);
+  EXPECT_FALSE(has(stderr_leak.error().message, stderr_only)) << stderr_leak.error().message;
+  EXPECT_TRUE(has(stderr_leak.error().message, "vault: token [REDACTED] expired"))
+      << stderr_leak.error().message;
+  // A FIFO named as the secret file is refused at once, never waited on.
+  const std::filesystem::path fifo = std::filesystem::path(dir) / "secret.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto f0 = std::chrono::steady_clock::now();
+  auto from_fifo = read_secret("key", SecretSource::from_file(fifo));
+  ASSERT_FALSE(from_fifo);
+  EXPECT_TRUE(has(from_fifo.error().message, "is not a regular file")) << from_fifo.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - f0, std::chrono::seconds(2));
   std::filesystem::remove_all(dir);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -30,13 +31,40 @@ std::string credential(std::string_view name) {
   return "credential \"" + std::string(name) + "\"";
 }
 
+// A word that could be an opaque secret: long, of the characters tokens are
+// made of, with both letters and digits (an error message's words are not).
+bool looks_like_a_secret(std::string_view word) {
+  if (word.size() < 16) return false;
+  bool letter = false, digit = false;
+  for (const char c : word) {
+    if (std::isalpha(static_cast<unsigned char>(c)))
+      letter = true;
+    else if (std::isdigit(static_cast<unsigned char>(c)))
+      digit = true;
+    else if (std::string_view("-_+/=.~").find(c) == std::string_view::npos)
+      return false;
+  }
+  return letter && digit;
+}
+
 // stderr of a failed secret command goes into an error message: one line,
-// printable, short, redacted (a failing helper may still print the token).
+// printable, short, redacted (a failing helper may still print the token,
+// in a known shape or as an opaque word).
 std::string tidy(std::string text) {
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
   text = redact(text);
+  std::string masked;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    const std::string_view word(text.data() + at, end - at);
+    masked += looks_like_a_secret(word) ? std::string("[REDACTED]") : std::string(word);
+    if (end < text.size()) masked += ' ';
+    at = end + 1;
+  }
+  secure_wipe(text);
+  text = std::move(masked);
   while (!text.empty() && text.back() == ' ') text.pop_back();
   if (text.size() > 200) text = text.substr(0, 200) + "...";
   return text;
