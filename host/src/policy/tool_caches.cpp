@@ -7,13 +7,16 @@ namespace px::policy {
 
 const std::vector<ToolCacheVariable>& tool_cache_variables() {
   // Each tool's own variable for its cache (or, for cargo and gradle, the
-  // home holding it; cargo then does not read ~/.cargo/config.toml).
+  // home holding it; cargo then does not read ~/.cargo/config.toml). Never a
+  // variable npm does not know under npm's prefix: npm warns about each on
+  // every command (pnpm reads its own pnpm_config_ prefix; node-gyp has only
+  // npm_config_devdir, so it keeps its default cache, ~/.cache/node-gyp).
   static const std::vector<ToolCacheVariable> kVariables = {
       {"npm", "npm_config_cache", "npm", "{}", ".npm"},
       {"yarn", "YARN_CACHE_FOLDER", "yarn", "{}", ".cache/yarn"},
       {"yarn", "YARN_GLOBAL_FOLDER", "yarn-global", "{}", nullptr},
-      {"pnpm", "npm_config_store_dir", "pnpm-store", "{}", ".local/share/pnpm/store"},
-      {"pnpm", "npm_config_cache_dir", "pnpm-cache", "{}", nullptr},
+      {"pnpm", "pnpm_config_store_dir", "pnpm-store", "{}", ".local/share/pnpm/store"},
+      {"pnpm", "pnpm_config_cache_dir", "pnpm-cache", "{}", nullptr},
       {"pip", "PIP_CACHE_DIR", "pip", "{}", ".cache/pip"},
       {"uv", "UV_CACHE_DIR", "uv", "{}", ".cache/uv"},
       {"cargo", "CARGO_HOME", "cargo", "{}", nullptr},
@@ -23,7 +26,6 @@ const std::vector<ToolCacheVariable>& tool_cache_variables() {
       {"maven", "MAVEN_OPTS", "m2", "-Dmaven.repo.local={}", ".m2/repository"},
       {"bun", "BUN_INSTALL_CACHE_DIR", "bun", "{}", ".bun/install/cache"},
       {"deno", "DENO_DIR", "deno", "{}", ".cache/deno"},
-      {"node-gyp", "npm_config_devdir", "node-gyp", "{}", ".cache/node-gyp"},
       {"pre-commit", "PRE_COMMIT_HOME", "pre-commit", "{}", ".cache/pre-commit"},
   };
   return kVariables;
