@@ -91,6 +91,16 @@ Result<fs::path> prepare_demo_folder() {
 int run_demo() {
   auto folder = prepare_demo_folder();
   if (!folder) return report_error(folder.error());
+  // The folder is the demo's own: gone when the demo ends, whatever the
+  // outcome (its record keeps what the run did).
+  struct RemovedAtEnd {
+    fs::path folder;
+    ~RemovedAtEnd() {
+      std::error_code ec;
+      fs::remove_all(folder, ec);
+      fs::remove(folder.parent_path(), ec);  // scratch/demo, when nothing else is in it
+    }
+  } removed_at_end{folder.value()};
 
   std::error_code ec;
   const fs::path home = user_home();

@@ -36,7 +36,7 @@ int fail(const px::Error& e) {
 
 // The password comes from a file, never from argv (world-readable in /proc).
 // A missing file is created with a fresh password; without --password-file a
-// private temporary file is made and its path printed.
+// private temporary file is made, its path printed, and removed at the end.
 px::Result<std::string> obtain_password(std::string& path) {
   if (!path.empty()) {
     std::error_code ec;
@@ -109,6 +109,8 @@ int run(const ProxyOptions& o) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   server.value()->stop();
+  // The password file this command made goes with it (one the user named stays).
+  if (o.password_file.empty()) ::unlink(password_path.c_str());
   std::vector<run::RefusedRequest> refused;
   for (const auto& h : server.value()->refused_hosts()) refused.push_back({h.host, h.port, h.reason, h.count, h.dns});
   std::fputs(cli::format_refused(refused, o.log).c_str(), stderr);
@@ -129,8 +131,10 @@ Action setup(CLI::App& app, GlobalOptions& /*global*/) {
   app.add_option("--password-file", o->password_file,
                  "Read the proxy password from this file (0600), or create it with a new one");
   app.add_option("--log", o->log, "Append one JSON line per decision to this file");
-  app.add_option("--max-connections", o->max_connections, "Cap on open client connections (default 512)");
-  app.add_option("--idle-timeout", o->idle_timeout_s, "Seconds before an idle tunnel is closed (default 600)");
+  app.add_option("--max-connections", o->max_connections, "Cap on open client connections (default 512)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  app.add_option("--idle-timeout", o->idle_timeout_s, "Seconds before an idle tunnel is closed (default 600)")
+      ->check(CLI::Range(1u, 7u * 24 * 3600));
   return [o] { return run(*o); };
 }
 
