@@ -226,6 +226,8 @@ TEST_F(Network, GetentResolvesAllowedNamesToSyntheticAddressesAndNothingElse) {
   EXPECT_NE(r.out.find("denied=2"), std::string::npos) << "getent: 2 = not found: " << r.out;
   EXPECT_NE(r.out.find("nameserver 127.0.0.1"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("blocked-by-allowlist: evil.test (DNS query)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("to allow it, run again with --allow evil.test"), std::string::npos)
+      << "the fix is said: " << r.err;
   const auto lines = log();
   const auto allowed = where(lines, "DNS", "api.allowed.test");
   ASSERT_FALSE(allowed.empty()) << dump(lines);

@@ -85,6 +85,9 @@ int run(const Options& o) {
 
   const report::Json rep = report::build_report(req);
   for (const auto& p : rep["problems"]) std::fprintf(stderr, "parallex: %s\n", p.get<std::string>().c_str());
+  // A run asked for and not found is an error; missing sources are not (they are marked).
+  const bool nothing_found = rep["runs"].empty() && !rep["problems"].empty();
+  if (nothing_found && !o.json) return 3;  // said above, once; no empty report after it
   if (o.json) {
     std::printf("%s\n", to_json_text(rep, 2).c_str());
   } else if (!o.html.empty()) {
@@ -93,8 +96,7 @@ int run(const Options& o) {
   } else {
     std::fputs(report::render_terminal(rep, colour_on_stdout()).c_str(), stdout);
   }
-  // A run asked for and not found is an error; missing sources are not (they are marked).
-  return rep["runs"].empty() && !rep["problems"].empty() ? 3 : 0;
+  return nothing_found ? 3 : 0;
 }
 
 }  // namespace

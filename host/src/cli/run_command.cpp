@@ -38,6 +38,27 @@ class NoticePrinter {
 
 }  // namespace
 
+namespace {
+
+// What lets a refused request through next time, by the proxy's reason;
+// empty where nothing should (a malformed request, a paused run).
+std::string fix_for(const std::string& reason, const run::RefusedRequest& example) {
+  const std::string host = example.host.empty() ? "HOST" : example.host;
+  if (reason == "blocked-by-allowlist" || reason == "network-offline")
+    return "to allow it, run again with --allow " + host +
+           " (or --online); for an agent, `parallex agent set NAME --allow " + host + "`";
+  if (reason == "port-not-allowed")
+    return "to allow that port, run again with --allow " + host + ":" + std::to_string(example.port);
+  if (reason == "local-servers-off" || reason == "resolved-to-local-address")
+    return "a server on this machine: run again with --local-servers (or --local-servers=" +
+           std::to_string(example.port ? example.port : 3000) + ")";
+  if (reason == "ip-literal-refused")
+    return "name the host rather than its address, and allow the name with --allow";
+  return {};
+}
+
+}  // namespace
+
 std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name) {
   if (refused.empty()) return {};
   std::map<std::string, std::vector<const run::RefusedRequest*>> by_reason;
@@ -60,6 +81,7 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
       if (r->count > 1) out += " (x" + std::to_string(r->count) + ")";
     }
     out += "\n";
+    if (const std::string fix = fix_for(reason, *items.front()); !fix.empty()) out += "    " + fix + "\n";
   }
   return out;
 }

@@ -64,6 +64,13 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     return Error::invalid("--in " + o.in + ": " + run_folder.string() +
                           " is not a directory; give the folder the run should work in");
   run_folder = fs::canonical(run_folder, ec);
+  // The run may write its folder: the home itself (or above it) would be all
+  // of the user's files. Said in the words of the mistake, with the fix.
+  if (const fs::path home = normal_absolute(user_home()); !home.empty() && is_within(home, run_folder))
+    return Error::policy(
+        "the run would work in " + run_folder.string() +
+        (run_folder == home ? ", your home folder" : ", which holds your home folder") +
+        ", and may write the folder it works in: `cd` into a project first, or give one with --in DIR");
 
   std::vector<policy::PathFlag> grants;
   for (const auto& g : o.grants) {
@@ -101,6 +108,14 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   in.network = std::move(net);
   in.secret_env = r.secret_env;
   in.env_flags = o.env;
+  // `--env NAME` takes its value from this environment: said when there is none.
+  for (const auto& spec : o.env)
+    if (spec.find('=') == std::string::npos && std::getenv(spec.c_str()) == nullptr)
+      notices.push_back(
+          {NoticeKind::environment, "--env " + spec + ": " + spec +
+                                        " is not set in your environment, so the run does not get it "
+                                        "(give --env " +
+                                        spec + "=VALUE to set it)"});
   in.git_files = existing_git_files(run_folder);
   for (const auto& w : o.dangerously_writable) {
     const fs::path given = expand_home(w, user_home());
