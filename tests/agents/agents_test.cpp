@@ -287,6 +287,24 @@ TEST_F(AgentsTest, CorruptOrMissingStoreFilesAreNamedNotRecreated) {
   EXPECT_FALSE(fs::exists(paths("nokey").private_key()));
 }
 
+// agent.yaml is strict: a misspelt key or a key given twice is named with its
+// line, never ignored (a misspelt `grants` would silently drop the rule).
+TEST_F(AgentsTest, AnUnknownOrRepeatedKeyInTheRulesIsNamed) {
+  make_agent("strict");
+  const auto p = paths("strict");
+  const std::string good = slurp(p.config());
+  spit(p.config(), good + "grant: []\n");
+  auto r = px("agent show strict");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("unknown key 'grant'"), std::string::npos) << r.err;
+  spit(p.config(), good + "decoys: false\n");
+  r = px("agent show strict");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("'decoys' is given twice"), std::string::npos) << r.err;
+  spit(p.config(), good);
+  EXPECT_EQ(px("agent show strict").status, 0);
+}
+
 TEST_F(AgentsTest, ConcurrentNewOneWins) {
   for (int round = 0; round < 5; ++round) {
     const std::string name = "race" + std::to_string(round);

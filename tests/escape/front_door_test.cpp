@@ -193,7 +193,9 @@ TEST_F(EscapeFrontDoor, ParallexsProjectFilesCannotBeChangedReadOrPlanted) {
   EXPECT_TRUE(fs::exists(repo_ / ".parallex/state/ws-1.json"));
   EXPECT_FALSE(fs::exists(repo_ / ".parallex/state/ws-2.json"));
   // Made by a run where there was none: moved aside, never left for the next run.
+  // (The first run's record goes: two runs in one second sort by a random suffix.)
   fs::remove_all(repo_ / ".parallex");
+  fs::remove_all(root_ / "data/runs");
   const Ran planted = px("run -- sh -c " + quote("mkdir -p .parallex && echo 'sandbox_workspaces: false' > "
                                                  ".parallex/config.yaml && sleep 0.3"));
   ASSERT_EQ(planted.status, 0) << planted.err;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <random>
+#include <set>
 #include <system_error>
 
 #include "agents/git_config.hpp"
@@ -156,6 +157,27 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
   try {
     const YAML::Node root = YAML::Load(text.value());
     if (!root.IsMap()) return corrupt("it is not a YAML map");
+    // Strict, as README says: a misspelt rule (`grant:`, `netwrok:`) must not
+    // be silently ignored, nor a key given twice (the first would win).
+    static const std::set<std::string> kKeys = {"version",    "name",   "email",
+                                                "created",    "repos",  "network",
+                                                "grants",     "env",    "share_harness_config",
+                                                "decoys",     "sealed", "requests",
+                                                "credentials"};
+    std::set<std::string> seen;
+    for (const auto& kv : root) {
+      const std::string key = kv.first.Scalar();
+      if (!kKeys.count(key))
+        return corrupt("line " + std::to_string(kv.first.Mark().line + 1) + ": unknown key '" + key + "'");
+      if (!seen.insert(key).second)
+        return corrupt("line " + std::to_string(kv.first.Mark().line + 1) + ": '" + key + "' is given twice");
+    }
+    if (const YAML::Node net = root["network"]; net && net.IsMap())
+      for (const auto& kv : net)
+        if (const std::string key = kv.first.Scalar();
+            key != "mode" && key != "allow" && key != "local_servers")
+          return corrupt("line " + std::to_string(kv.first.Mark().line + 1) + ": unknown key 'network." +
+                         key + "' (mode, allow and local_servers are known)");
     if (!root["version"] || root["version"].as<int>() != 1)
       return corrupt("'version: 1' is missing or another version");
     if (!root["name"] || !root["email"]) return corrupt("'name' or 'email' is missing");

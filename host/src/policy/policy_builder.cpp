@@ -263,18 +263,31 @@ Result<Policy> PolicyBuilder::build() {
   for (const auto& g : policy_.grants_) {
     if (g.origin.kind == Origin::Kind::plugin) {
       if (auto st = check_plugin_grant(g); !st) return st.error();
-    } else if (!allow_whole_home_ && g.origin.kind != Origin::Kind::builtin && !policy_.user_home_.empty() &&
-               is_within(policy_.user_home_, g.path)) {
+    } else if (!allow_whole_home_ && !policy_.user_home_.empty() && is_within(policy_.user_home_, g.path) &&
+               (g.origin.kind == Origin::Kind::profile ||
+                // The user may open the home for reading on purpose (the secret
+                // paths stay denied); never for writing: every rc file and
+                // every project of theirs would be the run's to change.
+                (g.access == Access::write && g.origin.kind != Origin::Kind::builtin))) {
       const bool profile = g.origin.kind == Origin::Kind::profile;
       return Error::policy(
           std::string(profile ? "the profile entry " : "the grant ") + g.path.string() + " (" +
-          g.origin.describe() + ") opens all of your home " + policy_.user_home_.string() +
-          "; list the folders it needs" +
+          g.origin.describe() +
+          (profile ? ") opens all of your home " : ") makes all of your home writable: ") +
+          policy_.user_home_.string() + "; list the folders it needs" +
           (profile ? ", or set dangerously_allow_home: true"
                    : ", or list the home in a profile of your own with dangerously_allow_home: true"));
     }
   }
   for (const auto& u : unprotected_) {
+    // One protected path (or a folder of them) inside the run's folder or
+    // home at a time: `/` or the home would lift every protection at once.
+    const bool inside = (is_within(u.path, policy_.run_folder_) && u.path != policy_.run_folder_) ||
+                        (is_within(u.path, policy_.run_home_) && u.path != policy_.run_home_);
+    if (!inside)
+      return Error::invalid(u.origin.describe() + ": " + u.path.string() +
+                            " is not inside the run folder; name the one protected path the run must write "
+                            "(e.g. .vscode), which `parallex policy show` lists");
     auto& ro = policy_.read_only_;
     const auto before = ro.size();
     ro.erase(std::remove_if(ro.begin(), ro.end(), [&](const ReadOnlyPath& r) { return is_within(r.path, u.path); }),

@@ -34,12 +34,16 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice
   const fs::path real = fs::canonical(given, ec);
   if (ec) return Error::io("--grant " + text + ": cannot resolve " + given.string(), ec.value());
   const fs::path home = normal_absolute(user_home());
-  if (!home.empty() && is_within(home, real))
+  // Read-only, the whole home is the user's choice (its secret paths stay
+  // denied); writable, every start-up file and project of theirs would be the run's.
+  if (flag.access == policy::Access::write && !home.empty() && is_within(home, real))
     return Error::policy(
-        "--grant " + text + " opens all of your home " + home.string() +
-        " (your keys, tokens and other projects); grant the folders the run needs (--grant " +
+        "--grant " + text + " makes all of your home " + home.string() +
+        " writable (your shell's start-up files, your other projects); grant the folders the run "
+        "needs (--grant " +
         (home / "src/lib").string() +
-        "), or list the home in a profile of your own with dangerously_allow_home: true");
+        ":rw), or list the home in a profile of your own with "
+        "dangerously_allow_home: true");
   if (real != given)
     notices.push_back({NoticeKind::seal, "granted " + given.string() + " as " + real.string() + " (it is a symlink)"});
   flag.path = real;
