@@ -109,7 +109,7 @@ TEST(PolicyBuilderTest, NoRunFolderIsAnError) {
 TEST(PolicyBuilderTest, DenyBeatsAllowWhateverTheOrder) {
   for (bool deny_first : {false, true}) {
     PolicyBuilder b;
-    b.run_folder("/w").user_home("/home/u");
+    b.run_folder("/w").user_home("/home/u").allow_whole_home(true);
     if (deny_first) b.deny("/home/u/.ssh", "keys", Origin::profile("p.yaml", 3));
     b.allow("/home/u", Access::write, "everything", flag());
     b.allow("/home/u/.ssh/config", Access::write, "more specific", flag());
