@@ -50,6 +50,10 @@ TEST(CommandLine, AParseErrorNamesTheWordAndTheCommand) {
   EXPECT_NE(option.err.find("--frob"), std::string::npos) << option.err;
   EXPECT_NE(option.err.find("parallex agent list --help"), std::string::npos) << option.err;
 
+  const Ran bogus = px("--bogus", home.path);
+  EXPECT_EQ(bogus.status, 2);
+  EXPECT_EQ(bogus.err.rfind("parallex: --bogus is not an option of `parallex`", 0), 0u) << bogus.err;
+
   const Ran nothing = px("", home.path);
   EXPECT_EQ(nothing.status, 2);
   EXPECT_EQ(nothing.err.rfind("parallex: `parallex` needs a command: ", 0), 0u) << nothing.err;

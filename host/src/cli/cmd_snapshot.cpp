@@ -107,7 +107,7 @@ Action setup(CLI::App& app, GlobalOptions&) {
   prune->add_option("--store", o->store, "Snapshot store folder")->required();
   prune->add_option("--keep", o->keep, "How many snapshots to keep")
       ->required()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1000000));
   prune->add_flag("--json", o->json, "Print what was removed as JSON");
   return [o, take, list, rewind, prune]() -> int {
     if (take->parsed()) return do_take(*o);

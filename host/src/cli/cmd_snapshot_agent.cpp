@@ -138,7 +138,7 @@ Action setup_snapshots(CLI::App& app) {
   app.add_option("name", o->name, "The agent")->required();
   app.add_flag("--json", o->json, "Print JSON");
   app.add_flag("--prune", o->prune, "Remove all but the newest --keep N snapshots and free their space");
-  app.add_option("--keep", o->keep, "How many snapshots --prune keeps")->check(CLI::NonNegativeNumber);
+  app.add_option("--keep", o->keep, "How many snapshots --prune keeps")->check(CLI::Range(0, 1000000));
   return [o] { return do_snapshots(*o); };
 }
 

@@ -136,6 +136,16 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error, int argc, co
   const std::string path = command_path(*at);
   std::string message = error.what();
   if (dynamic_cast<const CLI::RequiredError*>(&error) && message.find("subcommand") != std::string::npos) {
+    // `parallex --bogus`: the option is the mistake, not the missing command.
+    for (const auto& w : words) {
+      const std::string name = w.substr(0, w.find('='));
+      if (name.size() > 1 && name[0] == '-' && name != "--" && !at->get_option_no_throw(name)) {
+        std::fprintf(stderr, "parallex: %s is not an option of `%s`. See `%s --help`.\n", name.c_str(),
+                     path.c_str(), path.c_str());
+        return 2;
+      }
+      if (name.empty() || name[0] != '-') break;
+    }
     std::fprintf(stderr, "parallex: `%s` needs a command: %s. See `%s --help`.\n", path.c_str(),
                  names_of(visible_subcommands(*at)).c_str(), path.c_str());
     return 2;
