@@ -98,8 +98,7 @@ int run(const Options& o) {
                  shown(message).c_str());
   Json sessions = Json::array();
   for (const auto& text : parsed.value().sessions) {
-    auto s = json_nests_deeper_than(text, kMaxJsonDepth) ? Json(Json::value_t::discarded)
-                                                         : Json::parse(text, nullptr, false);
+    auto s = parse_json_input<Json>(text);
     if (s.is_discarded() || !s.is_object()) {
       std::fprintf(stderr, "parallex: warning: the %s plugin returned a session that is not a JSON object\n",
                    o.harness.c_str());

@@ -25,9 +25,4 @@ bool json_nests_deeper_than(std::string_view text, int max_depth) {
   return false;
 }
 
-nlohmann::json parse_json_input(std::string_view text) {
-  if (json_nests_deeper_than(text, kMaxJsonDepth)) return nlohmann::json(nlohmann::json::value_t::discarded);
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-}
-
 }  // namespace px

@@ -20,7 +20,12 @@ bool json_nests_deeper_than(std::string_view text, int max_depth);
 
 // The parsed value, or a discarded one (is_discarded()) when `text` is not
 // valid JSON or nests deeper than kMaxJsonDepth. Never throws.
-nlohmann::json parse_json_input(std::string_view text);
+// Json: nlohmann::json or nlohmann::ordered_json.
+template <class Json = nlohmann::json>
+Json parse_json_input(std::string_view text) {
+  if (json_nests_deeper_than(text, kMaxJsonDepth)) return Json(Json::value_t::discarded);
+  return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
 
 // Out: a value as text that never throws. Paths, arguments and variables are
 // bytes, not always UTF-8 (a folder named in Latin-1, an argument of raw
