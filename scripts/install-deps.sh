@@ -9,7 +9,7 @@ SUDO=$(need_root)
 packages=(
   build-essential cmake ninja-build pkg-config clang
   libboost-dev libboost-filesystem-dev libboost-system-dev
-  libyaml-cpp-dev libspdlog-dev libgit2-dev libcli11-dev nlohmann-json3-dev
+  libyaml-cpp-dev libspdlog-dev libgit2-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libseccomp-dev libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libssl-dev
   git curl ca-certificates procps iproute2 util-linux ccache lld
 )

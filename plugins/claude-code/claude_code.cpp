@@ -98,6 +98,56 @@ class ClaudeCodePlugin final : public Plugin {
     };
   }
 
+  // Claude Code's files in a home (checked against 2.1). ~/.claude.json is
+  // mostly its own state (first start, onboarding, the API-key answer, usage
+  // counters, per-project history and trust); a few of its keys start
+  // programs or approve them. Its settings.json is settings through and
+  // through (hooks, permissions, env, statusLine, apiKeyHelper). Its
+  // folders of agents, commands, skills, hooks and plugins are read-only in
+  // a run (contribute_state), named here so an agent's home is checked for
+  // them too.
+  std::vector<HomeFile> home_files(Platform) override {
+    const auto settings = HomeKind::settings;
+    const auto data = HomeKind::data;
+    const std::vector<HomeKey> state_keys{
+        {"mcpServers", settings, "an MCP server Claude Code starts in every project"},
+        {"projects.*.mcpServers", settings, "an MCP server Claude Code starts in that project"},
+        {"projects.*.enabledMcpjsonServers", settings,
+         "approves a project's .mcp.json servers, which then start without asking"},
+        {"projects.*.disabledMcpjsonServers", settings,
+         "the project's .mcp.json servers you turned down (a run removing one approves it)"},
+        {"projects.*.enableAllProjectMcpServers", settings,
+         "approves every MCP server a project's .mcp.json names"},
+        {"projects.*.allowedTools", settings, "tools and commands Claude Code runs without asking"},
+        {"projects.{run_folder}.hasTrustDialogAccepted", data, "you trusted the run's folder in the run"},
+        {"projects.*.hasTrustDialogAccepted", settings,
+         "trusts another folder: its hooks and settings would run there without asking"},
+    };
+    const std::string state_reason =
+        "Claude Code's own state (first start, onboarding, the API-key answer, history and trust per "
+        "project); "
+        "its MCP servers and approvals run commands";
+    return {
+        HomeFile::data_file("~/.claude.json", HomeFormat::json, state_keys, state_reason),
+        // Where it lives with CLAUDE_CONFIG_DIR=~/.claude (an agent's home).
+        HomeFile::data_file("~/.claude/.claude.json", HomeFormat::json, state_keys, state_reason),
+        HomeFile::settings_file("~/.claude/settings.json", HomeFormat::json, {},
+                                "Claude Code's user settings: hooks, permission rules, env, statusLine and "
+                                "apiKeyHelper commands"),
+        HomeFile::data_file("~/.claude/.credentials.json", HomeFormat::whole, {},
+                            "Claude Code's sign-in, refreshed when its token renews"),
+        HomeFile::data_dir("~/.claude/projects", "Claude Code's session transcripts"),
+        HomeFile::data_dir("~/.claude/todos", "Claude Code's per-session to-do lists"),
+        HomeFile::data_dir("~/.claude/file-history", "Claude Code's checkpoints of files it edits"),
+        HomeFile::settings_dir("~/.claude/hooks", "scripts Claude Code's hooks run"),
+        HomeFile::settings_dir("~/.claude/commands", "slash commands, which may run shell commands"),
+        HomeFile::settings_dir("~/.claude/agents", "subagents and the tools they may use"),
+        HomeFile::settings_dir("~/.claude/skills", "skills and the scripts they run"),
+        HomeFile::settings_dir("~/.claude/plugins",
+                               "Claude Code plugins: their hooks, commands and MCP servers"),
+    };
+  }
+
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
     if (in.platform == Platform::MacOS) {
@@ -131,6 +181,9 @@ class ClaudeCodePlugin final : public Plugin {
                    "Claude Code's own state file (first start, machine id, trusted folders, MCP servers); "
                    "rewritten on every start");
     out.read_write("~/.claude.json.lock", "the lock Claude Code holds while it rewrites ~/.claude.json");
+    // Writable through a copy of the run's own (home_files: hooks in it run
+    // commands, so a change is held back until you apply it).
+    out.read_write("~/.claude/settings.json", "Claude Code's user settings (hooks, permissions, env)");
     out.read_write("~/.claude/.credentials.json",
                    "Claude Code's sign-in (refreshed in place when its token renews)");
     struct Dir {
@@ -155,7 +208,6 @@ class ClaudeCodePlugin final : public Plugin {
     };
     for (const auto& d : kWritable) out.state_dir(d.path, d.reason);
     static constexpr Dir kReadable[] = {
-        {"~/.claude/settings.json", "Claude Code's user settings (read only: hooks in it run commands)"},
         {"~/.claude/CLAUDE.md", "your instructions for Claude Code in every project"},
         {"~/.claude/agents", "your Claude Code subagents"},
         {"~/.claude/commands", "your Claude Code slash commands"},

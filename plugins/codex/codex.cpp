@@ -76,6 +76,43 @@ class CodexPlugin final : public Plugin {
     };
   }
 
+  // Codex's files in its home (checked against 0.171). ~/.codex is its own
+  // data: sessions, its SQLite databases (shared with any Codex running at
+  // the same time, so the folder stays the real one), logs, history and its
+  // sign-in. What in it runs or approves commands: config.toml (notify, MCP
+  // servers, hooks, model providers, approval and sandbox settings) but for
+  // the keys Codex writes itself, hooks.json, the approved-command rules,
+  // skills and plugins, and the instructions it follows in every session.
+  std::vector<HomeFile> home_files(Platform) override {
+    const auto data = HomeKind::data;
+    return {
+        HomeFile::data_dir(
+            "~/.codex",
+            "Codex's own home: sessions, SQLite state, logs, history and its sign-in (auth.json)"),
+        HomeFile::settings_file(
+            "~/.codex/config.toml", HomeFormat::toml,
+            {
+                {"projects.{run_folder}.trust_level", data, "you trusted the run's folder in the run"},
+                {"notice", data, "notices you dismissed"},
+                {"model", data, "the model you chose"},
+                {"model_reasoning_effort", data, "the reasoning effort you chose"},
+            },
+            "Codex's config: notify, MCP servers, hooks, model providers, approval and sandbox settings, and "
+            "the folders it trusts"),
+        HomeFile::settings_file("~/.codex/hooks.json", HomeFormat::json, {}, "commands Codex's hooks run"),
+        HomeFile::settings_dir("~/.codex/rules", "commands you approved for Codex to run without asking"),
+        HomeFile::settings_dir("~/.codex/skills", "skills and the scripts they run"),
+        HomeFile::settings_dir("~/.codex/plugins", "Codex plugins: their MCP servers, hooks and skills"),
+        HomeFile::settings_file("~/.codex/AGENTS.md", HomeFormat::whole, {},
+                                "instructions Codex follows in every session"),
+        HomeFile::settings_dir("~/.codex/prompts", "custom prompts Codex offers in every session"),
+        HomeFile::settings_file("~/.codex/managed_config.toml", HomeFormat::whole, {},
+                                "managed configuration that overrides config.toml"),
+        HomeFile::settings_file("~/.codex/requirements.toml", HomeFormat::whole, {},
+                                "requirements that constrain Codex's settings"),
+    };
+  }
+
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
     support::carry_file(

@@ -83,6 +83,38 @@ class OpencodePlugin final : public Plugin {
     };
   }
 
+  // opencode's files in a home (checked against 1.18). Its config folder is
+  // settings through and through: its config (MCP servers, commands,
+  // permission rules, plugins), and plugins, tools, agents and commands
+  // (JavaScript it runs), with the packages it installs for them. It writes
+  // a .gitignore there itself. The provider packages it installs in its
+  // cache are code it runs too; the rest of its data and state is its own.
+  std::vector<HomeFile> home_files(Platform) override {
+    const auto data = HomeKind::data;
+    const std::vector<HomeKey> config_keys{{"$schema", data, "the schema opencode names in a new config"}};
+    return {
+        HomeFile::settings_dir("~/.config/opencode",
+                               "opencode's config folder: its config, plugins, tools, agents and commands "
+                               "(JavaScript it runs)"),
+        HomeFile::settings_file("~/.config/opencode/opencode.json", HomeFormat::json, config_keys,
+                                "opencode's config: MCP servers, commands, permission rules, plugins"),
+        HomeFile::settings_file("~/.config/opencode/opencode.jsonc", HomeFormat::json, config_keys,
+                                "opencode's config: MCP servers, commands, permission rules, plugins"),
+        HomeFile::settings_file("~/.config/opencode/config.json", HomeFormat::json, config_keys,
+                                "opencode's config (an older name)"),
+        HomeFile::data_file("~/.config/opencode/.gitignore", HomeFormat::whole, {},
+                            "the .gitignore opencode writes in its config folder"),
+        HomeFile::data_dir("~/.local/share/opencode",
+                           "opencode's sessions (opencode.db), logs, snapshots and sign-in (auth.json)"),
+        HomeFile::data_dir("~/.local/state/opencode", "opencode's locks and last-used model"),
+        HomeFile::data_dir("~/.cache/opencode", "opencode's own cache (models list)"),
+        HomeFile::settings_dir("~/.cache/opencode/node_modules",
+                               "the provider packages and plugins opencode installs and runs"),
+        HomeFile::settings_file("~/.cache/opencode/package.json", HomeFormat::whole, {},
+                                "the packages opencode installs in its cache and runs"),
+    };
+  }
+
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
     support::carry_file(

@@ -664,6 +664,18 @@ TEST_F(AgentsTest, UnsealedRunNamesHarnessSettingsThatRunCommands) {
   spit(paths("hooked").home() / ".claude/settings.json", R"({"hooks": {"Stop": [{"command": "id"}]}})");
   auto warned = px("agent run hooked --unsealed --in " + q(repo.string()) + " -- true");
   EXPECT_EQ(warned.status, 0) << warned.err;
-  EXPECT_NE(warned.err.find(".claude/settings.json can make the harness run commands"), std::string::npos)
+  EXPECT_NE(warned.err.find(".claude/settings.json: hooks can make the harness run commands"),
+            std::string::npos)
       << warned.err;
+  // The same declarations the seal of a run in your home uses: keys inside
+  // Claude Code's state and Codex's TOML config, data beside them unnamed.
+  spit(paths("hooked").home() / ".claude/.claude.json",
+       R"({"numStartups": 3, "mcpServers": {"x": {"command": "sh"}}})");
+  fs::create_directories(paths("hooked").home() / ".codex");
+  spit(paths("hooked").home() / ".codex/config.toml", "model = \"gpt-5\"\nnotify = [\"sh\"]\n");
+  auto keys = px("agent run hooked --unsealed --in " + q(repo.string()) + " -- true");
+  EXPECT_NE(keys.err.find(".claude/.claude.json: mcpServers can make"), std::string::npos) << keys.err;
+  EXPECT_NE(keys.err.find(".codex/config.toml: notify can make"), std::string::npos) << keys.err;
+  EXPECT_EQ(keys.err.find("numStartups"), std::string::npos) << keys.err;
+  EXPECT_EQ(keys.err.find("model"), std::string::npos) << keys.err;
 }

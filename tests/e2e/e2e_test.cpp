@@ -425,6 +425,30 @@ TEST_P(SealedClient, PointedAtAModelServerOnThisMachineThroughLocalServers) {
   std::vector<std::string> commands;
   for (const auto& c : a["commands"]) commands.push_back(c.value("command", ""));
   EXPECT_EQ(commands, want_commands) << a.dump(1);
+
+  // Claude Code on this fresh home: the run's own copy of ~/.claude.json
+  // started from {} and what Claude Code wrote there landed, so the home has a
+  // valid one; the next start finds it (no "configuration file not found ...
+  // a backup file exists" warning) and keeps what the first start recorded.
+  if (harness != "claude-code" || agent) return;
+  const json first = json::parse(read_text(home_ / ".claude.json"), nullptr, false);
+  ASSERT_TRUE(first.is_object()) << "no valid ~/.claude.json after the first sealed start:\n"
+                                 << log.substr(0, 3000);
+  EXPECT_FALSE(first.value("userID", "").empty()) << first.dump(1);
+  EXPECT_FALSE(first.value("firstStartTime", "").empty()) << first.dump(1);
+  EXPECT_EQ((fs::status(home_ / ".claude.json").permissions() & fs::perms::all),
+            fs::perms::owner_read | fs::perms::owner_write);
+  sh("git -C " + quote(work_.string()) + " checkout -q edit.txt && rm -f " +
+     quote((work_ / "new.txt").string()));
+  ASSERT_EQ(run_sealed(server.port()), 0) << read_text(root_ / "run.log").substr(0, 6000);
+  const std::string second = read_text(root_ / "run.log");
+  EXPECT_EQ(second.find("configuration file not found"), std::string::npos) << second.substr(0, 3000);
+  EXPECT_EQ(second.find("backup file exists"), std::string::npos) << second.substr(0, 3000);
+  const json kept = json::parse(read_text(home_ / ".claude.json"), nullptr, false);
+  ASSERT_TRUE(kept.is_object());
+  EXPECT_EQ(kept.value("userID", ""), first.value("userID", ""));
+  EXPECT_EQ(kept.value("firstStartTime", ""), first.value("firstStartTime", ""));
+  EXPECT_FALSE(kept.contains("mcpServers")) << kept.dump(1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Clients, SealedClient,

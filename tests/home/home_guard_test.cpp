@@ -261,6 +261,75 @@ TEST_P(HomeGuard, RunWritesOnlyItsOwnFile) {
   expect_only(before, Allowed{{rel(proj_ / "notes.txt")}, {}}, "parallex run", r.output);
 }
 
+// A run of each harness (a script standing in for it) that writes its data
+// and plants what would make the user's next unsealed session run a program:
+// the data is in the home afterwards, the plants are not, and nothing else of
+// the home changed (they are held back in the run's record).
+TEST_P(HomeGuard, HarnessRunsLeaveTheirDataAndNoCommandRunningSettings) {
+  struct Case {
+    std::string harness, script;
+    Allowed allowed;
+  };
+  const std::string py = R"(
+import json, os
+h = os.path.expanduser("~")
+def plant_json(p, key, value):
+    try: d = json.load(open(p))
+    except Exception: d = {}
+    d[key] = value
+    d["numStartups"] = d.get("numStartups", 0) + 1
+    open(p, "w").write(json.dumps(d))
+)";
+  const std::vector<Case> cases{
+      {"claude-code", py + "plant_json(h + '/.claude.json', 'mcpServers', {'x': {'command': '/bin/sh'}})
+                           "
+                           "os.makedirs(h + '/.claude/projects/p', exist_ok=True)
+                           "
+                           "open(h + '/.claude/projects/p/s.jsonl', 'w').write('{}\n')
+                           ",
+                          Allowed{{".claude.json"}, {".claude/projects"}}},
+      {"codex", py + "os.makedirs(h + '/.codex/sessions', exist_ok=True)
+                     "
+                     "open(h + '/.codex/sessions/s.jsonl', 'w').write('{}\n')
+                     "
+                     "open(h + '/.codex/config.toml', 'a').write('notify = [" /
+                         bin /
+                         sh "]\n')
+                            "
+                            "os.makedirs(h + '/.codex/rules', exist_ok=True)
+                            "
+                            "open(h + '/.codex/rules/default.rules', 'w').write('x\n')
+                            ",
+                         Allowed{{}, {".codex/sessions"}}},
+      {"opencode", py + "os.makedirs(h + '/.config/opencode/plugin', exist_ok=True)
+                        "
+                        "open(h + '/.config/opencode/plugin/x.js', 'w').write('x')
+                        "
+                        "plant_json(h + '/.config/opencode/opencode.json', 'mcp', {'x': {'type': 'local'}})
+                        "
+                        "os.makedirs(h + '/.local/share/opencode', exist_ok=True)
+                        "
+                        "open(h + '/.local/share/opencode/s.json', 'w').write('{}')
+                        ",
+                       Allowed{{}, {".local/share/opencode"}}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.harness);
+    const TreeListing before = list_tree(home_);
+    const Ran r = px({"run", "--harness", c.harness, "--", "python3", "-c", c.script}, env());
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("parallex runs apply"), std::string::npos) << r.output;
+    expect_only(before, c.allowed, "parallex run --harness " + c.harness, r.output);
+  }
+  const json state = json::parse(read_text(home_ / ".claude.json"), nullptr, false);
+  ASSERT_TRUE(state.is_object()) << "no valid ~/.claude.json";
+  EXPECT_FALSE(state.contains("mcpServers")) << state.dump();
+  EXPECT_GE(state.value("numStartups", 0), 1);
+  EXPECT_TRUE(fs::exists(home_ / ".claude/projects/p/s.jsonl"));
+  EXPECT_TRUE(fs::exists(home_ / ".codex/sessions/s.jsonl"));
+  EXPECT_TRUE(fs::exists(home_ / ".local/share/opencode/s.json"));
+}
+
 // The real clients, as a user first tries them.
 TEST_P(HomeGuard, RunTheRealClients) {
   int tried = 0;

@@ -5,7 +5,8 @@
 
 #include "agents/credential.hpp"
 #include "agents/token.hpp"
-
+#include "common/read_file.hpp"
+#include "policy/home_documents.hpp"
 #include "snapshot/snapshot.hpp"
 
 namespace px::agents {
@@ -106,28 +107,52 @@ Result<std::vector<std::string>> link_shared_harness_config(const AgentPaths& pa
   return notes;
 }
 
-std::vector<fs::path> command_running_settings(const AgentPaths& paths) {
-  struct Probe {
-    const char* file;
-    std::vector<const char*> markers;
-  };
-  const Probe probes[] = {
-      {".claude/settings.json", {"\"hooks\"", "\"mcpServers\"", "\"apiKeyHelper\"", "\"statusLine\""}},
-      {".claude/settings.local.json", {"\"hooks\"", "\"mcpServers\"", "\"apiKeyHelper\"", "\"statusLine\""}},
-      {".claude.json", {"\"mcpServers\""}},
-      {".codex/config.toml", {"notify", "mcp_servers"}},
-      {".config/opencode/opencode.json", {"\"mcp\"", "\"plugin\""}},
-  };
-  std::vector<fs::path> found;
-  for (const auto& probe : probes) {
-    const fs::path file = paths.home() / probe.file;
-    auto text = read_file(file);
-    if (!text) continue;
-    for (const char* marker : probe.markers) {
-      if (text.value().find(marker) != std::string::npos) {
-        found.push_back(file);
-        break;
+std::vector<std::string> command_running_settings(const fs::path& home,
+                                                  const std::vector<policy::DeclaredHomeFiles>& declared) {
+  std::vector<std::string> found;
+  for (const auto& d : declared) {
+    // Each of the agent's runs recorded its own folder ("projects.{run_folder}
+    // ..." is data): `*`, any folder.
+    for (const auto& f : policy::resolve_home_files(d, home, "*")) {
+      if (!f.guarded()) continue;
+      std::error_code ec;
+      const auto st = fs::symlink_status(f.path, ec);
+      if (ec || !fs::exists(st)) continue;
+      if (fs::is_directory(st)) {
+        // Something of its own that is not the harness's data, nor a file
+        // declared on its own (checked above or below by its keys).
+        const auto resolved = policy::resolve_home_files(d, home, "*");
+        int seen = 0;
+        for (fs::recursive_directory_iterator it(f.path, ec), end; !ec && it != end && ++seen < 10000;
+             it.increment(ec)) {
+          if (it->is_directory(ec)) continue;
+          const policy::HomeFile* decl = policy::home_file_for(resolved, it->path());
+          if (!decl || decl->path == it->path() || !decl->guarded()) continue;
+          found.push_back(f.path.string() + " (" + f.reason + ")");
+          break;
+        }
+        continue;
       }
+      auto text = read_regular_file(f.path, {.max_bytes = 16u << 20, .follow_links = false});
+      if (!text) {
+        if (f.kind == policy::HomeKind::settings) found.push_back(f.path.string() + " (" + f.reason + ")");
+        continue;
+      }
+      if (f.format == policy::HomeFormat::whole) {
+        if (f.kind == policy::HomeKind::settings && !text.value().empty())
+          found.push_back(f.path.string() + " (" + f.reason + ")");
+        continue;
+      }
+      auto doc = policy::home::read_document(text.value(), f.format);
+      if (!doc) {
+        found.push_back(f.path.string() + " (" + f.reason + "; it is " + doc.error().message + ")");
+        continue;
+      }
+      std::string keys;
+      for (const auto& c : policy::home::diff_documents(nlohmann::json::object(), doc.value(), f))
+        if (c.kind == policy::HomeKind::settings)
+          keys += (keys.empty() ? "" : ", ") + policy::describe_key(c.key);
+      if (!keys.empty()) found.push_back(f.path.string() + ": " + keys);
     }
   }
   return found;

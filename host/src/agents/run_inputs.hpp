@@ -10,6 +10,7 @@
 #include "agents/store.hpp"
 #include "common/error.hpp"
 #include "policy/compose.hpp"
+#include "policy/home_files.hpp"
 
 namespace px::agents {
 
@@ -43,10 +44,15 @@ std::vector<fs::path> shared_harness_files(const fs::path& user_home);
 Result<std::vector<std::string>> link_shared_harness_config(const AgentPaths& paths,
                                                             const fs::path& user_home);
 
-// Files in the agent's home that make a harness run commands (Claude Code
-// hooks, Codex notify, MCP servers). A sealed run may have written them; an
-// unsealed run would run them unconfined, so `agent run --unsealed` names them.
-std::vector<fs::path> command_running_settings(const AgentPaths& paths);
+// What in a home makes a harness run commands, by each plugin's own
+// declaration of its files (policy/home_files.hpp, the same one the seal of a
+// run in the user's home uses): a settings file or folder that holds
+// something, a JSON or TOML file's keys that run commands (Claude Code's MCP
+// servers, Codex's notify). A sealed run may have written them; an unsealed
+// run would run them unconfined, so `agent run --unsealed` names them. One
+// line each: the path, and the keys or what it is.
+std::vector<std::string> command_running_settings(const fs::path& home,
+                                                  const std::vector<policy::DeclaredHomeFiles>& declared);
 
 struct PreRunSnapshot {
   bool taken = false;

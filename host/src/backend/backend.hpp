@@ -76,6 +76,19 @@ struct ViewFile {
   std::string secret_of;  // the credential whose secret the host's file holds, or empty
 };
 
+// A harness's file or folder in the user's home that the run may write but
+// whose changes must not reach the home unseen (policy::HomeFile::guarded):
+// the seal shows the run a layer of its own there (supervisor/home_settings.hpp).
+struct HomeLayer {
+  enum class Kind {
+    copy,      // a file: `source` (the run's copy of the user's file) bound writable
+    overlay,   // a folder: the user's folder beneath `upper` (and its `work` dir)
+    read_only  // no layer could be made: the user's file or folder, read-only
+  } kind = Kind::copy;
+  fs::path view;  // the path in the user's home, as the run sees it
+  fs::path source, upper, work;
+};
+
 struct LaunchRequest {
   const policy::Policy* policy = nullptr;  // required; outlives the launch
   fs::path executable;                     // absolute
@@ -87,6 +100,11 @@ struct LaunchRequest {
   ProxySocketHook on_proxy_socket;         // empty: the run is offline
   std::vector<ViewFile> view_files;        // the run's broker: its CA bundle, masked secret files
   int cgroup_fd = -1;                      // the run's cgroup (O_DIRECTORY), or -1
+  // The harness's guarded files in the user's home (HomeLayer), and where what
+  // the run made at such a path inside a state folder that did not exist
+  // before it is moved instead of being kept (mirrored by absolute path).
+  std::vector<HomeLayer> home_layers;
+  fs::path home_held_dir;
   // The command's first process exists (`enters_cgroup`: it placed itself in
   // the cgroup before it could start anything) and builds the seal; the
   // command does not start before this returns. The supervisor finishes its

@@ -2,8 +2,12 @@
 // pid, state, since), from the registry; entries of dead supervisors are
 // cleaned up on the way, and so are the records they left without an end
 // (closed as lost, their end marked unknown).
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "agents/store.hpp"
 #include "cli/command.hpp"
@@ -13,6 +17,7 @@
 #include "run/record.hpp"
 #include "run/stage.hpp"
 #include "supervisor/control_socket.hpp"
+#include "supervisor/home_settings.hpp"
 #include "supervisor/registry.hpp"
 #include "supervisor/unswept.hpp"
 
@@ -23,6 +28,12 @@ namespace fs = std::filesystem;
 
 struct Options {
   bool json = false;
+};
+
+struct ApplyOptions {
+  std::string id;
+  bool yes = false;
+  bool dry_run = false;
 };
 
 std::string join_command(const std::vector<std::string>& argv) {
@@ -130,10 +141,101 @@ int run(const Options& o) {
   return 0;
 }
 
+// The record folder of run `id`, in any runs folder of this user.
+std::optional<fs::path> find_run(const std::string& id) {
+  if (id.empty() || id.size() > 64 ||
+      id.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyz-") != std::string::npos)
+    return std::nullopt;
+  std::error_code ec;
+  for (const auto& dir : runs_dirs())
+    if (fs::is_regular_file(dir / id / "run.json", ec)) return dir / id;
+  return std::nullopt;
+}
+
+bool ask(const std::string& question) {
+  std::fprintf(stderr, "%s [y/N] ", question.c_str());
+  std::fflush(stderr);
+  char line[16] = {};
+  if (!std::fgets(line, sizeof line, stdin)) return false;
+  return line[0] == 'y' || line[0] == 'Y';
+}
+
+// `parallex runs apply ID`: the changes a run made to a harness's
+// command-running settings in your home, held back at its end
+// (supervisor/home_settings.hpp), shown and, once you agree, applied.
+int apply(const ApplyOptions& o) {
+  const auto dir = find_run(o.id);
+  if (!dir) {
+    std::fprintf(stderr, "parallex: no run %s (see `parallex report --last` for the latest run's id)\n",
+                 redact(o.id).c_str());
+    return 2;
+  }
+  auto record = run::read_record(*dir);
+  if (!record) {
+    std::fprintf(stderr, "parallex: %s\n", record.error().message.c_str());
+    return 1;
+  }
+  std::vector<supervisor::HeldChange> changes;
+  for (const auto& j : record.value().home_changes) changes.push_back(supervisor::held_change_from_json(j));
+  const auto pending =
+      std::count_if(changes.begin(), changes.end(), [](const auto& c) { return c.applied_at.empty(); });
+  if (pending == 0) {
+    std::printf("run %s holds no change to apply%s\n", o.id.c_str(),
+                changes.empty() ? "" : " (every change it held was applied)");
+    return 0;
+  }
+  for (const auto& c : changes) {
+    if (!c.applied_at.empty()) continue;
+    std::printf("%s (%s%s):\n", c.path.c_str(), c.what.c_str(),
+                c.reason.empty() ? "" : ("; " + c.reason).c_str());
+    for (const auto& line : supervisor::preview_held_change(*dir, c)) std::printf("  %s\n", line.c_str());
+    if (!c.note.empty()) std::printf("  (%s)\n", redact(c.note).c_str());
+  }
+  if (o.dry_run) return 0;
+  if (!o.yes) {
+    if (::isatty(0) != 1) {
+      std::fprintf(stderr, "parallex: nothing applied: confirm with --yes (no terminal to ask)\n");
+      return 1;
+    }
+    if (!ask("Apply these changes to your home? The harness runs them the next time it starts")) {
+      std::fprintf(stderr, "parallex: nothing applied\n");
+      return 1;
+    }
+  }
+  int status = 0;
+  for (auto& c : changes) {
+    if (!c.applied_at.empty()) continue;
+    auto done = supervisor::apply_held_change(*dir, c, false);
+    if (!done) {
+      std::fprintf(stderr, "parallex: %s\n", done.error().message.c_str());
+      status = 1;
+      continue;
+    }
+    for (const auto& line : done.value()) std::printf("%s\n", line.c_str());
+  }
+  auto written = run::update_record(*dir, [&](run::RunRecord& r) {
+    r.home_changes = nlohmann::json::array();
+    for (const auto& c : changes) r.home_changes.push_back(supervisor::to_json(c));
+    return true;
+  });
+  if (!written) {
+    std::fprintf(stderr, "parallex: %s\n", written.error().message.c_str());
+    return 1;
+  }
+  return status;
+}
+
 Action setup(CLI::App& app, GlobalOptions&) {
   auto o = std::make_shared<Options>();
   app.add_flag("--json", o->json, "Print JSON");
-  return [o] { return run(*o); };
+  auto a = std::make_shared<ApplyOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "apply",
+      "Show and apply what a run changed in a harness's command-running settings (held back at its end)");
+  sub->add_option("id", a->id, "The run's id (printed at its end)")->required();
+  sub->add_flag("--yes,-y", a->yes, "Apply without asking");
+  sub->add_flag("--dry-run", a->dry_run, "Only show what would change");
+  return [o, a, sub] { return sub->parsed() ? apply(*a) : run(*o); };
 }
 
 }  // namespace

@@ -58,6 +58,22 @@ std::string render_policy(const policy::Policy& p) {
     }
   }
 
+  // Only the guarded ones: what the run sees as its own and the home gets only when applied.
+  bool home_header = false;
+  for (const auto& f : p.home_files()) {
+    if (!f.guarded()) continue;
+    if (!home_header)
+      out << "\nThe harness's settings in your home (the run writes its own copy; data lands, a changed "
+             "setting is held back: parallex runs apply)\n";
+    home_header = true;
+    std::string what = f.kind == policy::HomeKind::settings ? "settings" : "data; keys that run commands:";
+    if (f.kind == policy::HomeKind::data)
+      for (const auto& k : f.keys)
+        if (k.kind == policy::HomeKind::settings) what += " " + k.text;
+    out << "  " << pad(f.path.string() + (f.directory ? "/" : ""), 44) << origin_and_reason(f.origin, what)
+        << "\n";
+  }
+
   const auto& net = p.network();
   out << "\nNetwork     " << policy::to_string(net.mode) << " [" << net.mode_origin.describe() << "]";
   if (net.mode == policy::NetworkMode::offline) out << ": no connection at all";

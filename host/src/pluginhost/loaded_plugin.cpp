@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <boost/dll/shared_library_load_mode.hpp>
 #include <cstddef>
 #include <exception>
@@ -324,6 +325,73 @@ Result<policy::ProjectFiles> LoadedPlugin::project_files() const {
     std::string normal = p.lexically_normal().string();
     while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
     out.files.push_back({std::move(normal), std::move(f.reason)});
+  }
+  return out;
+}
+
+Result<policy::DeclaredHomeFiles> LoadedPlugin::home_files(policy::Platform platform) const {
+  policy::DeclaredHomeFiles out;
+  out.plugin = name_;
+  out.harness = harness_;
+  constexpr std::size_t kEnd = offsetof(px_plugin, home_files) + sizeof(px_plugin::home_files);
+  if (descriptor_->struct_size < kEnd || !descriptor_->home_files) return out;
+  struct State : SinkState {
+    std::vector<policy::DeclaredHomeFiles::File> files;
+  } state;
+  px_home_file_sink sink{};
+  sink.ctx = static_cast<SinkState*>(&state);
+  sink.file = [](void* ctx, const px_home_file* f) {
+    auto* s = state_of<State>(ctx);
+    // Every field of ABI 1.4's px_home_file; a later SDK's larger struct
+    // starts with the same ones.
+    if (f == nullptr || f->struct_size < sizeof(px_home_file) || f->key_count > 256 ||
+        (f->key_count > 0 && f->keys == nullptr)) {
+      s->bad_string = true;
+      return;
+    }
+    // Anything but PX_HOME_DATA is read as settings: held back, never written.
+    const auto kind = [](px_home_kind k) {
+      return k == PX_HOME_DATA ? policy::HomeKind::data : policy::HomeKind::settings;
+    };
+    policy::DeclaredHomeFiles::File file;
+    file.path = s->take(f->path);
+    file.directory = f->directory != 0;
+    file.kind = kind(f->kind);
+    file.format = f->format == PX_HOME_JSON   ? policy::HomeFormat::json
+                  : f->format == PX_HOME_TOML ? policy::HomeFormat::toml
+                                              : policy::HomeFormat::whole;
+    if (f->reason) file.reason = s->take(f->reason);
+    for (std::size_t i = 0; i < f->key_count; ++i) {
+      const px_home_key& k = f->keys[i];
+      file.keys.push_back({s->take(k.pattern), kind(k.kind), k.reason ? s->take(k.reason) : ""});
+    }
+    s->files.push_back(std::move(file));
+  };
+  set_error_callback(sink);
+  if (descriptor_->home_files(to_abi(platform), &sink) != PX_OK)
+    return Error::plugin("plugin " + name_ + " failed to name its home files: " + state.error);
+  if (state.bad_string)
+    return Error::plugin("plugin " + name_ + " passed a null, oversized or malformed home file");
+  for (auto& f : state.files) {
+    const fs::path p(f.path);
+    bool climbs = false;
+    for (const auto& part : p) climbs = climbs || part == "..";
+    if (f.path.rfind("~/", 0) != 0 || f.path.size() < 3 || climbs || f.path.find('\0') != std::string::npos)
+      return Error::plugin("plugin " + name_ + " named the home file '" + f.path.substr(0, 200) +
+                           "', which is not a path under '~/' without '..'; the plugin needs fixing");
+    for (const auto& k : f.keys) {
+      const auto parts = policy::split_key_pattern(k.pattern, "/");
+      const bool empty_part =
+          std::any_of(parts.begin(), parts.end(), [](const std::string& x) { return x.empty(); });
+      if (k.pattern.empty() || empty_part || f.format == policy::HomeFormat::whole || f.directory)
+        return Error::plugin(
+            "plugin " + name_ + " named the key '" + k.pattern.substr(0, 200) + "' in " + f.path +
+            ", which is not a key path (a.b.c) of a JSON or TOML file; the plugin needs fixing");
+    }
+    std::string normal = "~/" + p.lexically_normal().string().substr(2);
+    while (normal.size() > 2 && normal.back() == '/') normal.pop_back();
+    f.path = std::move(normal);
+    out.files.push_back(std::move(f));
   }
   return out;
 }

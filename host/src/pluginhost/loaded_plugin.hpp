@@ -3,19 +3,19 @@
 // C sink that copies what the plugin hands over at once; a plugin's failure
 // (an error it reports, a null where a string belongs) becomes an Error naming
 // the plugin. The library stays loaded as long as this object lives.
-#include <boost/dll/shared_library.hpp>
+#include <parallex/plugin_abi.h>
 
+#include <boost/dll/shared_library.hpp>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <parallex/plugin_abi.h>
-
 #include "common/error.hpp"
 #include "policy/compose.hpp"
 #include "policy/contribution.hpp"
+#include "policy/home_files.hpp"
 
 namespace px::plugins {
 
@@ -70,6 +70,10 @@ class LoadedPlugin {
   // plugins. A path that is absolute, empty or climbs out with ".." is the
   // plugin's error.
   Result<policy::ProjectFiles> project_files() const;
+  // The harness's files in a home (ABI 1.4); nothing for older plugins. A
+  // path that is not "~/..." without "..", or a key pattern with an empty
+  // part, is the plugin's error.
+  Result<policy::DeclaredHomeFiles> home_files(policy::Platform platform) const;
 
  private:
   LoadedPlugin() = default;

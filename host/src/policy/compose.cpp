@@ -163,7 +163,14 @@ Result<Policy> compose(const ComposeInputs& in) {
             Origin::builtin());
   b.set_env("PARALLEX_RUN", "1", "tells programs (and parallex itself) they run inside a seal", Origin::builtin());
 
-  for (const auto& p : in.profiles) apply_profile(b, p, ph, in.secret_env);
+  for (const auto& p : in.profiles) {
+    apply_profile(b, p, ph, in.secret_env);
+    // What the next run is allowed is no business of this one.
+    if (!p.source_file.empty())
+      b.read_only(p.source_file,
+                  "the profile this run loads: a run may not change what the runs after it may do",
+                  Origin::profile(p.name, 0));
+  }
   PX_TRY(apply_tool_caches_setting(b, in.profiles, ph, in.platform, agent_run));
   // Files other programs run later: read-only in every run, whatever its
   // harness (an agent run under Codex must not plant Claude Code's hooks).
@@ -208,6 +215,18 @@ Result<Policy> compose(const ComposeInputs& in) {
   }
 
   if (in.harness) apply_harness(b, *in.harness, ph, agent_run);
+  // In an agent's run its home is its own (checked before an unsealed run
+  // instead, agents/run_inputs.hpp).
+  if (in.harness_home_files && !agent_run) {
+    for (auto& f : resolve_home_files(*in.harness_home_files, ph.user_home, ph.run_folder)) {
+      // Seatbelt has no copies of the run's own: a setting stays read-only
+      // there (a data file with keys that run commands stays the harness's
+      // to write: docs/seatbelt.md).
+      if (in.platform == Platform::macos && f.kind == HomeKind::settings)
+        b.read_only(f.path, in.harness_home_files->harness + " runs what it says: " + f.reason, f.origin);
+      b.home_file(std::move(f));
+    }
+  }
 
   for (const auto& g : in.grants) b.allow(normal_absolute(g.path), g.access, "granted on the command line", Origin::flag(g.flag));
   const auto& net = in.network;

@@ -63,6 +63,10 @@ struct ComposeInputs {
   std::vector<Profile> profiles;  // the default profile first, then --profile
   std::optional<AgentInputs> agent;
   std::optional<HarnessContribution> harness;
+  // The harness's files in a home, as its plugin declares them (ABI 1.4): in
+  // a run under the user's own home the seal shows the run its own writes
+  // to them, data lands and changed settings are held back.
+  std::optional<DeclaredHomeFiles> harness_home_files;
   std::vector<PathFlag> grants;
   NetworkFlags network;
   // Variables set by a profile whose values are secret: shown redacted

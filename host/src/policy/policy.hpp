@@ -17,6 +17,7 @@
 
 #include "policy/brokered.hpp"
 #include "policy/environment.hpp"
+#include "policy/home_files.hpp"
 #include "policy/origin.hpp"
 
 namespace px::policy {
@@ -154,6 +155,11 @@ class Policy {
   // passthrough hosts, brokered credentials.
   const std::vector<HostRequestRules>& request_rules() const { return request_rules_; }
   const std::vector<BrokeredCredential>& credentials() const { return credentials_; }
+  // The harness's files in the user's own home (home_files.hpp), in a run
+  // there: the run sees its writes to those it may write; what is data lands
+  // in the home, a changed setting is held back (supervisor/home_settings.hpp).
+  // Empty in an agent's run (its home is its own).
+  const std::vector<HomeFile>& home_files() const { return home_files_; }
   // Weakening options the user chose explicitly (dangerously_* in YAML), for display.
   const std::vector<std::string>& weakenings() const { return weakenings_; }
 
@@ -195,6 +201,7 @@ class Policy {
   std::vector<SuggestedHost> suggested_hosts_;
   std::vector<HostRequestRules> request_rules_;
   std::vector<BrokeredCredential> credentials_;
+  std::vector<HomeFile> home_files_;
   std::vector<std::string> weakenings_;
 };
 

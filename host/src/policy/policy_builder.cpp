@@ -220,6 +220,17 @@ PolicyBuilder& PolicyBuilder::suggested_host(std::string host, std::string reaso
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::home_file(HomeFile file) {
+  if (!file.path.is_absolute())
+    return fail(Error::internal(file.origin.describe() + ": the home file " + file.path.string() +
+                                " is not absolute"));
+  auto& all = policy_.home_files_;
+  all.erase(std::remove_if(all.begin(), all.end(), [&](const HomeFile& f) { return f.path == file.path; }),
+            all.end());
+  all.push_back(std::move(file));
+  return *this;
+}
+
 PolicyBuilder& PolicyBuilder::weakening(std::string description) {
   policy_.weakenings_.push_back(std::move(description));
   return *this;

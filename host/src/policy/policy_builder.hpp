@@ -67,6 +67,9 @@ class PolicyBuilder {
   // secret's source; an error when there is none.
   PolicyBuilder& amend_credential(const BrokeredCredential& changes, const std::set<std::string>& fields);
 
+  // A harness's file in the user's home (home_files.hpp), absolute.
+  PolicyBuilder& home_file(HomeFile file);
+
   // An explicit user choice that weakens the seal (dangerously_* in YAML).
   PolicyBuilder& weakening(std::string description);
   // Allows a grant of the whole home: only a dangerously_* choice calls this.

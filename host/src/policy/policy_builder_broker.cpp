@@ -114,6 +114,17 @@ PolicyBuilder& PolicyBuilder::credential(BrokeredCredential c) {
   for (const auto& f : c.masked_files)
     if (!f.is_absolute()) return fail(Error::internal(who + ": a masked file is not absolute"));
   s.origin = c.origin.describe();
+  // The run holds a placeholder; the file that holds the secret itself is
+  // denied like the agent's token, under its name and its real path (a link
+  // to it, or a read grant that covers it, must not hand it over).
+  if (s.source.kind == broker::SecretSource::Kind::file) {
+    const std::string why =
+        "the secret of the credential \"" + s.name + "\": the broker reads it, the run never does";
+    deny(s.source.file, why, c.origin);
+    std::error_code ec;
+    const fs::path real = fs::canonical(s.source.file, ec);
+    if (!ec && real != s.source.file) deny(real, why, c.origin);
+  }
   auto& all = policy_.credentials_;
   // A credential replaced by another of its name (a profile's own `github`
   // over the agent's) leaves behind the files it masked, and they still hold

@@ -95,6 +95,24 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
     }
     out["filesystem"]["cache_layers"] = std::move(layers);
   }
+  // Only when there is one, as above.
+  if (!p.home_files().empty()) {
+    json files = json::array();
+    for (const auto& f : p.home_files()) {
+      json e{{"path", f.path.string()}, {"kind", to_string(f.kind)}, {"reason", f.reason}};
+      if (f.directory) e["directory"] = true;
+      if (f.format != HomeFormat::whole) e["format"] = to_string(f.format);
+      if (!f.keys.empty()) {
+        json keys = json::array();
+        for (const auto& k : f.keys)
+          keys.push_back({{"key", k.text}, {"kind", to_string(k.kind)}, {"reason", k.reason}});
+        e["keys"] = std::move(keys);
+      }
+      add_origin(e, f.origin, with_origins);
+      files.push_back(std::move(e));
+    }
+    out["filesystem"]["home_files"] = std::move(files);
+  }
 
   const auto& net = p.network();
   json network{{"mode", to_string(net.mode)}, {"ports", net.ports}, {"local_servers", net.local_servers}};

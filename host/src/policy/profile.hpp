@@ -4,6 +4,7 @@
 // path or a malformed host is an error naming the file, line and key.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ struct ProfileSetting {
 
 struct Profile {
   std::string name;  // "default", or the file's path
+  // The file it was read from (its real path), or empty for a built-in one:
+  // read-only in the run that loads it (compose.cpp), and checked against
+  // what that run may write (run/profile_trust.hpp).
+  std::filesystem::path source_file;
   std::string description;
   std::vector<ProfileEntry> read, write, read_only, deny;
   // The opt-out: read-only paths (files other programs run later) the run may

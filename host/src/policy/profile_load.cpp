@@ -33,7 +33,11 @@ Result<Profile> load_profile(const std::string& name_or_file) {
     return Error::invalid("the profile " + text.error().message + "; give a profile's YAML file or a name (" +
                           names + ")");
   }
-  return parse_profile(text.value(), file.string());
+  PX_TRY_ASSIGN(auto profile, parse_profile(text.value(), file.string()));
+  std::error_code ec;
+  profile.source_file = fs::canonical(file, ec);
+  if (ec) profile.source_file = normal_absolute(file);
+  return profile;
 }
 
 }  // namespace px::policy

@@ -5,6 +5,7 @@
 #include "common/paths.hpp"
 #include "policy/local_servers.hpp"
 #include "run/git_paths.hpp"
+#include "run/profile_trust.hpp"
 
 namespace px::run {
 
@@ -107,6 +108,8 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     PX_TRY_ASSIGN(auto contribution, choice.plugin->contribute(r.platform, in.user_home, run_home, run_folder,
                                                                r.command.empty() ? nullptr : &command));
     in.harness = std::move(contribution);
+    PX_TRY_ASSIGN(auto home_files, choice.plugin->home_files(r.platform));
+    if (!home_files.files.empty()) in.harness_home_files = std::move(home_files);
   }
   in.grants = std::move(grants);
   in.network = std::move(net);
@@ -141,6 +144,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   }
   in.default_credentials = r.default_credentials;
   PX_TRY_ASSIGN(auto composed, policy::compose(in));
+  PX_TRY(check_profile_files(in.profiles, composed, notices));
   return ComposedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notices)};
 }
 

@@ -111,6 +111,7 @@ json RunRecord::to_json_without_policy() const {
   if (!setup_error.empty()) j["setup_error"] = setup_error;
   if (git_repository_created) j["git_repository_created"] = git_repository_created->string();
   if (!quarantined.empty()) j["quarantined"] = quarantined;
+  if (!home_changes.empty()) j["home_changes"] = home_changes;
   if (!env_passed.empty()) j["env_passed"] = env_passed;
   if (!repository.empty()) j["repository"] = repository;
   if (!refs_start.is_null()) j["refs_start"] = refs_start;
@@ -214,6 +215,7 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   r.broker = value_or_null(j, "broker");
   if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
   if (auto it = j.find("quarantined"); it != j.end() && it->is_array()) r.quarantined = *it;
+  if (auto it = j.find("home_changes"); it != j.end() && it->is_array()) r.home_changes = *it;
   if (auto it = j.find("env_passed"); it != j.end() && it->is_array()) r.env_passed = *it;
   if (auto it = j.find("supervisor"); it != j.end() && it->is_object()) {
     r.supervisor_pid = it->contains("pid") && (*it)["pid"].is_number_integer() ? (*it)["pid"].get<pid_t>() : 0;

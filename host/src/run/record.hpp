@@ -83,6 +83,11 @@ struct RunRecord {
   // the record folder (supervisor/quarantine.hpp), each {path, kind, why,
   // contents (redacted), when, at, moved_to, restored?, error?}.
   nlohmann::json quarantined = nlohmann::json::array();
+  // Changes the run made to a harness's command-running settings in the
+  // user's home, held back in home/ of the record folder until `parallex runs
+  // apply` (supervisor/home_settings.hpp: HeldChange), and the data keys that
+  // landed beside them.
+  nlohmann::json home_changes = nlohmann::json::array();
   // Variables passed on purpose (--env, a profile's environment.pass, an
   // agent's env): names and where from, never values.
   nlohmann::json env_passed = nlohmann::json::array();

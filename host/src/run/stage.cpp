@@ -226,12 +226,16 @@ Result<PreparedRun> prepare_run(RunInputs in) {
     } else if (!refs) {
       plan.notices.push_back({NoticeKind::alert, refs.error().message});
     }
-    if (seal.level == SealLevel::none)
-      for (const auto& f : agents::command_running_settings(agent->paths))
-        plan.notices.push_back({NoticeKind::alert,
-                                f.string() +
-                                    " can make the harness run commands (hooks, MCP servers); unsealed they run "
-                                    "unconfined, as you. Review it if a sealed run may have written it"});
+    if (seal.level == SealLevel::none) {
+      std::vector<policy::DeclaredHomeFiles> declared;
+      for (const auto& plugin : composed.plugins->plugins())
+        if (auto files = plugin->home_files(request.platform)) declared.push_back(std::move(files).value());
+      for (const auto& f : agents::command_running_settings(agent->paths.home(), declared))
+        plan.notices.push_back(
+            {NoticeKind::alert,
+             redact(f) + " can make the harness run commands; unsealed they run unconfined, as you. "
+                         "Review it if a sealed run may have written it"});
+    }
     if (!plan.command_problem) {
       const std::string label = "before run of " + redact(in.command.front());
       auto snap = agents::take_pre_run_snapshot(agent->paths, label);

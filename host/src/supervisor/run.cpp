@@ -26,6 +26,7 @@
 #include "proxy/proxy.hpp"
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
+#include "supervisor/home_settings.hpp"
 #include "supervisor/project_watch.hpp"
 #include "supervisor/quarantine.hpp"
 #include "supervisor/run_broker.hpp"
@@ -237,6 +238,38 @@ class Run {
     return ok();
   }
 
+  // The harness's files in the user's own home (supervisor/home_settings.hpp):
+  // the run's own copies and layers of its guarded ones, before the seal is
+  // planned. Unsealed runs do what the user chose.
+  Status prepare_home_settings() {
+    PX_TRY(injected_fault("home-settings"));
+    if (plan_.seal == run::SealLevel::none || plan_.command_problem) return ok();
+    std::vector<Notice> notes;
+    home_ = HomeSettings::prepare(plan_.policy, plan_.dirs.private_dir, dir_, notes);
+    for (auto& n : notes) record_.notices.push_back(redacted(n));
+    return ok();
+  }
+
+  // After the run, once nothing of it runs: the harness's data lands in the
+  // home, a changed setting is held back in the record with the command that
+  // applies it.
+  void settle_home_settings() {
+    if (!home_) return;
+    if (auto made = make_record(); !made) return;
+    auto settled = home_->settle();
+    for (auto& n : settled.notices) record_.notices.push_back(redacted(n));
+    for (const auto& c : settled.held) record_.home_changes.push_back(to_json(c));
+
+    if (!settled.held.empty())
+      record_.notices.push_back(
+          {NoticeKind::alert,
+           "the run changed " + std::to_string(settled.held.size()) +
+               " of the harness's "
+               "command-running settings in your home; they are held back, not applied. Review "
+               "and apply them with: parallex runs apply " +
+               id_});
+  }
+
   void watch_decoys() {
     if (plan_.decoy_home.empty()) return;
     RunControl* control = control_.get();
@@ -418,6 +451,10 @@ class Run {
     request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker;
     request.cgroup_fd = control_->cgroup_fd();
     request.view_files = broker_.view_files;
+    if (home_) {
+      request.home_layers = home_->layers();
+      request.home_held_dir = home_->held_dir();
+    }
     if (wants_network()) {
       request.on_proxy_socket = [this](backend::NetworkHandOff handoff) -> Result<backend::EnvMap> {
         const policy::Policy& p = plan_.policy;
@@ -450,6 +487,10 @@ class Run {
       kill_if_stopped();
       watch_decoys();
       watch_protected_files();
+      if (home_) {
+        home_->start_watch();
+        if (home_->watch_descriptor() >= 0) hold_until_exit(home_->watch_descriptor());
+      }
       lap("armed, watched");
       record_.status = RunStatus::running;
       PX_TRY(write_record());
@@ -687,6 +728,7 @@ class Run {
   std::unique_ptr<DecoyWatch> decoys_;
   std::unique_ptr<Quarantine> quarantine_;
   std::unique_ptr<ProjectWatch> project_watch_;
+  std::unique_ptr<HomeSettings> home_;
   RunBroker broker_;
   bool had_git_ = false;
   pid_t first_pid_ = 0;  // the run's first process (under mu_), for remember_for_a_later_sweep()
@@ -743,6 +785,7 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   if (auto s = r.make_state_dirs(); !s) return failed(s.error());
   if (auto s = r.start_broker(); !s) return failed(s.error());
   r.lap("broker");
+  if (auto s = r.prepare_home_settings(); !s) return failed(s.error());
   r.remember_git();
   r.remember_protected_files();
   r.lap("protected files");
@@ -755,6 +798,8 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   r.lap("stop kill switch");
   r.stop_proxy();
   r.check_new_git();
+  r.settle_home_settings();
+  r.lap("home settings");
   return r.finish();
 }
 

@@ -166,6 +166,47 @@ class TranscriptOutput {
   const px_transcript_sink& sink_;
 };
 
+// ---- a harness's files in a home (ABI 1.4) ------------------------------------------
+
+enum class HomeKind { data = PX_HOME_DATA, settings = PX_HOME_SETTINGS };
+enum class HomeFormat { whole = PX_HOME_WHOLE, json = PX_HOME_JSON, toml = PX_HOME_TOML };
+
+// A key rule inside a JSON or TOML file: "mcpServers", "projects.*.mcpServers",
+// "projects.{run_folder}.trust_level" (`*` any one key, `{run_folder}` the
+// run's folder). It covers the key and what lies beneath; the first that
+// matches decides.
+struct HomeKey {
+  std::string pattern;
+  HomeKind kind = HomeKind::settings;
+  std::string reason;
+};
+
+struct HomeFile {
+  std::string path;  // "~/.claude.json", "~/.codex"
+  bool directory = false;
+  HomeKind kind = HomeKind::data;
+  HomeFormat format = HomeFormat::whole;
+  std::vector<HomeKey> keys;
+  std::string reason;
+
+  // A file that is the harness's own data, with the keys in it that run commands.
+  static HomeFile data_file(std::string path, HomeFormat format, std::vector<HomeKey> keys,
+                            std::string reason) {
+    return {std::move(path), false, HomeKind::data, format, std::move(keys), std::move(reason)};
+  }
+  // A file of settings (every change held back but for the keys named data).
+  static HomeFile settings_file(std::string path, HomeFormat format, std::vector<HomeKey> keys,
+                                std::string reason) {
+    return {std::move(path), false, HomeKind::settings, format, std::move(keys), std::move(reason)};
+  }
+  static HomeFile data_dir(std::string path, std::string reason) {
+    return {std::move(path), true, HomeKind::data, HomeFormat::whole, {}, std::move(reason)};
+  }
+  static HomeFile settings_dir(std::string path, std::string reason) {
+    return {std::move(path), true, HomeKind::settings, HomeFormat::whole, {}, std::move(reason)};
+  }
+};
+
 // ---- the class a plugin author derives from --------------------------------------
 
 class Plugin {
@@ -186,6 +227,11 @@ class Plugin {
     std::string reason;
   };
   virtual std::vector<ProjectFile> project_files() { return {}; }
+  // The harness's files in a home (ABI 1.4), each its own data or a setting
+  // that runs commands, down to keys in JSON and TOML files (HomeFile above).
+  // In a run under the user's own home, data lands there and a changed
+  // setting is held back until the user applies it.
+  virtual std::vector<HomeFile> home_files(Platform) { return {}; }
   // Override all three to report what the harness did.
   virtual bool has_transcripts() const { return false; }
   virtual void parse_transcripts(const TranscriptInput&, TranscriptOutput&) {}
@@ -363,6 +409,25 @@ struct Trampolines {
       for (const auto& f : instance().project_files()) sink->path(sink->ctx, f.path.c_str(), f.reason.c_str());
     });
   }
+  static int home_files(px_platform platform, const px_home_file_sink* sink) noexcept {
+    return guarded(sink, [&] {
+      for (const auto& f : instance().home_files(static_cast<Platform>(platform))) {
+        std::vector<px_home_key> keys;
+        for (const auto& k : f.keys)
+          keys.push_back({k.pattern.c_str(), static_cast<px_home_kind>(k.kind), k.reason.c_str()});
+        px_home_file c{};
+        c.struct_size = sizeof c;
+        c.path = f.path.c_str();
+        c.directory = f.directory ? 1 : 0;
+        c.kind = static_cast<px_home_kind>(f.kind);
+        c.format = static_cast<px_home_format>(f.format);
+        c.keys = keys.data();
+        c.key_count = keys.size();
+        c.reason = f.reason.c_str();
+        sink->file(sink->ctx, &c);
+      }
+    });
+  }
   static const px_plugin* entry(const char* name, const char* version, const char* harness,
                                 const char* description) noexcept {
     try {
@@ -382,6 +447,7 @@ struct Trampolines {
         d.parse_transcripts = plugin.has_transcripts() ? &Trampolines::parse_transcripts : nullptr;
         d.transcript_roots = plugin.has_transcripts() ? &Trampolines::transcript_roots : nullptr;
         d.project_files = &Trampolines::project_files;
+        d.home_files = &Trampolines::home_files;
         return d;
       }();
       return &descriptor;

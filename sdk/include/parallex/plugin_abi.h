@@ -28,6 +28,10 @@
  *   1.3  project_files: the files in a project that the harness runs or trusts
  *        when it starts there (hooks, MCP servers, commands). Plugins built
  *        for 1.0 to 1.2 still load; they simply declare none.
+ *   1.4  home_files: the harness's files in a home, each one its own data
+ *        (written back after a run) or a setting that runs commands (held
+ *        back for the user to apply), down to keys inside JSON and TOML
+ *        files. Plugins built for 1.0 to 1.3 still load; they declare none.
  * Adding a field at the end of a struct is a minor bump; the host reads a
  * field only when `struct_size` says the plugin has it.
  */
@@ -42,7 +46,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 3
+#define PX_PLUGIN_ABI_MINOR 4
 
 #define PX_PLUGIN_ENTRY_SYMBOL "parallex_plugin_entry"
 
@@ -201,6 +205,58 @@ typedef struct px_path_sink {
   void (*error)(void* ctx, const char* message);
 } px_path_sink;
 
+/* ---- home files (since 1.4) --------------------------------------------- */
+
+/* What a file (or a key inside one) of the harness in a home is. */
+typedef enum px_home_kind {
+  /* The harness's own data: transcripts, sessions, history, its sign-in
+   * refresh, trust it records. What a run writes lands in the home. */
+  PX_HOME_DATA = 1,
+  /* A setting that runs or approves commands the next time the harness
+   * starts (MCP servers, hooks, plugins, `notify`, `statusLine`, approved
+   * tools). The run sees its own change; the user's home gets it only when
+   * the user applies it (`parallex runs apply`). */
+  PX_HOME_SETTINGS = 2
+} px_home_kind;
+
+/* How the host reads keys inside a file. */
+typedef enum px_home_format {
+  PX_HOME_WHOLE = 0, /* the file is one thing: no keys */
+  PX_HOME_JSON = 1,
+  PX_HOME_TOML = 2
+} px_home_format;
+
+/* A key rule inside a JSON or TOML file. `pattern` is a path of keys joined
+ * by '.': "mcpServers", "projects.*.mcpServers". `*` is any one key;
+ * `{run_folder}` is the key equal to the run's folder (an absolute path),
+ * for what a harness records per project. A rule covers the key and
+ * everything beneath it. The first rule that matches a key decides. */
+typedef struct px_home_key {
+  const char* pattern;
+  px_home_kind kind;
+  const char* reason; /* shown to the user beside a change it holds back */
+} px_home_key;
+
+typedef struct px_home_file {
+  uint32_t struct_size; /* sizeof(px_home_file) as the plugin was built */
+  /* "~/.claude.json", "~/.codex", "~/.codex/config.toml": under the home the
+   * harness runs with. A declared path inside a declared folder overrides
+   * the folder for itself. */
+  const char* path;
+  int directory;         /* 1: a folder; its entries take `kind` */
+  px_home_kind kind;     /* the file's kind; for keys, those no rule matches */
+  px_home_format format; /* a file's format (PX_HOME_WHOLE for a folder) */
+  const px_home_key* keys;
+  size_t key_count;
+  const char* reason;
+} px_home_file;
+
+typedef struct px_home_file_sink {
+  void* ctx;
+  void (*file)(void* ctx, const px_home_file* file);
+  void (*error)(void* ctx, const char* message);
+} px_home_file_sink;
+
 /* ---- the plugin --------------------------------------------------------- */
 
 typedef struct px_plugin {
@@ -229,6 +285,13 @@ typedef struct px_plugin {
    * them read-only in every sealed run, whatever its harness, and moves aside
    * what a run creates there. May be NULL. */
   int (*project_files)(const px_path_sink* sink);
+  /* Since 1.4 (read only when struct_size covers it). The harness's files
+   * and folders in a home, each its own data or a setting that runs
+   * commands (px_home_file). In a run under the user's own home the run
+   * sees its writes to them; data lands in the home, a changed setting is
+   * held back in the run's record until the user applies it. In an agent's
+   * home they say what to warn about before an unsealed run. May be NULL. */
+  int (*home_files)(px_platform platform, const px_home_file_sink* sink);
 } px_plugin;
 
 typedef const px_plugin* (*px_plugin_entry_fn)(void);

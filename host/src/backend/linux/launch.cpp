@@ -446,11 +446,21 @@ landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPla
   if (in_view) {
     // No rule on "/": the skeleton's directories (parents of grants) are not
     // listable, as the Policy's oracle says.
+    // A writable skeleton folder (mounts.hpp: writable_dir) gets no rule: a
+    // file made there is refused (EACCES).
     for (const auto& b : view.binds)
-      if (b.symlink_target.empty()) plan.paths.push_back({b.view, b.writable ? Grant::write : Grant::read});
+      if (b.symlink_target.empty() && !b.writable_dir)
+        plan.paths.push_back({b.view, b.writable ? Grant::write : Grant::read});
   } else {
-    for (const auto& g : policy.grants())
-      plan.paths.push_back({g.path, g.access == policy::Access::write ? Grant::write : Grant::read});
+    // Without a view there is no layer of the run's own: the harness's
+    // guarded files in the user's home stay read-only (a folder that holds
+    // one is the harness's data, and stays writable: said at the launch).
+    for (const auto& g : policy.grants()) {
+      const policy::HomeFile* home = policy::home_file_for(policy.home_files(), g.path);
+      const bool guarded = home && home->guarded() && home->path == normal_absolute(g.path);
+      plan.paths.push_back(
+          {g.path, g.access == policy::Access::write && !guarded ? Grant::write : Grant::read});
+    }
     if (!policy.temp_dir().empty()) plan.paths.push_back({policy.temp_dir(), Grant::write});
   }
   plan.paths.push_back({"/proc", Grant::read});
@@ -516,7 +526,8 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   // held by another would stay held in the child).
   Background<Result<seccomp::Program>> program(
       [ptrace = p.ptrace_in_run] { return seccomp::prepare(ptrace); });
-  p.view = mounts::plan_view(policy, request.state_dir.empty() ? fs::path() : request.state_dir / "new-state");
+  p.view = mounts::plan_view(policy, request.state_dir.empty() ? fs::path() : request.state_dir / "new-state",
+                             request.home_layers);
   mounts::create_placeholders(p.view);
   p.landlock_view = plan_landlock(policy, p.view, true);
   p.landlock_host = plan_landlock(policy, p.view, false);
@@ -764,6 +775,12 @@ Result<LaunchResult> wait(SealedProcess& process) {
   if (!process.fresh.empty()) {
     std::vector<NewStateDir> dirs;
     for (const auto& b : process.fresh) dirs.push_back({b.view, b.host});
+    // What the run made at a guarded path of the harness's (a setting) is the
+    // supervisor's to settle (supervisor/home_settings.hpp), not kept here.
+    if (process.request && !process.request->home_held_dir.empty())
+      for (auto& note : hold_guarded_new_state(dirs, process.request->policy->home_files(),
+                                               process.request->home_held_dir))
+        result.notes.push_back({run::NoticeKind::seal, std::move(note)});
     for (auto& note : keep_new_state(dirs)) result.notes.push_back({run::NoticeKind::seal, std::move(note)});
     std::error_code ec;
     fs::remove_all(process.fresh.front().host.parent_path(), ec);

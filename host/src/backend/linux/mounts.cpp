@@ -292,8 +292,11 @@ Status build_dev(const Walker& walker, Walker& owner, std::map<std::string, Uniq
 
 }  // namespace
 
-ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
+ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
+                   const std::vector<backend::HomeLayer>& home_layers) {
   ViewPlan plan;
+  std::map<fs::path, const backend::HomeLayer*> layers;
+  for (const auto& l : home_layers) layers[normal_absolute(l.view)] = &l;
   struct Wanted {
     bool writable = false;
     bool state_dir = false;  // a harness state dir (the plugin said it is a directory)
@@ -313,6 +316,7 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
   }
   std::size_t fresh_count = 0;
   for (const auto& [path, wanted] : grants) {
+    if (layers.count(path)) continue;  // the layer below takes its place
     const bool writable = wanted.writable;
     // An ancestor grant that gives at least as much makes this bind redundant.
     bool covered = false;
@@ -338,6 +342,42 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
     }
     plan.binds.push_back(std::move(bind));
   }
+  // The harness's guarded files in the user's home: the run's own copy, an
+  // overlay on the user's folder, or the user's own read-only.
+  for (const auto& [view, layer] : layers) {
+    using Kind = backend::HomeLayer::Kind;
+    if (!policy.may_read(view)) continue;  // a deny wins here too
+    if (layer->kind == Kind::copy) {
+      plan.binds.push_back({layer->source, view, true, false, {}, false});
+    } else if (layer->kind == Kind::overlay) {
+      Bind b{view, view, true, false, {}, false};
+      b.overlay_upper = layer->upper;
+      b.overlay_work = layer->work;
+      plan.binds.push_back(std::move(b));
+    } else {
+      struct stat st {};
+      if (::lstat(view.c_str(), &st) == 0 && !S_ISLNK(st.st_mode))
+        plan.binds.push_back({view, view, false, false, {}, false});
+    }
+  }
+  // A copy's folder that is the skeleton's (the home itself, ~/.claude): a
+  // tmpfs of its own, writable as a mount, where Landlock grants nothing.
+  {
+    std::set<fs::path> parents;
+    for (const auto& [view, layer] : layers) {
+      if (layer->kind != backend::HomeLayer::Kind::copy) continue;
+      const fs::path parent = view.parent_path();
+      const bool in_a_bind = std::any_of(plan.binds.begin(), plan.binds.end(), [&](const Bind& b) {
+        return !b.scratch && b.symlink_target.empty() && !b.writable_dir && is_within(parent, b.view);
+      });
+      if (!in_a_bind && parent != "/" && !parent.empty()) parents.insert(parent);
+    }
+    for (const auto& parent : parents) {
+      Bind b{{}, parent, true, false, {}, false};
+      b.writable_dir = true;
+      plan.binds.push_back(std::move(b));
+    }
+  }
   if (!policy.temp_dir().empty()) {
     // A tmpfs of the run's own (the host's temp dir stays empty): nothing of
     // the host's paths shows in /proc/self/mountinfo for it.
@@ -351,7 +391,7 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root) {
   });
   auto under_a_bind = [&](const fs::path& p) {
     return std::any_of(plan.binds.begin(), plan.binds.end(), [&](const Bind& b) {
-      return !b.scratch && b.symlink_target.empty() && is_within(p, b.view);
+      return !b.scratch && !b.writable_dir && b.symlink_target.empty() && is_within(p, b.view);
     });
   };
   plan.run_folder = policy.run_folder();
@@ -531,9 +571,25 @@ void mount_cache_layers(const ViewPlan& plan, const Walker& walker, const std::v
 Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& notes) {
   // 1. Clone every host source first, while the host's tree is still whole.
   std::vector<UniqueFd> sources(plan.binds.size());
+  // The overlays' layers: the user's folder and the run's upper and work dirs.
+  struct OverlayDirs {
+    UniqueFd lower, upper, work;
+  };
+  std::map<std::size_t, OverlayDirs> overlays;
   for (std::size_t i = 0; i < plan.binds.size(); ++i) {
     const Bind& b = plan.binds[i];
     if (!b.symlink_target.empty() || b.host.empty()) continue;
+    if (!b.overlay_upper.empty()) {
+      OverlayDirs& o = overlays[i];
+      o.lower = UniqueFd(::open(b.host.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      o.upper = UniqueFd(::open(b.overlay_upper.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      o.work = UniqueFd(::open(b.overlay_work.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      // The fallback, a read-only bind of the user's folder, cloned now too.
+      auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW,
+                             MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY, b.host.string());
+      if (tree) sources[i] = std::move(tree).value();
+      continue;
+    }
     const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b.writable ? 0 : MOUNT_ATTR_RDONLY);
     if (b.host == plan.run_folder) {
       // The run folder (canonical when the policy was made) is resolved
@@ -619,6 +675,34 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       PX_TRY(attach(tree.get(), target.get(), b.view.string()));
       walker.own(tree.get());
       if (!scratch) scratch = std::move(tree);
+      continue;
+    }
+    if (b.writable_dir) {
+      UniqueFd target = walker.reach(b.view, Create::dir, err);
+      if (!target) return sys_error("make " + b.view.string() + " in the view", err);
+      PX_TRY_ASSIGN(UniqueFd tree, new_tmpfs("0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                             b.view.string()));
+      PX_TRY(attach(tree.get(), target.get(), b.view.string()));
+      walker.own(tree.get());
+      continue;
+    }
+    if (const auto o = overlays.find(i); o != overlays.end()) {
+      UniqueFd target = walker.reach(b.view, Create::dir, err);
+      if (!target) return sys_error("reach " + b.view.string() + " in the view", err);
+      Result<UniqueFd> tree = Error::io("its layers could not be opened", 0);
+      if (o->second.lower && o->second.upper && o->second.work)
+        tree = overlay::mount_layers(o->second.lower.get(), o->second.upper.get(), o->second.work.get());
+      if (tree) {
+        PX_TRY(attach(tree.value().get(), target.get(), b.view.string()));
+        continue;
+      }
+      // Never the user's folder writable: read-only instead, and said.
+      if (!sources[i]) return Error::io("neither an overlay nor a read-only bind of " + b.view.string(), 0);
+      notes.push_back({run::NoticeKind::seal, b.view.string() +
+                                                  " is read-only in this run: the run's own layer "
+                                                  "over it could not be mounted (" +
+                                                  tree.error().message + ")"});
+      PX_TRY(attach(sources[i].get(), target.get(), b.view.string()));
       continue;
     }
     if (!b.symlink_target.empty()) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.hpp"
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
@@ -34,6 +35,17 @@ struct Bind {
   // run's private state), and what the run writes there is kept afterwards
   // (keep_new_state). Nothing is made in the user's tree before the run.
   bool fresh = false;
+  // A harness's folder in the user's home shown as an overlay: `host` is the
+  // user's folder (the lower layer, never written), these the run's own upper
+  // and work dirs (backend::HomeLayer::overlay). One that cannot be mounted is
+  // bound read-only instead, with a note.
+  fs::path overlay_upper{}, overlay_work{};
+  // A folder of the view's skeleton made a tmpfs of its own, writable as a
+  // mount but granted nothing by Landlock: a harness that makes a temporary
+  // file beside its copy there (a copy layer's folder) is refused with EACCES
+  // and writes the copy in place, where a read-only mount's EROFS would make
+  // it give up. Nothing written there could outlive the run anyway.
+  bool writable_dir = false;
 };
 
 struct ViewPlan {
@@ -83,7 +95,10 @@ struct ViewPlan {
 // `backing_root`: a folder of the run's private state (not its temp dir,
 // which the command sees at /tmp) under which fresh state dirs get their
 // backing dirs; empty: missing state dirs are left out.
-ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root);
+// `home_layers`: the harness's guarded files in the user's home
+// (backend::HomeLayer), shown in place of what the grants would bind there.
+ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
+                   const std::vector<backend::HomeLayer>& home_layers = {});
 
 // In the supervisor: creates plan.placeholders that are still missing, never
 // through a symlink (O_EXCL|O_NOFOLLOW, parents resolved without symlinks),

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "common/paths.hpp"
 #include "common/tree_copy.hpp"
 #include "common/unique_fd.hpp"
 
@@ -55,6 +57,61 @@ std::vector<std::string> keep_new_state(const std::vector<NewStateDir>& dirs) {
     if (counts.skipped)
       line += ", " + std::to_string(counts.skipped) + " left out (already there, or not a file)";
     notes.push_back(line);
+  }
+  return notes;
+}
+
+std::vector<std::string> hold_guarded_new_state(const std::vector<NewStateDir>& dirs,
+                                                const std::vector<policy::HomeFile>& home_files,
+                                                const fs::path& held_dir) {
+  std::vector<std::string> notes;
+  std::vector<const policy::HomeFile*> guarded;
+  for (const auto& f : home_files)
+    if (f.guarded()) guarded.push_back(&f);
+  // Parents first: a guarded folder moves with what lies inside it.
+  std::sort(guarded.begin(), guarded.end(), [](const policy::HomeFile* a, const policy::HomeFile* b) {
+    return std::distance(a->path.begin(), a->path.end()) < std::distance(b->path.begin(), b->path.end());
+  });
+  for (const auto& d : dirs) {
+    std::vector<fs::path> moved;
+    for (const policy::HomeFile* g : guarded) {
+      if (!is_within(g->path, d.target)) continue;
+      if (std::any_of(moved.begin(), moved.end(), [&](const fs::path& m) { return is_within(g->path, m); }))
+        continue;
+      fs::path rel = g->path.lexically_relative(d.target);
+      // A link the run made on the way is what moves, never what it names.
+      fs::path walked;
+      for (const auto& part : rel) {
+        if (part == ".") break;
+        walked /= part;
+        struct stat st {};
+        if (::lstat((d.backing / walked).c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+          rel = walked;
+          break;
+        }
+      }
+      const fs::path from = rel == "." ? d.backing : d.backing / rel;
+      struct stat st {};
+      if (::lstat(from.c_str(), &st) != 0) continue;
+      const fs::path to = held_dir / (rel == "." ? d.target : d.target / rel).relative_path();
+      std::error_code ec;
+      fs::create_directories(to.parent_path(), ec);
+      if (!ec && rel == ".") {
+        // The whole backing dir is a setting: its entries move, the dir stays
+        // (the seal's own bookkeeping removes it).
+        fs::create_directories(to, ec);
+        for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec))
+          fs::rename(it->path(), to / it->path().filename(), ec);
+      } else if (!ec) {
+        fs::rename(from, to, ec);
+      }
+      if (ec) {
+        notes.push_back("what the run wrote at " + (d.target / rel).lexically_normal().string() +
+                        " was not kept: it could not be held back (" + ec.message() + ")");
+        fs::remove_all(from, ec);
+      }
+      moved.push_back(rel == "." ? d.target : d.target / rel);
+    }
   }
   return notes;
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/home_files.hpp"
+
 namespace px::seal {
 
 namespace fs = std::filesystem;
@@ -22,5 +24,16 @@ struct NewStateDir {
 // (an entry that exists by then is left alone and counted). Returns one line
 // per target that received something, for the run's notices.
 std::vector<std::string> keep_new_state(const std::vector<NewStateDir>& dirs);
+
+// Before keep_new_state: moves out of each backing dir what the run made at a
+// guarded path of the harness's (policy::HomeFile::guarded: a setting, or a
+// data file with keys that run commands) into `held_dir`, at its absolute
+// path beneath it (~/.codex/config.toml -> held_dir/home/me/.codex/config.toml):
+// the supervisor settles it. A guarded path inside another moves with it.
+// Returns a line for each that could not be moved (then it is removed: a
+// setting is never kept unseen).
+std::vector<std::string> hold_guarded_new_state(const std::vector<NewStateDir>& dirs,
+                                                const std::vector<policy::HomeFile>& home_files,
+                                                const fs::path& held_dir);
 
 }  // namespace px::seal
