@@ -279,39 +279,31 @@ def plant_json(p, key, value):
     d[key] = value
     d["numStartups"] = d.get("numStartups", 0) + 1
     open(p, "w").write(json.dumps(d))
+def write(p, text):
+    try:
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "w").write(text)
+    except OSError as e:
+        print(p, e.strerror)
 )";
   const std::vector<Case> cases{
-      {"claude-code", py + "plant_json(h + '/.claude.json', 'mcpServers', {'x': {'command': '/bin/sh'}})
-                           "
-                           "os.makedirs(h + '/.claude/projects/p', exist_ok=True)
-                           "
-                           "open(h + '/.claude/projects/p/s.jsonl', 'w').write('{}\n')
-                           ",
-                          Allowed{{".claude.json"}, {".claude/projects"}}},
-      {"codex", py + "os.makedirs(h + '/.codex/sessions', exist_ok=True)
-                     "
-                     "open(h + '/.codex/sessions/s.jsonl', 'w').write('{}\n')
-                     "
-                     "open(h + '/.codex/config.toml', 'a').write('notify = [" /
-                         bin /
-                         sh "]\n')
-                            "
-                            "os.makedirs(h + '/.codex/rules', exist_ok=True)
-                            "
-                            "open(h + '/.codex/rules/default.rules', 'w').write('x\n')
-                            ",
-                         Allowed{{}, {".codex/sessions"}}},
-      {"opencode", py + "os.makedirs(h + '/.config/opencode/plugin', exist_ok=True)
-                        "
-                        "open(h + '/.config/opencode/plugin/x.js', 'w').write('x')
-                        "
-                        "plant_json(h + '/.config/opencode/opencode.json', 'mcp', {'x': {'type': 'local'}})
-                        "
-                        "os.makedirs(h + '/.local/share/opencode', exist_ok=True)
-                        "
-                        "open(h + '/.local/share/opencode/s.json', 'w').write('{}')
-                        ",
-                       Allowed{{}, {".local/share/opencode"}}},
+      {"claude-code", py + R"(
+plant_json(h + "/.claude.json", "mcpServers", {"x": {"command": "/bin/sh"}})
+write(h + "/.claude/projects/p/s.jsonl", "{}\n")
+)",
+       Allowed{{".claude.json"}, {".claude/projects"}}},
+      {"codex", py + R"(
+write(h + "/.codex/sessions/s.jsonl", "{}\n")
+open(h + "/.codex/config.toml", "a").write('notify = ["/bin/sh"]\n')
+write(h + "/.codex/rules/default.rules", "x\n")
+)",
+       Allowed{{}, {".codex/sessions"}}},
+      {"opencode", py + R"(
+write(h + "/.config/opencode/plugin/x.js", "x")
+plant_json(h + "/.config/opencode/opencode.json", "mcp", {"x": {"type": "local"}})
+write(h + "/.local/share/opencode/s.json", "{}")
+)",
+       Allowed{{}, {".local/share/opencode"}}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.harness);

@@ -2,7 +2,10 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <regex>
+#include <vector>
 
 #include "loaded_plugin.hpp"
 #include "test_paths.hpp"
@@ -61,4 +64,44 @@ TEST(Descriptor, HarnessPluginsCarrySignInAndGenericDoesNot) {
   EXPECT_EQ(generic->carry_sign_in, nullptr);
   EXPECT_EQ(generic->parse_transcripts, nullptr);
   EXPECT_EQ(generic->transcript_roots, nullptr);
+}
+
+// ABI 1.4: each harness plugin names its files in a home, with the keys in
+// them that run commands (what the seal holds back, docs/plugins.md).
+TEST(HomeFiles, EachHarnessNamesWhatRunsCommands) {
+  struct Seen {
+    std::map<std::string, std::pair<px_home_kind, std::vector<std::string>>> files;
+    std::string error;
+  };
+  const auto declared = [](const std::string& name) {
+    Seen seen;
+    const px_plugin* p = load_plugin(name);
+    if (!p || !p->home_files) return seen;
+    px_home_file_sink sink{};
+    sink.ctx = &seen;
+    sink.file = [](void* ctx, const px_home_file* f) {
+      std::vector<std::string> settings_keys;
+      for (std::size_t i = 0; i < f->key_count; ++i)
+        if (f->keys[i].kind == PX_HOME_SETTINGS) settings_keys.emplace_back(f->keys[i].pattern);
+      static_cast<Seen*>(ctx)->files[f->path] = {f->kind, settings_keys};
+    };
+    sink.error = [](void* ctx, const char* m) { static_cast<Seen*>(ctx)->error = m; };
+    EXPECT_EQ(p->home_files(PX_PLATFORM_LINUX, &sink), PX_OK);
+    return seen;
+  };
+  const Seen claude = declared("claude-code");
+  ASSERT_TRUE(claude.files.count("~/.claude.json")) << claude.error;
+  EXPECT_EQ(claude.files.at("~/.claude.json").first, PX_HOME_DATA);
+  const auto& keys = claude.files.at("~/.claude.json").second;
+  for (const char* k : {"mcpServers", "projects.*.mcpServers", "projects.*.allowedTools"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
+  EXPECT_EQ(claude.files.at("~/.claude/settings.json").first, PX_HOME_SETTINGS);
+  const Seen codex = declared("codex");
+  EXPECT_EQ(codex.files.at("~/.codex").first, PX_HOME_DATA);
+  EXPECT_EQ(codex.files.at("~/.codex/config.toml").first, PX_HOME_SETTINGS);
+  EXPECT_EQ(codex.files.at("~/.codex/rules").first, PX_HOME_SETTINGS);
+  const Seen opencode = declared("opencode");
+  EXPECT_EQ(opencode.files.at("~/.config/opencode").first, PX_HOME_SETTINGS);
+  EXPECT_EQ(opencode.files.at("~/.local/share/opencode").first, PX_HOME_DATA);
+  EXPECT_TRUE(declared("generic").files.empty());
 }

@@ -137,8 +137,9 @@ TEST_P(ClaudeCode, StateCarveOuts) {
                         "~/.claude/todos", "~/.claude/shell-snapshots", "~/.claude/statsig",
                         "~/.claude/telemetry", "~/.claude/backups", "~/.claude/debug"})
     EXPECT_TRUE(has_rw(r, p)) << p;
-  for (const char* p :
-       {"~/.claude/settings.json", "~/.claude/CLAUDE.md", "~/.claude/ide", "~/.config/anthropic"})
+  // Writable through a copy of the run's own (home_files: its changes are held back).
+  EXPECT_TRUE(has_rw(r, "~/.claude/settings.json"));
+  for (const char* p : {"~/.claude/CLAUDE.md", "~/.claude/ide", "~/.config/anthropic"})
     EXPECT_TRUE(has_read(r, p)) << p << " should be read only";
   EXPECT_EQ(r.path("~/.claude"), nullptr) << "never the whole ~/.claude";
   // The scratch dir needs a carve-in on macOS only: the seal's /tmp is private on Linux.

@@ -486,6 +486,12 @@ void HomeSettings::settle_file(const HomeFile& decl, const fs::path& path,
   if (held.empty()) return;
   c.keys = key_names(held);
   c.note = note;
+  // What the held keys do, in their rules' words (the file's own reason speaks of its data).
+  std::string reasons;
+  for (const auto& k : held)
+    if (!k.reason.empty() && reasons.find(k.reason) == std::string::npos)
+      reasons += (reasons.empty() ? "" : "; ") + k.reason;
+  if (!reasons.empty()) c.reason = reasons;
   const fs::path stored = next_held_path();
   std::error_code ec;
   fs::create_directories(stored.parent_path(), ec);
