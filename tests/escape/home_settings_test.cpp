@@ -386,7 +386,10 @@ TEST_F(EscapeHomeSettings, AFileSecretsSourceIsDeniedEvenUnderAGrant) {
          " -- sh -c 'cat \"$HOME/secrets/token\" \"$HOME/real-secrets/token\"; echo \"var=$MY_TOKEN\"'");
   EXPECT_EQ(r.out.find(secret), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("var=tok_"), std::string::npos) << "the run holds a placeholder: " << r.out << r.err;
+  const auto var = r.out.find("var=");
+  ASSERT_NE(var, std::string::npos) << r.out << r.err;
+  EXPECT_GT(r.out.find('\n', var), var + 4 + 20)
+      << "the run holds a placeholder of the secret's length: " << r.out;
 }
 
 }  // namespace

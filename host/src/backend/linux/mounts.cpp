@@ -763,9 +763,10 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
   // directory, an empty read-only file over anything else, both mode 0000 (the
   // command holds no capability to override it). Read-only, never a writable
   // sink: a write there fails instead of vanishing.
+  struct stat empty {};
   {
     UniqueFd f(::openat(root.get(), kEmptyFile, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0));
-    if (!f) return sys_error("make the empty file for hidden files");
+    if (!f || ::fstat(f.get(), &empty) != 0) return sys_error("make the empty file for hidden files");
   }
   for (const auto& path : plan.hidden) {
     UniqueFd target = reach_or_resolve(walker, path, err);
@@ -775,6 +776,9 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
     }
     struct stat st {};
     if (::fstat(target.get(), &st) != 0) return sys_error("fstat " + path.string());
+    // Hidden already (a link and the file it names, both denied): covering
+    // the cover would make the empty file's own name a mount point.
+    if (st.st_dev == empty.st_dev && st.st_ino == empty.st_ino) continue;
     constexpr std::uint64_t kSealed =
         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
     UniqueFd cover;
