@@ -43,7 +43,7 @@ TEST(HomeDocuments, ClaudeStateKeysAreDataAndItsServersAndApprovalsAreSettings) 
   const HomeFile file = claude_state();
   EXPECT_EQ(file.path, "/h/.claude.json");
   const json before = json::parse(R"({"numStartups": 1, "projects": {"/w/p": {"history": []}}})");
-  const json after = json::parse(R"({
+  const json after = json::parse(R"json({
     "numStartups": 2,
     "mcpServers": {"evil": {"command": "sh", "args": ["-c", "id"]}},
     "projects": {
@@ -57,16 +57,16 @@ TEST(HomeDocuments, ClaudeStateKeysAreDataAndItsServersAndApprovalsAreSettings) 
   }
 }
 }
-})");
+})json");
   const auto k = kinds(home::diff_documents(before, after, file));
-EXPECT_EQ(k.at("numStartups"), HomeKind::data);
-EXPECT_EQ(k.at("mcpServers"), HomeKind::settings);
-EXPECT_EQ(k.at("projects[\"/w/p\"].history"), HomeKind::data);
-EXPECT_EQ(k.at("projects[\"/w/p\"].hasTrustDialogAccepted"), HomeKind::data);
-EXPECT_EQ(k.at("projects[\"/w/p\"].allowedTools"), HomeKind::settings);
-EXPECT_EQ(k.at("projects[\"/elsewhere\"].hasTrustDialogAccepted"), HomeKind::settings);
-EXPECT_EQ(k.at("projects[\"/elsewhere\"].mcpServers"), HomeKind::settings);
-EXPECT_EQ(k.size(), 7u);
+  EXPECT_EQ(k.at("numStartups"), HomeKind::data);
+  EXPECT_EQ(k.at("mcpServers"), HomeKind::settings);
+  EXPECT_EQ(k.at("projects[\"/w/p\"].history"), HomeKind::data);
+  EXPECT_EQ(k.at("projects[\"/w/p\"].hasTrustDialogAccepted"), HomeKind::data);
+  EXPECT_EQ(k.at("projects[\"/w/p\"].allowedTools"), HomeKind::settings);
+  EXPECT_EQ(k.at("projects[\"/elsewhere\"].hasTrustDialogAccepted"), HomeKind::settings);
+  EXPECT_EQ(k.at("projects[\"/elsewhere\"].mcpServers"), HomeKind::settings);
+  EXPECT_EQ(k.size(), 7u);
 }
 
 TEST(HomeDocuments, ASubtreeThatCouldHoldSettingsReplacedByAValueIsASetting) {
