@@ -36,14 +36,18 @@ RunFolder::RunFolder() {
     fs::create_directories(root_ / d);
     ::chmod((root_ / d).c_str(), 0700);
   }
+  std::string outside = (fs::temp_directory_path() / "px-profiles-XXXXXX").string();
+  if (::mkdtemp(outside.data()) != nullptr) profiles_ = fs::canonical(outside);
 }
 
 RunFolder::~RunFolder() {
   std::error_code ec;
-  if (!keep_ && !::testing::Test::HasFailure())
+  if (!keep_ && !::testing::Test::HasFailure()) {
     fs::remove_all(root_, ec);
-  else
-    std::printf("[ kept ] %s\n", root_.c_str());
+    if (!profiles_.empty()) fs::remove_all(profiles_, ec);
+  } else {
+    std::printf("[ kept ] %s and %s\n", root_.c_str(), profiles_.c_str());
+  }
 }
 
 std::vector<std::string> RunFolder::env(const std::string& resolve) const {

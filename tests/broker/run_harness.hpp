@@ -32,6 +32,10 @@ class RunFolder {
   std::filesystem::path home() const { return root_ / "home"; }
   std::filesystem::path user_home() const { return root_ / "userhome"; }
   std::filesystem::path secrets() const { return root_ / "secrets"; }
+  // Where the test keeps its profile files: outside any git working tree, as
+  // a user's ~/.config/parallex/profiles is (the build folder lies in the
+  // clone, and parallex refuses credentials from an untracked file there).
+  const std::filesystem::path& profiles() const { return profiles_; }
   // The environment every parallex call of the test gets.
   std::vector<std::string> env(const std::string& resolve) const;
   // parallex-test-trust ARGS (run, agent new, ...).
@@ -45,6 +49,7 @@ class RunFolder {
 
  private:
   std::filesystem::path root_;
+  std::filesystem::path profiles_;
   bool keep_ = false;
 };
 

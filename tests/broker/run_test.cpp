@@ -50,6 +50,7 @@ class BrokerRun : public ::testing::Test {
     if (!have("python3") || !have("openssl") || !have("curl"))
       GTEST_SKIP() << "python3, openssl and curl are needed for the loopback servers and the clients";
     ASSERT_FALSE(folder_.root().empty());
+    ASSERT_FALSE(folder_.profiles().empty());
     // A bare repository for git over HTTPS, with one commit on main.
     git_root_ = folder_.root() / "git";
     fs::create_directories(git_root_);
@@ -73,8 +74,9 @@ class BrokerRun : public ::testing::Test {
   std::string resolve() const {
     return "bound.test=127.0.0.1,rules.test=127.0.0.1,ws.test=127.0.0.1,api.anthropic.test=127.0.0.1";
   }
+  // A profile file of the test, where a user keeps theirs (out of git trees).
   fs::path write(const std::string& name, const std::string& text, int mode = 0600) const {
-    const fs::path p = folder_.root() / name;
+    const fs::path p = folder_.profiles() / name;
     write_file(p, text, mode);
     return p;
   }
