@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "spawn.hpp"
 #include "test_paths.hpp"
 #include "unprivileged_user.hpp"
 
@@ -16,12 +17,7 @@ namespace px::cli_test {
 
 namespace {
 
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ::px::test::slurp;
 
 }  // namespace
 
@@ -43,7 +39,9 @@ Folder::~Folder() {
   fs::remove_all(path, ec);
 }
 
-bool have_unprivileged_user() { return test::unprivileged_user().has_value(); }
+bool have_unprivileged_user() {
+  return test::unprivileged_user().has_value();
+}
 
 void write(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "cli_support.hpp"
+#include "spawn.hpp"
 #include "test_paths.hpp"
 
 namespace px::cli_test {
@@ -128,6 +129,67 @@ TEST(UsernsRestriction, CheckPrintsTheFixAndRunRefusesWithTheSameWords) {
   EXPECT_NE(profile.out.find(std::string(" ") + PARALLEX_EXE + " flags=(unconfined) {"), std::string::npos)
       << profile.out;
   EXPECT_NE(profile.out.find("  userns,\n"), std::string::npos) << profile.out;
+}
+
+// A container made the way runtimes make one by default forbids new user
+// namespaces (its seccomp profile), and a run's quick look at the machine does
+// not try one: the launch finds out. Stand-in: bwrap's --disable-userns with
+// every capability dropped, as the unprivileged user. Unaccepted, the run
+// refuses; accepted once in the environment (an image's ENV), it runs with
+// Landlock and seccomp, says the seal is weaker, and records it so.
+TEST(ContainerStandIn, WithoutUserNamespacesAnAcceptedRunIsWeakerAndStillConfined) {
+  if (!have_unprivileged_user())
+    GTEST_SKIP() << "needs the unprivileged user pxtest (run as root to create it)";
+  if (sh("command -v bwrap").status != 0) GTEST_SKIP() << "bwrap (bubblewrap) makes the container stand-in";
+  Folder home, outside;
+  write(outside.path / "secret", "outside-secret\n");
+  fs::permissions(outside.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                    fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(outside.path / "secret",
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const fs::path work = home.path / "work";
+  fs::create_directories(work);
+  fs::create_directories(home.path / "px");
+  fs::create_directories(home.path / "runtime");
+  ASSERT_EQ(std::system(("chown -R pxtest " + q(home.path.string())).c_str()), 0);
+  std::map<std::string, std::string> env{{"PARALLEX_HOME", (home.path / "px").string()},
+                                         {"XDG_RUNTIME_DIR", (home.path / "runtime").string()}};
+  const std::string container =
+      "bwrap --dev-bind / / --proc /proc --unshare-user --unshare-pid --disable-userns --cap-drop ALL -- ";
+  const std::string run =
+      container + PARALLEX_EXE + " run --in " + q(work.string()) + " -- sh -c " +
+      q("echo made > made.txt; cat " + (outside.path / "secret").string() + " || echo refused");
+
+  const Ran refused = sh(run, env, true);
+  EXPECT_EQ(refused.status, 125) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("--allow-weaker-seal"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(work / "made.txt")) << "the command ran without the user's acceptance";
+
+  env["PARALLEX_ALLOW_WEAKER_SEAL"] = "1";
+  const Ran accepted = sh(run, env, true);
+  ASSERT_EQ(accepted.status, 0) << accepted.out << accepted.err;
+  EXPECT_TRUE(fs::exists(work / "made.txt")) << accepted.err;
+  EXPECT_NE(accepted.out.find("refused"), std::string::npos) << accepted.out;
+  EXPECT_EQ(accepted.out.find("outside-secret"), std::string::npos) << "Landlock let the run read outside";
+  EXPECT_NE(accepted.err.find("weaker seal: no namespaces"), std::string::npos) << accepted.err;
+  int weaker = 0;
+  for (const auto& e : fs::recursive_directory_iterator(home.path / "px"))
+    if (e.path().filename() == "run.json" &&
+        ::px::test::slurp(e.path()).find("\"seal\": \"weaker\"") != std::string::npos)
+      ++weaker;
+  EXPECT_EQ(weaker, 1) << "the accepted run's record says its seal was weaker";
+
+  // As root in the container (uid 0, no capability): a denied file inside a
+  // read grant stays out of reach though its owner could read it.
+  if (::geteuid() != 0) return;
+  Folder root_home;
+  const Ran as_root = sh(container + PARALLEX_EXE + " run --in " + q(root_home.path.string()) +
+                             " -- sh -c 'cat /etc/shadow || echo refused; head -c 5 /etc/passwd'",
+                         {{"PARALLEX_HOME", (root_home.path / "px").string()},
+                          {"XDG_RUNTIME_DIR", (root_home.path / "px-runtime").string()},
+                          {"PARALLEX_ALLOW_WEAKER_SEAL", "1"}});
+  ASSERT_EQ(as_root.status, 0) << as_root.out << as_root.err;
+  EXPECT_NE(as_root.out.find("refused\nroot:"), std::string::npos) << as_root.out << as_root.err;
 }
 
 TEST(HostEnvironment, NamesWslAndContainersAndWhatTheyCost) {

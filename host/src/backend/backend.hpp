@@ -54,7 +54,7 @@ struct NetworkHandOff {
   std::vector<UniqueFd> dns_tcp;
   UniqueFd socket_channel;
   struct SyntheticRanges {
-    std::array<std::uint8_t, 4> v4_base{};                   // network byte order
+    std::array<std::uint8_t, 4> v4_base{};  // network byte order
     unsigned v4_bits = 15;
     std::optional<std::array<std::uint8_t, 16>> v6_prefix;  // a /64; none when the run has no IPv6
   };
@@ -95,11 +95,11 @@ struct LaunchRequest {
   std::vector<std::string> argv;           // argv[0] as the user typed it
   EnvMap env;                              // the final environment, less what the proxy hook adds
   fs::path cwd;
-  fs::path state_dir;                      // the run's private state on the host, never in its view
-  bool accept_weaker_seal = false;         // run with what the kernel allows when a guarantee is missing
-  ProxySocketHook on_proxy_socket;         // empty: the run is offline
-  std::vector<ViewFile> view_files;        // the run's broker: its CA bundle, masked secret files
-  int cgroup_fd = -1;                      // the run's cgroup (O_DIRECTORY), or -1
+  fs::path state_dir;                // the run's private state on the host, never in its view
+  bool accept_weaker_seal = false;   // run with what the kernel allows when a guarantee is missing
+  ProxySocketHook on_proxy_socket;   // empty: the run is offline
+  std::vector<ViewFile> view_files;  // the run's broker: its CA bundle, masked secret files
+  int cgroup_fd = -1;                // the run's cgroup (O_DIRECTORY), or -1
   // The harness's guarded files in the user's home (HomeLayer), and where what
   // the run made at such a path inside a state folder that did not exist
   // before it is moved instead of being kept (mirrored by absolute path).
@@ -117,17 +117,18 @@ struct LaunchRequest {
 };
 
 struct LaunchResult {
-  int exit_code = 0;  // the command's exit code, or 128+N (then `signal` is N)
-  int signal = 0;     // the signal that ended the command, when it died of one
-  std::string message;              // why the command could not run (exit 126/127), else empty
-  std::vector<run::Notice> notes;   // what the backend left out, kept or could not enforce
-  Refusals refusals;                // what the seal refused, where the platform tells
+  int exit_code = 0;               // the command's exit code, or 128+N (then `signal` is N)
+  int signal = 0;                  // the signal that ended the command, when it died of one
+  std::string message;             // why the command could not run (exit 126/127), else empty
+  std::vector<run::Notice> notes;  // what the backend left out, kept or could not enforce
+  bool weakened = false;           // a required guarantee was missing at launch (the user accepted it)
+  Refusals refusals;               // what the seal refused, where the platform tells
 };
 
 // Where the backend runs, as far as the seal is concerned (the machine
 // itself, a container, WSL 2...), and what that costs the seal.
 struct Environment {
-  std::string kind = "host";       // "host", "container", "wsl1", "wsl2"
+  std::string kind = "host";  // "host", "container", "wsl1", "wsl2"
   std::string name = "this machine";
   std::vector<std::string> costs;  // what the environment takes from the seal, one line each
   bool supported = true;           // false where no seal can be built at all (WSL 1)

@@ -39,9 +39,10 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
       ->allow_extra_args(false);
   // A flag with an optional `=VALUE`: it never takes the next word, so `--`
   // and the command stay where they are.
-  app.add_flag("--local-servers{every}", o.local_servers,
-               "Let the run reach servers on this machine's loopback (localhost, 127.0.0.1, [::1]): every port, "
-               "or only --local-servers=3000,5432; --local-servers=off turns it off for this run");
+  app.add_flag(
+      "--local-servers{every}", o.local_servers,
+      "Let the run reach servers on this machine's loopback (localhost, 127.0.0.1, [::1]): every port, "
+      "or only --local-servers=3000,5432; --local-servers=off turns it off for this run");
   app.add_option(
          "--env", o.env,
          "Pass a variable on purpose: NAME (its value from your environment) or NAME=VALUE; the run's "
@@ -59,15 +60,19 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
       ->allow_extra_args(false);
   if (set != RunOptionSet::policy) {
     app.add_flag("--unsealed", o.unsealed, "Run without the seal (it can then read and write what you can)");
+    // The environment variable is the one-time choice a container image makes
+    // (ENV in its Containerfile, env: in a pod), not a flag on every command.
     app.add_flag("--allow-weaker-seal", o.accept_weaker_seal,
-                 "Run even when this kernel cannot give every guarantee of the seal (see `parallex check`)");
+                 "Run even when this kernel cannot give every guarantee of the seal (see `parallex check`)")
+        ->envname("PARALLEX_ALLOW_WEAKER_SEAL");
     // The spelling `agent run` used to have: still accepted, said to be old.
     app.add_flag_callback(
            "--accept-weaker-seal",
            [&o] {
              o.accept_weaker_seal = true;
-             std::fprintf(stderr, "parallex: --accept-weaker-seal is now --allow-weaker-seal (the old name "
-                                  "still works for now)\n");
+             std::fprintf(stderr,
+                          "parallex: --accept-weaker-seal is now --allow-weaker-seal (the old name "
+                          "still works for now)\n");
            },
            "")
         ->group("");

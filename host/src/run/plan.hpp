@@ -36,17 +36,22 @@ struct RunPlan {
   RunPlan(policy::Policy p) : policy(std::move(p)) {}  // NOLINT: a plan is made from its policy
 
   policy::Policy policy;
-  std::vector<std::string> argv;              // argv[0] as the user typed it
-  fs::path executable;                        // argv[0] resolved (PATH of the run's environment)
+  std::vector<std::string> argv;                  // argv[0] as the user typed it
+  fs::path executable;                            // argv[0] resolved (PATH of the run's environment)
   std::optional<CommandProblem> command_problem;  // set when it cannot be resolved or read
-  std::map<std::string, std::string> env;     // the policy's environment; the supervisor adds the proxy's
+  std::map<std::string, std::string> env;         // the policy's environment; the supervisor adds the proxy's
   // Secrets parallex holds for the run's brokered credentials (the agent's
   // token), by credential name: the Policy names only their holder. Handed
   // to the broker in the supervisor, never written anywhere.
   std::map<std::string, std::string> held_secrets;
-  fs::path cwd;                               // usually the run folder
+  fs::path cwd;  // usually the run folder
   RunDirs dirs;
-  SealLevel seal = SealLevel::full;           // decided once from the guarantees and the user's choice
+  SealLevel seal = SealLevel::full;  // decided once from the guarantees and the user's choice
+  // The user accepted a weaker seal: the backend may still find a guarantee
+  // missing at launch that the quick probe cannot see (a container runtime's
+  // seccomp profile refusing new user namespaces), and then runs weaker and
+  // says so instead of refusing.
+  bool weaker_accepted = false;
   std::string backend;                        // "linux", "none" (unsealed), "seatbelt"
   std::vector<Notice> notices;                // said before the run starts (weaker seal, grants resolved)
   std::string agent;                          // empty for ad-hoc runs

@@ -55,10 +55,12 @@ Result<SealChoice> choose_seal(const RunInputs& in) {
   const std::string missing = missing_guarantees(guarantees);
   if (missing.empty()) return c;
   if (!in.options.accept_weaker_seal)
-    return Error::unsupported("refusing to run: the seal would lack " + missing +
-                              ". See `parallex check`; pass --allow-weaker-seal to run with a weaker seal anyway");
+    return Error::unsupported(
+        "refusing to run: the seal would lack " + missing +
+        ". See `parallex check`; pass --allow-weaker-seal to run with a weaker seal anyway");
   c.level = SealLevel::weaker;
-  c.notices.push_back({NoticeKind::weaker_seal, "weaker seal (accepted with --allow-weaker-seal): it lacks " + missing});
+  c.notices.push_back(
+      {NoticeKind::weaker_seal, "weaker seal (accepted with --allow-weaker-seal): it lacks " + missing});
   return c;
 }
 
@@ -73,7 +75,9 @@ struct PrivateDirGuard {
 
 }  // namespace
 
-fs::path adhoc_runs_dir() { return parallex_state_dir() / "runs"; }
+fs::path adhoc_runs_dir() {
+  return parallex_state_dir() / "runs";
+}
 
 std::string unsealed_notice(const std::string& because) {
   return "UNSEALED: this run is not confined; it can read and write what you can" +
@@ -130,8 +134,7 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   request.extra_profiles = in.extra_profiles;
   request.secret_env = in.secret_env;
   if (agent)
-    request.agent =
-        agents::agent_inputs(agent->paths, agent->config, agent->token, user_home(), self);
+    request.agent = agents::agent_inputs(agent->paths, agent->config, agent->token, user_home(), self);
   // Credentials parallex holds, brokered by default: the front door's and the
   // agent's own GitHub token. The Policy names their holder; the plan keeps
   // the secrets for the supervisor's broker.
@@ -145,11 +148,12 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   RunPlan& plan = out.plan;
   plan.argv = in.command;
   plan.seal = seal.level;
+  plan.weaker_accepted = in.options.accept_weaker_seal;
   plan.backend = seal.backend->name();
   plan.notices = seal.notices;
   for (auto& n : composed.notices) plan.notices.push_back(std::move(n));
-  plan.dirs = {in.runs_dir.empty() ? (agent ? agent->paths.runs() : adhoc_runs_dir()) : in.runs_dir, *private_dir,
-               *private_dir / "tmp"};
+  plan.dirs = {in.runs_dir.empty() ? (agent ? agent->paths.runs() : adhoc_runs_dir()) : in.runs_dir,
+               *private_dir, *private_dir / "tmp"};
   plan.cwd = in.cwd ? *in.cwd : plan.policy.run_folder();
   plan.record = std::move(in.record);
   for (auto& h : held) plan.held_secrets[h.credential.spec.name] = std::move(h.secret);
@@ -170,7 +174,8 @@ Result<PreparedRun> prepare_run(RunInputs in) {
                   [&](const policy::ReadOnlyPath& r) { return r.path == repo_config; }))
     add_git_config_entries(plan.env, submodule_registrations(plan.policy.run_folder()));
   // An explicit weakening (dangerously_*) is said at the start of the run.
-  for (const auto& w : plan.policy.weakenings()) plan.notices.push_back({NoticeKind::weaker_seal, "WEAKENED: " + w});
+  for (const auto& w : plan.policy.weakenings())
+    plan.notices.push_back({NoticeKind::weaker_seal, "WEAKENED: " + w});
 
   // 6. The command itself, on the run's PATH; readable under the policy
   // when sealed, with advice that was checked against the policy.
@@ -204,8 +209,8 @@ Result<PreparedRun> prepare_run(RunInputs in) {
     const fs::path dir = plan.policy.run_folder();
     if (auto keys = agents::config_keys_with_tokens(dir)) {
       for (const auto& key : keys.value())
-        plan.notices.push_back({NoticeKind::alert,
-                                "the repository's own git config holds a credential in " + key +
+        plan.notices.push_back(
+            {NoticeKind::alert, "the repository's own git config holds a credential in " + key +
                                     "; the agent's git uses it there, as git does. Move it to a credential "
                                     "helper to keep it from the agent"});
     } else {

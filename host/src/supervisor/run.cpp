@@ -273,7 +273,8 @@ class Run {
   void watch_decoys() {
     if (plan_.decoy_home.empty()) return;
     RunControl* control = control_.get();
-    auto watch = DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
+    auto watch =
+        DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
     if (watch) {
       decoys_ = std::move(watch).value();
       hold_until_exit(decoys_->descriptor());
@@ -385,7 +386,8 @@ class Run {
       hold_until_exit(project_watch_->descriptor());
     } else {
       say({NoticeKind::alert, "files other programs run later are not watched during this run (" +
-                                  watch.error().message + "); what the run made there is moved aside at its end"});
+                                  watch.error().message +
+                                  "); what the run made there is moved aside at its end"});
     }
   }
 
@@ -448,7 +450,7 @@ class Run {
     request.env = env_;
     request.cwd = plan_.cwd.empty() ? plan_.policy.run_folder() : plan_.cwd;
     request.state_dir = plan_.dirs.private_dir;
-    request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker;
+    request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker || plan_.weaker_accepted;
     request.cgroup_fd = control_->cgroup_fd();
     request.view_files = broker_.view_files;
     if (home_) {
@@ -465,7 +467,8 @@ class Run {
         proxy_ = std::move(started);
         if (network_cut_) proxy_->cut();
         backend::EnvMap extra;
-        for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers)) extra[k] = v;
+        for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers))
+          extra[k] = v;
         return extra;
       };
     }
@@ -525,9 +528,9 @@ class Run {
     nlohmann::json hits = nlohmann::json::array();
     for (const auto& hit : decoys_->stop()) {
       hits.push_back(to_json(hit));
-      record_.notices.push_back({NoticeKind::alert, redact("DECOY " + hit.event + ": " + hit.path.string() +
-                                                           (hit.process.empty() ? " (process unknown)"
-                                                                                : " by " + hit.process))});
+      record_.notices.push_back(
+          {NoticeKind::alert, redact("DECOY " + hit.event + ": " + hit.path.string() +
+                                     (hit.process.empty() ? " (process unknown)" : " by " + hit.process))});
     }
     record_.decoy_hits = hits;
   }
@@ -557,10 +560,11 @@ class Run {
     if (had_git_ || fs::symlink_status(run_git(), ec).type() == fs::file_type::not_found) return;
     record_.git_repository_created = run_git();
     record_.notices.push_back(
-        {NoticeKind::alert, "the run made a git repository in " + plan_.policy.run_folder().string() +
-                                " (.git was not there before): its hooks and config were written by the run and "
-                                "git would run them for you; review or remove " +
-                                run_git().string()});
+        {NoticeKind::alert,
+         "the run made a git repository in " + plan_.policy.run_folder().string() +
+             " (.git was not there before): its hooks and config were written by the run and "
+             "git would run them for you; review or remove " +
+             run_git().string()});
   }
 
   // Moves aside what the run made at the protected paths. `live`: said now
@@ -599,11 +603,13 @@ class Run {
     if (launched_) {
       const backend::LaunchResult& l = *launched_;
       for (const auto& n : l.notes) r.notices.push_back(redacted(n));
+      // A guarantee found missing only at launch makes the record's seal weaker.
+      if (l.weakened && r.seal == run::SealLevel::full) r.seal = run::SealLevel::weaker;
       r.seal_refusals = refusals_json(l.refusals);
       if (l.refusals.total() > 0)
-        r.notices.push_back({NoticeKind::alert, redact("the seal refused " + std::to_string(l.refusals.total()) +
-                                                       " request" + (l.refusals.total() == 1 ? "" : "s") + ": " +
-                                                       l.refusals.summary())});
+        r.notices.push_back(
+            {NoticeKind::alert, redact("the seal refused " + std::to_string(l.refusals.total()) + " request" +
+                                       (l.refusals.total() == 1 ? "" : "s") + ": " + l.refusals.summary())});
       if (!l.message.empty()) r.setup_error = redact(l.message);
       r.exit_code = l.exit_code;
       if (l.signal) r.signal = l.signal;
@@ -628,8 +634,10 @@ class Run {
       const std::optional<Error>& e = launch_error_ ? launch_error_ : step_error;
       std::string why = e ? e->message : std::string("the run ended before its command started");
       if (e && e->kind == ErrorKind::unsupported)
-        why += ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to run "
-               "with a weaker seal anyway";
+        why +=
+            ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to "
+            "run "
+            "with a weaker seal anyway";
       r.setup_error = redact(why);
       r.status = stop_signal ? RunStatus::interrupted : RunStatus::setup_failed;
       if (stop_signal) r.signal = stop_signal;
@@ -668,7 +676,8 @@ class Run {
     const auto now = std::chrono::steady_clock::now();
     const double ms = std::chrono::duration<double, std::milli>(now - lap_).count();
     lap_ = now;
-    record_.notices.push_back({NoticeKind::timing, std::string("supervisor: ") + step + " " + std::to_string(ms) + " ms"});
+    record_.notices.push_back(
+        {NoticeKind::timing, std::string("supervisor: ") + step + " " + std::to_string(ms) + " ms"});
   }
   void release_resources() {
     if (decoys_) decoys_->stop();
@@ -680,7 +689,8 @@ class Run {
  private:
   // Published ports need the run's network even when it may reach nothing outside.
   bool wants_network() const {
-    return plan_.policy.network().mode != policy::NetworkMode::offline || !plan_.policy.network().published.empty();
+    return plan_.policy.network().mode != policy::NetworkMode::offline ||
+           !plan_.policy.network().published.empty();
   }
   fs::path run_git() const { return plan_.policy.run_folder() / ".git"; }
   // A watch's inotify or fanotify instance: its last close waits for the

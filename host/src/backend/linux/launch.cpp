@@ -200,7 +200,8 @@ Status hand_off_network(int control, Prepared& p, landlock::Plan& plan, bool ns,
     for (const auto& t : capture->dns_tcp) fds.push_back(t.get());
     for (const auto& n : capture->notes) notes.push_back({run::NoticeKind::seal, n});
   }
-  if (!send_message(control, SealMessage::proxy, text, fds)) return sys_error("send the run's network sockets");
+  if (!send_message(control, SealMessage::proxy, text, fds))
+    return sys_error("send the run's network sockets");
   // The supervisor owns them now; the command never holds any of them.
   fd.reset();
   if (capture) {
@@ -314,8 +315,8 @@ struct ExecArgs {
   if (ns) step(control, net::enter_namespace_with_loopback());
   if (ns)
     if (auto low = net::allow_every_port(); !low)
-      notes.push_back({run::NoticeKind::seal, "servers of the run cannot bind ports below 1024 (" +
-                                                  low.error().message + ")"});
+      notes.push_back({run::NoticeKind::seal,
+                       "servers of the run cannot bind ports below 1024 (" + low.error().message + ")"});
   lap("network namespace");
   UniqueFd channel;  // the socket channel: served until the command ends
   net::SyntheticRanges ranges;
@@ -339,7 +340,7 @@ struct ExecArgs {
   auto ruleset = landlock::prepare(plan);
   lap("landlock ruleset");
   if (!ruleset && !p.allow_weaker) fail(control, ruleset.error());
-  if (!ruleset) notes.push_back({run::NoticeKind::weaker_seal, "no Landlock (" + ruleset.error().message + ")"});
+  if (!ruleset) send_message(control, SealMessage::weakened, "no Landlock (" + ruleset.error().message + ")");
   if (ruleset) notes.insert(notes.end(), ruleset.value().notes.begin(), ruleset.value().notes.end());
   step(control, await_go(control, p));
   lap("go-ahead");
@@ -357,8 +358,8 @@ struct ExecArgs {
   // The command's own wait status goes to the supervisor: an exit code alone
   // cannot tell "exit 137" from "killed by SIGKILL".
   const int channel_fd = channel.get();
-  const int status = pidns::reap_until_status(
-      command, channel_fd, [&] { return net::serve_socket_request(channel_fd, ranges); });
+  const int status = pidns::reap_until_status(command, channel_fd,
+                                              [&] { return net::serve_socket_request(channel_fd, ranges); });
   send_message(control, SealMessage::exited, std::to_string(status));
   ::close(control);
   ::_exit(pidns::exit_code(status));
@@ -381,20 +382,21 @@ struct ExecArgs {
   if (auto entered = userns::enter()) {
     mode = entered.value();
   } else if (p.allow_weaker) {
-    send_message(control, SealMessage::notice,
-                 encode_notice({run::NoticeKind::weaker_seal,
-                                "no namespaces (" + entered.error().message +
-                                    "): no private view, network or pid namespace; denies inside grants are NOT "
-                                    "hidden"}));
+    send_message(
+        control, SealMessage::weakened,
+        "no namespaces (" + entered.error().message +
+            "): no private view, network or pid namespace; denied paths inside read grants are kept out by "
+            "Landlock (their names stay listable), denied paths inside writable grants are NOT");
     p.env["TMPDIR"] = p.temp_dir.string();
   } else {
     fail(control, entered.error());
   }
   if (mode == userns::Mode::root_only)
-    send_message(control, SealMessage::notice,
-                 encode_notice({run::NoticeKind::weaker_seal,
-                                "no user namespace (off in this kernel): running as root with every capability "
-                                "dropped"}));
+    send_message(
+        control, SealMessage::notice,
+        encode_notice({run::NoticeKind::weaker_seal,
+                       "no user namespace (off in this kernel): running as root with every capability "
+                       "dropped"}));
   int alive[2];
   if (::pipe2(alive, O_CLOEXEC) != 0) fail(control, sys_error("pipe2"));
   const pid_t init = ::fork();
@@ -440,7 +442,36 @@ std::string landlock_log_for_run(std::optional<audit::LandlockLog>& log) {
   return {};
 }
 
-landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPlan& view, bool in_view) {
+// Landlock only adds rights, so without a view to hide it, a deny inside a
+// read grant cannot be one rule: the grant becomes rules on what lies beside
+// the denied path instead, and each folder on the way down may only be listed
+// (its names are seen, not its files). Entries are taken as they are now; one
+// made later in such a folder is refused, which is the safe side.
+void grant_beside_denies(landlock::Plan& plan, const fs::path& root, landlock::Grant grant,
+                         const std::vector<fs::path>& denied) {
+  if (denied.empty()) {
+    plan.paths.push_back({root, grant});
+    return;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(root, ec))) return;  // a deny at or above a file: no rule
+  plan.paths.push_back({root, landlock::Grant::list});
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path child = it->path();
+    std::vector<fs::path> inside;
+    bool is_denied = false;
+    for (const auto& d : denied) {
+      if (d == child) is_denied = true;
+      if (is_within(d, child)) inside.push_back(d);
+    }
+    if (!is_denied) grant_beside_denies(plan, child, grant, inside);
+  }
+}
+
+// `secret_files`: files the view shows with a placeholder (the broker's); on
+// host paths, without the view, they are denied like the policy's denies.
+landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPlan& view, bool in_view,
+                             const std::vector<fs::path>& secret_files = {}) {
   using landlock::Grant;
   landlock::Plan plan;
   if (in_view) {
@@ -458,8 +489,15 @@ landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPla
     for (const auto& g : policy.grants()) {
       const policy::HomeFile* home = policy::home_file_for(policy.home_files(), g.path);
       const bool guarded = home && home->guarded() && home->path == normal_absolute(g.path);
-      plan.paths.push_back(
-          {g.path, g.access == policy::Access::write && !guarded ? Grant::write : Grant::read});
+      const Grant grant = g.access == policy::Access::write && !guarded ? Grant::write : Grant::read;
+      std::vector<fs::path> denied;
+      if (grant == Grant::read) {
+        for (const auto& d : policy.denies())
+          if (is_within(d.path, g.path)) denied.push_back(d.path);
+        for (const auto& f : secret_files)
+          if (is_within(f, g.path)) denied.push_back(f);
+      }
+      grant_beside_denies(plan, g.path, grant, denied);
     }
     if (!policy.temp_dir().empty()) plan.paths.push_back({policy.temp_dir(), Grant::write});
   }
@@ -530,7 +568,6 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
                              request.home_layers);
   mounts::create_placeholders(p.view);
   p.landlock_view = plan_landlock(policy, p.view, true);
-  p.landlock_host = plan_landlock(policy, p.view, false);
   p.executable = request.executable;
   p.argv = request.argv.empty() ? std::vector<std::string>{request.executable.string()} : request.argv;
   p.env = request.env;
@@ -557,11 +594,21 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
 
   // The run's broker: its CA bundle over the system bundle, files that hold a
   // brokered secret shown with the placeholder (the view only).
+  // Without the view (a weaker seal), Landlock keeps such a file out where a
+  // read grant holds it; one in a writable grant stays readable: `masked`.
   p.broker_files = !request.view_files.empty();
+  std::vector<fs::path> secret_files;
   for (const auto& f : request.view_files) {
     p.view.generated.push_back({f.view, f.content});
-    if (!f.secret_of.empty()) p.masked.push_back(f.view.string() + " (credential " + f.secret_of + ")");
+    if (f.secret_of.empty()) continue;
+    secret_files.push_back(f.view);
+    for (const auto& g : policy.grants())
+      if (g.access == policy::Access::write && is_within(f.view, g.path)) {
+        p.masked.push_back(f.view.string() + " (credential " + f.secret_of + ")");
+        break;
+      }
   }
+  p.landlock_host = plan_landlock(policy, p.view, false, secret_files);
 
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -666,14 +713,18 @@ struct Heard {
 };
 
 // Handles one message; answers the proxy hand-off.
-void handle_message(SealedProcess& process, const std::string& msg, std::vector<UniqueFd>& passed, pid_t sender,
-                    Heard& heard, LaunchResult& result) {
+void handle_message(SealedProcess& process, const std::string& msg, std::vector<UniqueFd>& passed,
+                    pid_t sender, Heard& heard, LaunchResult& result) {
   if (msg.empty() || !is_seal_message(msg[0])) return;  // not ours: ignored, never trusted
   const auto kind = static_cast<SealMessage>(msg[0]);
   const std::string_view text = std::string_view(msg).substr(1);
   switch (kind) {
     case SealMessage::notice:
       result.notes.push_back(decode_notice(text));
+      break;
+    case SealMessage::weakened:
+      result.notes.push_back({run::NoticeKind::weaker_seal, std::string(text)});
+      result.weakened = true;
       break;
     case SealMessage::error:
       if (!heard.setup_error) heard.setup_error = decode_error(text);

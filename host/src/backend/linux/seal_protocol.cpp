@@ -6,6 +6,7 @@ bool is_seal_message(char c) {
   switch (static_cast<SealMessage>(c)) {
     case SealMessage::error:
     case SealMessage::notice:
+    case SealMessage::weakened:
     case SealMessage::proxy:
     case SealMessage::proxy_env:
     case SealMessage::proxy_fail:
@@ -19,7 +20,9 @@ bool is_seal_message(char c) {
   return false;
 }
 
-std::string encode_error(const Error& error) { return std::string(to_string(error.kind)) + "\n" + error.message; }
+std::string encode_error(const Error& error) {
+  return std::string(to_string(error.kind)) + "\n" + error.message;
+}
 
 Error decode_error(std::string_view payload) {
   const auto nl = payload.find('\n');
@@ -34,7 +37,8 @@ std::string encode_notice(const run::Notice& notice) {
 run::Notice decode_notice(std::string_view payload) {
   const auto nl = payload.find('\n');
   if (nl == std::string_view::npos) return {run::NoticeKind::seal, std::string(payload)};
-  return {run::notice_kind_from_string(std::string(payload.substr(0, nl))), std::string(payload.substr(nl + 1))};
+  return {run::notice_kind_from_string(std::string(payload.substr(0, nl))),
+          std::string(payload.substr(nl + 1))};
 }
 
 }  // namespace px::seal

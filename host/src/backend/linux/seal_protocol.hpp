@@ -6,6 +6,7 @@
 //   from the seal                             to the seal
 //   error     ErrorKind name '\n' message     proxy_env   k=v '\0' k=v ...
 //   notice    NoticeKind name '\n' text       proxy_fail  message
+//   weakened  text: a required guarantee is missing (the user accepted it)
 //   proxy     port, + the listening socket    go          the seccomp program
 //   exec_failed  errno ' ' message
 //   exec      + the seccomp listener (or none)
@@ -22,6 +23,7 @@ namespace px::seal {
 enum class SealMessage : char {
   error = 'E',        // set-up failed; the seal exits 125
   notice = 'N',       // something left out, not enforced, or timed
+  weakened = 'K',     // a required guarantee is missing, accepted: the run's seal is weaker
   proxy = 'P',        // the proxy's listening socket is passed
   proxy_env = 'V',    // the supervisor's answer: the proxy's variables
   proxy_fail = 'F',   // the supervisor's answer: the proxy could not start

@@ -32,8 +32,13 @@ Result<Mode> enter() {
 }
 
 Status drop_capabilities() {
+  // A capability already out of the bounding set needs no drop (a container
+  // that dropped them all may also lack CAP_SETPCAP, which a drop needs). One
+  // still in it must go: uid 0 regains every bounding capability at exec,
+  // no_new_privs or not.
   for (int cap = 0; cap <= 63; ++cap) {
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && ::getuid() == 0)
+    if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) != 1) continue;  // not held, or past the kernel's last
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && ::getuid() == 0)
       return sys_error("prctl(PR_CAPBSET_DROP, " + std::to_string(cap) + ")");
   }
   if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
