@@ -29,6 +29,8 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   # Python requests: the broker's sealed test sends a request with it (it reads
   # REQUESTS_CA_BUNDLE, not the system store).
   packages+=(python3-requests)
+  # The manifest tests read `parallex kube`'s YAML back as kubectl does (YAML 1.1).
+  packages+=(python3-yaml)
 fi
 # Making and checking the Debian packages (scripts/package.sh, scripts/check-package.sh;
 # the tests run both): CPack needs dpkg-shlibdeps and file, the check a fresh
@@ -62,5 +64,16 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ] && command -v npm >/dev/null; then
   if [ "${#npm_missing[@]}" -gt 0 ]; then
     echo "installing from npm: ${npm_missing[*]}"
     $SUDO npm install -g --no-fund --no-audit --loglevel=error "${npm_missing[@]}" || echo "warning: npm install failed; tests needing these clients will skip"
+  fi
+fi
+
+if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ] && command -v npm >/dev/null; then
+  # The Kubernetes schemas the manifest tests validate against (tests/kube),
+  # at the versions its lockfile pins, in that folder: a global copy could be
+  # another version on another machine.
+  validator="$(cd "$(dirname "$0")/.." && pwd)/tests/kube/validator"
+  if ! npm ls --prefix "$validator" --depth=0 >/dev/null 2>&1; then
+    echo "installing from npm: the manifest tests' schemas (tests/kube/validator)"
+    npm ci --prefix "$validator" --no-fund --no-audit --loglevel=error || echo "warning: npm ci failed; the manifest tests will skip"
   fi
 fi

@@ -105,6 +105,22 @@ std::string missing_guarantees(const std::vector<backend::Guarantee>& guarantees
   return missing;
 }
 
+Result<ComposedPolicy> compose_run_policy(const RunOptions& options, const std::vector<std::string>& command,
+                                          const std::string& agent_name) {
+  ComposeRequest request;
+  request.options = options;
+  request.command = command;
+  request.temp_dir = parallex_runtime_dir() / "runs-private/RUN/tmp";
+  if (!agent_name.empty()) {
+    PX_TRY_ASSIGN(auto agent, load_agent(agent_name));
+    request.agent =
+        agents::agent_inputs(agent.paths, agent.config, agent.token, user_home(), parallex_executable());
+    if (agent.token)
+      request.default_credentials.push_back(agents::github_credential(agent.paths, agent.config));
+  }
+  return compose_policy(request);
+}
+
 Result<PreparedRun> prepare_run(RunInputs in) {
   if (in.command.empty())
     return Error::invalid("give the command to run after `--`, e.g. `parallex run -- make test`");

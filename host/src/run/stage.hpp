@@ -18,6 +18,7 @@
 #include "backend/backend.hpp"
 #include "common/error.hpp"
 #include "policy/profile.hpp"
+#include "run/compose_request.hpp"
 #include "run/options.hpp"
 #include "run/plan.hpp"
 #include "supervisor/run.hpp"
@@ -73,6 +74,12 @@ Status check_seal(const RunOptions& options);
 // a run may get. Checked, as the seal is, before a front door makes anything
 // (a workspace); prepare_run checks them again.
 Status check_options(const RunOptions& options);
+
+// The policy a run of `command` with these options would get, composed as
+// prepare_run composes it (with `agent`: its store, rules and token), for the
+// commands that only render it (`parallex kube`). Nothing is made.
+Result<ComposedPolicy> compose_run_policy(const RunOptions& options, const std::vector<std::string>& command,
+                                          const std::string& agent);
 
 // Carries out the plan through the supervisor.
 Result<supervisor::RunResult> execute(PreparedRun prepared, const supervisor::RunObserver& observer);
