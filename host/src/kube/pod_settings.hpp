@@ -40,8 +40,8 @@ inline constexpr std::string_view kFullSealProcMount = "Unmasked";
 // The seal without namespaces runs under the runtime's default restrictions
 // (RuntimeDefault seccomp, no capabilities); the image's user accepts it once
 // with this setting, instead of a flag on every command.
-inline constexpr std::string_view kNamespaceLessSettingName = "PARALLEX_SEAL";
-inline constexpr std::string_view kNamespaceLessSettingValue = "without-namespaces";
+inline constexpr std::string_view kNamespaceLessSettingName = "PARALLEX_ALLOW_WEAKER_SEAL";
+inline constexpr std::string_view kNamespaceLessSettingValue = "1";
 
 // Resources when the user gives none (the Policy holds no memory or CPU limit).
 inline constexpr std::string_view kDefaultMemory = "4Gi";
