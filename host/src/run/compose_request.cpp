@@ -85,6 +85,10 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
 
   auto plugins =
       r.plugins ? r.plugins : std::make_shared<plugins::PluginSet>(plugins::PluginSet::load_default());
+  // An executable copied where its plugins are not would run every harness
+  // with no protection of its own, silently: said once per run.
+  if (const std::string none = plugins->none_found(); !none.empty())
+    notices.push_back({NoticeKind::alert, none});
   const char* path_env = std::getenv("PATH");
   plugins::CommandLine command = plugins::make_command_line(r.command, path_env ? path_env : "");
   PX_TRY_ASSIGN(auto choice,
