@@ -116,6 +116,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     if (!home_files.files.empty()) in.harness_home_files = std::move(home_files);
   }
   in.grants = std::move(grants);
+  in.parallex_executable = parallex_executable();
   in.network = std::move(net);
   in.secret_env = r.secret_env;
   in.env_flags = o.env;
