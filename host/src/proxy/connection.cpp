@@ -162,6 +162,7 @@ void Connection::decide() {
     }
     case AuthResult::ok:
       server_.auth_succeeded();
+      server_.note_authenticated(decision_.host);
       break;
   }
   decide_after_auth();
@@ -820,7 +821,10 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
   // Every refusal is listed at the end of the run, grouped by reason (a
   // pause is the kill switch, not a refusal of the run's own).
   (void)by_rule;
-  if (verdict != "paused") server_.note_refused(decision_.host, decision_.port, why);
+  if (why == reason::auth_required)
+    server_.note_challenged(decision_.host);
+  else if (verdict != "paused")
+    server_.note_refused(decision_.host, decision_.port, why);
   log_once({});
   error_code ig;
   upstream_.close(ig);
