@@ -555,9 +555,11 @@ TEST_P(LocalServerBrokered, TheServerGetsTheKeyTheRunHoldsAPlaceholder) {
   for (const auto& dir : {home_, work_, root_ / "data"}) {
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-         it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (!ec && it->is_regular_file(ec))
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!ec && it->is_regular_file(ec)) {
         EXPECT_EQ(read_text(it->path()).find(tail), std::string::npos) << "the key in " << it->path();
+      }
+    }
   }
 }
 
