@@ -8,5 +8,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 # The same flags as scripts/test.sh's build (-Werror included: Debian 12 builds
 # it warning-free, CI checks that), so the tests afterwards reuse every object.
-PARALLEX_BUILD_TARGETS="parallex parallex-plugins" scripts/build.sh -DPARALLEX_WERROR=ON
+# parallex-docs: the man pages and completions README points at (build/share).
+PARALLEX_BUILD_TARGETS="parallex parallex-plugins parallex-docs" scripts/build.sh -DPARALLEX_WERROR=ON
 exec build/parallex demo

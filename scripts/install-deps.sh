@@ -31,6 +31,8 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   packages+=(python3-requests)
   # The manifest tests read `parallex kube`'s YAML back as kubectl does (YAML 1.1).
   packages+=(python3-yaml)
+  # simdjson: bench/transcripts measures the transcript scanner against it.
+  packages+=(libsimdjson-dev)
 fi
 # Making and checking the Debian packages (scripts/package.sh, scripts/check-package.sh;
 # the tests run both): CPack needs dpkg-shlibdeps and file, the check a fresh

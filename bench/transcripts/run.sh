@@ -25,7 +25,10 @@ if [[ -z "$bench_bin" ]]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPARALLEX_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" --target transcripts_parse_bench -j2 >/dev/null
   bench_bin="$(find "$build" -name transcripts_parse_bench -type f -perm -u+x | head -1)"
+  # Only where simdjson is installed (libsimdjson-dev): the scanner against it.
+  cmake --build "$build" --target transcripts_scanner_compare -j2 >/dev/null 2>&1 || true
 fi
+compare_bin="$(find "$(dirname "$bench_bin")/.." -name transcripts_scanner_compare -type f -perm -u+x 2>/dev/null | head -1)"
 [[ -x "$bench_bin" ]] || { echo "transcripts_parse_bench not found (use --bench-bin)" >&2; exit 1; }
 
 mkdir -p "$work"
@@ -60,13 +63,26 @@ measure() {  # prints "wall cpu" of the fastest of three runs of "$@"
 fmt() { printf "%.${2:-2}f" "$1"; }
 ratio() { if (( $(echo "$2 > 0" | bc -l) )); then printf '%.1fx' "$(echo "$1 / $2" | bc -l)"; else echo "n/a"; fi; }
 
+# ccusage, pinned: 20.0.24 is the newest release with a Linux binary (20.0.26 has
+# none). The npm package is a Node launcher for a native binary; the binary itself
+# is timed. A global install of another version is left alone: the pinned one is
+# installed for the bench only, under the work folder (npm, once).
+ccusage_version=20.0.24
 ccusage_bin=""
-if command -v ccusage >/dev/null 2>&1; then
-  # The npm package is a Node launcher for a native binary; time the binary itself.
-  native="$(dirname "$(readlink -f "$(command -v ccusage)")")/../node_modules/@ccusage"
-  ccusage_bin="$(find "$native" -path '*/bin/ccusage' -type f 2>/dev/null | head -1)"
-  [[ -n "$ccusage_bin" ]] || ccusage_bin="$(command -v ccusage)"
-  echo "ccusage: $ccusage_bin ($(ccusage --version 2>/dev/null || echo '?'))" >&2
+native_of() { find "$1" -path '*/@ccusage/*/bin/ccusage' -type f 2>/dev/null | head -1; }
+if command -v ccusage >/dev/null 2>&1 && [[ "$(ccusage --version 2>/dev/null)" == *"$ccusage_version"* ]]; then
+  ccusage_bin="$(native_of "$(dirname "$(readlink -f "$(command -v ccusage)")")/../node_modules")"
+fi
+if [[ -z "$ccusage_bin" ]] && command -v npm >/dev/null 2>&1; then
+  pinned="$work/ccusage-$ccusage_version"
+  [[ -n "$(native_of "$pinned")" ]] ||
+    npm install --no-audit --no-fund --prefix "$pinned" "ccusage@$ccusage_version" >/dev/null 2>&1 || true
+  ccusage_bin="$(native_of "$pinned")"
+fi
+if [[ -n "$ccusage_bin" ]]; then
+  echo "ccusage: $ccusage_bin ($("$ccusage_bin" --version 2>/dev/null || echo '?'))" >&2
+else
+  echo "ccusage $ccusage_version could not be installed (npm): its columns are n/a" >&2
 fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), cores: $(nproc)" >&2
 
@@ -105,3 +121,10 @@ for set in claude codex; do
 done
 echo
 echo "Reading the files only (cat, $(nproc) readers, no parsing): ${floors[*]}"
+if [[ -n "$compare_bin" ]]; then
+  for set in claude codex; do
+    echo
+    echo "The line scanner against simdjson, $set set (one core, files in memory):"
+    "$compare_bin" "$work/$set"
+  done
+fi

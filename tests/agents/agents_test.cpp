@@ -209,6 +209,15 @@ TEST_F(AgentsTest, Lifecycle) {
   EXPECT_TRUE(config.value().allow.empty());
   EXPECT_NE(slurp(p.gitconfig()).find("other@example.com"), std::string::npos);
 
+  // Local servers on an offline agent: an allowlist of no host, said with the word
+  // `agent list`, reports and the MCP server use (it said "offline").
+  ASSERT_EQ(px("agent set reviewer --local-servers").status, 0);
+  auto shown = px("agent show reviewer");
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  EXPECT_NE(shown.out.find("Network      allowlist of no host"), std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.find("offline"), std::string::npos) << shown.out;
+  ASSERT_EQ(px("agent set reviewer --offline").status, 0);
+
   auto key = px("agent key reviewer");
   ASSERT_EQ(key.status, 0);
   EXPECT_EQ(key.out, slurp(p.public_key()));

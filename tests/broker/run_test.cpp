@@ -326,6 +326,75 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
 
 // `policy show` prints the credentials and the request rules with their
 // origin and where each secret is read from, never a secret.
+// The user's own CAs survive the broker: with NODE_EXTRA_CA_CERTS (and
+// SSL_CERT_FILE) passed, the run's bundle is the system's + the run's CA +
+// theirs, so Node's fetch (and curl) reach the user's own dev server, whose
+// certificate a CA of theirs signed, while the broker still terminates its
+// hosts. A file the run may not read is said at the start, with its grant.
+TEST_F(BrokerRun, TheUsersOwnCasJoinTheRunsBundle) {
+  if (!have("node")) GTEST_SKIP() << "node is needed for its fetch";
+  const fs::path dev = folder_.root() / "dev-ca";
+  fs::create_directories(dev);
+  const auto openssl = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv{"openssl"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = spawn_and_wait(argv, {}, folder_.root() / "logs");
+    ASSERT_EQ(r.status, 0) << r.err;
+  };
+  const std::string d = dev.string();
+  openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+           d + "/ca.key", "-out", d + "/ca.crt", "-subj", "/CN=my dev CA", "-days", "2", "-addext",
+           "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"});
+  openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", d + "/dev.key",
+           "-out", d + "/dev.csr", "-subj", "/CN=localhost"});
+  write_file(dev / "ext", "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n", 0644);
+  openssl({"x509", "-req", "-in", d + "/dev.csr", "-CA", d + "/ca.crt", "-CAkey", d + "/ca.key",
+           "-CAcreateserial", "-out", d + "/dev.crt", "-days", "2", "-extfile", d + "/ext"});
+  ASSERT_FALSE(HasFatalFailure());
+  // The CA file as a user keeps it: the key beside the certificate must not reach the run's bundle.
+  const fs::path mine = folder_.root() / "my-ca.pem";
+  write_file(mine, slurp(dev / "ca.key") + slurp(dev / "ca.crt"), 0644);
+  UpstreamServer devserver(CertFiles{dev / "dev.crt", dev / "dev.key"}, folder_.root() / "logs");
+  ASSERT_TRUE(devserver.running());
+  const fs::path token = folder_.secrets() / "token";
+  write_file(token, kGithubSecret + "\n", 0600);
+  const fs::path profile = write("broker.yaml", github_credential_yaml(token));
+  const std::string url = "https://localhost:" + std::to_string(devserver.port()) + "/echo";
+  const std::string script =
+      "node -e 'fetch(process.argv[1]).then(r => console.log(\"node=\" + r.status), e => "
+      "console.log(\"node=\" + "
+      "(e.cause && e.cause.code)))' " +
+      url + "; curl -sS -o /dev/null -w 'curl=%{http_code}\\n' " + url +
+      "; grep -c 'BEGIN CERTIFICATE' \"$NODE_EXTRA_CA_CERTS\" | sed 's/^/certs=/'; grep -c PRIVATE "
+      "\"$NODE_EXTRA_CA_CERTS\" | sed 's/^/keys=/'";
+  const std::vector<std::string> flags{"--profile",
+                                       profile.string(),
+                                       "--allow",
+                                       "bound.test:" + port(),
+                                       "--local-servers",
+                                       "--env",
+                                       "NODE_EXTRA_CA_CERTS=" + mine.string(),
+                                       "--env",
+                                       "SSL_CERT_FILE=" + mine.string()};
+  // Not granted: said at the start, with the grant that fixes it.
+  const Outcome ungranted = run_sh(flags, "true");
+  EXPECT_TRUE(contains(ungranted.err, "--env NODE_EXTRA_CA_CERTS names " + mine.string() +
+                                          ", which the run may not read: grant it with --grant " +
+                                          mine.string()))
+      << ungranted.err;
+  std::vector<std::string> granted = flags;
+  granted.insert(granted.end(), {"--grant", mine.string()});
+  const Outcome r = run_sh(granted, script);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(field(r.out, "node"), "200") << r.out << r.err;
+  EXPECT_EQ(field(r.out, "curl"), "200") << r.out << r.err;
+  EXPECT_EQ(field(r.out, "keys"), "0") << "the key beside the CA stays out of the bundle";
+  EXPECT_TRUE(contains(r.err, "the run's CA bundle holds the 1 certificate of NODE_EXTRA_CA_CERTS")) << r.err;
+  EXPECT_FALSE(contains(r.err, "which the run may not read")) << r.err;
+  // The broker still terminates its host: the bundle is the system's + the run's CA + the user's.
+  EXPECT_GE(std::stoi(field(r.out, "certs").empty() ? "0" : field(r.out, "certs")), 3);
+}
+
 TEST_F(BrokerRun, PolicyShowPrintsCredentialsAndRulesWithTheirOrigin) {
   const fs::path token = folder_.secrets() / "token";
   write_file(token, kGithubSecret + "\n", 0600);

@@ -76,6 +76,61 @@ TEST(Locations, AgentsAreDataTheirRunRecordsState) {
   EXPECT_FALSE(fs::exists(x.home.path / "state/parallex/agents/keeper"));
 }
 
+// An executable copied where its plugins are not runs every harness with the
+// profile's rules alone: it says so, once per run, and `check` says so too.
+TEST(Locations, AnExecutableThatFindsNoPluginsSaysSo) {
+  XdgHome x;
+  const fs::path copy = x.home.path / "bin/parallex";
+  fs::create_directories(copy.parent_path());
+  fs::copy_file(PARALLEX_EXE, copy);
+  const std::string bare = "unset PARALLEX_PLUGIN_PATH; cd " + q((x.home.path / "work").string()) + " && ";
+  fs::create_directories(x.home.path / "work");
+  fs::create_directories(x.home.path / "runtime");
+  fs::permissions(x.home.path / "runtime", fs::perms::owner_all);
+  const Ran ran = sh(bare + q(copy.string()) + " run --offline -- /bin/true", x.env());
+  const std::string said = "no harness plugin was found";
+  const auto first = ran.err.find(said);
+  ASSERT_NE(first, std::string::npos) << ran.err;
+  EXPECT_EQ(ran.err.find(said, first + 1), std::string::npos) << "said once: " << ran.err;
+  EXPECT_NE(ran.err.find("PARALLEX_PLUGIN_PATH"), std::string::npos) << ran.err;
+  const Ran check = sh(bare + q(copy.string()) + " check", x.env());
+  EXPECT_NE(check.out.find("Harness plugins: NONE: " + said), std::string::npos) << check.out;
+  const Ran json = sh(bare + q(copy.string()) + " check --json", x.env());
+  const auto j = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << json.out;
+  EXPECT_TRUE(j["plugins"]["found"].empty());
+  EXPECT_NE(j["plugins"]["problem"].get<std::string>().find(said), std::string::npos);
+  // The build's own executable finds the build's plugins, and says nothing of the kind.
+  const Ran built = sh(bare + std::string(PARALLEX_EXE) + " check", x.env());
+  EXPECT_NE(built.out.find("Harness plugins: claude-code"), std::string::npos) << built.out;
+  const Ran run = sh(bare + std::string(PARALLEX_EXE) + " run --offline -- /bin/true", x.env());
+  EXPECT_EQ(run.err.find(said), std::string::npos) << run.err;
+}
+
+// A harness's state folder that did not exist before the run (a fresh home) is
+// the run's own, kept afterwards: what the run made there is said by what it is,
+// and a run that made only folders kept no file ("0 files" said nothing).
+TEST(Locations, AFreshStateFolderIsKeptAndSaidAsItIs) {
+  XdgHome x;
+  const Ran folders = x.px("run --harness codex -- sh -c 'mkdir -p \"$HOME/.codex/sessions/2026\"'");
+  if (folders.status != 0) GTEST_SKIP() << "no sealed run here: " << folders.err;
+  const std::string codex = (x.home.path / ".codex").string();
+  EXPECT_TRUE(fs::is_directory(x.home.path / ".codex/sessions/2026")) << folders.err;
+  EXPECT_NE(folders.err.find("kept the folders the run made in " + codex +
+                             " (it did not exist before the run), and no file"),
+            std::string::npos)
+      << folders.err;
+  EXPECT_EQ(folders.err.find("0 files"), std::string::npos) << folders.err;
+  fs::remove_all(x.home.path / ".codex");
+  const Ran file =
+      x.px("run --harness codex -- sh -c 'mkdir -p \"$HOME/.codex/s\" && echo x > \"$HOME/.codex/s/f\"'");
+  ASSERT_EQ(file.status, 0) << file.err;
+  EXPECT_NE(
+      file.err.find("kept what the run wrote in " + codex + " (it did not exist before the run): 1 file"),
+      std::string::npos)
+      << file.err;
+}
+
 TEST(Locations, ProfileByNameFromTheConfigFolder) {
   XdgHome x;
   write(x.home.path / "config/parallex/profiles/mine.yaml",

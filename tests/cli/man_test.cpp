@@ -2,6 +2,9 @@
 // one per command, each rendered by the real man and groff without a warning.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "cli_support.hpp"
 #include "test_paths.hpp"
 
@@ -9,6 +12,13 @@ namespace px::cli_test {
 namespace {
 
 const fs::path kMan = fs::path(PARALLEX_SHARE_DIR) / "man/man1";
+
+std::string slurp_text(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 TEST(ManPages, OnePerCommandAndNoneForInternalOnes) {
   for (const char* page : {"parallex", "parallex-run", "parallex-agent", "parallex-agent-run",
@@ -33,6 +43,23 @@ TEST(ManPages, RenderWithoutWarningsAndSayWhatTheParserKnows) {
   const Ran top = sh("MANWIDTH=100 man -l " + q((kMan / "parallex.1").string()) + " | col -b");
   for (const char* text : {"XDG_STATE_HOME", "NO_COLOR", "parallex-agent(1)", "EXIT STATUS"})
     EXPECT_NE(top.out.find(text), std::string::npos) << text << "\n" << top.out;
+}
+
+// README's `man -l build/share/man/man1/parallex.1` works in the build
+// scripts/demo.sh makes: the targets it builds include the one that writes
+// the pages (ninja lists every command those targets need).
+TEST(ManPages, TheDemosBuildMakesThem) {
+  const std::string demo = slurp_text(fs::path(PARALLEX_SOURCE_DIR) / "scripts/demo.sh");
+  const std::string key = "PARALLEX_BUILD_TARGETS=\"";
+  const auto at = demo.find(key);
+  ASSERT_NE(at, std::string::npos) << "scripts/demo.sh names no targets";
+  const std::string targets = demo.substr(at + key.size(), demo.find('"', at + key.size()) - at - key.size());
+  if (sh("command -v ninja").status != 0 || !fs::exists(fs::path(PARALLEX_BINARY_DIR) / "build.ninja"))
+    GTEST_SKIP() << "not a ninja build";
+  const Ran commands = sh("ninja -C " + q(PARALLEX_BINARY_DIR) + " -t commands " + targets);
+  ASSERT_EQ(commands.status, 0) << commands.err;
+  EXPECT_NE(commands.out.find("GenerateDocs.cmake"), std::string::npos)
+      << "the demo's targets (" << targets << ") do not make the man pages README names";
 }
 
 }  // namespace

@@ -68,7 +68,29 @@ using px::test::ModelServer;
 struct Client {
   std::string harness;     // plugin name
   std::string executable;  // on PATH
+  // Codex only: its default model, which works in "code mode" (one `exec` tool running
+  // JavaScript that calls the real tools), instead of -m gpt-5 and its direct tools.
+  bool code_mode = false;
 };
+
+// What a test instance is called: the harness, and the mode when it is not the usual one.
+std::string client_name(const Client& c) {
+  std::string n = c.harness + (c.code_mode ? "_code_mode" : "");
+  for (auto& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+}
+
+// How many actions the scripted task logs: its five steps, and in code mode a second file
+// in the first patch (so that the report's order of a patch's files can be checked).
+std::size_t script_actions(const Client& c) {
+  return c.code_mode ? 6u : 5u;
+}
+
+// Codex's model: code mode is the default model's, given by no -m at all.
+std::string codex_model(const Client& c) {
+  return c.code_mode ? "" : "-m gpt-5 ";
+}
 
 class RealClient : public ::testing::TestWithParam<Client> {
  protected:
@@ -121,8 +143,9 @@ class RealClient : public ::testing::TestWithParam<Client> {
       return sh(
           base + "CODEX_HOME=" + quote((home_ / ".codex").string()) +
           " OPENAI_API_KEY=sk-e2e-fake-key-00000000000000000000 timeout 300 codex exec --skip-git-repo-check "
-          "--dangerously-bypass-approvals-and-sandbox -m gpt-5 -c model_provider=fake -c " +
-          quote(provider) + " 'do the scripted task'" + log);
+          "--dangerously-bypass-approvals-and-sandbox " +
+          codex_model(GetParam()) + "-c model_provider=fake -c " + quote(provider) +
+          " 'do the scripted task'" + log);
     }
     // opencode: a provider of its own kind pointing at the fake Anthropic endpoint.
     const json config{
@@ -215,8 +238,8 @@ TEST_P(RealClient, TranscriptsAndReportShowExactlyTheScriptedActions) {
   const std::string client_log = read_text(root_ / "client.log");
   ASSERT_EQ(status, 0) << GetParam().executable << " failed:\n" << client_log.substr(0, 4000);
   const auto actions = server.actions();
-  ASSERT_EQ(actions.size(), 5u) << "the client did not follow the whole script:\n"
-                                << client_log.substr(0, 4000);
+  ASSERT_EQ(actions.size(), script_actions(GetParam())) << "the client did not follow the whole script:\n"
+                                                        << client_log.substr(0, 4000);
   // The client really did it.
   EXPECT_EQ(read_text(work_ / "edit.txt"), "new line\n");
   EXPECT_TRUE(fs::exists(work_ / "new.txt"));
@@ -270,13 +293,8 @@ TEST_P(RealClient, TranscriptsAndReportShowExactlyTheScriptedActions) {
 
 INSTANTIATE_TEST_SUITE_P(Clients, RealClient,
                          ::testing::Values(Client{"claude-code", "claude"}, Client{"codex", "codex"},
-                                           Client{"opencode", "opencode"}),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param.harness;
-                           for (auto& c : n)
-                             if (c == '-') c = '_';
-                           return n;
-                         });
+                                           Client{"codex", "codex", true}, Client{"opencode", "opencode"}),
+                         [](const auto& param_info) { return client_name(param_info.param); });
 
 // Sealed, the way README's "Point a harness at a model server on this
 // machine" tells a user to do it: the model server listens on this machine's
@@ -349,8 +367,8 @@ class SealedClient : public ::testing::TestWithParam<SealedCase> {
       const std::string provider = "model_providers.local={name=\"local\",base_url=\"" + url +
                                    "/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\"}";
       return sh(shell() + "OPENAI_API_KEY=sk-e2e-fake-key-00000000000000000000 " + px +
-                "codex exec --skip-git-repo-check -m gpt-5 -c model_provider=local -c " + quote(provider) +
-                " 'do the scripted task'" + log);
+                "codex exec --skip-git-repo-check " + codex_model(GetParam().client) +
+                "-c model_provider=local -c " + quote(provider) + " 'do the scripted task'" + log);
     }
     const json config{
         {"provider",
@@ -381,8 +399,9 @@ TEST_P(SealedClient, PointedAtAModelServerOnThisMachineThroughLocalServers) {
   const int status = run_sealed(server.port());
   const std::string log = read_text(root_ / "run.log");
   ASSERT_EQ(status, 0) << log.substr(0, 6000);
-  ASSERT_EQ(server.actions().size(), 5u) << "the client did not follow the whole script:\n"
-                                         << log.substr(0, 6000);
+  ASSERT_EQ(server.actions().size(), script_actions(GetParam().client))
+      << "the client did not follow the whole script:\n"
+      << log.substr(0, 6000);
   EXPECT_EQ(read_text(work_ / "edit.txt"), "new line\n");
   EXPECT_TRUE(fs::exists(work_ / "new.txt"));
   EXPECT_EQ(log.find("UNSEALED"), std::string::npos) << log;
@@ -426,11 +445,26 @@ TEST_P(SealedClient, PointedAtAModelServerOnThisMachineThroughLocalServers) {
   for (const auto& c : a["commands"]) commands.push_back(c.value("command", ""));
   EXPECT_EQ(commands, want_commands) << a.dump(1);
 
+  if (agent) {
+    // `agent rewind` puts the agent's home back as it was before the run, its
+    // transcripts included; the run's report still shows what the run did.
+    ASSERT_EQ(sh(shell() + quote(parallex()) + " agent rewind e2e --yes >" +
+                 quote((root_ / "rewind.log").string()) + " 2>&1"),
+              0)
+        << read_text(root_ / "rewind.log");
+    const json again =
+        json::parse(sh_output(shell() + quote(parallex()) + report_cmd + " 2>/dev/null"), nullptr, false);
+    ASSERT_TRUE(again.is_object());
+    ASSERT_EQ(again["runs"].size(), 1u);
+    EXPECT_EQ(again["runs"][0]["activity"], a) << again["runs"][0].dump(1).substr(0, 4000);
+    EXPECT_EQ(again["runs"][0]["sessions"].size(), run["sessions"].size());
+    return;
+  }
   // Claude Code on this fresh home: the run's own copy of ~/.claude.json
   // started from {} and what Claude Code wrote there landed, so the home has a
   // valid one; the next start finds it (no "configuration file not found ...
   // a backup file exists" warning) and keeps what the first start recorded.
-  if (harness != "claude-code" || agent) return;
+  if (harness != "claude-code") return;
   const json first = json::parse(read_text(home_ / ".claude.json"), nullptr, false);
   ASSERT_TRUE(first.is_object()) << "no valid ~/.claude.json after the first sealed start:\n"
                                  << log.substr(0, 3000);
@@ -454,17 +488,85 @@ TEST_P(SealedClient, PointedAtAModelServerOnThisMachineThroughLocalServers) {
 INSTANTIATE_TEST_SUITE_P(Clients, SealedClient,
                          ::testing::Values(SealedCase{{"claude-code", "claude"}, RunKind::run},
                                            SealedCase{{"codex", "codex"}, RunKind::run},
+                                           SealedCase{{"codex", "codex", true}, RunKind::run},
                                            SealedCase{{"opencode", "opencode"}, RunKind::run},
                                            SealedCase{{"claude-code", "claude"}, RunKind::agent_run},
                                            SealedCase{{"codex", "codex"}, RunKind::agent_run},
                                            SealedCase{{"opencode", "opencode"}, RunKind::agent_run}),
                          [](const auto& param_info) {
-                           std::string n = param_info.param.client.harness +
-                                           (param_info.param.kind == RunKind::run ? "_run" : "_agent_run");
-                           for (auto& c : n)
-                             if (c == '-') c = '_';
-                           return n;
+                           return client_name(param_info.param.client) +
+                                  (param_info.param.kind == RunKind::run ? "_run" : "_agent_run");
                          });
+
+// A model server on this machine gets the key through the run's broker, as a
+// provider's API does: the user points the client at http://localhost:PORT
+// as README says, with a real-looking key in the variable; the run holds a
+// placeholder of it (its environment, what it prints), the server receives
+// the key on every request, and the key is in no output, file or record.
+// Claude Code: ANTHROPIC_BASE_URL names the server. Codex: its provider's URL
+// is in its own config, so OPENAI_BASE_URL says the same for the broker.
+class LocalServerBrokered : public SealedClient {};
+
+TEST_P(LocalServerBrokered, TheServerGetsTheKeyTheRunHoldsAPlaceholder) {
+  const std::string& h = GetParam().client.harness;
+  ModelServer server(root_, work_);
+  ASSERT_GT(server.port(), 0) << "the scripted model server did not start";
+  const std::string url = "http://localhost:" + std::to_string(server.port());
+  const std::string key =
+      h == "codex"
+          ? "sk-proj-" + std::string("Xr4TQ9vLm2Zp8WbN6cY1sD3fG5hJ7kA0eRuViOtPqS2wE4yU6iK8oL1zMxCnB3vF9gH")
+          : "sk-ant-api03-" + std::string(
+                                  "Qm7vX2kR9tLp4WnB8cY1sD3fG5hJ6kZ0eRuViOtPqS2wE4yU6iK8oL1zMxCnB3vF9gHaB"
+                                  "cD2eF4gH6iJ8kL0mN-AbCdEfAA");
+  const std::string variable = h == "codex" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  const std::string env = h == "codex" ? "OPENAI_BASE_URL=" + url + "/v1 OPENAI_API_KEY=" + quote(key) + " "
+                                       : "ANTHROPIC_BASE_URL=" + url + " ANTHROPIC_API_KEY=" + quote(key) +
+                                             " CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ";
+  const std::string px = "timeout 300 " + quote(parallex()) + " run --local-servers -- ";
+  const std::string client =
+      h == "codex"
+          ? "codex exec --skip-git-repo-check -m gpt-5 -c model_provider=local -c " +
+                quote("model_providers.local={name=\"local\",base_url=\"" + url +
+                      "/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\"}") +
+                " 'do the scripted task'"
+          : "claude -p 'do the scripted task' --dangerously-skip-permissions --model claude-sonnet-4-5";
+  const int status =
+      sh(shell() + env + px + client + " </dev/null >" + quote((root_ / "run.log").string()) + " 2>&1");
+  const std::string log = read_text(root_ / "run.log");
+  ASSERT_EQ(status, 0) << log.substr(0, 6000);
+  EXPECT_EQ(server.actions().size(), 5u) << log.substr(0, 6000);
+  const auto keys = server.keys();
+  ASSERT_FALSE(keys.empty()) << server.requests();
+  for (const auto& k : keys)
+    EXPECT_NE(k.find(key), std::string::npos) << "the server got the real key: " << k;
+  EXPECT_NE(log.find("brokered credentials (the run holds placeholders): " +
+                     std::string(h == "codex" ? "openai-api-key" : "anthropic-api-key") +
+                     " (localhost:" + std::to_string(server.port()) + ")"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find(key), std::string::npos) << "the key in the run's output";
+  // Inside, the variable holds a placeholder of the key's shape.
+  const std::string inside = sh_output(shell() + env + quote(parallex()) + " run --local-servers --harness " +
+                                       h + " -- sh -c 'printf %s \"$" + variable + "\"' 2>/dev/null");
+  EXPECT_EQ(inside.size(), key.size()) << inside;
+  EXPECT_NE(inside, key);
+  EXPECT_EQ(inside.substr(0, 7), key.substr(0, 7));
+  const std::string tail = key.substr(key.size() - 16);
+  for (const auto& dir : {home_, work_, root_ / "data"}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!ec && it->is_regular_file(ec)) {
+        EXPECT_EQ(read_text(it->path()).find(tail), std::string::npos) << "the key in " << it->path();
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, LocalServerBrokered,
+                         ::testing::Values(SealedCase{{"claude-code", "claude"}, RunKind::run},
+                                           SealedCase{{"codex", "codex"}, RunKind::run}),
+                         [](const auto& param_info) { return client_name(param_info.param.client); });
 
 // Advice that works: a client installed in a node_modules folder the run may
 // not read (a project's own, outside the home) is refused with the smallest
@@ -555,3 +657,82 @@ INSTANTIATE_TEST_SUITE_P(Clients, AdvisedGrant,
                              if (c == '-') c = '_';
                            return n;
                          });
+
+// `parallex mcp install CLIENT` writes this executable's absolute path into the
+// client's own config, as the client keeps it: the real client then starts the
+// server and connects (Claude Code's `mcp get` checks it), from any folder and
+// inside an ad-hoc sealed run, where the executable is readable as in every run.
+// Run again, nothing changes.
+class McpInstall : public ::testing::TestWithParam<Client> {
+ protected:
+  void SetUp() override {
+    if (tool(GetParam().executable).empty())
+      GTEST_SKIP() << "SKIPPED: " << GetParam().executable << " is not installed";
+    if (!fs::exists(parallex())) GTEST_SKIP() << "SKIPPED: the parallex executable was not built";
+    std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-mcp-XXXXXX").string();
+    ASSERT_TRUE(::mkdtemp(tmpl.data()));
+    root_ = fs::canonical(tmpl);
+    for (const char* d : {"home", "work", "data", "runtime"}) fs::create_directories(root_ / d);
+    fs::permissions(root_ / "runtime", fs::perms::owner_all);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty() && !HasFailure())
+      fs::remove_all(root_, ec);
+    else if (!root_.empty())
+      std::printf("[ kept ] %s\n", root_.c_str());
+  }
+  static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
+  // A fresh home, in `dir`.
+  std::string shell(const fs::path& dir) const {
+    return "cd " + quote(dir.string()) + " && env -i HOME=" + quote((root_ / "home").string()) +
+           " PATH=" + quote(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") +
+           " TERM=dumb LANG=C.UTF-8 PARALLEX_HOME=" + quote((root_ / "data").string()) +
+           " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) +
+           " PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " ";
+  }
+  fs::path root_;
+};
+
+TEST_P(McpInstall, TheClientStartsTheServerByItsAbsolutePath) {
+  const std::string client = GetParam().executable;
+  const std::string exe = fs::canonical(parallex()).string();
+  const std::string first =
+      sh_output(shell(root_ / "work") + quote(parallex()) + " mcp install " + client + " 2>&1");
+  EXPECT_NE(first.find("Added the MCP server to " + client + "'s config"), std::string::npos) << first;
+  EXPECT_NE(first.find(exe), std::string::npos) << "it says what it wrote: " << first;
+  const std::string again =
+      sh_output(shell(root_ / "work") + quote(parallex()) + " mcp install " + client + " 2>&1");
+  EXPECT_NE(again.find("has it already"), std::string::npos) << again;
+
+  if (client == "claude") {
+    // From another folder than the one it was added in: Claude Code starts it and connects.
+    const std::string got = sh_output(shell(root_) + "timeout 120 claude mcp get parallex 2>&1");
+    EXPECT_NE(got.find("Command: " + exe), std::string::npos) << got;
+    EXPECT_NE(got.find("Connected"), std::string::npos) << got;
+    EXPECT_EQ(got.find("Failed"), std::string::npos) << got;
+    // Inside an ad-hoc sealed run.
+    const std::string sealed = sh_output(shell(root_ / "work") + "timeout 200 " + quote(parallex()) +
+                                         " run -- claude mcp list 2>&1");
+    EXPECT_NE(sealed.find("parallex: " + exe + " mcp - ✔ Connected"), std::string::npos) << sealed;
+  } else if (client == "codex") {
+    const std::string got = sh_output(shell(root_) + "timeout 120 codex mcp get parallex --json 2>/dev/null");
+    const auto j =
+        json::parse(got.substr(got.find('{') == std::string::npos ? 0 : got.find('{')), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << got;
+    EXPECT_EQ(j["transport"]["command"], exe) << got;
+    EXPECT_EQ(j["transport"]["args"], json::array({"mcp"})) << got;
+  } else {
+    const json config = json::parse(read_text(root_ / "home/.config/opencode/opencode.json"), nullptr, false);
+    ASSERT_TRUE(config.is_object());
+    EXPECT_EQ(config["mcp"]["parallex"]["command"], json::array({exe, "mcp"})) << config.dump();
+    const std::string listed = sh_output(shell(root_) + "timeout 120 opencode mcp list 2>&1");
+    EXPECT_NE(listed.find("parallex"), std::string::npos) << listed;
+    EXPECT_EQ(listed.find("failed"), std::string::npos) << listed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, McpInstall,
+                         ::testing::Values(Client{"claude-code", "claude"}, Client{"codex", "codex"},
+                                           Client{"opencode", "opencode"}),
+                         [](const auto& param_info) { return client_name(param_info.param); });

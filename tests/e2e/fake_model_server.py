@@ -170,6 +170,44 @@ def tool_names_openai(tools):
     return names
 
 
+def code_mode(items):
+    """Codex's code mode (its default model): the tools arrive as an `additional_tools`
+    input item whose `functions` namespace holds one freeform `exec` tool running
+    JavaScript, with the real tools (exec_command, apply_patch, ...) on its `tools` object."""
+    for i in items:
+        if isinstance(i, dict) and i.get("type") == "additional_tools":
+            for ns in i.get("tools") or []:
+                for t in ns.get("tools") or []:
+                    if t.get("type") == "custom" and t.get("name") == "exec":
+                        return True
+    return False
+
+
+def code_mode_item(action):
+    """The step as one JavaScript cell of the `exec` tool. Reads are commands (code mode has
+    no read tool); the write step's patch also adds a second file before the first, so the
+    patch's order of files is visible in the report."""
+    k = action["kind"]
+    call_id = "call_" + uuid.uuid4().hex[:20]
+    if k == "read":
+        action = {"kind": "command", "command": "cat " + action["path"], "exit_code": 0}
+        k = "command"
+    if k == "command":
+        js = ("const r = await tools.exec_command({cmd: " + json.dumps(action["command"]) + ", workdir: " +
+              json.dumps(ARGS.workdir) + ", yield_time_ms: 10000});\ntext(r.output);\n")
+        done = [dict(action, tool="exec_command")]
+    else:
+        patch = patch_for(action)
+        done = [dict(action, tool="apply_patch")]
+        if k == "write":
+            second = {"kind": "write", "path": path("a-second.txt"), "content": "second file\n"}
+            patch = patch.replace("*** End Patch\n", "") + patch_for(second).replace("*** Begin Patch\n", "")
+            done.append(dict(second, tool="apply_patch"))
+        js = "const r = await tools.apply_patch(" + json.dumps(patch) + ");\ntext(JSON.stringify(r));\n"
+    return {"type": "custom_tool_call", "name": "exec", "call_id": call_id, "input": js,
+            "status": "completed"}, done
+
+
 def count_openai_results(items):
     return sum(1 for i in items if isinstance(i, dict) and i.get("type") in (
         "function_call_output", "custom_tool_call_output", "local_shell_call_output"))
@@ -232,17 +270,19 @@ def openai_reply(handler, body):
     tools = body.get("tools") or []
     items = body.get("input") or []
     names = tool_names_openai(tools)
-    scripted = bool(names & {"exec_command", "shell", "shell_command", "apply_patch"})
+    cells = code_mode(items)
+    scripted = cells or bool(names & {"exec_command", "shell", "shell_command", "apply_patch"})
     action = step_action(count_openai_results(items)) if scripted else None
     resp_id = "resp_" + uuid.uuid4().hex[:20]
     model = body.get("model", "gpt-test")
     output = []
     if action:
-        item, done = codex_item(tools, action)
+        item, done = code_mode_item(action) if cells else codex_item(tools, action)
         if item:
             item["id"] = "fc_" + uuid.uuid4().hex[:20]
             output.append(item)
-            log_action("codex", done)
+            for d in done if isinstance(done, list) else [done]:
+                log_action("codex", d)
     if not output:
         output.append({"type": "message", "id": "msg_" + uuid.uuid4().hex[:20], "role": "assistant",
                        "status": "completed",

@@ -31,12 +31,13 @@ class ModelServer {
     const std::string py = python->string();
     const std::string script = std::string(PARALLEX_SOURCE_DIR) + "/tests/e2e/fake_model_server.py";
     const std::string port_file = (dir / "port").string(), actions = (dir / "actions.jsonl").string(),
-                      requests = (dir / "requests.jsonl").string(), wd = workdir.string();
+                      requests = (dir / "requests.jsonl").string(), wd = workdir.string(),
+                      credentials = (dir / "credentials.jsonl").string();
     pid_ = ::fork();
     if (pid_ == 0) {
       ::execl(py.c_str(), py.c_str(), script.c_str(), "--port-file", port_file.c_str(), "--actions",
-              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(),
-              static_cast<char*>(nullptr));
+              actions.c_str(), "--workdir", wd.c_str(), "--requests", requests.c_str(), "--credentials",
+              credentials.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     for (int i = 0; i < 600 && !std::filesystem::exists(dir / "port"); ++i)
@@ -63,6 +64,17 @@ class ModelServer {
   }
   // The requests it received (paths and headers), for a failure message.
   std::string requests() const { return read(dir_ / "requests.jsonl"); }
+  // The key each request carried (x-api-key or authorization), in order.
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    std::istringstream in(read(dir_ / "credentials.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object()) out.push_back(j.value("x-api-key", "") + j.value("authorization", ""));
+    }
+    return out;
+  }
 
  private:
   static std::string read(const std::filesystem::path& file) {

@@ -3,8 +3,10 @@
 // (accept, decline, a client without it, cancellation, a disconnect).
 #include <gtest/gtest.h>
 
+#include "common/paths.hpp"
 #include "mcp/run_identity.hpp"
 #include "mcp_test_support.hpp"
+#include "test_paths.hpp"
 
 namespace px::mcp::test {
 namespace {
@@ -98,7 +100,12 @@ TEST(McpTools, InsideAnAgentsRunOnlyThatAgent) {
     EXPECT_TRUE(r["result"]["isError"].get<bool>());
     EXPECT_NE(text_of(r).find("answers only about reviewer"), std::string::npos) << text_of(r);
   }
-  EXPECT_NE(text_of(*reply_to(replies, 5)).find("refused while the agent runs"), std::string::npos);
+  const std::string rewind = text_of(*reply_to(replies, 5));
+  EXPECT_NE(rewind.find("refused while the agent runs"), std::string::npos);
+  // One sentence that says what to do and when.
+  EXPECT_NE(rewind.find("Run `parallex agent rewind reviewer` in a terminal once the run has ended."),
+            std::string::npos)
+      << rewind;
 }
 
 // As the CLI exits 3: an unknown run id is an error, not an empty answer.
@@ -224,6 +231,50 @@ TEST_F(McpRewind, AcceptRewinds) {
   const Json& r = *reply_to(replies, 1);
   EXPECT_TRUE(r["result"]["structuredContent"]["rewound"].get<bool>()) << r.dump();
   EXPECT_EQ(notes(), "first\n");
+}
+
+// A rewind takes the run's transcripts out of the home; the run's report
+// still shows what the run did (the report kept its sessions first).
+TEST_F(McpRewind, PastReportsStayReadableAfterARewind) {
+  ::setenv("PARALLEX_PLUGIN_PATH", PARALLEX_PLUGIN_BUILD_DIR, 1);
+  const std::string id = "20260101-000000-aaaa";
+  TempHome::write(px::agent_runs_dir(root_) / id / "run.json",
+                  Json{{"id", id},
+                       {"agent", "reviewer"},
+                       {"command", "claude -p x"},
+                       {"harness", "claude-code"},
+                       {"started_at", "2026-01-01T00:00:00.000Z"},
+                       {"ended_at", "2026-01-01T00:01:00.000Z"},
+                       {"exit_status", 0}}
+                      .dump());
+  const Json use{{"type", "assistant"},
+                 {"sessionId", "kept-session"},
+                 {"timestamp", "2026-01-01T00:00:30.000Z"},
+                 {"cwd", "/w"},
+                 {"message",
+                  {{"id", "m1"},
+                   {"model", "claude-test"},
+                   {"content", Json::array({{{"type", "tool_use"},
+                                             {"id", "t1"},
+                                             {"name", "Bash"},
+                                             {"input", {{"command", "make px-kept"}}}}})}}}};
+  TempHome::write(root_ / "home/.claude/projects/-w/kept-session.jsonl", use.dump() + "\n");
+  auto before = serve(init() + call(1, "read_report", {{"agent", "reviewer"}}));
+  ASSERT_NE((*reply_to(before, 1))["result"]["structuredContent"].dump().find("make px-kept"),
+            std::string::npos)
+      << reply_to(before, 1)->dump();
+  auto replies = serve(init(kElicitation) + call(1, "rewind_agent", {{"agent", "reviewer"}}) +
+                       answer("accept", {{"confirm", true}}));
+  ASSERT_TRUE((*reply_to(replies, 1))["result"]["structuredContent"]["rewound"].get<bool>())
+      << reply_to(replies, 1)->dump();
+  EXPECT_FALSE(fs::exists(root_ / "home/.claude/projects/-w/kept-session.jsonl"))
+      << "the rewind took it away";
+  auto after = serve(init() + call(1, "read_report", {{"agent", "reviewer"}}));
+  const Json& run = (*reply_to(after, 1))["result"]["structuredContent"]["runs"][0];
+  ASSERT_EQ(run["sessions"].size(), 1u) << run.dump(1);
+  EXPECT_EQ(run["sessions"][0]["session_id"], "kept-session");
+  EXPECT_EQ(run["activity"]["commands"][0]["command"], "make px-kept");
+  ::unsetenv("PARALLEX_PLUGIN_PATH");
 }
 
 TEST_F(McpRewind, DeclineCancelOrNoConfirmDoNotRewind) {

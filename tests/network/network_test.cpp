@@ -216,17 +216,20 @@ class Network : public ::testing::Test {
 };
 
 TEST_F(Network, GetentResolvesAllowedNamesToSyntheticAddressesAndNothingElse) {
-  const auto r =
-      run({"--allow", "allowed.test"},
-          "getent ahostsv4 api.allowed.test | head -1; getent ahostsv6 api.allowed.test | head -1; "
-          "getent hosts evil.test; echo denied=$?; getent hosts localhost | head -1; cat /etc/resolv.conf");
+  const auto r = run(
+      {"--allow", "allowed.test"},
+      "getent ahostsv4 api.allowed.test | head -1; getent ahostsv6 api.allowed.test | head -1; "
+      "getent hosts evil.test; echo denied=$?; getent hosts other.test; getent hosts localhost | head -1; "
+      "cat /etc/resolv.conf");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("198.18."), std::string::npos) << "IPv4 from the run's range: " << r.out;
   EXPECT_NE(r.out.find("fd"), std::string::npos) << "IPv6 from the run's unique-local /64: " << r.out;
   EXPECT_NE(r.out.find("denied=2"), std::string::npos) << "getent: 2 = not found: " << r.out;
   EXPECT_NE(r.out.find("nameserver 127.0.0.1"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("blocked-by-allowlist: evil.test (DNS query)"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("to allow it, run again with --allow evil.test"), std::string::npos)
+  // The fix names every refused host, not the first one only.
+  EXPECT_NE(r.err.find("to allow them, run again with --allow evil.test --allow other.test (or --online)"),
+            std::string::npos)
       << "the fix is said: " << r.err;
   const auto lines = log();
   const auto allowed = where(lines, "DNS", "api.allowed.test");
@@ -238,6 +241,45 @@ TEST_F(Network, GetentResolvesAllowedNamesToSyntheticAddressesAndNothingElse) {
   EXPECT_EQ(denied[0]["verdict"], "denied");
   EXPECT_EQ(denied[0]["reason"], "blocked-by-allowlist");
   EXPECT_EQ(denied[0]["rcode"], "NXDOMAIN");
+}
+
+// Offline, a program says only that it could not resolve a name: the run
+// lists the names it asked for, with the flags that would allow them, and
+// points no program at a proxy (there is nothing to reach through one).
+TEST_F(Network, AnOfflineRunListsTheNamesItAskedFor) {
+  const auto r = run({},
+                     "env | grep -ci '^https*_proxy=' | sed 's/^/proxies=/'; getent hosts example.test; "
+                     "echo getent=$?; getent hosts api.other.test; true");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("proxies=0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("getent=2"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("network-offline: api.other.test (DNS query)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" example.test (DNS query)"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("to allow them, run again with --allow api.other.test --allow example.test (or --online)"),
+      std::string::npos)
+      << r.err;
+}
+
+// Claude Code pointed at a server of the user's still calls Anthropic for its
+// own sake (telemetry, feature flags): the advice is the switch that quiets
+// it, not --allow api.anthropic.com (which would only let that traffic out).
+TEST_F(Network, ClaudesOwnTrafficIsQuietedNotAllowed) {
+  const auto r =
+      run({"--harness", "claude-code", "--local-servers"},
+          "getent hosts statsig.anthropic.com; getent hosts api.anthropic.com; getent hosts other.test; true",
+          {}, {"ANTHROPIC_BASE_URL=http://localhost:9"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("quiet it with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("--allow api.anthropic.com"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--allow statsig.anthropic.com"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow other.test"), std::string::npos)
+      << "other hosts keep their --allow: " << r.err;
+  // Without a server of the user's, api.anthropic.com is Claude Code's model API: --allow it is.
+  const auto plain =
+      run({"--harness", "claude-code", "--local-servers"}, "getent hosts api.anthropic.com; true");
+  EXPECT_NE(plain.err.find("--allow api.anthropic.com"), std::string::npos) << plain.err;
 }
 
 TEST_F(Network, CurlWithoutProxyAndNodeFetchAreCaptured) {

@@ -138,6 +138,8 @@ TEST_F(ProxyTest, GitClonesOverHttpThroughTheProxy) {
   bool allowed = false;
   for (const auto& l : log_lines()) allowed = allowed || (l["verdict"] == "allowed" && l["method"] == "POST");
   EXPECT_TRUE(allowed) << "the upload-pack POST went through the proxy";
+  // git's first, password-less request got the 407 challenge, which it answered: no refusal.
+  for (const auto& r : proxy_->refused_hosts()) ADD_FAILURE() << "refused " << r.host << ": " << r.reason;
   std::filesystem::remove_all(root);
 }
 

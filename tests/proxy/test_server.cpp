@@ -365,6 +365,24 @@ TEST_F(ProxyTest, ConnectionCapAnswers503AndOthersStillWork) {
   for (int fd : hogs) ::close(fd);
 }
 
+// A request without the password gets the 407 challenge; a client that asks
+// again with it (git, Codex) was not refused anything. One that never does was.
+TEST_F(ProxyTest, AnAnsweredChallengeIsNoRefusal) {
+  start();
+  const std::string echo = std::to_string(echo_.port());
+  EXPECT_EQ(status_of(roundtrip(port_, "CONNECT allowed.test:" + echo + " HTTP/1.1\r\n\r\n")), 407);
+  const int tunnel = connect_to(port_);
+  send_all(tunnel, "CONNECT allowed.test:" + echo + " HTTP/1.1\r\n" + auth() + "\r\n");
+  EXPECT_EQ(status_of(read_until(tunnel, "\r\n\r\n")), 200);
+  ::close(tunnel);
+  EXPECT_EQ(status_of(roundtrip(port_, "CONNECT never.allowed.test:" + echo + " HTTP/1.1\r\n\r\n")), 407);
+  proxy_->stop();
+  const auto refused = proxy_->refused_hosts();
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].host, "never.allowed.test:" + echo);
+  EXPECT_EQ(refused[0].reason, reason::auth_required);
+}
+
 TEST_F(ProxyTest, WrongPasswordsAreSlowedDown) {
   start();
   const std::string wrong = "CONNECT allowed.test:443 HTTP/1.1\r\nProxy-Authorization: " + basic_auth("px", "nope") + "\r\n\r\n";

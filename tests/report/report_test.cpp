@@ -69,7 +69,6 @@ TEST(ReportTime, ParsesRecordTimesAndSince) {
   EXPECT_FALSE(parse_since("soon", 0));
 }
 
-
 TEST_F(Report, RunRecordFieldsAndWindowedSessions) {
   const Json rep = px::report::build_report(request());
   ASSERT_EQ(rep["schema"], px::report::kSchema);
@@ -207,6 +206,50 @@ TEST_F(Report, ColourChangesNoColumnWidth) {
   ASSERT_NE(coloured.find("\033[32m"), std::string::npos) << "no coloured cell to line up";
   const std::string stripped = std::regex_replace(coloured, std::regex("\x1b\\[[0-9;]*m"), "");
   EXPECT_EQ(stripped, px::report::render_terminal(rep, false));
+}
+
+// A cell wider than its column (a long working folder) moves the rest of its row
+// to the next line, so the COMMAND column stays in line; searches are a section
+// of their own, not rows under "URLs (0)".
+TEST_F(Report, LongCellsKeepTheColumnsInLineAndSearchesHaveTheirOwnSection) {
+  Json rep = px::report::build_report(request());
+  ASSERT_FALSE(rep["runs"].empty());
+  Json& activity = rep["runs"][0]["activity"];
+  const std::string deep = "/home/dev/" + std::string(60, 'd') + "/project";
+  activity["commands"] = Json::array({Json{{"command", "make px-test"},
+                                           {"cwd", "/w"},
+                                           {"exit_code", 0},
+                                           {"status", "success"},
+                                           {"tool", "Bash"}},
+                                      Json{{"command", "make px-lint"},
+                                           {"cwd", deep},
+                                           {"exit_code", 2},
+                                           {"status", "error"},
+                                           {"tool", "Bash"}},
+                                      Json{{"command", "ls px-src"},
+                                           {"cwd", "/w/src"},
+                                           {"exit_code", 0},
+                                           {"status", "success"},
+                                           {"tool", "Bash"}}});
+  activity["urls"] = Json::array();
+  activity["web_searches"] = Json::array({"asio strand"});
+  const std::string text = px::report::render_terminal(rep, false);
+  const auto column_of = [&](const std::string& needle) -> std::size_t {
+    const auto at = text.find(needle);
+    if (at == std::string::npos) return std::string::npos;
+    const auto line_start = text.rfind('\n', at);
+    return at - (line_start == std::string::npos ? 0 : line_start + 1);
+  };
+  const std::size_t header = column_of("COMMAND");
+  ASSERT_NE(header, std::string::npos) << text;
+  EXPECT_EQ(column_of("make px-test"), header) << text;
+  EXPECT_EQ(column_of("make px-lint"), header) << text;
+  EXPECT_EQ(column_of("ls px-src"), header) << text;
+  EXPECT_NE(text.find(deep), std::string::npos) << "the long folder is shown whole";
+  EXPECT_NE(text.find("URLs (0)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("search: "), std::string::npos) << text;
+  EXPECT_NE(text.find("Web searches (1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("asio strand"), std::string::npos) << text;
 }
 
 // Narrow windows and dark mode: the page says how it lays out on both.

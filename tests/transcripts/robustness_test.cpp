@@ -83,6 +83,29 @@ TEST(ClaudeRobustness, TruncatedLastAndCorruptMiddleLinesAreSkippedAndCounted) {
   EXPECT_EQ(s["token_usage"]["input_tokens"], 2);
 }
 
+// A line is validated into a table of its values (48 bytes each): a line of millions of tiny
+// values would take gigabytes for nothing a parser reads. It counts as malformed; the lines
+// around it are read as usual.
+TEST(ClaudeRobustness, ALineOfMillionsOfValuesIsMalformed) {
+  px_test::TempDir dir;
+  std::string values;
+  values.reserve(2 * 1100000);
+  for (int i = 0; i < 1100000; ++i) values += "0,";
+  values += "0";
+  std::string content = lines(
+      {claude_line("assistant", "2026-01-01T00:00:00.000Z", tool_use("t1", "Bash", {{"command", "make"}}))
+           .dump(),
+       "{\"type\":\"user\",\"sessionId\":\"" + std::string(kSid) + "\",\"message\":{\"content\":[" + values +
+           "]}}",
+       claude_line("user", "2026-01-01T00:00:01.000Z", tool_result("t1", "ok")).dump()});
+  dir.file(std::string("projects/-work-proj/") + kSid + ".jsonl", content);
+  auto r = tx::claude_code::parse({dir.path()});
+  const json& s = only_session(r);
+  EXPECT_EQ(s["malformed_lines"], 1);
+  ASSERT_EQ(s["commands"].size(), 1u);
+  EXPECT_EQ(s["commands"][0]["status"], "success");
+}
+
 TEST(ClaudeRobustness, UnknownRecordTypesAndProgressCopiesAreNotActions) {
   px_test::TempDir dir;
   // A 2.1 progress record embeds a copy of a subagent's tool_use: not an action of its own.
@@ -279,6 +302,12 @@ TEST(CodexRobustness, ItemCompletedAndCodeModeExec) {
                    {"status", "Failed"},         {"exit_code", 3}};
   json cell_cmd = {{"type", "CommandExecution"}, {"id", "cell_1"}, {"command", "ls -la"}, {"cwd", "sub"},
                    {"status", "Completed"},      {"exit_code", 0}};
+  // Codex writes a cell's cwd as a file:// URL (percent-escaped); another host is no local path.
+  json cell_url = {{"type", "CommandExecution"}, {"id", "cell_4"},        {"command", "pwd"},
+                   {"cwd", "file:///w/a%20b"},   {"status", "Completed"}, {"exit_code", 0}};
+  json cell_host = {
+      {"type", "CommandExecution"}, {"id", "cell_5"}, {"command", "pwd"}, {"cwd", "file://elsewhere/x"},
+      {"status", "Completed"},      {"exit_code", 0}, {"source", "agent"}};
   json cell_patch = {
       {"type", "FileChange"},
       {"id", "cell_2"},
@@ -304,17 +333,23 @@ TEST(CodexRobustness, ItemCompletedAndCodeModeExec) {
              env("2026-02-01T00:00:05.500Z", "event_msg", {{"type", "item_completed"}, {"item", cell_cmd}}),
              env("2026-02-01T00:00:05.600Z", "event_msg", {{"type", "item_completed"}, {"item", cell_patch}}),
              env("2026-02-01T00:00:05.700Z", "event_msg", {{"type", "item_completed"}, {"item", declined}}),
+             env("2026-02-01T00:00:05.800Z", "event_msg", {{"type", "item_completed"}, {"item", cell_url}}),
+             env("2026-02-01T00:00:05.900Z", "event_msg", {{"type", "item_completed"}, {"item", cell_host}}),
              fout("2026-02-01T00:00:06.000Z", "call_exec", "done")}));
   auto r = tx::codex::parse({dir.path()});
   EXPECT_TRUE(r.warnings.empty());
   const json& s = only_session(r);
   EXPECT_EQ(s["session_id"], id);
-  ASSERT_EQ(s["commands"].size(), 2u);  // the exec_command call and its item_completed count once
+  ASSERT_EQ(s["commands"].size(), 4u);  // the exec_command call and its item_completed count once
   EXPECT_EQ(s["commands"][0]["command"], "npm test");
   EXPECT_EQ(s["commands"][0]["exit_code"], 3);
   EXPECT_EQ(s["commands"][1]["command"], "ls -la");
   EXPECT_EQ(s["commands"][1]["cwd"], "/w/sub");
   EXPECT_EQ(s["commands"][1]["status"], "success");
+  EXPECT_EQ(s["commands"][1]["tool"], "exec_command");
+  EXPECT_EQ(s["commands"][2]["cwd"], "/w/a b");
+  EXPECT_EQ(s["commands"][3]["cwd"], "file://elsewhere/x");  // not a local path: kept as written
+  EXPECT_EQ(s["commands"][3]["tool"], "shell");
   json changes = json::array(
       {{{"path", "/w/new.txt"}, {"tool", "apply_patch"}, {"action", "create"}},
        {{"path", "/w/moved.txt"}, {"tool", "apply_patch"}, {"action", "move"}, {"from", "/w/old.txt"}}});

@@ -51,8 +51,7 @@ std::vector<fs::path> shared_harness_files(const fs::path& user_home) {
 }
 
 policy::AgentInputs agent_inputs(const AgentPaths& paths, const AgentConfig& config,
-                                 const std::optional<std::string>& token, const fs::path& user_home,
-                                 const fs::path& parallex_exe) {
+                                 const std::optional<std::string>& token, const fs::path& user_home) {
   policy::AgentInputs in;
   in.name = config.name;
   in.home = paths.home();
@@ -61,9 +60,6 @@ policy::AgentInputs agent_inputs(const AgentPaths& paths, const AgentConfig& con
   in.read_only = {paths.keys(), paths.gh(), paths.no_hooks(), paths.gitconfig()};
   for (const fs::path& p : {paths.keys(), paths.gh(), paths.no_hooks()})
     in.grants.push_back({p, policy::Access::read, "agent " + config.name});
-  if (!parallex_exe.empty())
-    in.grants.push_back(
-        {parallex_exe, policy::Access::read, "agent " + config.name + " (its git credential helper)"});
   for (const auto& g : config.grants) in.grants.push_back({g.path, g.access, "agent " + config.name});
   if (config.share_harness_config) {
     std::error_code ec;

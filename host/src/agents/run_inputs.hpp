@@ -30,11 +30,10 @@ std::map<std::string, std::string> agent_env(const AgentPaths& paths,
 // credential helper reads it there).
 policy::BrokeredCredential github_credential(const AgentPaths& paths, const AgentConfig& config);
 
-// The AgentInputs for policy::compose. `parallex_exe` is made readable so its
-// git's credential helper runs inside the seal.
+// The AgentInputs for policy::compose. (The parallex executable its git
+// credential helper is, readable in every run, comes from compose itself.)
 policy::AgentInputs agent_inputs(const AgentPaths& paths, const AgentConfig& config,
-                                 const std::optional<std::string>& token, const fs::path& user_home,
-                                 const fs::path& parallex_exe);
+                                 const std::optional<std::string>& token, const fs::path& user_home);
 
 // The user's Claude Code files shared read-only with an agent that has
 // share_harness_config: CLAUDE.md, skills/, plugins/ under ~/.claude.

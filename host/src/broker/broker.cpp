@@ -37,10 +37,24 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
     ctx->terminated.push_back(h.host);
     ctx->rules.emplace(h.host, std::move(h));
   }
+  // Model servers on this machine: their port only, TLS ones under the name
+  // localhost (the CA mints its leaf), plain ones read as they come.
+  for (const auto& l : config.local_servers) {
+    ctx->local_servers[l.port] = l.tls;
+    if (l.tls &&
+        std::find(ctx->terminated.begin(), ctx->terminated.end(), "localhost") == ctx->terminated.end())
+      ctx->terminated.push_back("localhost");
+  }
   // Credentials: a host they are bound to is terminated, unless it is
   // passthrough, which is a contradiction the user must resolve.
   for (const auto& spec : config.credentials) {
     for (const auto& raw : spec.hosts) {
+      if (const auto port = local_server_port(raw)) {
+        if (ctx->local_servers.count(*port) == 0)
+          return Error::internal("credential \"" + spec.name + "\" is bound to " + raw +
+                                 ", a server on this machine the broker was not told of");
+        continue;
+      }
       auto name = parse_exact_host(raw);
       if (!name) return Error::invalid("credential \"" + spec.name + "\": " + name.error().message);
       if (std::find(passthrough.begin(), passthrough.end(), name.value()) != passthrough.end()) {
@@ -59,7 +73,11 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
 
   std::shared_ptr<Broker> broker(new Broker());
   broker->context_ = ctx;
-  if (ctx->terminated.empty()) return broker;
+  if (ctx->terminated.empty() && ctx->local_servers.empty()) return broker;
+  if (!config.request_log.empty()) {
+    PX_TRY_ASSIGN(ctx->log, RequestLog::open(config.request_log));
+  }
+  if (ctx->terminated.empty()) return broker;  // plain HTTP only: no CA, no bundle
 
   if (config.state_dir.empty()) return Error::internal("the broker needs the run's private state folder");
   PX_TRY_ASSIGN(ctx->ca, RunCa::create(ctx->terminated, config.ca_validity));
@@ -67,13 +85,10 @@ Result<std::shared_ptr<Broker>> Broker::create(BrokerConfig config) {
   PX_TRY_ASSIGN(auto upstream, make_upstream_context());
   ctx->client_facing = std::make_unique<boost::asio::ssl::context>(client_facing.release());
   ctx->upstream = std::make_unique<boost::asio::ssl::context>(upstream.release());
-  if (!config.request_log.empty()) {
-    PX_TRY_ASSIGN(ctx->log, RequestLog::open(config.request_log));
-  }
   // Last: a run whose broker failed is never left with a bundle that trusts a
   // CA nobody serves.
-  PX_TRY_ASSIGN(ctx->trust,
-                write_trust_files(config.state_dir, ctx->ca->certificate_pem(), config.system_bundle));
+  PX_TRY_ASSIGN(ctx->trust, write_trust_files(config.state_dir, ctx->ca->certificate_pem(),
+                                              config.system_bundle, config.extra_cas));
   return broker;
 }
 
@@ -84,8 +99,24 @@ bool Broker::terminates(std::string_view host) const {
   return std::find(t.begin(), t.end(), host) != t.end();
 }
 
+proxy::Termination Broker::termination(std::string_view host, std::uint16_t port) const {
+  // This machine is its servers' ports, each on its own: a credential bound to
+  // one never reaches another, and every other port stays a tunnel.
+  if (proxy::is_loopback_name(host)) {
+    const auto it = context_->local_servers.find(port);
+    if (it == context_->local_servers.end()) return proxy::Termination::none;
+    return it->second ? proxy::Termination::tls : proxy::Termination::plain;
+  }
+  return terminates(host) ? proxy::Termination::tls : proxy::Termination::none;
+}
+
 std::vector<std::string> Broker::terminated_hosts() const {
-  return context_->terminated;
+  std::vector<std::string> out;
+  for (const auto& h : context_->terminated)
+    if (h != "localhost") out.push_back(h);
+  for (const auto& [port, tls] : context_->local_servers)
+    out.push_back(local_server_binding(port) + (tls ? " (this machine)" : " (plain HTTP, this machine)"));
+  return out;
 }
 
 void Broker::relay(boost::asio::ip::tcp::socket client, std::string early,
@@ -93,7 +124,8 @@ void Broker::relay(boost::asio::ip::tcp::socket client, std::string early,
                    std::function<void(const RelayEnd&)> on_end) {
   auto& live = context_->live;
   live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }), live.end());
-  if (!terminates(host)) {
+  const proxy::Termination how = termination(host, port);
+  if (how == proxy::Termination::none) {
     // The proxy asked for a host the broker does not terminate: a bug in the
     // caller. Closed, never relayed unterminated by accident.
     boost::system::error_code ig;
@@ -102,8 +134,14 @@ void Broker::relay(boost::asio::ip::tcp::socket client, std::string early,
     if (on_end) on_end(RelayEnd{"error", reason::client_tls_failed, 0, 0, 0});
     return;
   }
+  RelayTarget target{host, port, host, how == proxy::Termination::tls, false};
+  if (proxy::is_loopback_name(host)) {
+    target.host = "localhost";
+    target.binding = local_server_binding(port);
+    target.local = true;
+  }
   auto relay = std::make_shared<Relay>(context_, std::move(client), std::move(early), std::move(upstream),
-                                       host, port, std::move(on_end));
+                                       std::move(target), std::move(on_end));
   live.push_back(relay);
   relay->start();
 }

@@ -45,14 +45,26 @@ struct BrokerConfig {
   // Hosts with request rules, and passthrough hosts. A host with rules is
   // terminated; a passthrough host never is.
   std::vector<HostRequestRules> hosts;
-  // Credentials; every host they are bound to is terminated.
+  // Credentials; every host they are bound to is terminated. A credential
+  // bound to "localhost:PORT" goes to a model server on this machine, which
+  // must be listed in local_servers.
   std::vector<CredentialSpec> credentials;
+  // Model servers on this machine that credentials are bound to: the port,
+  // and whether it speaks TLS (https://localhost:PORT) or plain HTTP.
+  struct LocalServer {
+    std::uint16_t port = 0;
+    bool tls = false;
+  };
+  std::vector<LocalServer> local_servers;
   // The run's private state (exists, 0700): the CA bundle is written here.
   std::filesystem::path state_dir;
   // requests.jsonl in the run's folder; empty: no log.
   std::filesystem::path request_log;
   // The system bundle the run's bundle starts from (read, never written).
   std::filesystem::path system_bundle = kSystemBundle;
+  // The user's own CAs (PEM certificates only, trust_bundle.hpp
+  // pem_certificates), added to the run's bundle after its CA.
+  std::string extra_cas;
   RelayLimits limits;
   SecretLimits secret_limits;
   std::chrono::seconds ca_validity = std::chrono::hours(24 * 30);
@@ -102,7 +114,13 @@ class Broker final : public proxy::Terminator {
   // True for a host with a credential or request rules (exact, normalized
   // name), unless passthrough. Independent of the port: a rule cannot be
   // walked around on another port.
-  bool terminates(std::string_view host) const override;
+  bool terminates(std::string_view host) const;
+  // The proxy's question (terminator.hpp): a terminated host's TLS on every
+  // port; a model server on this machine (localhost, 127.0.0.1 or [::1]) a
+  // credential is bound to, on its port only, plain or TLS as its URL says.
+  proxy::Termination termination(std::string_view host, std::uint16_t port) const override;
+  // The terminated hosts, and each model server on this machine as
+  // "localhost:PORT (plain HTTP)".
   std::vector<std::string> terminated_hosts() const;
 
   // Takes over an allowed connection to a terminated host. `client`: after the

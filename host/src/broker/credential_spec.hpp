@@ -3,8 +3,10 @@
 // agent's token, the harness plugins): plain data, no secret (a source says
 // where the secret is read), so the Policy can hold and print it.
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/secret_source.hpp"
@@ -21,5 +23,28 @@ struct CredentialSpec {
   std::optional<std::chrono::system_clock::time_point> expires;
   std::string origin;  // where it was declared, for `policy show`
 };
+
+// A credential bound to a model server on this machine is bound to
+// "localhost:PORT" (a base URL naming localhost, 127.0.0.1 or [::1], or a
+// profile's hosts: [localhost:8080]): the broker sits in front of that port
+// only, and no other of this machine's servers gets the secret.
+inline std::string local_server_binding(std::uint16_t port) {
+  return "localhost:" + std::to_string(port);
+}
+
+// The port of such a binding; nullopt for a host name.
+inline std::optional<std::uint16_t> local_server_port(std::string_view binding) {
+  constexpr std::string_view prefix = "localhost:";
+  if (binding.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const std::string_view digits = binding.substr(prefix.size());
+  if (digits.empty() || digits.size() > 5 || digits.front() == '0') return std::nullopt;
+  unsigned port = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (port > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(port);
+}
 
 }  // namespace px::broker

@@ -129,6 +129,10 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
     Credential c;
     c.name = spec.name;
     for (const auto& h : spec.hosts) {
+      if (local_server_port(h)) {
+        if (!c.bound_to(h)) c.hosts.push_back(h);
+        continue;
+      }
       auto normalized = parse_exact_host(h);
       if (!normalized) return fail(Error::invalid(who + ": " + normalized.error().message));
       if (!c.bound_to(normalized.value())) c.hosts.push_back(normalized.value());

@@ -128,21 +128,33 @@ BrokerReport BrokerContext::report() const {
 // ---- the relay ----
 
 Relay::Relay(std::shared_ptr<BrokerContext> context, tcp::socket client, std::string early,
-             tcp::socket upstream, std::string host, std::uint16_t port,
-             std::function<void(const RelayEnd&)> on_end)
+             tcp::socket upstream, RelayTarget target, std::function<void(const RelayEnd&)> on_end)
     : ctx_(std::move(context)),
-      client_(PrefixedSocket(std::move(client), std::move(early)), *ctx_->client_facing),
-      up_(std::move(upstream), *ctx_->upstream),
-      host_(std::move(host)),
-      port_(port),
+      client_(PrefixedSocket(std::move(client), std::move(early)), ctx_->client_facing.get(), target.tls),
+      up_(std::move(upstream), ctx_->upstream.get(), target.tls),
+      host_(std::move(target.host)),
+      port_(target.port),
+      binding_(std::move(target.binding)),
+      local_(target.local),
       on_end_(std::move(on_end)),
       timer_(client_.get_executor()) {
   started_ = last_activity_ = Clock::now();
   sni_.expected = host_;
   // What this host's requests are scanned for and its responses cleaned of,
   // made once per connection; each request or response takes a cheap copy.
-  scanner_template_ = ctx_->credentials.body_scanner(host_);
-  response_template_ = ctx_->credentials.response_replacer(host_);
+  scanner_template_ = ctx_->credentials.body_scanner(binding_);
+  response_template_ = ctx_->credentials.response_replacer(binding_);
+}
+
+bool Relay::names_this_server(std::string_view authority) const {
+  proxy::HostPort hp;
+  const auto v = proxy::parse_authority(authority, false, local_ && !client_.tls() ? 80 : port_, hp);
+  // This machine's addresses are refused as addresses but read whole.
+  const bool read =
+      v.ok() || (local_ && v.reason == proxy::reason::ip_literal && proxy::is_loopback_name(hp.host));
+  if (!read || hp.port != port_) return false;
+  // This machine's server answers to each spelling of loopback; any other host only to its own name.
+  return local_ ? proxy::is_loopback_name(hp.host) : hp.host == host_;
 }
 
 void Relay::start() {
@@ -150,6 +162,11 @@ void Relay::start() {
   client_.lowest_layer().set_option(tcp::no_delay(true), ig);
   up_.lowest_layer().set_option(tcp::no_delay(true), ig);
   tick();
+  if (!client_.tls()) {
+    // A plain-HTTP server on this machine: no handshakes, requests at once.
+    handshakes_left_ = 0;
+    return after_handshakes();
+  }
   auto leaf = ctx_->ca->leaf_for(host_);
   if (!leaf) {
     log_connection(reason::client_tls_failed, leaf.error().message);
@@ -326,6 +343,21 @@ void Relay::handle_request() {
         std::move(ex), 400, proxy::reason::bad_method,
         "parallex broker: " + request_.method + " is not relayed inside a connection to " + host_ + ".");
   }
+  // Through the run's proxy, a plain-HTTP client names the server in each
+  // request (absolute form): taken to its path when it names this server.
+  if (local_ && !client_.tls() && request_.target.rfind("http://", 0) == 0) {
+    const std::string_view rest = std::string_view(request_.target).substr(7);
+    const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+    if (!names_this_server(authority)) {
+      return refuse(std::move(ex), 421, reason::wrong_host,
+                    "parallex broker: this connection is to " + host_ + ":" + std::to_string(port_) +
+                        "; its requests must name it.");
+    }
+    std::string path(rest.substr(authority.size()));
+    if (path.empty() || path.front() != '/') path = "/" + path;
+    request_.target = std::move(path);
+    ex.record.path = request_.target;
+  }
   if (request_.target.empty() || request_.target.front() != '/') {
     return refuse(std::move(ex), 400, reason::not_origin_form,
                   "parallex broker: requests to " + host_ + " must name a path (origin form).");
@@ -341,9 +373,7 @@ void Relay::handle_request() {
                   "parallex broker: an HTTP/1.1 request needs a Host header.");
   }
   if (n_host == 1) {
-    proxy::HostPort hp;
-    const auto v = proxy::parse_authority(request_.find("host")->value, false, port_, hp);
-    if (!v.ok() || hp.host != host_ || hp.port != port_) {
+    if (!names_this_server(request_.find("host")->value)) {
       return refuse(
           std::move(ex), 421, reason::wrong_host,
           "parallex broker: this connection is to " + host_ + "; its requests must say Host: " + host_ + ".");
@@ -372,7 +402,7 @@ void Relay::handle_request() {
 
   // Credentials: a placeholder bound elsewhere is refused and reported; one
   // bound here is swapped for its secret.
-  HeadOutcome outcome = ctx_->credentials.apply_to_head(host_, request_);
+  HeadOutcome outcome = ctx_->credentials.apply_to_head(binding_, request_);
   if (outcome.exfiltration) {
     ctx_->note_exfiltration(*outcome.exfiltration);
     const std::string cred = outcome.exfiltration->credential;

@@ -20,6 +20,7 @@
 #include "broker/broker.hpp"
 #include "broker/credentials.hpp"
 #include "broker/prefixed_socket.hpp"
+#include "broker/relay_stream.hpp"
 #include "broker/request_log.hpp"
 #include "broker/request_rules.hpp"
 #include "broker/response_head.hpp"
@@ -34,7 +35,9 @@ class Relay;
 struct BrokerContext {
   CredentialSet credentials;
   std::map<std::string, HostRequestRules, std::less<>> rules;  // terminated hosts that have rules
-  std::vector<std::string> terminated;
+  std::vector<std::string> terminated;                         // hosts whose TLS is terminated
+  // Model servers on this machine the broker sits in front of: port -> TLS or plain HTTP.
+  std::map<std::uint16_t, bool> local_servers;
   std::unique_ptr<RunCa> ca;
   std::unique_ptr<boost::asio::ssl::context> client_facing;
   std::unique_ptr<boost::asio::ssl::context> upstream;
@@ -55,10 +58,23 @@ struct BrokerContext {
   std::map<std::pair<std::string, std::string>, std::uint64_t> failures_;
 };
 
+// What a relayed connection goes to: its host (the name TLS and the log use)
+// and port, the name its credentials are bound to (the host, or
+// "localhost:PORT" for a model server on this machine), whether it speaks TLS,
+// and whether it is this machine (whose requests may name it as localhost,
+// 127.0.0.1 or [::1], and, plain, through the proxy in absolute form).
+struct RelayTarget {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string binding;
+  bool tls = true;
+  bool local = false;
+};
+
 class Relay : public std::enable_shared_from_this<Relay> {
  public:
   Relay(std::shared_ptr<BrokerContext> context, boost::asio::ip::tcp::socket client, std::string early,
-        boost::asio::ip::tcp::socket upstream, std::string host, std::uint16_t port,
+        boost::asio::ip::tcp::socket upstream, RelayTarget target,
         std::function<void(const RelayEnd&)> on_end);
   void start();
   void abort(std::string_view how);
@@ -117,11 +133,16 @@ class Relay : public std::enable_shared_from_this<Relay> {
   void close(std::string_view how);
   bool ending() const { return phase_ == Phase::finishing || phase_ == Phase::closed; }
 
+  // A request's Host header (or absolute-form target) names this connection's server.
+  bool names_this_server(std::string_view authority) const;
+
   std::shared_ptr<BrokerContext> ctx_;
-  boost::asio::ssl::stream<PrefixedSocket> client_;
-  boost::asio::ssl::stream<boost::asio::ip::tcp::socket> up_;
+  RelayStream<PrefixedSocket> client_;
+  RelayStream<boost::asio::ip::tcp::socket> up_;
   std::string host_;
   std::uint16_t port_;
+  std::string binding_;
+  bool local_ = false;
   std::function<void(const RelayEnd&)> on_end_;
   boost::asio::steady_timer timer_;
   Phase phase_ = Phase::handshake;

@@ -6,6 +6,7 @@
 // their own read the variables below.
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,9 +32,17 @@ struct TrustFiles {
 
 // Writes both files into `state_dir` (which must exist). `system_bundle` is
 // read, never written. Files are created fresh (O_EXCL): a run never reuses
-// another run's bundle.
+// another run's bundle. `extra_pem`: the user's own CAs (certificates only,
+// from pem_certificates), after the run's CA.
 Result<TrustFiles> write_trust_files(const std::filesystem::path& state_dir, const std::string& ca_pem,
-                                     const std::filesystem::path& system_bundle = kSystemBundle);
+                                     const std::filesystem::path& system_bundle = kSystemBundle,
+                                     const std::string& extra_pem = {});
+
+// The certificates in a PEM text (a file a user names in NODE_EXTRA_CA_CERTS
+// or SSL_CERT_FILE), each read and written again by OpenSSL, and how many:
+// nothing but certificates comes out, whatever else the text holds (a private
+// key beside them stays out).
+std::pair<std::string, std::size_t> pem_certificates(std::string_view pem);
 
 // The variables that make programs read the bundle at `bundle_in_view` (the
 // path the run sees, by default the system bundle path the seal mounts it
@@ -41,5 +50,9 @@ Result<TrustFiles> write_trust_files(const std::filesystem::path& state_dir, con
 // REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, GIT_SSL_CAINFO, PIP_CERT, and a few more.
 std::vector<std::pair<std::string, std::string>> trust_environment(
     const std::string& bundle_in_view = kSystemBundle);
+
+// The names trust_environment() sets: where a user names CAs of their own,
+// which the run's bundle then holds too.
+const std::vector<std::string>& trust_variables();
 
 }  // namespace px::broker

@@ -153,7 +153,10 @@ std::string network_text(const AgentConfig& c) {
     case policy::NetworkMode::offline:
       return "offline";
     case policy::NetworkMode::allowlist: {
-      if (c.allow.empty()) return "offline (no host allowed)";
+      // The same word as `agent list`, reports and the MCP server: an allowlist, here of no host
+      // (with Local servers on, this machine's servers are all it reaches).
+      if (c.allow.empty())
+        return "allowlist of no host (parallex agent set " + c.name + " --allow HOST adds one)";
       std::string s = "limited to ";
       for (std::size_t i = 0; i < c.allow.size(); ++i) s += (i ? ", " : "") + c.allow[i];
       return s + " (and subdomains)";

@@ -5,6 +5,7 @@
 #include "cli/check_sealed.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "pluginhost/plugin_set.hpp"
 #include "supervisor/run_control.hpp"
 
 namespace px::cli {
@@ -33,6 +34,12 @@ int check(const Options& o) {
   for (const auto& g : guarantees) required_missing |= g.required && !g.enforced;
   const backend::Environment environment = sealing.environment(guarantees);
   const auto tracking = supervisor::probe_tracking();
+  // The harness plugins: without them a run of any harness has only the profile's rules.
+  const auto plugin_set = plugins::PluginSet::load_default();
+  nlohmann::json found = nlohmann::json::array(), searched = nlohmann::json::array();
+  for (const auto& p : plugin_set.plugins()) found.push_back(p->name());
+  for (const auto& d : plugin_set.search_dirs()) searched.push_back(d.string());
+  const std::string no_plugins = plugin_set.none_found();
   nlohmann::json kill_switch{{"mechanism", supervisor::to_string(tracking.mechanism)},
                              {"description", tracking.description},
                              {"cannot_catch", tracking.cannot_catch}};
@@ -57,6 +64,7 @@ int check(const Options& o) {
                 {"guarantees", list},
                 {"refusals_recorded", recorded},
                 {"kill_switch", kill_switch},
+                {"plugins", {{"found", found}, {"searched", searched}, {"problem", no_plugins}}},
                 {"ready", !required_missing}});
   } else {
     std::printf("Environment: %s%s\n", environment.name.c_str(),
@@ -75,6 +83,13 @@ int check(const Options& o) {
     std::printf("Kill switch (process tracking): %s\n           %s\n",
                 kill_switch["description"].get<std::string>().c_str(),
                 kill_switch["cannot_catch"].get<std::string>().c_str());
+    if (no_plugins.empty()) {
+      std::string names;
+      for (const auto& n : found) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+      std::printf("Harness plugins: %s\n", names.c_str());
+    } else {
+      std::printf("Harness plugins: NONE: %s\n", no_plugins.c_str());
+    }
     std::printf("%s\n", required_missing ? "Some required guarantees are missing."
                                          : "Every required guarantee is enforced.");
   }

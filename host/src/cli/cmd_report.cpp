@@ -60,11 +60,11 @@ int run(const Options& o) {
     if (!fs::is_directory(root, ec))
       return report_error(Error::not_found("There is no agent named " + o.agent + " (no folder " + root.string() +
                                            "); `parallex agent list` shows the agents."));
-    req.agent = o.agent;
-    req.runs_dir = o.runs_dir.empty() ? agent_runs_dir(root) : fs::path(o.runs_dir);
-    if (o.runs_dir.empty()) req.older_runs_dirs.push_back(root / "runs");
-    req.agent_home = root / "home";
-    req.allowed_signers = root / "keys" / "allowed_signers";
+    req = report::agent_request(o.agent, root);
+    if (!o.runs_dir.empty()) {
+      req.runs_dir = o.runs_dir;
+      req.older_runs_dirs.clear();
+    }
   } else if (!o.runs_dir.empty()) {
     req.runs_dir = o.runs_dir;
   } else {

@@ -11,9 +11,11 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "common/paths.hpp"
-#include "supervisor/registry.hpp"
+#include "pluginhost/plugin_set.hpp"
+#include "report/report.hpp"
 #include "cli/snapshot_output.hpp"
 #include "snapshot/snapshot.hpp"
+#include "supervisor/registry.hpp"
 
 namespace px::cli {
 namespace {
@@ -114,6 +116,17 @@ int do_rewind(const RewindOptions& o) {
       return 1;
     }
     r.to = preview.value().target_id;  // the snapshot shown, even if another was taken meanwhile
+  }
+  if (!o.dry_run) {
+    // The rewind takes the transcripts of the runs after the snapshot out of
+    // the home, where their reports read them: each run's report keeps a copy first.
+    const auto plugins = plugins::PluginSet::load_default();
+    report::ReportRequest req = report::agent_request(o.name, p.value().root);
+    req.plugins = &plugins;
+    if (auto kept = report::keep_sessions(req); !kept)
+      return report_error(Error{kept.error().kind, "the transcripts the reports of " + o.name +
+                                                       "'s past runs read could not be kept (" +
+                                                       kept.error().message + "), so nothing was rewound"});
   }
   ProgressBar bar;
   r.dry_run = o.dry_run;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -40,34 +41,97 @@ class NoticePrinter {
 
 namespace {
 
-// What lets a refused request through next time, by the proxy's reason;
-// empty where nothing should (a malformed request, a paused run).
-std::string fix_for(const std::string& reason, const run::RefusedRequest& example) {
-  const std::string host = example.host.empty() ? "HOST" : example.host;
-  if (reason == "blocked-by-allowlist" || reason == "network-offline")
-    return "to allow it, run again with --allow " + host +
-           " (or --online); for an agent, `parallex agent set NAME --allow " + host + "`";
+// What lets the refused requests of one reason through next time, naming
+// every host they went to; empty where nothing should (a malformed request, a
+// paused run).
+std::string fix_for(const std::string& reason, const std::vector<const run::RefusedRequest*>& items) {
+  // Each distinct flag once, in the order the hosts are listed.
+  auto flags = [&](bool with_port) {
+    std::vector<std::string> seen;
+    std::string out;
+    for (const auto* r : items) {
+      if (r->host.empty()) continue;
+      const std::string value =
+          r->host + (with_port && !r->dns && r->port ? ":" + std::to_string(r->port) : "");
+      if (std::find(seen.begin(), seen.end(), value) != seen.end()) continue;
+      seen.push_back(value);
+      out += (out.empty() ? "--allow " : " --allow ") + value;
+    }
+    return out.empty() ? std::string("--allow HOST") : out;
+  };
+  const bool many = items.size() > 1;
+  if (reason == "blocked-by-allowlist" || reason == "network-offline") {
+    const std::string allow = flags(false);
+    return std::string(many ? "to allow them" : "to allow it") + ", run again with " + allow +
+           " (or --online); for an agent, `parallex agent set NAME " + allow + "`";
+  }
   if (reason == "port-not-allowed")
-    return "to allow that port, run again with --allow " + host + ":" + std::to_string(example.port);
-  if (reason == "local-servers-off" || reason == "resolved-to-local-address")
+    return std::string(many ? "to allow those ports" : "to allow that port") + ", run again with " +
+           flags(true);
+  if (reason == "local-servers-off" || reason == "resolved-to-local-address") {
+    std::vector<std::uint16_t> ports;
+    for (const auto* r : items)
+      if (r->port && std::find(ports.begin(), ports.end(), r->port) == ports.end()) ports.push_back(r->port);
+    std::string list;
+    for (const auto p : ports) list += (list.empty() ? "" : ",") + std::to_string(p);
     return "a server on this machine: run again with --local-servers (or --local-servers=" +
-           std::to_string(example.port ? example.port : 3000) + ")";
+           (list.empty() ? std::string("3000") : list) + ")";
+  }
   if (reason == "ip-literal-refused")
     return "name the host rather than its address, and allow the name with --allow";
   return {};
 }
 
+// A harness's calls home that it makes for its own sake once the user pointed
+// it at a model server of theirs: its telemetry and feature flags, which the
+// harness's own switch turns off. Allowing the host would only let them out.
+struct OwnTraffic {
+  const char* harness;
+  const char* base_url;  // set: the harness talks to the user's server
+  const char* domain;    // its vendor's hosts: this name or under it
+  const char* quiet;     // the variable that turns its own traffic off
+  const char* what;
+};
+constexpr OwnTraffic kOwnTraffic[] = {
+    {"claude-code", "ANTHROPIC_BASE_URL", "anthropic.com", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+     "Claude Code's own traffic (telemetry, feature flags)"},
+};
+
+const OwnTraffic* own_traffic(const RefusalContext* run, const std::string& host) {
+  if (run == nullptr) return nullptr;
+  for (const auto& t : kOwnTraffic) {
+    const std::string domain = t.domain;
+    const bool vendor = host == domain || (host.size() > domain.size() && host.ends_with("." + domain));
+    const auto base = run->env.find(t.base_url);
+    if (vendor && run->harness == t.harness && base != run->env.end() && !base->second.empty() &&
+        run->env.count(t.quiet) == 0)
+      return &t;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name) {
+std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name,
+                           const RefusalContext* run) {
   if (refused.empty()) return {};
   std::map<std::string, std::vector<const run::RefusedRequest*>> by_reason;
+  std::vector<const OwnTraffic*> quiet;
   std::uint64_t total = 0;
   for (const auto& r : refused) {
-    by_reason[r.reason].push_back(&r);
     total += r.count;
+    if (const OwnTraffic* t = own_traffic(run, r.host)) {
+      if (std::find(quiet.begin(), quiet.end(), t) == quiet.end()) quiet.push_back(t);
+      by_reason["its own traffic"].push_back(&r);
+      continue;
+    }
+    by_reason[r.reason].push_back(&r);
   }
-  std::string out = "parallex: the proxy refused " + std::to_string(total) + " request" + (total == 1 ? "" : "s");
+  // The run's DNS refuses names as its proxy refuses connections: both are said.
+  const bool all_dns = std::all_of(refused.begin(), refused.end(), [](const auto& r) { return r.dns; });
+  std::string out = std::string("parallex: the run's ") + (all_dns ? "DNS" : "proxy") + " refused " +
+                    std::to_string(total) +
+                    (all_dns ? (total == 1 ? " query" : " queries") : (total == 1 ? " request" : " requests"));
   if (!log_name.empty()) out += " (see " + std::string(log_name) + ")";
   out += ":\n";
   for (const auto& [reason, items] : by_reason) {
@@ -81,7 +145,14 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
       if (r->count > 1) out += " (x" + std::to_string(r->count) + ")";
     }
     out += "\n";
-    if (const std::string fix = fix_for(reason, *items.front()); !fix.empty()) out += "    " + fix + "\n";
+    if (reason == "its own traffic") {
+      for (const auto* t : quiet)
+        out += "    " + std::string(t->what) + ", while " + t->base_url +
+               " points it at your server: quiet it with " + t->quiet + "=1 (" + t->quiet +
+               "=1 parallex run ...)\n";
+    } else if (const std::string fix = fix_for(reason, items); !fix.empty()) {
+      out += "    " + fix + "\n";
+    }
   }
   return out;
 }
@@ -95,6 +166,7 @@ int run_command(run::RunInputs inputs, const RunHooks& hooks) {
   }
   NoticePrinter printer(hooks);
   for (const auto& n : prepared.value().plan.notices) printer.print(n);
+  const RefusalContext context{prepared.value().plan.policy.harness(), prepared.value().plan.env};
   if (hooks.prepared) hooks.prepared(prepared.value().plan);
   std::fflush(stdout);
   supervisor::RunObserver observer;
@@ -108,7 +180,7 @@ int run_command(run::RunInputs inputs, const RunHooks& hooks) {
   const run::RunRecord& r = result.value().record;
   for (const auto& n : r.notices) printer.print(n);
   if (!r.setup_error.empty()) std::fprintf(stderr, "parallex: %s\n", r.setup_error.c_str());
-  std::fputs(format_refused(r.refused, "the run's proxy.jsonl").c_str(), stderr);
+  std::fputs(format_refused(r.refused, "the run's proxy.jsonl", &context).c_str(), stderr);
   if (hooks.finished) hooks.finished(result.value());
   return result.value().exit_status();
 }

@@ -3,6 +3,7 @@
 // stage (prepare, execute), with the run's notices printed as they come and
 // its summary at the end, and one exit status table (README "Exit status").
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,9 +30,18 @@ int run_command(run::RunInputs inputs, const RunHooks& hooks = {});
 
 // The end-of-run lines for refused requests, grouped by reason; log_name
 // (when not empty) says where each decision is written:
-//   parallex: the proxy refused 3 requests (see the run's proxy.jsonl):
+//   parallex: the run's proxy refused 3 requests (see the run's proxy.jsonl):
 //     blocked-by-allowlist: example.com:443 (x2)
 //     ip-literal-refused: 1.2.3.4:443
-std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name);
+// What the advice reads of the run: its harness and its environment. With
+// it, a harness's own traffic (telemetry) to hosts it needs no more, once the
+// user pointed it at a server of their own, is said with the switch that
+// quiets it instead of an --allow.
+struct RefusalContext {
+  std::string harness;
+  std::map<std::string, std::string> env;
+};
+std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name,
+                           const RefusalContext* run = nullptr);
 
 }  // namespace px::cli

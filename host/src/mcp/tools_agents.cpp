@@ -196,7 +196,6 @@ Json snapshot_schema() {
               {"required", {"id", "time", "kind"}}};
 }
 
-
 ToolResult snapshot_agent(ToolContext& ctx, const Json& args) {
   auto agent = agent_for(ctx, args);
   if (!agent) return tool_error(agent.error());
@@ -237,12 +236,7 @@ ToolResult list_snapshots(ToolContext& ctx, const Json& args) {
 ToolResult read_report(ToolContext& ctx, const Json& args) {
   auto agent = agent_for(ctx, args);
   if (!agent) return tool_error(agent.error());
-  report::ReportRequest req;
-  req.agent = agent.value().name;
-  req.runs_dir = agent.value().runs();
-  req.older_runs_dirs.push_back(agent.value().older_runs());
-  req.agent_home = agent.value().home();
-  req.allowed_signers = agent.value().root / "keys" / "allowed_signers";
+  report::ReportRequest req = report::agent_request(agent.value().name, agent.value().root);
   if (args.contains("run_id"))
     req.selection.run_id = args["run_id"].get<std::string>();
   else
@@ -266,14 +260,27 @@ ToolResult read_report(ToolContext& ctx, const Json& args) {
 
 // ---- rewind_agent
 
+// The rewind takes the transcripts of the runs after the snapshot out of the
+// home, where their reports read them: each run's report keeps a copy first.
+Status keep_reports(const AgentView& agent) {
+  const auto plugins = plugins::PluginSet::load_default();
+  report::ReportRequest req = report::agent_request(agent.name, agent.root);
+  req.plugins = &plugins;
+  auto kept = report::keep_sessions(req);
+  if (!kept)
+    return Error{kept.error().kind, "the transcripts its past runs' reports read could not be kept (" +
+                                        kept.error().message + "), and the rewind would take them away"};
+  return ok();
+}
+
 ToolResult rewind_agent(ToolContext& ctx, const Json& args) {
   const std::string name = args.at("agent").get<std::string>();
   const std::string terminal = "Run `parallex agent rewind " + name + "` in a terminal instead.";
   if (ctx.run().inside_run) {
     if (auto why = outside_scope(ctx.run(), name)) return tool_error(*why);
     return tool_error("Agent " + name + " is running (this server runs inside its run " + ctx.run().run_id +
-                      "), and a rewind is refused while the agent runs. " + terminal +
-                      " once the run has ended.");
+                      "), and a rewind is refused while the agent runs. Run `parallex agent rewind " + name +
+                      "` in a terminal once the run has ended.");
   }
   auto agent = load_agent(name);
   if (!agent) return tool_error(agent.error());
@@ -351,6 +358,8 @@ ToolResult rewind_agent(ToolContext& ctx, const Json& args) {
   }
   o.dry_run = false;
   o.to = target.value().id;
+  if (auto kept = keep_reports(agent.value()); !kept)
+    return tool_error("Agent " + name + " was not rewound: " + kept.error().message);
   auto done = store.value().rewind(o);
   if (!done) return tool_error(done.error());
   out["rewound"] = true;

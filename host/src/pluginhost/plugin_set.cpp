@@ -34,6 +34,20 @@ PluginSet PluginSet::load(const std::vector<fs::path>& dirs) {
 
 PluginSet PluginSet::load_default() { return load(plugin_search_dirs()); }
 
+std::string PluginSet::none_found() const {
+  if (!plugins_.empty()) return {};
+  std::string where;
+  for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d.string();
+  std::string text =
+      "no harness plugin was found (looked in " + (where.empty() ? std::string("no folder") : where) +
+      "): runs get none of a harness's protections (its state folders, its keys brokered, its own "
+      "sandbox turned off); install the plugins beside this executable, or name their folder in "
+      "PARALLEX_PLUGIN_PATH (`parallex plugins` lists what is found)";
+  if (!failures_.empty())
+    text += "; " + std::to_string(failures_.size()) + " file(s) failed to load: " + failures_.front().reason;
+  return text;
+}
+
 const LoadedPlugin* PluginSet::find(const std::string& name) const {
   for (const auto& p : plugins_)
     if (p->name() == name) return p.get();

@@ -29,6 +29,11 @@ class PluginSet {
   const std::vector<LoadFailure>& failures() const { return failures_; }
   const std::vector<fs::path>& search_dirs() const { return dirs_; }
 
+  // When no plugin was found: a sentence saying so, where this executable
+  // looked and what a run goes without (its harness's protections), with the
+  // fix. Empty when there are plugins. Said once per run and by `check`.
+  std::string none_found() const;
+
   const LoadedPlugin* find(const std::string& name) const;
   // "--harness NAME" lookup: an unknown name is an error listing the known ones.
   Result<const LoadedPlugin*> require(const std::string& name) const;

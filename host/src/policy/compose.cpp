@@ -228,6 +228,10 @@ Result<Policy> compose(const ComposeInputs& in) {
     }
   }
 
+  if (!in.parallex_executable.empty())
+    b.allow(in.parallex_executable, Access::read,
+            "parallex itself: its MCP server (parallex mcp) and an agent's git credential helper run inside",
+            Origin::builtin("parallex"));
   for (const auto& g : in.grants) b.allow(normal_absolute(g.path), g.access, "granted on the command line", Origin::flag(g.flag));
   const auto& net = in.network;
   if (net.online) b.network(NetworkMode::online, Origin::flag("--online"));

@@ -68,6 +68,10 @@ struct ComposeInputs {
   // to them, data lands and changed settings are held back.
   std::optional<DeclaredHomeFiles> harness_home_files;
   std::vector<PathFlag> grants;
+  // The parallex executable, readable in every run: its MCP server (`parallex
+  // mcp`, which a harness inside starts) and an agent's git credential helper
+  // run inside. Empty: not granted (compositions for tests).
+  fs::path parallex_executable;
   NetworkFlags network;
   // Variables set by a profile whose values are secret: shown redacted
   // wherever the policy is printed.

@@ -73,6 +73,7 @@ PolicyBuilder& PolicyBuilder::credential(BrokeredCredential c) {
     return fail(
         Error::invalid(who + " is bound to no host; list the hosts it may be sent to (hosts: [...])"));
   for (auto& h : s.hosts) {
+    if (broker::local_server_port(h)) continue;  // localhost:PORT, a model server on this machine
     auto name = parse_exact_host(h);
     if (!name) return fail(Error::invalid(who + ": " + name.error().message));
     h = name.value();
@@ -194,6 +195,7 @@ Status PolicyBuilder::check_brokered() const {
   // reaches their hosts.
   const auto& net = policy_.network_;
   const auto unreachable = [&](const std::string& host) {
+    if (const auto port = broker::local_server_port(host)) return !net.local_port_allowed(*port);
     if (net.mode != NetworkMode::allowlist || net.hosts.empty()) return false;
     return std::none_of(net.hosts.begin(), net.hosts.end(),
                         [&](const HostRule& r) { return host_rule_matches(host, r.pattern); });
@@ -209,8 +211,12 @@ Status PolicyBuilder::check_brokered() const {
       for (const auto& host : c.spec.hosts)
         if (unreachable(host))
           return Error::invalid("credential \"" + c.spec.name + "\" (" + c.origin.describe() +
-                                ") is bound to " + host + ", which no network rule lets the run reach; allow it "
-                                "(--allow " + host + ", or network.allow) or remove it from the credential's hosts");
+                                ") is bound to " + host +
+                                ", which no network rule lets the run reach; allow it (" +
+                                (broker::local_server_port(host)
+                                     ? "--local-servers=" + host.substr(10) + ", or network.local_servers"
+                                     : "--allow " + host + ", or network.allow") +
+                                ") or remove it from the credential's hosts");
   const auto& all = policy_.credentials_;
   for (std::size_t i = 0; i < all.size(); ++i)
     for (std::size_t j = i + 1; j < all.size(); ++j)

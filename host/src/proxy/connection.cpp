@@ -162,6 +162,7 @@ void Connection::decide() {
     }
     case AuthResult::ok:
       server_.auth_succeeded();
+      server_.note_authenticated(decision_.host);
       break;
   }
   decide_after_auth();
@@ -185,8 +186,10 @@ void Connection::decide_target() {
   const DestinationDecision d = decide_destination(server_.config, target_.endpoint);
   if (d.route == Route::refuse) return refuse(d.verdict.status, d.verdict.reason, "denied", d.by_rule);
   // Local servers are this machine: what goes there is not looked at for
-  // placeholders (a local model server gets the one the run holds, which is
-  // not the secret; refusing it would break the harness pointed at it).
+  // placeholders. A model server a credential is bound to gets the secret
+  // through the broker (on_connected); any other gets the placeholder the run
+  // holds, which is not the secret (refusing it would break a harness pointed
+  // at a server of its own).
   to_this_machine_ = d.route == Route::loopback;
   if (!to_this_machine_ && refused_by_broker()) return;
   // Local servers: this machine's loopback; a literal names its own family,
@@ -219,7 +222,7 @@ bool Connection::refused_by_broker() {
     return true;
   }
   const bool plain_http = (kind_ == Kind::proxy && !target_.is_connect) || decision_.inspected == "http-host";
-  if (plain_http && broker->terminates(host)) {
+  if (plain_http && broker->termination(host, target_.endpoint.port) == Termination::tls) {
     refuse(403, reason::plain_http_to_terminated, "denied", true);
     return true;
   }
@@ -471,13 +474,22 @@ void Connection::on_connected(const tcp::endpoint& ep) {
   // connections go to the broker, here and only here, after the decision and
   // the connect to the checked address, exactly like any other tunnel.
   Terminator* broker = server_.config.terminator.get();
-  const bool terminated =
-      broker && kind_ != Kind::published && target_.is_connect && broker->terminates(target_.endpoint.host);
+  const Termination how = broker && kind_ != Kind::published
+                              ? broker->termination(target_.endpoint.host, target_.endpoint.port)
+                              : Termination::none;
+  const bool terminated = target_.is_connect && how != Termination::none;
   if (kind_ != Kind::proxy) {
     // No request to answer: the tunnel starts at once, with what sniff() held.
     decision_.status = 0;
     if (terminated) return terminate(std::move(hello_));
     return start_relay();
+  }
+  // A plain-HTTP request to a server on this machine the broker sits in
+  // front of (a model server a credential is bound to): this request, as the
+  // client sent it, and every later one on this connection go through it.
+  if (!target_.is_connect && how == Termination::plain) {
+    decision_.status = 0;
+    return terminate(std::exchange(head_, std::string()));
   }
   std::string leftover = head_.substr(request_.head_size);
   head_ = std::string();
@@ -820,7 +832,10 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
   // Every refusal is listed at the end of the run, grouped by reason (a
   // pause is the kill switch, not a refusal of the run's own).
   (void)by_rule;
-  if (verdict != "paused") server_.note_refused(decision_.host, decision_.port, why);
+  if (why == reason::auth_required)
+    server_.note_challenged(decision_.host);
+  else if (verdict != "paused")
+    server_.note_refused(decision_.host, decision_.port, why);
   log_once({});
   error_code ig;
   upstream_.close(ig);

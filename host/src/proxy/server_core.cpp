@@ -215,6 +215,24 @@ void ServerCore::note_refused(const std::string& host, std::uint16_t port, std::
   ++refused_[key];
 }
 
+void ServerCore::note_challenged(const std::string& target) {
+  std::lock_guard lock(refused_mutex_);
+  constexpr std::size_t kMaxDistinct = 256;
+  // Past the cap, a challenge counts as a refusal with no host (as note_refused's).
+  if (challenged_.size() >= kMaxDistinct && challenged_.find(target) == challenged_.end()) {
+    ++refused_[{"", 0, std::string(reason::auth_required), false}];
+    return;
+  }
+  ++challenged_[target];
+}
+
+void ServerCore::note_authenticated(const std::string& target) {
+  std::lock_guard lock(refused_mutex_);
+  constexpr std::size_t kMaxDistinct = 256;
+  if (challenged_.find(target) != challenged_.end() || authenticated_.size() < kMaxDistinct)
+    authenticated_.insert(target);
+}
+
 std::vector<RefusedHost> ServerCore::refused_hosts() const {
   std::vector<RefusedHost> out;
   {
@@ -222,6 +240,10 @@ std::vector<RefusedHost> ServerCore::refused_hosts() const {
     for (const auto& [key, count] : refused_) {
       out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), count, std::get<3>(key)});
     }
+    // A challenge that was answered is the protocol at work, not a refusal.
+    for (const auto& [target, count] : challenged_)
+      if (authenticated_.count(target) == 0)
+        out.push_back({target, 0, std::string(reason::auth_required), count, false});
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
   return out;

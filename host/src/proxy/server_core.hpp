@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <unordered_set>
@@ -43,6 +44,11 @@ class ServerCore {
   // limit is reached (the socket is then answered 503, or reset, and logged).
   std::shared_ptr<Connection> admit(boost::asio::ip::tcp::socket socket, Connection::Kind kind);
   void note_refused(const std::string& host, std::uint16_t port, std::string_view reason, bool dns = false);
+  // A request without the password gets 407, the challenge clients answer by
+  // asking again with it (git, Codex): listed as refused only when no request
+  // for the same target came with the password afterwards.
+  void note_challenged(const std::string& target);
+  void note_authenticated(const std::string& target);
   std::chrono::milliseconds auth_failure_delay();  // grows with consecutive failures
   // Successful lookups, kept for a few seconds (any thread).
   std::optional<std::vector<boost::asio::ip::address>> cached_addresses(const std::string& host);
@@ -80,7 +86,9 @@ class ServerCore {
       cache_;  // under cache_mutex_
   mutable std::mutex refused_mutex_;
   std::map<std::tuple<std::string, std::uint16_t, std::string, bool>, std::uint64_t>
-      refused_;  // under refused_mutex_
+      refused_;                                      // under refused_mutex_
+  std::map<std::string, std::uint64_t> challenged_;  // under refused_mutex_
+  std::set<std::string> authenticated_;              // under refused_mutex_
 };
 
 }  // namespace px::proxy

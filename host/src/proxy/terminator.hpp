@@ -37,15 +37,23 @@ class OutboundBodyCheck {
   virtual std::optional<std::string> feed(std::string_view data) = 0;
 };
 
+// How the terminator takes a connection to a host and port.
+enum class Termination {
+  none,   // an end-to-end tunnel: never read
+  tls,    // its TLS is terminated (a host with a credential or rules: every port)
+  plain,  // plain HTTP read request by request (a model server on this machine, on its port)
+};
+
 class Terminator {
  public:
   virtual ~Terminator() = default;
-  // True for a host whose TLS is terminated (on every port).
-  virtual bool terminates(std::string_view host) const = 0;
+  virtual Termination termination(std::string_view host, std::uint16_t port) const = 0;
   // Takes over an allowed connection to a terminated host: `client` after the
-  // proxy's 200 (or a captured connection), `early` the client's bytes the
-  // proxy already read, `upstream` connected to the address the proxy
-  // checked. `on_end` is called once, on the io thread.
+  // proxy's 200 (or a captured connection, or a plain-HTTP request through the
+  // proxy to a server of Termination::plain), `early` the client's bytes the
+  // proxy already read (for that request: its whole head, as sent), `upstream`
+  // connected to the address the proxy checked. `on_end` is called once, on
+  // the io thread.
   virtual void relay(boost::asio::ip::tcp::socket client, std::string early,
                      boost::asio::ip::tcp::socket upstream, const std::string& host, std::uint16_t port,
                      std::function<void(const RelayEnd&)> on_end) = 0;

@@ -1,11 +1,15 @@
 #include "report/report.hpp"
 
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "common/json_io.hpp"
+#include "common/paths.hpp"
 #include "common/redact.hpp"
+#include "common/replace_file.hpp"
 #include "report/git_commits.hpp"
 #include "report/proxy_summary.hpp"
 #include "report/request_summary.hpp"
@@ -43,7 +47,8 @@ const char* kGitLimits =
     "and then dropped, and changes outside the repository do not appear; author names and dates are what the "
     "committer wrote.";
 
-std::string string_or(const nlohmann::json& j, const char* key, const std::string& fallback = "") {
+template <class J>  // nlohmann::json or the report's ordered Json: never converted (a copy)
+std::string string_or(const J& j, const char* key, const std::string& fallback = "") {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
@@ -66,6 +71,59 @@ std::optional<run::RunRecord> load_record(const fs::path& run_dir, Source& sourc
   }
   run::close_if_lost(run_dir, record.value());
   return std::move(record).value();
+}
+
+// Where the run's transcripts are: the home asked for, the home the run used,
+// or the agent's.
+fs::path home_of(const ReportRequest& req, const run::RunRecord& r) {
+  if (req.home) return *req.home;
+  if (r.policy.is_object() && r.policy.contains("run_home") && r.policy["run_home"].is_string())
+    return r.policy["run_home"].get<std::string>();
+  if (req.agent_home) return *req.agent_home;
+  return {};
+}
+
+struct KeptSessions {
+  Json sessions = Json::array();
+  std::vector<Source> sources;
+};
+
+// A run's sessions as keep_sessions() wrote them, with each transcript source
+// pointing at the kept copy; nullopt when none was kept (or it cannot be read).
+std::optional<KeptSessions> load_kept_sessions(const fs::path& run_dir) {
+  const fs::path file = run_dir / kKeptSessionsFile;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json kept = parse_json_input<Json>(text.str());
+  if (!kept.is_object() || !kept.contains("sessions") || !kept["sessions"].is_array() ||
+      !kept.contains("sources") || !kept["sources"].is_array())
+    return std::nullopt;
+  KeptSessions out;
+  out.sessions = kept["sessions"];
+  const std::string when = string_or(kept, "kept_at", "?");
+  for (const auto& s : kept["sources"]) {
+    if (!s.is_object()) continue;
+    Source source{string_or(s, "name"), file.string(), string_or(s, "status", "used"),
+                  string_or(s, "message"), string_or(s, "cannot_show")};
+    const std::string from = string_or(s, "location");
+    source.message = (source.message.empty() ? "" : source.message + " ") + "Kept from " + from + " on " +
+                     when + ", before the agent's home was rewound.";
+    out.sources.push_back(std::move(source));
+  }
+  return out;
+}
+
+// Whether a session (its ISO times, either may be null) overlaps [since, until]
+// (0: unbounded), as the transcript parsers' own window: one with no time is kept.
+bool in_window(const Json& session, std::int64_t since, std::int64_t until) {
+  const auto started = parse_iso_ms(string_or(session, "started_at"));
+  const auto ended = parse_iso_ms(string_or(session, "ended_at"));
+  if (!started && !ended) return true;
+  const std::int64_t first = started ? *started : *ended, last = ended ? *ended : *started;
+  return (until == 0 || first <= until) && (since == 0 || last >= since);
 }
 
 void add_unique(Json& list, std::set<std::string>& seen, const Json& value, const std::string& key) {
@@ -165,22 +223,20 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
     warnings.push_back("The run's supervisor ended without finishing its record; its end is taken as the last "
                        "trace it left, and nothing later is counted as its own.");
 
-  // Transcripts: the sessions of the run's window, from the home the run used.
-  fs::path home;
-  if (req.home)
-    home = *req.home;
-  else if (r.policy.is_object() && r.policy.contains("run_home") && r.policy["run_home"].is_string())
-    home = r.policy["run_home"].get<std::string>();
-  else if (req.agent_home)
-    home = *req.agent_home;
+  // Transcripts: the sessions of the run's window, from the home the run used,
+  // or as they were kept in the record before the agent's home was rewound.
   Json sessions = Json::array();
-  if (!have_record || !started) {
-    sources.push_back(Source{"transcripts", home.string(), "missing",
+  if (auto kept = load_kept_sessions(run_dir)) {
+    sessions = std::move(kept->sessions);
+    for (auto& s : kept->sources) sources.push_back(std::move(s));
+  } else if (!have_record || !started) {
+    sources.push_back(Source{"transcripts", home_of(req, r).string(), "missing",
                              "Without the run's start time, its sessions cannot be told from others.", ""});
   } else if (!req.plugins) {
-    sources.push_back(Source{"transcripts", home.string(), "missing", "No plugins are loaded.", ""});
+    sources.push_back(
+        Source{"transcripts", home_of(req, r).string(), "missing", "No plugins are loaded.", ""});
   } else {
-    SessionQuery sq{home, r.harness, started_ms, ended_ms};
+    SessionQuery sq{home_of(req, r), r.harness, started_ms, ended_ms};
     Sessions found = sessions_in_window(*req.plugins, sq);
     sessions = std::move(found.sessions);
     for (auto& s : found.sources) sources.push_back(std::move(s));
@@ -239,6 +295,53 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   run["sources"] = std::move(source_list);
   run["warnings"] = warnings;
   return run;
+}
+
+ReportRequest agent_request(const std::string& name, const fs::path& agent_root) {
+  ReportRequest req;
+  req.agent = name;
+  req.runs_dir = agent_runs_dir(agent_root);
+  req.older_runs_dirs.push_back(agent_root / "runs");
+  req.agent_home = agent_root / "home";
+  req.allowed_signers = agent_root / "keys" / "allowed_signers";
+  return req;
+}
+
+Result<std::size_t> keep_sessions(const ReportRequest& req) {
+  if (!req.plugins) return Error::invalid("keep_sessions: no plugins to read transcripts with");
+  auto runs = list_runs(req.runs_dir, {});
+  if (!runs) return std::size_t{0};  // no run yet: nothing to keep
+  // Each home's transcripts are read once, whole, then shared out by window.
+  std::map<std::pair<std::string, std::string>, Sessions> read;
+  std::size_t kept = 0;
+  for (const auto& ref : runs.value()) {
+    const fs::path run_dir = ref.dir / ref.id;
+    std::error_code ec;
+    if (fs::exists(run_dir / kKeptSessionsFile, ec)) continue;
+    Source ignored;
+    const auto record = load_record(run_dir, ignored);
+    if (!record) continue;
+    const auto started = parse_iso_ms(record->started_at);
+    if (!started) continue;
+    const std::int64_t ended = record->ended_at ? parse_iso_ms(*record->ended_at).value_or(0) : 0;
+    const fs::path home = home_of(req, *record);
+    auto key = std::make_pair(home.string(), record->harness);
+    auto it = read.find(key);
+    if (it == read.end())
+      it = read.emplace(key, sessions_in_window(*req.plugins, SessionQuery{home, record->harness, 0, 0}))
+               .first;
+    Json sessions = Json::array(), sources = Json::array();
+    for (const auto& s : it->second.sessions)
+      if (in_window(s, *started, ended)) sessions.push_back(s);
+    for (const auto& s : it->second.sources) sources.push_back(s.to_json());
+    const Json file{{"kept_at", format_iso_ms(now_ms())},
+                    {"home", home.string()},
+                    {"sessions", std::move(sessions)},
+                    {"sources", std::move(sources)}};
+    PX_TRY(replace_file(run_dir / kKeptSessionsFile, to_json_text(file)));
+    ++kept;
+  }
+  return kept;
 }
 
 Json build_report(const ReportRequest& req) {

@@ -32,12 +32,29 @@ struct ReportRequest {
   const plugins::PluginSet* plugins = nullptr;  // null: no transcripts are read
 };
 
+// The request for the runs of the agent stored at `agent_root` (its runs, the
+// records an older Parallex kept, its home, its allowed signers); the
+// selection is the caller's.
+ReportRequest agent_request(const std::string& name, const std::filesystem::path& agent_root);
+
 // Never fails as a whole: a missing source is marked in the run's "sources", a
 // problem with the selection (unknown run id, no runs) goes to "problems".
 Json build_report(const ReportRequest& request);
 
 // One run's part of the report, from its record folder.
 Json report_run(const ReportRequest& request, const std::filesystem::path& run_dir);
+
+// A run's sessions kept in its record folder (keep_sessions), which its report
+// reads instead of the home's transcripts.
+inline constexpr const char* kKeptSessionsFile = "sessions.json";
+
+// Before an agent's home is rewound: the transcripts in it are what its past
+// runs' reports read, and the rewind takes away those of every run after the
+// snapshot. Each run of `request.runs_dir` that has no kept copy yet gets its
+// sessions (and their sources) written into its record folder, so its report
+// reads the same afterwards. Records an older Parallex kept elsewhere are read
+// only, never written. Returns how many runs got a copy.
+Result<std::size_t> keep_sessions(const ReportRequest& request);
 
 // Redacts every string value (recursively) in place.
 void redact_strings(Json& value);

@@ -38,7 +38,10 @@ std::string str(const Json& j, const char* key) {
   return it->is_string() ? it->get<std::string>() : to_json_text(*it);
 }
 
-// Column widths from the cells; the last column is never padded.
+// Column widths from the cells, at most kMaxColumn; the last column is never padded. A
+// cell wider than its column is shown whole, and the rest of its row goes on the next
+// line, under its own columns: every column stays in line, and nothing is cut.
+constexpr std::size_t kMaxColumn = 48;
 void table(std::string& out, const std::vector<std::vector<std::string>>& rows, const Style& style,
            const std::vector<std::string>& header) {
   if (rows.empty()) {
@@ -49,15 +52,22 @@ void table(std::string& out, const std::vector<std::vector<std::string>>& rows, 
   for (std::size_t c = 0; c < header.size(); ++c) width[c] = display_width(header[c]);
   for (const auto& row : rows)
     for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
-      width[c] = std::min<std::size_t>(std::max(width[c], display_width(row[c])), 48);
+      width[c] = std::min<std::size_t>(std::max(width[c], display_width(row[c])), kMaxColumn);
   auto line = [&](const std::vector<std::string>& cells, bool head) {
     std::string l = "  ";
+    std::size_t at = 0;  // where the next column starts, after the indent
     for (std::size_t c = 0; c < cells.size(); ++c) {
-      std::string cell = cells[c];
       const bool last = c + 1 == cells.size();
-      if (!last && display_width(cell) < width[c]) cell += std::string(width[c] - display_width(cell), ' ');
-      l += head ? style("1", cell) : cell;
-      if (!last) l += "  ";
+      const std::size_t cell_width = display_width(cells[c]);
+      l += head ? style("1", cells[c]) : cells[c];
+      if (last) break;
+      at += width[c] + 2;
+      if (cell_width > width[c]) {
+        out += l + "\n";
+        l = std::string(2 + at, ' ');
+      } else {
+        l += std::string(width[c] - cell_width + 2, ' ');
+      }
     }
     out += l + "\n";
   };
@@ -185,9 +195,15 @@ std::string render_terminal(const Json& report, bool colour) {
     heading(out, style, "URLs", urls.size());
     rows.clear();
     for (const auto& u : urls) rows.push_back({display_text(u.get<std::string>())});
-    for (const auto& q : activity.value("web_searches", Json::array()))
-      rows.push_back({"search: " + display_text(q.get<std::string>())});
     table(out, rows, style, {"URL"});
+
+    const auto& searches = activity.value("web_searches", Json::array());
+    if (!searches.empty()) {
+      heading(out, style, "Web searches", searches.size());
+      rows.clear();
+      for (const auto& q : searches) rows.push_back({display_text(q.get<std::string>())});
+      table(out, rows, style, {"QUERY"});
+    }
 
     const auto& hosts = run.value("hosts", Json::object());
     std::size_t host_count = 0;

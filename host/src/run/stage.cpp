@@ -113,8 +113,7 @@ Result<ComposedPolicy> compose_run_policy(const RunOptions& options, const std::
   request.temp_dir = parallex_runtime_dir() / "runs-private/RUN/tmp";
   if (!agent_name.empty()) {
     PX_TRY_ASSIGN(auto agent, load_agent(agent_name));
-    request.agent =
-        agents::agent_inputs(agent.paths, agent.config, agent.token, user_home(), parallex_executable());
+    request.agent = agents::agent_inputs(agent.paths, agent.config, agent.token, user_home());
     if (agent.token)
       request.default_credentials.push_back(agents::github_credential(agent.paths, agent.config));
   }
@@ -149,8 +148,7 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   request.temp_dir = *private_dir / "tmp";
   request.extra_profiles = in.extra_profiles;
   request.secret_env = in.secret_env;
-  if (agent)
-    request.agent = agents::agent_inputs(agent->paths, agent->config, agent->token, user_home(), self);
+  if (agent) request.agent = agents::agent_inputs(agent->paths, agent->config, agent->token, user_home());
   // Credentials parallex holds, brokered by default: the front door's and the
   // agent's own GitHub token. The Policy names their holder; the plan keeps
   // the secrets for the supervisor's broker.

@@ -467,8 +467,10 @@ class Run {
         proxy_ = std::move(started);
         if (network_cut_) proxy_->cut();
         backend::EnvMap extra;
-        for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers))
-          extra[k] = v;
+        // Offline, the proxy reaches nothing: no program is pointed at it.
+        if (p.network().mode != policy::NetworkMode::offline)
+          for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers))
+            extra[k] = v;
         return extra;
       };
     }
@@ -687,10 +689,13 @@ class Run {
   }
 
  private:
-  // Published ports need the run's network even when it may reach nothing outside.
+  // Published ports need the run's network even when it may reach nothing
+  // outside; so does a fully sealed offline run, for its DNS alone:
+  // the names it asks for are refused and listed at its end, with the flag
+  // that would allow each (its programs only say they could not resolve them).
   bool wants_network() const {
     return plan_.policy.network().mode != policy::NetworkMode::offline ||
-           !plan_.policy.network().published.empty();
+           !plan_.policy.network().published.empty() || plan_.seal == run::SealLevel::full;
   }
   fs::path run_git() const { return plan_.policy.run_folder() / ".git"; }
   // A watch's inotify or fanotify instance: its last close waits for the

@@ -1,5 +1,6 @@
 #include "supervisor/run_broker.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "broker/placeholder.hpp"
@@ -9,6 +10,8 @@
 #include "common/host_rule.hpp"
 #include "common/read_file.hpp"
 #include "common/redact.hpp"
+#include "proxy/host_rules.hpp"
+#include "proxy/reasons.hpp"
 
 namespace px::supervisor {
 
@@ -30,21 +33,44 @@ const char* env_or_null(const std::string& name) {
   return v && *v ? v : nullptr;
 }
 
-// The host of "https://HOST[:PORT][/...]", when it is a name the broker can
-// bind a credential to; nullopt for plain http, an address, a user part.
-std::optional<std::string> https_host(std::string_view url) {
-  constexpr std::string_view scheme = "https://";
-  if (url.size() <= scheme.size() ||
-      !std::equal(scheme.begin(), scheme.end(), url.begin(),
-                  [](char a, char b) { return a == (b >= 'A' && b <= 'Z' ? b - 'A' + 'a' : b); }))
-    return std::nullopt;
-  url.remove_prefix(scheme.size());
-  std::string_view authority = url.substr(0, url.find_first_of("/?#"));
-  if (authority.find('@') != std::string_view::npos || authority.starts_with("[")) return std::nullopt;
-  authority = authority.substr(0, authority.find(':'));
-  auto host = parse_exact_host(authority);
-  if (!host) return std::nullopt;
-  return host.value();
+// Where a base URL sends a key: a host name over https, or a model server on
+// this machine (localhost, 127.0.0.1 or [::1]: over http, or over https by the
+// name localhost, the one its CA can vouch for), which the broker sits in
+// front of on its port. Anything else (plain http to another machine, an
+// address, a user part) is `problem`: the key cannot be brokered there.
+struct BaseUrl {
+  std::string host;  // the host name, or "localhost:PORT"
+  std::optional<broker::BrokerConfig::LocalServer> local;
+  std::string problem;
+};
+
+BaseUrl base_url_target(std::string_view url) {
+  auto starts = [&](std::string_view scheme) {
+    return url.size() > scheme.size() &&
+           std::equal(scheme.begin(), scheme.end(), url.begin(),
+                      [](char a, char b) { return a == (b >= 'A' && b <= 'Z' ? b - 'A' + 'a' : b); });
+  };
+  const bool https = starts("https://");
+  if (!https && !starts("http://")) return {{}, {}, "not an http:// or https:// URL"};
+  url.remove_prefix(https ? 8 : 7);
+  const std::string_view authority = url.substr(0, url.find_first_of("/?#"));
+  if (authority.find('@') != std::string_view::npos) return {{}, {}, "a URL with a user part"};
+  proxy::HostPort hp;
+  const proxy::Verdict v = proxy::parse_authority(authority, false, https ? 443 : 80, hp);
+  // 127.0.0.1 and [::1] are read whole but refused as addresses: this machine's own are named below.
+  if (!v.ok() && !(v.reason == proxy::reason::ip_literal && proxy::is_loopback_name(hp.host)))
+    return {{}, {}, "not a URL with a host name and port"};
+  if (proxy::is_loopback_name(hp.host)) {
+    if (https && hp.host != "localhost")
+      return {
+          {}, {}, "https:// to an address (the run's CA vouches for names only: write https://localhost)"};
+    return {broker::local_server_binding(hp.port), broker::BrokerConfig::LocalServer{hp.port, https}, {}};
+  }
+  if (!https)
+    return {{}, {}, "plain http:// to another machine, where the key would cross the network as it is"};
+  auto host = parse_exact_host(hp.host);
+  if (!host) return {{}, {}, "not an https:// URL with a host name"};
+  return {host.value(), std::nullopt, {}};
 }
 
 // A file the run's view shows with a secret masked, or the trust bundle: a
@@ -80,18 +106,32 @@ Result<std::vector<broker::CredentialSpec>> credentials_of(const run::RunPlan& p
     }
     if (!c.base_url_variable.empty()) {
       if (const char* base = env_or_null(c.base_url_variable)) {
-        auto host = https_host(base);
-        if (!host) {
+        const BaseUrl target = base_url_target(base);
+        if (!target.problem.empty()) {
           out.notices.push_back(
               {NoticeKind::alert, "the credential " + spec.name + " is not brokered: " + c.base_url_variable +
-                                      " is " + redact(std::string(base).substr(0, 200)) +
-                                      ", not an https:// URL with a host name to bind it to; the run holds " +
-                                      join(spec.env) + " itself"});
+                                      " is " + redact(std::string(base).substr(0, 200)) + ", " +
+                                      target.problem + "; the run holds " + join(spec.env) + " itself"});
           continue;
         }
-        spec.hosts = {*host};
+        spec.hosts = {target.host};
+        if (target.local) {
+          auto same = std::find_if(out.local_servers.begin(), out.local_servers.end(),
+                                   [&](const auto& l) { return l.port == target.local->port; });
+          if (same == out.local_servers.end())
+            out.local_servers.push_back(*target.local);
+          else
+            same->tls = same->tls || target.local->tls;
+        }
       }
     }
+    // A profile's hosts: [localhost:8080]: a plain-HTTP model server on this
+    // machine, unless a base URL above said https.
+    for (const auto& h : spec.hosts)
+      if (const auto port = broker::local_server_port(h);
+          port && std::none_of(out.local_servers.begin(), out.local_servers.end(),
+                               [&](const auto& l) { return l.port == *port; }))
+        out.local_servers.push_back({*port, false});
     if (spec.source.kind == broker::SecretSource::Kind::value) {
       const auto held = plan.held_secrets.find(spec.name);
       if (held == plan.held_secrets.end() || held->second.empty())
@@ -102,6 +142,36 @@ Result<std::vector<broker::CredentialSpec>> credentials_of(const run::RunPlan& p
     specs.push_back(std::move(spec));
   }
   return specs;
+}
+
+// The CAs the user named for this run (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE,
+// ... passed into its environment): the broker points those variables at the
+// run's bundle, so the bundle holds their certificates too (certificates
+// only; a file the run may not read stays out, as `--env` said at the start).
+std::string users_own_cas(const run::RunPlan& plan, RunBroker& out) {
+  std::string pem;
+  const auto system = broker::system_bundle_paths();
+  for (const auto& name : broker::trust_variables()) {
+    const auto it = plan.env.find(name);
+    if (it == plan.env.end() || it->second.empty()) continue;
+    const fs::path file = it->second;
+    std::error_code ec;
+    if (!file.is_absolute() || !plan.policy.may_read(file) || !fs::is_regular_file(file, ec)) continue;
+    // The system's own bundle (where many environments point these variables) is in already.
+    const fs::path real = fs::canonical(file, ec);
+    if (std::any_of(system.begin(), system.end(), [&](const fs::path& b) { return fs::canonical(b, ec) == real; }))
+      continue;
+    auto text = read_regular_file(file, {.max_bytes = 16 << 20});
+    if (!text) continue;
+    auto [certificates, count] = broker::pem_certificates(text.value());
+    out.notices.push_back(
+        {NoticeKind::seal,
+         count == 0 ? name + " (" + file.string() + ") holds no certificate: left out of the run's CA bundle"
+                    : "the run's CA bundle holds the " + std::to_string(count) + " certificate" +
+                          (count == 1 ? "" : "s") + " of " + name + " (" + file.string() + ") too"});
+    if (pem.find(certificates) == std::string::npos) pem += certificates;
+  }
+  return pem;
 }
 
 // Unsealed: the variables get the secrets themselves, read and checked the
@@ -136,12 +206,14 @@ Result<RunBroker> start_run_broker(const run::RunPlan& plan, const fs::path& run
   broker::BrokerConfig config;
   for (const auto& h : p.request_rules()) config.hosts.push_back({h.host, h.passthrough, h.rules});
   config.credentials = std::move(specs);
+  config.local_servers = out.local_servers;
   if (config.hosts.empty() && config.credentials.empty()) return out;
   config.state_dir = plan.dirs.private_dir;
   PX_TRY(run::make_record_dir(run_dir));  // before the request log is opened there
   config.request_log = run_dir / "requests.jsonl";
   const auto bundles = broker::system_bundle_paths();
   if (!bundles.empty()) config.system_bundle = bundles.front();
+  config.extra_cas = users_own_cas(plan, out);
   PX_TRY_ASSIGN(out.broker, broker::Broker::create(std::move(config)));
   out.request_log = run_dir / "requests.jsonl";
 
@@ -176,7 +248,7 @@ Result<RunBroker> start_run_broker(const run::RunPlan& plan, const fs::path& run
         {NoticeKind::seal, "brokered credentials (the run holds placeholders): " + join(brokered)});
   const auto terminated = out.broker->terminated_hosts();
   if (!terminated.empty())
-    out.notices.push_back({NoticeKind::seal, "TLS terminated by the run's broker for " + join(terminated) +
+    out.notices.push_back({NoticeKind::seal, "the run's broker reads the requests to " + join(terminated) +
                                                  " (request log: " + out.request_log.string() + ")"});
   return out;
 }

@@ -34,6 +34,9 @@ struct RunBroker {
   // Secret -> what the run sees instead (its placeholder), to clean the
   // command's whole environment of a secret a keep pattern let through.
   std::vector<std::pair<std::string, std::string>> masks;
+  // Model servers on this machine a credential goes to (its base URL named
+  // one): the broker sits in front of their ports.
+  std::vector<broker::BrokerConfig::LocalServer> local_servers;
 };
 
 // `run_dir` is the run's record folder (requests.jsonl goes there).

@@ -80,19 +80,20 @@ std::optional<std::int64_t> exit_code_prefix(std::string_view text) {
   return neg ? -v : v;
 }
 
-// First text of a tool_result content (a string or a list of text blocks).
-std::string result_text(Value content) {
-  // Only the start matters ("Exit code N", "File created successfully at: <path>").
-  constexpr std::size_t kHead = 4096;
-  if (content.is_string()) return content.str_prefix(kHead);
-  std::string out;
+// The start of a tool_result's content (a string, or its first text block) as it
+// is written in the line: only markers at its start are looked for ("Exit code N",
+// "File created successfully at: <path>", "... has been updated"), which JSON
+// escaping leaves as they are, so nothing is decoded.
+std::string_view result_head(Value content) {
+  static constexpr std::size_t kHead = 4096;
+  const auto head = [](Value s) { return s.raw().substr(1, std::min(kHead, s.raw().size() - 2)); };
+  if (content.is_string()) return head(content);
+  std::string_view out;
   scan::for_each_element(content, [&](Value block) {
     Value t = block["text"];
-    if (t.is_string()) {
-      out = t.str_prefix(kHead);
-      return false;
-    }
-    return true;
+    if (!t.is_string()) return true;
+    out = head(t);
+    return false;
   });
   return out;
 }
@@ -134,7 +135,7 @@ class Parser {
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Value root = scan::parse(line);
+      Value root = doc_.parse(line);
       if (!root.is_object()) {
         ++malformed;
         continue;
@@ -308,19 +309,20 @@ class Parser {
       if (tool_use_id.empty()) return true;
       ToolResult r;
       r.is_error = is_error.truthy();
-      std::string text = result_text(body);
+      const std::string_view text = result_head(body);
       r.exit_code = exit_code_prefix(text);
       if (!r.exit_code) r.exit_code = tur_exit;
       r.result_type = result_type;
       r.return_code_interpretation = rci;
-      r.created_text = text.find("File created successfully") != std::string::npos;
-      r.updated_text = text.find("has been updated") != std::string::npos;
+      r.created_text = text.find("File created successfully") != std::string_view::npos;
+      r.updated_text = text.find("has been updated") != std::string_view::npos;
       s.results[tool_use_id] = std::move(r);
       return true;
     });
   }
 
   std::uint64_t seq_;
+  scan::Document doc_;  // the line being read
 };
 
 void merge_session(Session& into, Session&& from) {

@@ -77,15 +77,18 @@ struct Outcome {
 
 // Exit codes and success markers sit at the start of an output; long outputs are not decoded whole.
 constexpr std::size_t kOutputHead = 1024;
+// A patch's summary lists one line per file: enough for any patch a model writes.
+constexpr std::size_t kListingHead = 64 * 1024;
 
-Outcome read_output(Value output) {
+// `doc` holds an output that is JSON serialized into a string.
+Outcome read_output(Value output, scan::Document& doc) {
   Outcome o;
   if (output.is_string()) {
     std::string_view raw = output.raw();
     if (raw.size() > 2 && raw[1] == '{') {
       // {"output": "...", "metadata": {"exit_code": N}} serialized into the string.
       std::string whole = output.str();
-      Value j = scan::parse(whole);
+      Value j = doc.parse(whole);
       if (j.is_object() && j["metadata"]) {
         o.exit_code = j["metadata"]["exit_code"].integer();
         o.text = j["output"].str_prefix(kOutputHead);
@@ -155,7 +158,7 @@ class SessionParser {
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Value root = scan::parse(line);
+      Value root = line_doc_.parse(line);
       if (!root.is_object()) {
         ++malformed_;
         continue;
@@ -207,7 +210,8 @@ class SessionParser {
     j["started_at"] = started_ ? json(format_iso8601_ms(*started_)) : json(nullptr);
     j["ended_at"] = ended_ ? json(format_iso8601_ms(*ended_)) : json(nullptr);
     a.write(j);
-    j["token_usage"] = tokens_raw_.empty() ? json(nullptr) : scan::parse(tokens_raw_).to_json();
+    scan::Document tokens;
+    j["token_usage"] = tokens_raw_.empty() ? json(nullptr) : tokens.parse(tokens_raw_).to_json();
     j["malformed_lines"] = malformed_;
     return j;
   }
@@ -360,7 +364,7 @@ class SessionParser {
       Value arguments = p["arguments"];
       // Arguments are a JSON object serialized into a string (older builds: the object itself).
       std::string raw = arguments.is_string() ? arguments.str() : std::string(arguments.raw());
-      Value args = scan::parse(raw);
+      Value args = args_doc_.parse(raw);
       function_call(name, args, raw, p["call_id"].str());
     } else if (type.equals("custom_tool_call")) {
       std::string name = p["name"].str();
@@ -413,7 +417,7 @@ class SessionParser {
   }
 
   void output(const std::string& call_id, Value out) {
-    Outcome o = read_output(out);
+    Outcome o = read_output(out, output_doc_);
     if (auto sit = stdin_calls_.find(call_id); sit != stdin_calls_.end()) {
       // write_stdin polls a running unified-exec process; its exit may show up here.
       auto rit = running_.find(sit->second);
@@ -494,15 +498,53 @@ class SessionParser {
       e.cmd.command = command.str();
     }
     if (e.cmd.command.empty()) return;
-    std::string cwd = p["cwd"].str();
-    e.cmd.cwd = cwd.empty() ? turn_cwd_ : resolve_path(turn_cwd_, cwd);
+    e.cmd.cwd = cwd_field(p["cwd"]);
     e.cmd.tool = "exec_command";
     set_exit(e.cmd, code);
     add(std::move(e), call_id);
   }
 
+  // A completion record's working directory: Codex writes a code-mode cell's as a file:// URL.
+  std::string cwd_field(Value v) const {
+    std::string cwd = path_from_file_url(v.str());
+    if (cwd.rfind("file://", 0) == 0) return cwd;  // another machine's: not a path here, kept as written
+    return cwd.empty() ? turn_cwd_ : resolve_path(turn_cwd_, cwd);
+  }
+
+  // The tool a command without a call of its own was run by (a code-mode cell calls the real
+  // tools from JavaScript): unified exec's records say so in their source.
+  static std::string tool_of_source(Value source) {
+    const std::string s = lower_compact(source.str());
+    if (s == "agent") return "shell";
+    return "exec_command";  // unifiedexecstartup, unifiedexecinteraction, and code mode's default
+  }
+
   // Changes from a completion record: {path: {type add|delete|update, move_path}} or
-  // [{path, kind: {type, move_path} | "add"}].
+  // [{path, kind: {type, move_path} | "add"}]. A map comes in the writer's hash order, so the
+  // files are put back in the patch's order from its summary ("Success. Updated the following
+  // files:\nA new.txt\nM edit.txt\n", in `listing`), paths relative to `base`.
+  std::vector<PatchOp> ops_from_changes(Value changes, const std::string& listing, const std::string& base) {
+    std::vector<PatchOp> ops = ops_from_changes(changes);
+    std::vector<std::string> listed;
+    std::string_view rest = listing;
+    while (!rest.empty()) {
+      const auto nl = rest.find('\n');
+      std::string_view line = rest.substr(0, nl);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      if (line.size() > 2 && (line[0] == 'A' || line[0] == 'M' || line[0] == 'D') && line[1] == ' ')
+        listed.push_back(resolve_path(base, line.substr(2)));
+    }
+    if (listed.empty() || ops.size() < 2) return ops;
+    auto rank = [&](const PatchOp& op) {
+      for (std::size_t i = 0; i < listed.size(); ++i)
+        if (listed[i] == op.path || (!op.from.empty() && listed[i] == op.from)) return i;
+      return listed.size();
+    };
+    std::stable_sort(ops.begin(), ops.end(),
+                     [&](const PatchOp& a, const PatchOp& b) { return rank(a) < rank(b); });
+    return ops;
+  }
+
   std::vector<PatchOp> ops_from_changes(Value changes) {
     std::vector<PatchOp> ops;
     auto one = [&](const std::string& path, Value kind_holder) {
@@ -549,7 +591,14 @@ class SessionParser {
       return;
     }
     if (!ok) return;
-    Event e{Kind::change, {}, ops_from_changes(p["changes"]), turn_cwd_, "apply_patch", false, true, {}};
+    Event e{Kind::change,
+            {},
+            ops_from_changes(p["changes"], p["stdout"].str_prefix(kListingHead), turn_cwd_),
+            turn_cwd_,
+            "apply_patch",
+            false,
+            true,
+            {}};
     add(std::move(e), call_id);
   }
 
@@ -588,9 +637,8 @@ class SessionParser {
         ev.cmd.command = command.str();
       }
       if (ev.cmd.command.empty()) return;
-      std::string cwd = item["cwd"].str();
-      ev.cmd.cwd = cwd.empty() ? turn_cwd_ : resolve_path(turn_cwd_, cwd);
-      ev.cmd.tool = "exec";
+      ev.cmd.cwd = cwd_field(item["cwd"]);
+      ev.cmd.tool = tool_of_source(item["source"]);
       if (code || status == "failed" || status == "declined") {
         set_exit(ev.cmd, code);
       } else if (status == "completed") {
@@ -607,8 +655,14 @@ class SessionParser {
         return;
       }
       if (failed) return;
-      Event ev{Kind::change, {}, ops_from_changes(item["changes"]), turn_cwd_, "apply_patch", false,
-               true,         {}};
+      Event ev{Kind::change,
+               {},
+               ops_from_changes(item["changes"], item["stdout"].str_prefix(kListingHead), turn_cwd_),
+               turn_cwd_,
+               "apply_patch",
+               false,
+               true,
+               {}};
       add(std::move(ev), id);
     } else if (type == "websearch") {
       Value action = item["action"];
@@ -636,6 +690,8 @@ class SessionParser {
   std::unordered_map<std::string, std::size_t> by_call_;
   std::unordered_map<std::string, std::string> stdin_calls_;  // write_stdin call id -> exec session id
   std::unordered_map<std::string, std::size_t> running_;      // exec session id -> command event
+  // The line being read, and what is JSON inside its strings (arguments, outputs).
+  scan::Document line_doc_, args_doc_, output_doc_;
 };
 
 }  // namespace

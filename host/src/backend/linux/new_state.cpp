@@ -51,11 +51,15 @@ std::vector<std::string> keep_new_state(const std::vector<NewStateDir>& dirs) {
     }
     CopyCounts counts;
     copy_entries(backing.get(), target.get(), counts);
-    std::string line = "kept what the run wrote in " + d.target.string() +
-                       " (it did not exist before the run): " + std::to_string(counts.kept) + " file" +
-                       (counts.kept == 1 ? "" : "s");
+    // Said by what was kept: a run that made only folders kept no file ("0 files" said nothing).
+    std::string line = counts.kept == 0
+                           ? "kept the folders the run made in " + d.target.string() +
+                                 " (it did not exist before the run), and no file"
+                           : "kept what the run wrote in " + d.target.string() +
+                                 " (it did not exist before the run): " + std::to_string(counts.kept) +
+                                 " file" + (counts.kept == 1 ? "" : "s");
     if (counts.skipped)
-      line += ", " + std::to_string(counts.skipped) + " left out (already there, or not a file)";
+      line += "; " + std::to_string(counts.skipped) + " left out (already there, or not a file)";
     notes.push_back(line);
   }
   return notes;

@@ -11,6 +11,15 @@
 namespace parallex::transcripts::scan {
 namespace {
 
+bool is_ws(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+const char* skip_ws(const char* p, const char* e) {
+  while (p < e && is_ws(*p)) ++p;
+  return p;
+}
+
 // Bytes inside a string that need a closer look: quote, backslash, control characters.
 constexpr std::array<bool, 256> make_string_stops() {
   std::array<bool, 256> t{};
@@ -29,72 +38,120 @@ bool is_digit(char c) {
 }
 
 constexpr int kMaxDepth = 512;
+// The node table costs 48 bytes a value, and a line may be up to 1 GiB: a line of
+// more values than this (a hostile `[0,0,0,...]`, never a real record, which has
+// far fewer) is not one the parsers can use, and counts as malformed rather than
+// taking gigabytes.
+constexpr std::size_t kMaxNodes = std::size_t{1} << 20;
 
+// Checks that a text is one JSON value and writes down where each of its
+// values begins and ends (Document's nodes), in one pass.
 class Validator {
  public:
-  Validator(const char* b, const char* e) : p_(b), e_(e) {}
+  Validator(const char* b, const char* e, std::vector<Node>& nodes) : p_(b), e_(e), nodes_(nodes) {}
 
-  Value run() {
-    p_ = detail::skip_ws(p_, e_);
-    Value v = value(0);
-    if (!v) return {};
-    p_ = detail::skip_ws(p_, e_);
-    if (p_ != e_) return {};
-    return v;
+  // The root's node, or 0 when the text is not one JSON value.
+  std::uint32_t run() {
+    nodes_.clear();
+    nodes_.emplace_back();  // nodes[0]: none, so that 0 ends a list
+    p_ = skip_ws(p_, e_);
+    const std::uint32_t root = add(nullptr, 0);
+    if (!value(root, 0)) return 0;
+    p_ = skip_ws(p_, e_);
+    if (p_ != e_) return 0;
+    return root;
   }
 
  private:
-  Value value(int depth) {
-    if (p_ >= e_) return {};
+  // The new node's index, or 0 when the table is full.
+  std::uint32_t add(const char* key, std::uint32_t key_size) {
+    if (nodes_.size() >= kMaxNodes) return 0;
+    const auto at = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+    nodes_[at].key = key;
+    nodes_[at].key_size = key_size;
+    return at;
+  }
+
+  bool value(std::uint32_t at, int depth) {
+    if (p_ >= e_) return false;
     const char* start = p_;
+    Kind kind;
     switch (*p_) {
       case '{':
-        if (!object(depth)) return {};
-        return {start, p_, Kind::object};
+        kind = Kind::object;
+        if (!object(at, depth)) return false;
+        break;
       case '[':
-        if (!array(depth)) return {};
-        return {start, p_, Kind::array};
+        kind = Kind::array;
+        if (!array(at, depth)) return false;
+        break;
       case '"':
-        if (!string()) return {};
-        return {start, p_, Kind::string};
+        kind = Kind::string;
+        if (!string()) return false;
+        break;
       case 't':
-        return literal("true", Kind::true_);
+        kind = Kind::true_;
+        if (!literal("true")) return false;
+        break;
       case 'f':
-        return literal("false", Kind::false_);
+        kind = Kind::false_;
+        if (!literal("false")) return false;
+        break;
       case 'n':
-        return literal("null", Kind::null);
+        kind = Kind::null;
+        if (!literal("null")) return false;
+        break;
       default:
-        if (!number()) return {};
-        return {start, p_, Kind::number};
+        kind = Kind::number;
+        if (!number()) return false;
     }
+    Node& n = nodes_[at];
+    n.begin = start;
+    n.end = p_;
+    n.kind = kind;
+    return true;
   }
 
-  Value literal(std::string_view word, Kind kind) {
+  bool literal(std::string_view word) {
     if (static_cast<std::size_t>(e_ - p_) < word.size() || std::memcmp(p_, word.data(), word.size()) != 0)
-      return {};
-    const char* start = p_;
+      return false;
     p_ += word.size();
-    return {start, p_, kind};
+    return true;
   }
 
-  bool object(int depth) {
+  // Links `child` after `prev` (or first under `at`).
+  void link(std::uint32_t at, std::uint32_t prev, std::uint32_t child) {
+    if (prev == 0)
+      nodes_[at].first = child;
+    else
+      nodes_[prev].next = child;
+  }
+
+  bool object(std::uint32_t at, int depth) {
     if (depth >= kMaxDepth) return false;
     ++p_;
-    p_ = detail::skip_ws(p_, e_);
+    p_ = skip_ws(p_, e_);
     if (p_ < e_ && *p_ == '}') {
       ++p_;
       return true;
     }
+    std::uint32_t prev = 0;
     while (true) {
+      const char* key = p_ + 1;
       if (p_ >= e_ || *p_ != '"' || !string()) return false;
-      p_ = detail::skip_ws(p_, e_);
+      const std::uint32_t child = add(key, static_cast<std::uint32_t>(p_ - 1 - key));
+      if (child == 0) return false;
+      link(at, prev, child);
+      prev = child;
+      p_ = skip_ws(p_, e_);
       if (p_ >= e_ || *p_ != ':') return false;
-      p_ = detail::skip_ws(p_ + 1, e_);
-      if (!value(depth + 1)) return false;
-      p_ = detail::skip_ws(p_, e_);
+      p_ = skip_ws(p_ + 1, e_);
+      if (!value(child, depth + 1)) return false;
+      p_ = skip_ws(p_, e_);
       if (p_ >= e_) return false;
       if (*p_ == ',') {
-        p_ = detail::skip_ws(p_ + 1, e_);
+        p_ = skip_ws(p_ + 1, e_);
         continue;
       }
       if (*p_ == '}') {
@@ -105,20 +162,25 @@ class Validator {
     }
   }
 
-  bool array(int depth) {
+  bool array(std::uint32_t at, int depth) {
     if (depth >= kMaxDepth) return false;
     ++p_;
-    p_ = detail::skip_ws(p_, e_);
+    p_ = skip_ws(p_, e_);
     if (p_ < e_ && *p_ == ']') {
       ++p_;
       return true;
     }
+    std::uint32_t prev = 0;
     while (true) {
-      if (!value(depth + 1)) return false;
-      p_ = detail::skip_ws(p_, e_);
+      const std::uint32_t child = add(nullptr, 0);
+      if (child == 0) return false;
+      link(at, prev, child);
+      prev = child;
+      if (!value(child, depth + 1)) return false;
+      p_ = skip_ws(p_, e_);
       if (p_ >= e_) return false;
       if (*p_ == ',') {
-        p_ = detail::skip_ws(p_ + 1, e_);
+        p_ = skip_ws(p_ + 1, e_);
         continue;
       }
       if (*p_ == ']') {
@@ -241,6 +303,7 @@ class Validator {
 
   const char* p_;
   const char* e_;
+  std::vector<Node>& nodes_;
 };
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -306,13 +369,20 @@ std::size_t utf8_len(const unsigned char* p, std::size_t n) {
 
 bool needs_sanitize(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  std::size_t n = s.size(), i = 0;
+  const std::size_t n = s.size();
+  std::size_t i = 0;
   while (i < n) {
+    // ASCII (most of what is decoded), eight bytes at a time.
+    for (std::uint64_t word = 0; i + 8 <= n; i += 8) {
+      std::memcpy(&word, p + i, 8);
+      if ((word & 0x8080808080808080ULL) != 0) break;
+    }
+    if (i >= n) break;
     if (p[i] < 0x80) {
       ++i;
       continue;
     }
-    std::size_t l = utf8_len(p + i, n - i);
+    const std::size_t l = utf8_len(p + i, n - i);
     if (l == 0) return true;
     i += l;
   }
@@ -321,110 +391,43 @@ bool needs_sanitize(std::string_view s) {
 
 }  // namespace
 
-namespace detail {
+struct Document::Impl {
+  std::vector<Node> nodes;
+};
 
-const char* skip_ws(const char* p, const char* e) {
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
-  return p;
+Document::Document() : impl_(std::make_unique<Impl>()) {}
+Document::~Document() = default;
+Document::Document(Document&&) noexcept = default;
+Document& Document::operator=(Document&&) noexcept = default;
+
+Value Document::parse(std::string_view text) {
+  const std::uint32_t root = Validator(text.data(), text.data() + text.size(), impl_->nodes).run();
+  if (root == 0) return {};
+  return detail::child(impl_->nodes.data(), root);
 }
 
 namespace {
-const char* skip_string(const char* p, const char* e) {
-  ++p;
-  while (true) {
-    const void* q = std::memchr(p, '"', static_cast<std::size_t>(e - p));
-    if (!q) return e;
-    const char* quote = static_cast<const char*>(q);
-    std::size_t backslashes = 0;
-    for (const char* b = quote - 1; b >= p && *b == '\\'; --b) ++backslashes;
-    if (backslashes % 2 == 0) return quote + 1;
-    p = quote + 1;
-  }
-}
-}  // namespace
 
-const char* skip_value(const char* p, const char* e) {
-  if (p >= e) return e;
-  char c = *p;
-  if (c == '"') return skip_string(p, e);
-  if (c == '{' || c == '[') {
-    int depth = 0;
-    while (p < e) {
-      char d = *p;
-      if (d == '"') {
-        p = skip_string(p, e);
-        continue;
-      }
-      if (d == '{' || d == '[')
-        ++depth;
-      else if (d == '}' || d == ']') {
-        if (--depth == 0) return p + 1;
-      }
-      ++p;
-    }
-    return e;
-  }
-  while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
-    ++p;
-  return p;
-}
-
-Value value_at(const char* p, const char* e) {
-  if (p >= e) return {};
-  Kind k;
-  switch (*p) {
-    case '{':
-      k = Kind::object;
-      break;
-    case '[':
-      k = Kind::array;
-      break;
-    case '"':
-      k = Kind::string;
-      break;
-    case 't':
-      k = Kind::true_;
-      break;
-    case 'f':
-      k = Kind::false_;
-      break;
-    case 'n':
-      k = Kind::null;
-      break;
-    default:
-      if (*p == '-' || is_digit(*p))
-        k = Kind::number;
-      else
-        return {};
-  }
-  return {p, skip_value(p, e), k};
-}
-
-bool key_equals(std::string_view raw_key, std::string_view key) {
+// A key as written (escapes and all) against a decoded name.
+bool key_matches(std::string_view raw_key, std::string_view key) {
   if (raw_key.find('\\') == std::string_view::npos) return raw_key == key;
+  // Built by append: GCC 12 warns (-Wrestrict, wrongly) of `"\"" + std::string(...)` at -O3.
   std::string quoted;
   quoted.reserve(raw_key.size() + 2);
   quoted.push_back('"');
   quoted.append(raw_key);
   quoted.push_back('"');
-  Value v{quoted.data(), quoted.data() + quoted.size(), Kind::string};
-  return v.str() == key;
+  return Value{quoted.data(), quoted.data() + quoted.size(), Kind::string}.str() == key;
 }
 
-}  // namespace detail
-
-Value parse(std::string_view text) {
-  return Validator(text.data(), text.data() + text.size()).run();
-}
+}  // namespace
 
 Value Value::operator[](std::string_view key) const {
   Value found;
-  for_each_member(*this, [&](std::string_view k, Value v) {
-    if (detail::key_equals(k, key)) {
-      found = v;
-      return false;
-    }
-    return true;
+  for_each_member(*this, [&](std::string_view raw_key, Value v) {
+    if (!key_matches(raw_key, key)) return true;
+    found = v;
+    return false;
   });
   return found;
 }

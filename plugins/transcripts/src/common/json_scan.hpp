@@ -1,22 +1,40 @@
 #pragma once
-// A validating, allocation-free JSON scanner for transcript lines. Transcripts are
-// dominated by large strings (file contents, command output) the parsers never look
-// at; building a DOM for them costs most of the time. The scanner validates a line
-// once, then lets a parser pick the few fields it needs by key, decoding only those.
+// A validating JSON scanner for transcript lines. Transcripts are dominated by large
+// strings (file contents, command output) the parsers never look at; building a DOM
+// for them costs most of the time. A Document validates a line once and writes down
+// where each of its values begins and ends (a table of nodes; no string is copied),
+// then a parser picks the few fields it needs by key, decoding only those.
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace parallex::transcripts::scan {
 
 enum class Kind : char { none = 0, object, array, string, number, true_, false_, null };
 
+class Document;
+
+// A value's place in a Document: its text, and for an object or array its first
+// member or element (members are linked by `next`; 0 ends the list).
+struct Node {
+  const char* begin = nullptr;
+  const char* end = nullptr;
+  const char* key = nullptr;  // a member's key, as written between its quotes
+  std::uint32_t key_size = 0;
+  Kind kind = Kind::none;
+  std::uint32_t first = 0, next = 0;
+};
+
 struct Value {
   const char* begin = nullptr;
   const char* end = nullptr;
   Kind kind = Kind::none;
+  const Node* nodes = nullptr;  // the Document's nodes (objects and arrays only)
+  std::uint32_t at = 0;
 
   explicit operator bool() const { return kind != Kind::none; }
   bool is_object() const { return kind == Kind::object; }
@@ -42,8 +60,24 @@ struct Value {
   nlohmann::json to_json() const;
 };
 
-// Validates that `text` is exactly one JSON value; kind none when it is not.
-Value parse(std::string_view text);
+// Where the values of one JSON text are. Its Values point into that text (which
+// must outlive them) and into its table, valid until its next parse(): keep one
+// Document per loop, and its table's memory is reused.
+class Document {
+ public:
+  Document();
+  ~Document();
+  Document(Document&&) noexcept;
+  Document& operator=(Document&&) noexcept;
+
+  // Validates `text` as exactly one JSON value; the root is none when it is not
+  // (or when it nests deeper than 512 levels, or holds more than 2^20 values).
+  Value parse(std::string_view text);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Iterates members of an object: f(std::string_view raw_key, Value value); stops when f returns false.
 template <class F>
@@ -55,43 +89,27 @@ void for_each_element(Value arr, F&& f);
 // Replaces invalid UTF-8 so that nlohmann::json can dump the string.
 std::string sanitize_utf8(std::string_view in);
 
-// ---- implementation details used by the templates ----------------------------------
 namespace detail {
-const char* skip_ws(const char* p, const char* e);
-const char* skip_value(const char* p, const char* e);  // p at a value start; returns one past it
-Value value_at(const char* p, const char* e);          // p at a value start
-bool key_equals(std::string_view raw_key, std::string_view key);
+inline Value child(const Node* nodes, std::uint32_t at) {
+  const Node& n = nodes[at];
+  return {n.begin, n.end, n.kind, nodes, at};
+}
 }  // namespace detail
 
 template <class F>
 void for_each_member(Value obj, F&& f) {
-  if (!obj.is_object()) return;
-  const char* p = detail::skip_ws(obj.begin + 1, obj.end);
-  while (p < obj.end && *p == '"') {
-    const char* key_end = detail::skip_value(p, obj.end);
-    std::string_view raw_key(p + 1, static_cast<std::size_t>(key_end - p - 2));
-    p = detail::skip_ws(key_end, obj.end);
-    if (p >= obj.end || *p != ':') return;
-    p = detail::skip_ws(p + 1, obj.end);
-    Value v = detail::value_at(p, obj.end);
-    if (!v) return;
-    if (!f(raw_key, v)) return;
-    p = detail::skip_ws(v.end, obj.end);
-    if (p < obj.end && *p == ',') p = detail::skip_ws(p + 1, obj.end);
+  if (!obj.is_object() || obj.nodes == nullptr) return;
+  for (std::uint32_t at = obj.nodes[obj.at].first; at != 0; at = obj.nodes[at].next) {
+    const Node& n = obj.nodes[at];
+    if (!f(std::string_view(n.key, n.key_size), detail::child(obj.nodes, at))) return;
   }
 }
 
 template <class F>
 void for_each_element(Value arr, F&& f) {
-  if (!arr.is_array()) return;
-  const char* p = detail::skip_ws(arr.begin + 1, arr.end);
-  while (p < arr.end && *p != ']') {
-    Value v = detail::value_at(p, arr.end);
-    if (!v) return;
-    if (!f(v)) return;
-    p = detail::skip_ws(v.end, arr.end);
-    if (p < arr.end && *p == ',') p = detail::skip_ws(p + 1, arr.end);
-  }
+  if (!arr.is_array() || arr.nodes == nullptr) return;
+  for (std::uint32_t at = arr.nodes[arr.at].first; at != 0; at = arr.nodes[at].next)
+    if (!f(detail::child(arr.nodes, at))) return;
 }
 
 }  // namespace parallex::transcripts::scan

@@ -151,6 +151,34 @@ std::string resolve_path(std::string_view cwd, std::string_view path) {
   return joined;
 }
 
+std::string path_from_file_url(std::string_view s) {
+  constexpr std::string_view scheme = "file://";
+  if (s.size() < scheme.size() || s.substr(0, scheme.size()) != scheme) return std::string(s);
+  std::string_view rest = s.substr(scheme.size());
+  // file:///p and file://localhost/p name this machine; another host is not a local path.
+  if (rest.substr(0, 9) == "localhost") rest.remove_prefix(9);
+  if (rest.empty() || rest.front() != '/') return std::string(s);
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(rest.size());
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == '%' && i + 2 < rest.size() && hex(rest[i + 1]) >= 0 && hex(rest[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex(rest[i + 1]) * 16 + hex(rest[i + 2])));
+      i += 2;
+    } else if (rest[i] == '?' || rest[i] == '#') {
+      break;
+    } else {
+      out.push_back(rest[i]);
+    }
+  }
+  return out;
+}
+
 bool is_directory(const std::string& path) {
   std::error_code ec;
   return fs::is_directory(path, ec);

@@ -29,6 +29,10 @@ std::string command_from_argv(const std::vector<std::string>& argv);
 // Absolute paths are kept as written; relative ones are joined to `cwd` and normalized.
 std::string resolve_path(std::string_view cwd, std::string_view path);
 
+// A `file://` URL (Codex writes a code-mode command's cwd as one: file:///home/me/x%20y) as
+// the local path it names, percent escapes decoded; anything else is returned as it is.
+std::string path_from_file_url(std::string_view s);
+
 // Regular files under `root` (recursively) whose name ends with `suffix`, sorted.
 // A missing/unreadable root adds a warning and returns nothing.
 std::vector<std::string> list_files(const std::string& root, std::string_view suffix,
