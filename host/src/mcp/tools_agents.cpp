@@ -8,10 +8,9 @@
 #include "common/paths.hpp"
 #include "mcp/agent_source.hpp"
 #include "mcp/tools.hpp"
-
-#include "snapshot/snapshot.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "report/report.hpp"
+#include "snapshot/snapshot.hpp"
 #include "supervisor/registry.hpp"
 #include "workspace/config.hpp"
 #include "workspace/project.hpp"
@@ -196,7 +195,6 @@ Json snapshot_schema() {
               {"required", {"id", "time", "kind"}}};
 }
 
-
 ToolResult snapshot_agent(ToolContext& ctx, const Json& args) {
   auto agent = agent_for(ctx, args);
   if (!agent) return tool_error(agent.error());
@@ -247,7 +245,7 @@ ToolResult read_report(ToolContext& ctx, const Json& args) {
     req.selection.run_id = args["run_id"].get<std::string>();
   else
     req.selection.last = !args.value("all", false);
-  const auto plugins = plugins::PluginSet::load_default();
+  const auto plugins = pluginhost::PluginSet::load_default();
   req.plugins = &plugins;
   report::Json rep = report::build_report(req);
   report::redact_strings(rep);
