@@ -295,9 +295,11 @@ TEST(MisbehavingExecutable, GitIsNoPluginsProjectFile) {
   ASSERT_FALSE(f.root().empty());
   const std::string work = (f.root() / "work").string();
   ASSERT_EQ(test::spawn_and_wait({"git", "-C", work, "init", "-q"}, {}, f.root() / "logs").status, 0);
-  const std::vector<std::string> env{"GREEDY_PROJECT_FILE=.git", "GREEDY_MODE=fine",
-                                     "GIT_AUTHOR_NAME=t",        "GIT_AUTHOR_EMAIL=t@example.com",
-                                     "GIT_COMMITTER_NAME=t",     "GIT_COMMITTER_EMAIL=t@example.com"};
+  // Who commits, where the sealed git reads it (the run does not get GIT_* from here).
+  for (const auto& [key, value] : {std::pair{"user.name", "t"}, std::pair{"user.email", "t@example.com"}})
+    ASSERT_EQ(test::spawn_and_wait({"git", "-C", work, "config", key, value}, {}, f.root() / "logs").status,
+              0);
+  const std::vector<std::string> env{"GREEDY_PROJECT_FILE=.git", "GREEDY_MODE=fine"};
   const auto r = f.parallex({"run", "--", "git", "commit", "-q", "--allow-empty", "-m", "sealed"},
                             {bad("greedy").string()}, env);
   EXPECT_EQ(r.status, 0) << r.err;

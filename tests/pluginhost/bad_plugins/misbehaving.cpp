@@ -20,7 +20,9 @@ void misbehave(const std::string& where) {
   if (colon == std::string::npos || s.substr(colon + 1) != where) return;
   const std::string how = s.substr(0, colon);
   if (how == "crash") {
-    volatile int* nowhere = nullptr;
+    // The pointer itself volatile: the compiler cannot see it is null and
+    // turn the write into a trap (SIGILL); this is a real SIGSEGV.
+    int* volatile nowhere = nullptr;
     *nowhere = 1;
   }
   if (how == "abort") std::abort();
