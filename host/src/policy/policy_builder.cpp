@@ -291,7 +291,8 @@ Status PolicyBuilder::check_plugin_grant(const PathGrant& grant) const {
   // dir of its own. On macOS a folder of the harness's own right in
   // /private/tmp is its scratch (Claude Code's), nothing above or beside it.
   const bool own_scratch = platform_ == Platform::macos && grant.path.parent_path() == "/private/tmp";
-  if (!in_temp && !own_scratch) {
+  // A home that lies in one (a test's, a throwaway account's) is still the run's home.
+  if (!in_temp && !in_home && !own_scratch) {
     for (const char* shared : {"/tmp", "/var/tmp", "/dev/shm", "/private/tmp", "/private/var/tmp"})
       if (is_within(grant.path, shared))
         return Error::policy(who + " asked for " + grant.path.string() +
