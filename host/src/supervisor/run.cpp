@@ -230,7 +230,7 @@ class Run {
       if (!g.create_if_missing || !own_home || !is_within(g.path, p.run_home()) || fs::exists(g.path, ec))
         continue;
       if (g.state_file) {
-        // An empty file of the harness's, 0600, in a folder made 0700.
+        // An empty file of the harness's, 0600 (the folders above it as create_directories makes them).
         fs::create_directories(g.path.parent_path(), ec);
         const int fd =
             ec ? -1 : ::open(g.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
