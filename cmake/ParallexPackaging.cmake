@@ -86,6 +86,8 @@ what it did.")
 
 set(CPACK_DEBIAN_PARALLEX-DEV_PACKAGE_NAME parallex-dev)
 set(CPACK_DEBIAN_PARALLEX-DEV_PACKAGE_SECTION devel)
+# <parallex/json.hpp> wraps nlohmann/json; ParallexSDKConfig.cmake finds it.
+set(CPACK_DEBIAN_PARALLEX-DEV_PACKAGE_DEPENDS "nlohmann-json3-dev (>= 3.4)")
 set(CPACK_DEBIAN_PARALLEX-DEV_PACKAGE_RECOMMENDS "cmake, g++")
 set(CPACK_DEBIAN_PARALLEX-DEV_PACKAGE_SUGGESTS "parallex")
 set(CPACK_COMPONENT_PARALLEX-DEV_DESCRIPTION

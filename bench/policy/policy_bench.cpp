@@ -22,7 +22,7 @@ BENCHMARK(BM_ParseDefaultProfile);
 
 void BM_DiscoverAndLoadPlugins(benchmark::State& state) {
   for (auto _ : state) {
-    auto set = px::plugins::PluginSet::load(kDirs);
+    auto set = px::pluginhost::PluginSet::load(kDirs);
     if (set.plugins().size() < 4) state.SkipWithError("the four plugins are not built");
     benchmark::DoNotOptimize(set);
   }
@@ -30,19 +30,22 @@ void BM_DiscoverAndLoadPlugins(benchmark::State& state) {
 BENCHMARK(BM_DiscoverAndLoadPlugins);
 
 void BM_DetectAndCompose(benchmark::State& state) {
-  auto set = px::plugins::PluginSet::load(kDirs);
+  auto set = px::pluginhost::PluginSet::load(kDirs);
   auto base = px::policy::load_profile("default");
-  const px::plugins::CommandLine cmd{{"claude", "-p", "hi"}, "", ""};
+  const px::pluginhost::CommandLine cmd{{"claude", "-p", "hi"}, "", ""};
   for (auto _ : state) {
-    auto choice = px::plugins::choose_harness(set, std::nullopt, &cmd);
+    auto choice = px::pluginhost::choose_harness(set, std::nullopt, &cmd);
     px::policy::ComposeInputs in;
     in.user_home = "/home/u";
     in.run_folder = "/srv/project";
     in.temp_dir = "/run/user/1000/parallex/tmp/run-x";
     in.profiles.push_back(base.value());
     if (choice && choice.value().plugin)
-      in.harness = choice.value().plugin->contribute(px::policy::Platform::linux_host, in.user_home, in.user_home,
-                                                     in.run_folder, &cmd).value();
+      in.harness =
+          choice.value()
+              .plugin
+              ->contribute(px::policy::Platform::linux_host, in.user_home, in.user_home, in.run_folder, &cmd)
+              .value();
     in.network.allow = {"api.anthropic.com"};
     auto policy = px::policy::compose(in);
     if (!policy) state.SkipWithError(policy.error().message.c_str());

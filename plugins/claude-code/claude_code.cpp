@@ -2,24 +2,23 @@
 // Linux with strace (docs/plugins.md, docs/real-clients.md); the
 // macOS carve-outs follow the Seatbelt workspace policy it is known to run under.
 #include <parallex/plugin.hpp>
-
-#include "parallex_plugins/support.hpp"
-
+#include <parallex/support.hpp>
+#include <parallex/transcripts.hpp>
 #include <parallex_transcripts/claude_code.hpp>
 
 namespace {
 
 using namespace parallex::sdk;
-namespace support = parallex::plugins;
+namespace tx = parallex::transcripts;
 
 const ProgramSpec kProgram{{"claude"}, {"@anthropic-ai/claude-code"}};
 // Claude Code's native installer: ~/.local/bin/claude -> ~/.local/share/claude/versions/<version>.
 constexpr std::string_view kNativeVersions = "/.local/share/claude/versions/";
 
-const support::InstallSpec kInstall{{"@anthropic-ai/claude-code"},
-                                    {"@anthropic-ai/claude-code-linux-", "@anthropic-ai/claude-code-darwin-"},
-                                    {".local/share/claude/versions"},
-                                    "Claude Code"};
+const InstallSpec kInstall{{"@anthropic-ai/claude-code"},
+                           {"@anthropic-ai/claude-code-linux-", "@anthropic-ai/claude-code-darwin-"},
+                           {".local/share/claude/versions"},
+                           "Claude Code"};
 
 // Inside our seal a nested bubblewrap or sandbox-exec cannot start, so Claude
 // Code's own /sandbox must stay off. Settings given with --settings outrank the
@@ -27,11 +26,11 @@ const support::InstallSpec kInstall{{"@anthropic-ai/claude-code"},
 // and Claude Code reads no environment variable that turns the sandbox off.
 constexpr const char* kSandboxOff = R"(--settings={"sandbox":{"enabled":false}})";
 
-class ClaudeCodePlugin final : public Plugin {
+class ClaudeCodePlugin final : public ReadsTranscripts<&tx::claude_code::parse, &tx::claude_code::roots> {
  public:
   std::optional<Detection> detect(const Command& command) override {
     if (auto found = detect_program(command, kProgram)) return found;
-    if (!command.argv.empty() && !support::is_launcher(basename_of(command.argv[0])) &&
+    if (!command.argv.empty() && !is_launcher(basename_of(command.argv[0])) &&
         command.resolved_real.find(kNativeVersions) != std::string::npos)
       return Detection{90, "`" + command.argv[0] + "` resolves to " + command.resolved_real +
                                ", a version installed by Claude Code's native installer"};
@@ -40,11 +39,11 @@ class ClaudeCodePlugin final : public Plugin {
 
   void contribute(const ContributeInput& in, Contribution& out) override {
     contribute_state(in, out);
-    support::contribute_install_dirs(in, kInstall, out);
+    contribute_install_dirs(in, kInstall, out);
     contribute_environment(in, out);
 
     // Argument insertion reaches Claude Code only when argv[0] is Claude Code.
-    if (!in.command || detect(support::head_of(*in.command)))
+    if (!in.command || detect(head_of(*in.command)))
       out.nested_sandbox_arg(
           kSandboxOff,
           "Claude Code's /sandbox would start bubblewrap (Linux) or sandbox-exec (macOS) "
@@ -156,23 +155,12 @@ class ClaudeCodePlugin final : public Plugin {
           "which a sealed run cannot read. Either sign the agent in once inside a sealed run with /login "
           "(it shows a link and a code), or copy your sign-in into the agent's home yourself: "
           "security find-generic-password -s \"Claude Code-credentials\" -w > \"" +
-          support::without_trailing_slashes(in.agent_home) + "/.claude/.credentials.json\" && chmod 600 \"" +
-          support::without_trailing_slashes(in.agent_home) + "/.claude/.credentials.json\"");
+          without_trailing_slashes(in.agent_home) + "/.claude/.credentials.json\" && chmod 600 \"" +
+          without_trailing_slashes(in.agent_home) + "/.claude/.credentials.json\"");
       return;
     }
-    support::carry_file(in, out, ".claude/.credentials.json", "Claude Code sign-in",
-                        "Sign the agent in once inside a run with /login (it shows a link and a code).");
-  }
-
-  bool has_transcripts() const override {
-    return true;
-  }
-  void parse_transcripts(const TranscriptInput& in, TranscriptOutput& out) override {
-    namespace t = parallex::transcripts;
-    support::emit_transcripts(t::claude_code::parse(in.paths, t::Window{in.since_ms, in.until_ms}), out);
-  }
-  std::vector<std::string> transcript_roots(const std::string& run_home) override {
-    return parallex::transcripts::claude_code::roots(run_home);
+    carry_file(in, out, ".claude/.credentials.json", "Claude Code sign-in",
+               "Sign the agent in once inside a run with /login (it shows a link and a code).");
   }
 
  private:
@@ -224,7 +212,7 @@ class ClaudeCodePlugin final : public Plugin {
     // Bash tool call; without it no command runs. On Linux the seal's /tmp is
     // the run's private temp dir (already writable); macOS needs the carve-in.
     if (in.platform == Platform::MacOS)
-      out.read_write("/private/tmp/claude-" + support::uid_string(),
+      out.read_write("/private/tmp/claude-" + uid_string(),
                      "Claude Code's per-user scratch dir, created before every Bash tool call; without it no "
                      "command runs");
   }
@@ -241,7 +229,7 @@ class ClaudeCodePlugin final : public Plugin {
                   "it names a Google service-account key file; never passed into a run (use an API key)");
     out.set_env("DISABLE_AUTOUPDATER", "1",
                 "Claude Code's install is read only inside the seal, so its auto-updater could only fail");
-    if (support::is_agent_run(in))
+    if (is_agent_run(in))
       out.config_dir("CLAUDE_CONFIG_DIR", "~/.claude",
                      "points Claude Code at the agent's own config, sign-in and history "
                      "(its ~/.claude.json moves into ~/.claude too)");

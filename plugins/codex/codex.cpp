@@ -2,20 +2,18 @@
 // (~/.codex): sessions, SQLite state, its sign-in and the helper links it makes
 // in tmp/ on every start, so the whole dir is its own state.
 #include <parallex/plugin.hpp>
-
-#include "parallex_plugins/support.hpp"
-
+#include <parallex/support.hpp>
+#include <parallex/transcripts.hpp>
 #include <parallex_transcripts/codex.hpp>
 
 namespace {
 
 using namespace parallex::sdk;
-namespace support = parallex::plugins;
+namespace tx = parallex::transcripts;
 
 const ProgramSpec kProgram{{"codex"}, {"@openai/codex"}};
 
-const support::InstallSpec kInstall{
-    {"@openai/codex"}, {"@openai/codex-linux-", "@openai/codex-darwin-"}, {}, "Codex"};
+const InstallSpec kInstall{{"@openai/codex"}, {"@openai/codex-linux-", "@openai/codex-darwin-"}, {}, "Codex"};
 
 // Codex's own sandbox (bubblewrap + seccomp on Linux, sandbox-exec on macOS)
 // cannot start inside ours. `-c` overrides beat config.toml and profiles, and a
@@ -23,7 +21,7 @@ const support::InstallSpec kInstall{
 // environment variable for its sandbox mode.
 constexpr const char* kSandboxOff = R"(--config=sandbox_mode="danger-full-access")";
 
-class CodexPlugin final : public Plugin {
+class CodexPlugin final : public ReadsTranscripts<&tx::codex::parse, &tx::codex::roots> {
  public:
   std::optional<Detection> detect(const Command& command) override {
     return detect_program(command, kProgram);
@@ -31,9 +29,9 @@ class CodexPlugin final : public Plugin {
 
   void contribute(const ContributeInput& in, Contribution& out) override {
     out.state_dir("~/.codex",
-                   "Codex's own home: sessions, SQLite state, installation id, shell snapshots, the helper "
-                   "links it makes in tmp/ on every start, and its sign-in (auth.json)");
-    support::contribute_install_dirs(in, kInstall, out);
+                  "Codex's own home: sessions, SQLite state, installation id, shell snapshots, the helper "
+                  "links it makes in tmp/ on every start, and its sign-in (auth.json)");
+    contribute_install_dirs(in, kInstall, out);
 
     out.keep_env("OPENAI_*", "Codex's OpenAI API key and organisation settings");
     out.keep_env("CODEX_*", "Codex's own settings and API key (CODEX_API_KEY)");
@@ -42,12 +40,12 @@ class CodexPlugin final : public Plugin {
     out.strip_env("CODEX_SQLITE_HOME", "it would move Codex's SQLite state outside the seal");
     out.strip_env("CODEX_GITHUB_PERSONAL_ACCESS_TOKEN",
                   "a GitHub token, stripped like GITHUB_TOKEN: the agent's own token reaches it another way");
-    if (support::is_agent_run(in))
+    if (is_agent_run(in))
       out.config_dir("CODEX_HOME", "~/.codex",
                      "points Codex at the agent's own config, sign-in and sessions");
 
     // Argument insertion reaches Codex only when argv[0] is Codex.
-    if (!in.command || detect(support::head_of(*in.command)))
+    if (!in.command || detect(head_of(*in.command)))
       out.nested_sandbox_arg(kSandboxOff,
                              "Codex would run each command in its own sandbox (bubblewrap on Linux, "
                              "sandbox-exec on macOS), which cannot start inside this seal; the seal confines "
@@ -70,8 +68,9 @@ class CodexPlugin final : public Plugin {
   // AGENTS.md and AGENTS.override.md are instructions and name no command.
   std::vector<ProjectFile> project_files() override {
     return {
-        {".codex", "the project's Codex config (hooks, MCP servers, sandbox and approval settings), agents, hooks "
-                   "and skills"},
+        {".codex",
+         "the project's Codex config (hooks, MCP servers, sandbox and approval settings), agents, hooks "
+         "and skills"},
         {".agents", "skills and plugin marketplaces Codex loads from the repository"},
     };
   }
@@ -115,21 +114,9 @@ class CodexPlugin final : public Plugin {
 
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
-    support::carry_file(
-        in, out, ".codex/auth.json", "Codex sign-in",
-        "Sign the agent in once inside a run with `codex login --device-auth` (it shows a link and "
-        "a code), or give it OPENAI_API_KEY.");
-  }
-
-  bool has_transcripts() const override {
-    return true;
-  }
-  void parse_transcripts(const TranscriptInput& in, TranscriptOutput& out) override {
-    namespace t = parallex::transcripts;
-    support::emit_transcripts(t::codex::parse(in.paths, t::Window{in.since_ms, in.until_ms}), out);
-  }
-  std::vector<std::string> transcript_roots(const std::string& run_home) override {
-    return parallex::transcripts::codex::roots(run_home);
+    carry_file(in, out, ".codex/auth.json", "Codex sign-in",
+               "Sign the agent in once inside a run with `codex login --device-auth` (it shows a link and "
+               "a code), or give it OPENAI_API_KEY.");
   }
 };
 

@@ -2,24 +2,23 @@
 // alike, and keeps its state in one "opencode" folder under each. It has no
 // sandbox of its own (only its permission prompts), so nothing is turned off.
 #include <parallex/plugin.hpp>
-
-#include "parallex_plugins/support.hpp"
-
+#include <parallex/support.hpp>
+#include <parallex/transcripts.hpp>
 #include <parallex_transcripts/opencode.hpp>
 
 namespace {
 
 using namespace parallex::sdk;
-namespace support = parallex::plugins;
+namespace tx = parallex::transcripts;
 
 const ProgramSpec kProgram{{"opencode"}, {"opencode-ai"}};
 
-const support::InstallSpec kInstall{{"opencode-ai"},
-                                    {"opencode-linux-", "opencode-darwin-"},
-                                    {".opencode/bin"},  // its curl installer
-                                    "opencode"};
+const InstallSpec kInstall{{"opencode-ai"},
+                           {"opencode-linux-", "opencode-darwin-"},
+                           {".opencode/bin"},  // its curl installer
+                           "opencode"};
 
-class OpencodePlugin final : public Plugin {
+class OpencodePlugin final : public ReadsTranscripts<&tx::opencode::parse, &tx::opencode::roots> {
  public:
   std::optional<Detection> detect(const Command& command) override {
     return detect_program(command, kProgram);
@@ -28,11 +27,11 @@ class OpencodePlugin final : public Plugin {
   void contribute(const ContributeInput& in, Contribution& out) override {
     out.state_dir("~/.config/opencode", "opencode's config (opencode.jsonc, agents, commands, plugins)");
     out.state_dir("~/.local/share/opencode",
-                   "opencode's sessions (opencode.db), logs, worktree snapshots and sign-in (auth.json)");
+                  "opencode's sessions (opencode.db), logs, worktree snapshots and sign-in (auth.json)");
     out.state_dir("~/.local/state/opencode", "opencode's locks and last-used model");
     out.state_dir("~/.cache/opencode", "opencode's own cache (models list, provider packages it installs)");
     out.read("~/.claude/CLAUDE.md", "opencode reads Claude Code's global instructions too");
-    support::contribute_install_dirs(in, kInstall, out);
+    contribute_install_dirs(in, kInstall, out);
 
     out.keep_env("ANTHROPIC_*", "opencode's Anthropic provider key");
     out.keep_env("OPENAI_*", "opencode's OpenAI provider key");
@@ -48,7 +47,7 @@ class OpencodePlugin final : public Plugin {
     out.set_env("OPENCODE_DISABLE_AUTOUPDATE", "1",
                 "opencode's install is read only inside the seal, so its auto-updater could only fail");
 
-    if (support::is_agent_run(in)) {
+    if (is_agent_run(in)) {
       const char* why = "points opencode at the agent's own home (opencode follows the XDG base dirs)";
       out.config_dir("XDG_CONFIG_HOME", "~/.config", why);
       out.config_dir("XDG_DATA_HOME", "~/.local/share", why);
@@ -117,21 +116,9 @@ class OpencodePlugin final : public Plugin {
 
   bool has_sign_in() const override { return true; }
   void carry_sign_in(const SignInInput& in, SignIn& out) override {
-    support::carry_file(
-        in, out, ".local/share/opencode/auth.json", "opencode sign-in",
-        "Sign the agent in once inside a run with `opencode auth login`, or give it a provider "
-        "API key.");
-  }
-
-  bool has_transcripts() const override {
-    return true;
-  }
-  void parse_transcripts(const TranscriptInput& in, TranscriptOutput& out) override {
-    namespace t = parallex::transcripts;
-    support::emit_transcripts(t::opencode::parse(in.paths, t::Window{in.since_ms, in.until_ms}), out);
-  }
-  std::vector<std::string> transcript_roots(const std::string& run_home) override {
-    return parallex::transcripts::opencode::roots(run_home);
+    carry_file(in, out, ".local/share/opencode/auth.json", "opencode sign-in",
+               "Sign the agent in once inside a run with `opencode auth login`, or give it a provider "
+               "API key.");
   }
 };
 

@@ -214,7 +214,8 @@ HarnessContribution plugin_with(std::string path, Access access) {
   HarnessContribution h;
   h.plugin = "evil-plugin";
   h.harness = "Evil";
-  h.paths.push_back({std::move(path), access, false, "wants it", false});
+  using Kind = HarnessContribution::Path::Kind;
+  h.paths.push_back({std::move(path), access == Access::write ? Kind::read_write : Kind::read, "wants it"});
   return h;
 }
 
@@ -268,7 +269,7 @@ TEST(ComposeTest, APluginCannotKeepEveryVariableOrGiveRelativePaths) {
   in.harness = h;
   auto p = compose(in);
   ASSERT_FALSE(p.has_value());
-  expect_contains(p.error().message, {"evil-plugin", "every environment variable"});
+  expect_contains(p.error().message, {"evil-plugin", "keeps every variable"});
 
   in = base_inputs();
   in.harness = plugin_with("relative/state", Access::read);
@@ -281,8 +282,8 @@ TEST(ComposeTest, APluginsOwnStateIsAllowedAndDenyStillWins) {
   auto in = base_inputs();
   HarnessContribution h;
   h.plugin = "good-plugin";
-  h.paths.push_back({"~/.claude/projects", Access::write, false, "session state", false});
-  h.paths.push_back({"~/.claude.json", Access::write, false, "settings", false});
+  h.paths.push_back({"~/.claude/projects", HarnessContribution::Path::Kind::read_write, "session state"});
+  h.paths.push_back({"~/.claude.json", HarnessContribution::Path::Kind::read_write, "settings"});
   in.harness = h;
   auto p = compose(in);
   ASSERT_TRUE(p.has_value()) << p.error().message;

@@ -21,8 +21,8 @@ using px::report::Json;
 
 namespace {
 
-const px::plugins::PluginSet& plugin_set() {
-  static const auto set = px::plugins::PluginSet::load({PARALLEX_PLUGIN_BUILD_DIR});
+const px::pluginhost::PluginSet& plugin_set() {
+  static const auto set = px::pluginhost::PluginSet::load({PARALLEX_PLUGIN_BUILD_DIR});
   return set;
 }
 
@@ -47,7 +47,9 @@ class Report : public ::testing::Test {
       if (s["name"] == name) return &s;
     return nullptr;
   }
-  bool has_plugin(const char* name) const { return plugin_set().find(name) && plugin_set().find(name)->has_transcripts(); }
+  bool has_plugin(const char* name) const {
+    return plugin_set().find(name) && plugin_set().find(name)->has_transcripts();
+  }
 
   Secrets secrets;
   Scratch scratch;
@@ -94,11 +96,13 @@ TEST_F(Report, RunRecordFieldsAndWindowedSessions) {
     EXPECT_EQ(std::find(ids.begin(), ids.end(), "01a1feff-61c0-784d-9d6c-c0e48f2942e2"), ids.end());
   }
   const Json& activity = r["activity"];
-  EXPECT_NE(std::find(activity["files_read"].begin(), activity["files_read"].end(), "/home/dev/api/package.json"),
-            activity["files_read"].end());
+  EXPECT_NE(
+      std::find(activity["files_read"].begin(), activity["files_read"].end(), "/home/dev/api/package.json"),
+      activity["files_read"].end());
   bool saw_failed_test = false;
   for (const auto& c : activity["commands"])
-    if (c["command"] == "npm test -- --runInBand" && c["exit_code"] == 1 && c["status"] == "error") saw_failed_test = true;
+    if (c["command"] == "npm test -- --runInBand" && c["exit_code"] == 1 && c["status"] == "error")
+      saw_failed_test = true;
   EXPECT_TRUE(saw_failed_test) << activity["commands"].dump(1);
   EXPECT_NE(std::find(activity["urls"].begin(), activity["urls"].end(),
                       "https://www.npmjs.com/package/express-rate-limit"),
@@ -172,13 +176,14 @@ TEST_F(Report, EverySecretShapeIsRedactedInEveryView) {
   }
   // The markers show that something was there.
   for (const char* marker : {"[REDACTED:github-token]", "[REDACTED:anthropic-key]", "[REDACTED:openai-key]",
-                             "[REDACTED:aws-access-key]", "[REDACTED:aws-secret-key]", "[REDACTED:private-key]",
-                             "[REDACTED:url-password]", "[REDACTED:secret]"})
+                             "[REDACTED:aws-access-key]", "[REDACTED:aws-secret-key]",
+                             "[REDACTED:private-key]", "[REDACTED:url-password]", "[REDACTED:secret]"})
     EXPECT_NE(json.find(marker), std::string::npos) << marker;
   // The planted secrets reached the report through each source.
   const Json& r = rep["runs"][0];
   EXPECT_NE(r["command"].get<std::string>().find("[REDACTED:github-token]"), std::string::npos);
-  EXPECT_NE(r["hosts"]["refused"][1]["host"].get<std::string>().find("[REDACTED:github-token]"), std::string::npos);
+  EXPECT_NE(r["hosts"]["refused"][1]["host"].get<std::string>().find("[REDACTED:github-token]"),
+            std::string::npos);
   EXPECT_NE(r["commits"][0]["message"].get<std::string>().find("[REDACTED:openai-key]"), std::string::npos);
 }
 
@@ -190,7 +195,8 @@ TEST_F(Report, TerminalViewNeverPassesControlCharacters) {
   if (has_plugin("claude-code")) {
     EXPECT_NE(plain.find("\\x1b]0;pwned\\x07"), std::string::npos);
   }
-  for (const char* section : {"Sessions", "Files read", "Files changed", "Commands", "URLs", "Hosts", "Commits", "Sources"})
+  for (const char* section :
+       {"Sessions", "Files read", "Files changed", "Commands", "URLs", "Hosts", "Commits", "Sources"})
     EXPECT_NE(plain.find(section), std::string::npos) << section;
   const std::string coloured = px::report::render_terminal(rep, true);
   EXPECT_NE(coloured.find("\033[1;36m"), std::string::npos);
@@ -312,9 +318,11 @@ TEST_F(Report, ACorruptOpencodeDatabaseIsMarkedAndTheRestProduced) {
 TEST_F(Report, ALockedOpencodeDatabaseIsMarked) {
   if (!has_plugin("opencode")) GTEST_SKIP() << "the opencode plugin was not built with its parser";
   const std::string sqlite = find_tool({"sqlite3"});
-  if (sqlite.empty()) GTEST_SKIP() << "the sqlite3 shell is not installed (needed to hold a lock from another process)";
+  if (sqlite.empty())
+    GTEST_SKIP() << "the sqlite3 shell is not installed (needed to hold a lock from another process)";
   const fs::path db = run.home / ".local/share/opencode/opencode.db";
-  sh("'" + sqlite + "' '" + db.string() + "' 'CREATE TABLE session(id TEXT); CREATE TABLE message(id TEXT); CREATE TABLE part(id TEXT);'");
+  sh("'" + sqlite + "' '" + db.string() +
+     "' 'CREATE TABLE session(id TEXT); CREATE TABLE message(id TEXT); CREATE TABLE part(id TEXT);'");
   // Another process holds an exclusive lock while the report reads.
   sh("( (echo 'BEGIN EXCLUSIVE;'; sleep 12) | '" + sqlite + "' '" + db.string() + "' ) >/dev/null 2>&1 &");
   std::this_thread::sleep_for(std::chrono::milliseconds(700));

@@ -16,7 +16,7 @@ using px::report::Json;
 namespace {
 
 Json sample_report(const Scratch& scratch, const Secrets& secrets, SyntheticRun& run) {
-  static const auto set = px::plugins::PluginSet::load({PARALLEX_PLUGIN_BUILD_DIR});
+  static const auto set = px::pluginhost::PluginSet::load({PARALLEX_PLUGIN_BUILD_DIR});
   px::register_secret(secrets.proxy_password);
   run.build(scratch.root, secrets);
   px::report::ReportRequest req;
@@ -28,7 +28,8 @@ Json sample_report(const Scratch& scratch, const Secrets& secrets, SyntheticRun&
   return px::report::build_report(req);
 }
 
-const char* kSections[] = {"Sessions", "Files read", "Files changed", "Commands", "URLs", "Hosts", "Commits", "Sources"};
+const char* kSections[] = {"Sessions", "Files read", "Files changed", "Commands",
+                           "URLs",     "Hosts",      "Commits",       "Sources"};
 
 }  // namespace
 
@@ -43,12 +44,15 @@ TEST(ReportHtml, SelfContainedAndEscaped) {
     EXPECT_EQ(html.find(banned), std::string::npos) << banned;
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
-  for (const char* section : kSections) EXPECT_NE(html.find(std::string(">") + section + "</h3>"), std::string::npos);
+  for (const char* section : kSections)
+    EXPECT_NE(html.find(std::string(">") + section + "</h3>"), std::string::npos);
 }
 
 TEST(ReportHtml, RendersInHeadlessChromium) {
-  const std::string chromium = find_tool({"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"});
-  if (chromium.empty()) GTEST_SKIP() << "SKIPPED: no chromium on PATH (apt-get install chromium); the HTML view was not rendered";
+  const std::string chromium =
+      find_tool({"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"});
+  if (chromium.empty())
+    GTEST_SKIP() << "SKIPPED: no chromium on PATH (apt-get install chromium); the HTML view was not rendered";
   Scratch scratch;
   Secrets secrets;
   SyntheticRun run;
@@ -58,8 +62,10 @@ TEST(ReportHtml, RendersInHeadlessChromium) {
   write_text(page, px::report::render_html(sample_report(scratch, secrets, run)));
   const fs::path shot = artifacts / "report.png";
   fs::remove(shot);
-  const std::string flags = " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
-                            "--user-data-dir='" + (scratch.root / "chromium-profile").string() + "' ";
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+      "--user-data-dir='" +
+      (scratch.root / "chromium-profile").string() + "' ";
   // Chromium writes beside its profile too (crash reports under the config
   // home, dconf's cache): in a home of the test's own, not the developer's.
   const std::string home = (scratch.root / "chromium-home").string();
@@ -71,7 +77,8 @@ TEST(ReportHtml, RendersInHeadlessChromium) {
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
   EXPECT_NE(dom.find("<h2>Run <span class=\"id\">" + std::string(kRunId) + "</span></h2>"),
             std::string::npos);
-  for (const char* section : kSections) EXPECT_NE(dom.find(std::string(">") + section + "</h3>"), std::string::npos) << section;
+  for (const char* section : kSections)
+    EXPECT_NE(dom.find(std::string(">") + section + "</h3>"), std::string::npos) << section;
   // Chromium parsed the planted markup as text, not as an element.
   EXPECT_EQ(dom.find("<script>alert(1)"), std::string::npos);
   sh(in_own_home + "timeout 90 '" + chromium + "'" + flags + "--window-size=1280,2400 --screenshot='" +

@@ -88,7 +88,8 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
   PX_TRY(policy::check_network_flags(net));
   for (const auto& spec : f.env) {
     const std::string name = spec.substr(0, spec.find('='));
-    if (auto why = policy::check_env_name(name); !why.empty()) return Error::invalid("--env " + spec + ": " + why);
+    if (auto why = policy::check_env_name(name); !why.empty())
+      return Error::invalid("--env " + spec + ": " + why);
     c.env.erase(std::remove_if(c.env.begin(), c.env.end(),
                                [&](const std::string& e) { return e.substr(0, e.find('=')) == name; }),
                 c.env.end());
@@ -189,9 +190,11 @@ std::string fingerprint(const AgentPaths& p) {
 Status plant_decoys_in(const AgentPaths& p) {
   PX_TRY_ASSIGN(auto planted, supervisor::plant_decoys(p.home()));
   for (const auto& f : supervisor::decoy_paths(p.home()))
-    std::fprintf(stderr, "parallex: decoy credential %s%s\n", f.c_str(),
-                 std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)");
-  std::fprintf(stderr, "parallex: any open of them during a run is flagged in the run record and at its end\n");
+    std::fprintf(
+        stderr, "parallex: decoy credential %s%s\n", f.c_str(),
+        std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)");
+  std::fprintf(stderr,
+               "parallex: any open of them during a run is flagged in the run record and at its end\n");
   return ok();
 }
 
@@ -231,7 +234,8 @@ int do_new(const NewOptions& o) {
   if (o.browser == "chromium") {
     auto profile = mcp::create_agent_browser_profile(p.home(), c.name);
     if (!profile) return report_error(profile.error());
-    std::fprintf(stderr, "parallex: its own Chromium profile is %s; open it with `parallex agent browser %s`\n",
+    std::fprintf(stderr,
+                 "parallex: its own Chromium profile is %s; open it with `parallex agent browser %s`\n",
                  profile.value().user_data_dir.c_str(), c.name.c_str());
   }
   if (o.json) {
@@ -261,7 +265,8 @@ nlohmann::json describe(const Loaded& a, bool full) {
   j["email"] = c.email;
   j["network"] = {
       {"mode", policy::to_string(c.network)}, {"allow", c.allow}, {"local_servers", c.local_servers}};
-  if (c.local_servers && !c.local_server_ports.empty()) j["network"]["local_server_ports"] = c.local_server_ports;
+  if (c.local_servers && !c.local_server_ports.empty())
+    j["network"]["local_server_ports"] = c.local_server_ports;
   if (!c.env.empty()) {
     nlohmann::json names = nlohmann::json::array();
     for (const auto& e : c.env) names.push_back(e.substr(0, e.find('=')));
@@ -285,7 +290,7 @@ nlohmann::json describe(const Loaded& a, bool full) {
   j["sealed"] = c.sealed;
   j["decoys"] = c.decoys;
   nlohmann::json dirs = nlohmann::json::object();
-  auto set = plugins::PluginSet::load_default();
+  auto set = pluginhost::PluginSet::load_default();
   for (const auto& plugin : set.plugins()) {
     auto contribution =
         plugin->contribute(this_platform(), user_home(), a.paths.home(), a.paths.home(), nullptr);
@@ -391,7 +396,7 @@ struct SetOptions {
   std::optional<std::string> email;
   RuleFlags rules;
   std::vector<std::string> disallow, ungrant, remove_repos;
-  std::string share;  // "", "on", "off"
+  std::string share;   // "", "on", "off"
   std::string decoys;  // "", "on", "off"
 };
 
@@ -438,9 +443,10 @@ int do_set(const SetOptions& o) {
     if (c.decoys) {
       if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
     } else if (was) {
-      std::fprintf(stderr,
-                   "parallex: decoys are no longer watched; the decoy files stay in %s (they hold nothing real)\n",
-                   p.home().c_str());
+      std::fprintf(
+          stderr,
+          "parallex: decoys are no longer watched; the decoy files stay in %s (they hold nothing real)\n",
+          p.home().c_str());
     }
   }
   if (auto s = agents::save_config(p, c); !s) return report_error(s.error());
@@ -471,10 +477,11 @@ int do_delete(const std::string& name, bool yes) {
   if (!paths) return report_error(paths.error());
   const AgentPaths& p = paths.value();
   if (supervisor::agent_has_live_run(parallex_runtime_dir(), name))
-    return report_error(Error::conflict("Agent " + name +
-                                        " is running; deleting it now would pull its home from under the run. "
-                                        "End the run first (`parallex runs`, `parallex kill RUN-ID`), then "
-                                        "delete it."));
+    return report_error(
+        Error::conflict("Agent " + name +
+                        " is running; deleting it now would pull its home from under the run. "
+                        "End the run first (`parallex runs`, `parallex kill RUN-ID`), then "
+                        "delete it."));
   // A damaged agent can still be deleted: that is how it is got rid of.
   auto config = agents::load_config(p);
   const std::string fp = fingerprint(p);
@@ -608,8 +615,9 @@ Action setup(CLI::App& app, GlobalOptions&) {
       }
     }
     if (*chosen) return (*chosen)();
-    return report_error(Error::invalid("`parallex agent` needs a sub-command (new, list, show, run, ...) or -w NAME "
-                                       "-- CMD; see `parallex agent --help`."));
+    return report_error(
+        Error::invalid("`parallex agent` needs a sub-command (new, list, show, run, ...) or -w NAME "
+                       "-- CMD; see `parallex agent --help`."));
   };
 }
 

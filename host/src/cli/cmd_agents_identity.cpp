@@ -113,7 +113,7 @@ struct SignInOptions {
   bool replace = false;
 };
 
-Status copy_sign_in(const plugins::SignInStep& step, const agents::AgentPaths& p, bool replace,
+Status copy_sign_in(const pluginhost::SignInStep& step, const agents::AgentPaths& p, bool replace,
                     bool& copied) {
   const fs::path from = normal_absolute(step.from), to = normal_absolute(step.to);
   if (!is_within(to, p.home()))
@@ -142,8 +142,8 @@ int do_sign_in(const SignInOptions& o) {
   if (!paths) return report_error(paths.error());
   if (auto c = agents::load_config(paths.value()); !c) return report_error(c.error());
   const auto& p = paths.value();
-  auto set = plugins::PluginSet::load_default();
-  std::vector<const plugins::LoadedPlugin*> chosen;
+  auto set = pluginhost::PluginSet::load_default();
+  std::vector<const pluginhost::LoadedPlugin*> chosen;
   if (o.harness) {
     auto plugin = set.require(*o.harness);
     if (!plugin) return report_error(plugin.error());
@@ -166,7 +166,7 @@ int do_sign_in(const SignInOptions& o) {
     if (steps.value().empty()) continue;
     std::printf("%s:\n", plugin->harness().empty() ? plugin->name().c_str() : plugin->harness().c_str());
     for (const auto& step : steps.value()) {
-      if (step.kind == plugins::SignInStep::Kind::instruction) {
+      if (step.kind == pluginhost::SignInStep::Kind::instruction) {
         std::printf("  %s\n", step.text.c_str());
         continue;
       }

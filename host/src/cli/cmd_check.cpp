@@ -35,7 +35,7 @@ int check(const Options& o) {
   const backend::Environment environment = sealing.environment(guarantees);
   const auto tracking = supervisor::probe_tracking();
   // The harness plugins: without them a run of any harness has only the profile's rules.
-  const auto plugin_set = plugins::PluginSet::load_default();
+  const auto plugin_set = pluginhost::PluginSet::load_default();
   nlohmann::json found = nlohmann::json::array(), searched = nlohmann::json::array();
   for (const auto& p : plugin_set.plugins()) found.push_back(p->name());
   for (const auto& d : plugin_set.search_dirs()) searched.push_back(d.string());

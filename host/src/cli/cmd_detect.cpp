@@ -3,6 +3,7 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "common/shown.hpp"
 #include "pluginhost/plugin_set.hpp"
 
 namespace px::cli {
@@ -14,31 +15,39 @@ struct Options {
 };
 
 int run(const Options& o) {
-  if (o.command.empty()) return report_error(Error::invalid("give the command to inspect after --, e.g. parallex detect -- claude"));
-  const auto set = plugins::PluginSet::load_default();
+  if (o.command.empty())
+    return report_error(
+        Error::invalid("give the command to inspect after --, e.g. parallex detect -- claude"));
+  const auto set = pluginhost::PluginSet::load_default();
   const char* path_env = std::getenv("PATH");
-  const auto command = plugins::make_command_line(o.command, path_env ? path_env : "");
+  const auto command = pluginhost::make_command_line(o.command, path_env ? path_env : "");
   std::vector<std::string> problems;
   const auto claims = set.claims(command, &problems);
+  // Which plugins failed to load, crashed or hung: a claim missing for that
+  // reason is said, never taken for `generic` silently.
+  for (auto& p : set.problems()) problems.push_back(std::move(p));
   if (o.json) {
-    nlohmann::json out{{"command", o.command}, {"resolved_path", command.resolved_path},
-                       {"resolved_real", command.resolved_real}, {"claims", nlohmann::json::array()},
+    nlohmann::json out{{"command", o.command},
+                       {"resolved_path", command.resolved_path},
+                       {"resolved_real", command.resolved_real},
+                       {"claims", nlohmann::json::array()},
                        {"problems", problems}};
     for (const auto& c : claims)
-      out["claims"].push_back({{"plugin", c.plugin->name()}, {"confidence", c.detection.confidence},
+      out["claims"].push_back({{"plugin", c.plugin->name()},
+                               {"confidence", c.detection.confidence},
                                {"reason", c.detection.reason}});
     out["harness"] = claims.empty() ? nlohmann::json(nullptr) : nlohmann::json(claims.front().plugin->name());
     print_json(out);
   } else if (claims.empty()) {
     std::printf("no plugin claims this command; it would run with the profile alone\n");
   } else {
-    std::printf("%s (confidence %d): %s\n", claims.front().plugin->name().c_str(), claims.front().detection.confidence,
-                claims.front().detection.reason.c_str());
+    std::printf("%s (confidence %d): %s\n", claims.front().plugin->name().c_str(),
+                claims.front().detection.confidence, claims.front().detection.reason.c_str());
     for (std::size_t i = 1; i < claims.size(); ++i)
-      std::printf("  also: %s (confidence %d): %s\n", claims[i].plugin->name().c_str(), claims[i].detection.confidence,
-                  claims[i].detection.reason.c_str());
+      std::printf("  also: %s (confidence %d): %s\n", claims[i].plugin->name().c_str(),
+                  claims[i].detection.confidence, claims[i].detection.reason.c_str());
   }
-  for (const auto& p : problems) std::fprintf(stderr, "parallex: %s\n", p.c_str());
+  for (const auto& p : problems) std::fprintf(stderr, "parallex: %s\n", shown(p).c_str());
   return 0;
 }
 

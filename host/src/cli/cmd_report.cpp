@@ -54,7 +54,8 @@ Status write_html(const fs::path& file, const std::string& page) {
 int run(const Options& o) {
   report::ReportRequest req;
   if (!o.agent.empty()) {
-    if (!plain_name(o.agent)) return report_error(Error::invalid("\"" + o.agent + "\" is not an agent name."));
+    if (!plain_name(o.agent))
+      return report_error(Error::invalid("\"" + o.agent + "\" is not an agent name."));
     const fs::path root = parallex_data_dir() / "agents" / o.agent;
     std::error_code ec;
     if (!fs::is_directory(root, ec))
@@ -80,7 +81,7 @@ int run(const Options& o) {
     req.selection.since_ms = since.value();
   }
   req.selection.last = o.last || (o.run_id.empty() && o.since.empty());
-  const auto plugins = plugins::PluginSet::load_default();
+  const auto plugins = pluginhost::PluginSet::load_default();
   req.plugins = &plugins;
 
   const report::Json rep = report::build_report(req);
@@ -91,7 +92,8 @@ int run(const Options& o) {
   if (o.json) {
     std::printf("%s\n", to_json_text(rep, 2).c_str());
   } else if (!o.html.empty()) {
-    if (auto written = write_html(o.html, report::render_html(rep)); !written) return report_error(written.error());
+    if (auto written = write_html(o.html, report::render_html(rep)); !written)
+      return report_error(written.error());
     std::printf("wrote the report of %zu run(s) to %s\n", rep["runs"].size(), redact(o.html).c_str());
   } else {
     std::fputs(report::render_terminal(rep, colour_on_stdout()).c_str(), stdout);
@@ -113,11 +115,13 @@ Action setup_report(CLI::App& app) {
   app.add_option("--home", o->home, "Where to look for the harness transcripts (default: the run's home)");
   auto* run_id = app.add_option("--run", o->run_id, "One run, by id");
   auto* last = app.add_flag("--last", o->last, "The last run (the default)");
-  auto* since = app.add_option("--since", o->since, "Every run since TIME (2026-11-29, 2026-11-29T14:00Z, or 2h, 3d)");
+  auto* since =
+      app.add_option("--since", o->since, "Every run since TIME (2026-11-29, 2026-11-29T14:00Z, or 2h, 3d)");
   run_id->excludes(last)->excludes(since);
   last->excludes(since);
   auto* json = app.add_flag("--json", o->json, "Print the report as JSON (docs/reports.md)");
-  app.add_option("--html", o->html, "Write the report as one self-contained HTML page to FILE")->excludes(json);
+  app.add_option("--html", o->html, "Write the report as one self-contained HTML page to FILE")
+      ->excludes(json);
   return [o] { return run(*o); };
 }
 
@@ -125,7 +129,9 @@ Action setup_report(CLI::App& app) {
 
 namespace {
 
-Action setup(CLI::App& app, GlobalOptions&) { return report_cmd::setup_report(app); }
+Action setup(CLI::App& app, GlobalOptions&) {
+  return report_cmd::setup_report(app);
+}
 
 }  // namespace
 

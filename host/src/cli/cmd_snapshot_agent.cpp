@@ -120,7 +120,7 @@ int do_rewind(const RewindOptions& o) {
   if (!o.dry_run) {
     // The rewind takes the transcripts of the runs after the snapshot out of
     // the home, where their reports read them: each run's report keeps a copy first.
-    const auto plugins = plugins::PluginSet::load_default();
+    const auto plugins = pluginhost::PluginSet::load_default();
     report::ReportRequest req = report::agent_request(o.name, p.value().root);
     req.plugins = &plugins;
     if (auto kept = report::keep_sessions(req); !kept)

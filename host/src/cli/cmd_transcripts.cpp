@@ -27,12 +27,14 @@ struct Options {
 std::string shown(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {
-    if (c == '\n') out += "\\n";
+    if (c == '\n')
+      out += "\\n";
     else if (c < 0x20 || c == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
-    } else out += static_cast<char>(c);
+    } else
+      out += static_cast<char>(c);
   }
   return redact(out);
 }
@@ -44,19 +46,23 @@ std::string str(const Json& j, const char* key) {
 }
 
 void redact_all(Json& j) {
-  if (j.is_string()) j = redact(j.get_ref<const std::string&>());
+  if (j.is_string())
+    j = redact(j.get_ref<const std::string&>());
   else if (j.is_structured())
     for (auto& child : j) redact_all(child);
 }
 
 void print_summary(const Json& s) {
   std::printf("%s session %s\n", shown(str(s, "_harness")).c_str(), shown(str(s, "session_id")).c_str());
-  if (!str(s, "parent_session_id").empty()) std::printf("  parent    %s\n", shown(str(s, "parent_session_id")).c_str());
+  if (!str(s, "parent_session_id").empty())
+    std::printf("  parent    %s\n", shown(str(s, "parent_session_id")).c_str());
   std::printf("  cwd       %s\n", shown(str(s, "cwd")).c_str());
   std::string models;
-  for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
+  for (const auto& m : s.value("models", Json::array()))
+    models += (models.empty() ? "" : ", ") + m.get<std::string>();
   std::printf("  models    %s\n", shown(models).c_str());
-  std::printf("  time      %s -> %s\n", shown(str(s, "started_at")).c_str(), shown(str(s, "ended_at")).c_str());
+  std::printf("  time      %s -> %s\n", shown(str(s, "started_at")).c_str(),
+              shown(str(s, "ended_at")).c_str());
   const auto list = [&](const char* title, const char* key) {
     const auto items = s.value(key, Json::array());
     std::printf("  %s (%zu)\n", title, items.size());
@@ -68,7 +74,8 @@ void print_summary(const Json& s) {
   std::printf("  files changed (%zu)\n", changed.size());
   for (const auto& c : changed)
     std::printf("    %-7s %-12s %s%s\n", shown(str(c, "action")).c_str(), shown(str(c, "tool")).c_str(),
-                str(c, "from").empty() ? "" : (shown(str(c, "from")) + " -> ").c_str(), shown(str(c, "path")).c_str());
+                str(c, "from").empty() ? "" : (shown(str(c, "from")) + " -> ").c_str(),
+                shown(str(c, "path")).c_str());
   const auto commands = s.value("commands", Json::array());
   std::printf("  commands (%zu)\n", commands.size());
   for (const auto& c : commands) {
@@ -81,12 +88,13 @@ void print_summary(const Json& s) {
   list("web searches", "web_searches");
   if (s.contains("token_usage") && !s["token_usage"].is_null())
     std::printf("  tokens    %s\n", shown(to_json_text(s["token_usage"])).c_str());
-  if (s.value("malformed_lines", 0) > 0) std::printf("  malformed lines skipped: %d\n", s.value("malformed_lines", 0));
+  if (s.value("malformed_lines", 0) > 0)
+    std::printf("  malformed lines skipped: %d\n", s.value("malformed_lines", 0));
   std::printf("\n");
 }
 
 int run(const Options& o) {
-  const auto set = plugins::PluginSet::load_default();
+  const auto set = pluginhost::PluginSet::load_default();
   auto plugin = set.require(o.harness);
   if (!plugin) return report_error(plugin.error());
   if (!plugin.value()->has_transcripts())
@@ -122,7 +130,8 @@ int run(const Options& o) {
 
 Action setup(CLI::App& app, GlobalOptions&) {
   auto o = std::make_shared<Options>();
-  app.add_option("--harness", o->harness, "The harness plugin whose parser reads them (claude-code, codex, opencode)")
+  app.add_option("--harness", o->harness,
+                 "The harness plugin whose parser reads them (claude-code, codex, opencode)")
       ->required();
   app.add_flag("--json", o->json, "Print the sessions as a JSON array");
   app.add_option("paths", o->paths, "Transcript files or folders (e.g. ~/.claude/projects)")->required();

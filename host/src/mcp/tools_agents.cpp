@@ -8,10 +8,9 @@
 #include "common/paths.hpp"
 #include "mcp/agent_source.hpp"
 #include "mcp/tools.hpp"
-
-#include "snapshot/snapshot.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "report/report.hpp"
+#include "snapshot/snapshot.hpp"
 #include "supervisor/registry.hpp"
 #include "workspace/config.hpp"
 #include "workspace/project.hpp"
@@ -241,7 +240,7 @@ ToolResult read_report(ToolContext& ctx, const Json& args) {
     req.selection.run_id = args["run_id"].get<std::string>();
   else
     req.selection.last = !args.value("all", false);
-  const auto plugins = plugins::PluginSet::load_default();
+  const auto plugins = pluginhost::PluginSet::load_default();
   req.plugins = &plugins;
   report::Json rep = report::build_report(req);
   report::redact_strings(rep);
@@ -263,7 +262,7 @@ ToolResult read_report(ToolContext& ctx, const Json& args) {
 // The rewind takes the transcripts of the runs after the snapshot out of the
 // home, where their reports read them: each run's report keeps a copy first.
 Status keep_reports(const AgentView& agent) {
-  const auto plugins = plugins::PluginSet::load_default();
+  const auto plugins = pluginhost::PluginSet::load_default();
   report::ReportRequest req = report::agent_request(agent.name, agent.root);
   req.plugins = &plugins;
   auto kept = report::keep_sessions(req);

@@ -8,8 +8,9 @@
 #include <system_error>
 
 #include "common/paths.hpp"
+#include "common/shown.hpp"
 
-namespace px::plugins {
+namespace px::pluginhost {
 
 namespace {
 
@@ -21,8 +22,9 @@ fs::path executable_dir() {
 
 }  // namespace
 
-std::vector<fs::path> plugin_search_dirs() {
-  std::vector<fs::path> dirs;
+SearchPath plugin_search_path() {
+  SearchPath out;
+  std::vector<fs::path>& dirs = out.dirs;
   auto add = [&](const fs::path& d) {
     if (d.empty()) return;
     fs::path n = normal_absolute(d);
@@ -31,8 +33,21 @@ std::vector<fs::path> plugin_search_dirs() {
   if (const char* env = std::getenv("PARALLEX_PLUGIN_PATH"); env && *env) {
     std::stringstream list(env);
     std::string dir;
-    while (std::getline(list, dir, ':'))
-      if (!dir.empty()) add(dir);
+    while (std::getline(list, dir, ':')) {
+      if (dir.empty()) continue;
+      std::error_code ec;
+      const auto st = fs::status(normal_absolute(dir), ec);
+      const std::string fix =
+          "; PARALLEX_PLUGIN_PATH lists folders holding plugin files (*.so), separated by ':'";
+      if (fs::is_regular_file(st))
+        out.problems.push_back("PARALLEX_PLUGIN_PATH names " + shown(dir) +
+                               ", which is a file, not a folder" + fix);
+      else if (!fs::is_directory(st))
+        out.problems.push_back("PARALLEX_PLUGIN_PATH names " + shown(dir) + ", which " +
+                               (fs::exists(st) ? "is not a folder" : "does not exist") + fix);
+      else
+        add(dir);
+    }
   }
   if (fs::path exe = executable_dir(); !exe.empty()) {
     // The build tree's plugins, for the executable built beside them only: an
@@ -45,7 +60,11 @@ std::vector<fs::path> plugin_search_dirs() {
     add(exe / PX_INSTALLED_PLUGIN_DIR_FROM_BINDIR);
   }
   add(parallex_data_dir() / "plugins");
-  return dirs;
+  return out;
+}
+
+std::vector<fs::path> plugin_search_dirs() {
+  return plugin_search_path().dirs;
 }
 
 std::vector<fs::path> plugin_files(const std::vector<fs::path>& dirs) {
@@ -62,4 +81,4 @@ std::vector<fs::path> plugin_files(const std::vector<fs::path>& dirs) {
   return files;
 }
 
-}  // namespace px::plugins
+}  // namespace px::pluginhost

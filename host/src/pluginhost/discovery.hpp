@@ -5,12 +5,21 @@
 // executable's folder: /usr/lib/<multiarch>/parallex/plugins for
 // /usr/bin/parallex), and the user's data dir (<data>/parallex/plugins).
 #include <filesystem>
+#include <string>
 #include <vector>
 
-namespace px::plugins {
+namespace px::pluginhost {
 
+struct SearchPath {
+  std::vector<std::filesystem::path> dirs;
+  // An entry of PARALLEX_PLUGIN_PATH that names no folder (a file, nothing):
+  // said, since the plugins the user meant to add are then missing.
+  std::vector<std::string> problems;
+};
+
+SearchPath plugin_search_path();
 std::vector<std::filesystem::path> plugin_search_dirs();
 // The *.so files of `dirs`, in directory order then name order.
 std::vector<std::filesystem::path> plugin_files(const std::vector<std::filesystem::path>& dirs);
 
-}  // namespace px::plugins
+}  // namespace px::pluginhost

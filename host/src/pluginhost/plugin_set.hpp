@@ -1,13 +1,15 @@
 #pragma once
-// All plugins found on the search path, loaded once per process. A plugin that
-// fails to load is recorded with its reason and the others keep working.
+// All plugins found on the search path, loaded once per command in the
+// plugins' own process (plugin_process.hpp). A plugin that fails to load,
+// crashes or hangs is recorded with its reason and the others keep working.
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "pluginhost/loaded_plugin.hpp"
 
-namespace px::plugins {
+namespace px::pluginhost {
 
 struct LoadFailure {
   fs::path path;
@@ -21,8 +23,9 @@ struct Claim {
 
 class PluginSet {
  public:
-  // Loads every plugin file under `dirs` (default: plugin_search_dirs()).
+  // Loads every plugin file under `dirs`.
   static PluginSet load(const std::vector<fs::path>& dirs);
+  // The search path (discovery.hpp), its problems among the failures.
   static PluginSet load_default();
 
   const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
@@ -42,8 +45,14 @@ class PluginSet {
   // inspecting is skipped and reported through `problems`.
   std::vector<Claim> claims(const CommandLine& command, std::vector<std::string>* problems = nullptr) const;
 
+  // What a command says on stderr about its plugins, one line each: every
+  // load failure (a file of another ABI, a PARALLEX_PLUGIN_PATH entry that is
+  // no folder) and every plugin that crashed or hung so far in this command.
+  std::vector<std::string> problems() const;
+
  private:
   std::vector<fs::path> dirs_;
+  std::shared_ptr<PluginProcess> process_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::vector<LoadFailure> failures_;
 };
@@ -51,4 +60,4 @@ class PluginSet {
 // Fills resolved_path / resolved_real of a command line from $PATH.
 CommandLine make_command_line(const std::vector<std::string>& argv, const std::string& path_env);
 
-}  // namespace px::plugins
+}  // namespace px::pluginhost

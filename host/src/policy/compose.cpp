@@ -4,6 +4,7 @@
 #include "policy/compose_broker.hpp"
 #include "policy/policy_builder.hpp"
 #include "policy/tool_caches.hpp"
+#include "policy/value_checks.hpp"
 
 namespace px::policy {
 
@@ -30,12 +31,16 @@ struct Placeholders {
 const char* shell_rc_files[] = {".bashrc", ".bash_profile", ".bash_login", ".profile",
                                 ".zshrc",  ".zshenv",       ".zprofile",   ".config/fish/config.fish"};
 
-void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph, const std::set<std::string>& secret) {
+void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph,
+                   const std::set<std::string>& secret) {
   auto origin = [&](int line) { return Origin::profile(p.name, line); };
-  for (const auto& e : p.read) b.allow(ph.expand(e.value, ph.user_home), Access::read, e.reason, origin(e.line));
-  for (const auto& e : p.write) b.allow(ph.expand(e.value, ph.user_home), Access::write, e.reason, origin(e.line));
+  for (const auto& e : p.read)
+    b.allow(ph.expand(e.value, ph.user_home), Access::read, e.reason, origin(e.line));
+  for (const auto& e : p.write)
+    b.allow(ph.expand(e.value, ph.user_home), Access::write, e.reason, origin(e.line));
   for (const auto& e : p.read_only) b.read_only(ph.expand(e.value, ph.user_home), e.reason, origin(e.line));
-  for (const auto& e : p.dangerously_writable) b.dangerously_writable(ph.expand(e.value, ph.user_home), origin(e.line));
+  for (const auto& e : p.dangerously_writable)
+    b.dangerously_writable(ph.expand(e.value, ph.user_home), origin(e.line));
   for (const auto& e : p.deny) {
     // A secret path is denied under every home the run could read.
     b.deny(ph.expand(e.value, ph.user_home), e.reason, origin(e.line));
@@ -59,50 +64,161 @@ void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph, c
   }
 }
 
+// A harness plugin's contribution, each value through the check of its kind
+// (value_checks.hpp, environment.hpp, the builder's for paths) before it
+// becomes an entry; a refusal names the plugin, the callback, the value and
+// the rule.
 void apply_harness(PolicyBuilder& b, const HarnessContribution& h, const Placeholders& ph, bool agent_run) {
   const Origin origin = Origin::plugin(h.plugin);
+  const auto refuse = [&](const char* what, const std::string& value, const std::string& rule) {
+    b.fail(Error::policy(refused_from_plugin(h.plugin, "contribute", what, value, rule)));
+    return false;
+  };
+  const auto text_ok = [&](const char* what, const std::string& value) {
+    const std::string problem = check_text(value);
+    return problem.empty() || refuse(what, value, problem);
+  };
+  const auto path_ok = [&](const char* what, const std::string& path) {
+    if (const std::string problem = check_path_text(path); !problem.empty())
+      return refuse(what, path, problem);
+    if (path[0] != '/' && path != "~" && path.rfind("~/", 0) != 0)
+      return refuse(what, path, "is neither absolute nor under '~/'");
+    return true;
+  };
+  const auto env_ok = [&](const char* what, EnvRuleKind kind, const std::string& name) {
+    const std::string problem = check_env_rule(kind, name, Origin::Kind::plugin);
+    return problem.empty() || refuse(what, name, problem);
+  };
   b.harness(h.plugin);
+  using Kind = HarnessContribution::Path::Kind;
   for (const auto& p : h.paths) {
-    if (p.path.empty() || (p.path[0] != '/' && p.path != "~" && p.path.rfind("~/", 0) != 0)) {
-      b.fail(Error::plugin("plugin " + h.plugin + " gave the path '" + p.path +
-                           "', which is neither absolute nor under '~/'; the plugin needs fixing"));
-      continue;
+    if (!path_ok("path", p.path) || !text_ok("reason", p.reason)) continue;
+    const fs::path path = ph.expand(p.path, ph.run_home);
+    switch (p.kind) {
+      case Kind::read:
+        b.allow(path, Access::read, p.reason, origin);
+        break;
+      case Kind::read_write:
+        b.allow(path, Access::write, p.reason, origin);
+        break;
+      case Kind::executable_dir:
+        b.allow(path, Access::read, p.reason, origin);
+        break;
+      case Kind::state_dir:
+        b.allow_state_dir(path, p.reason, origin);
+        break;
+      case Kind::state_file:
+        b.allow_state_file(path, p.reason, origin);
+        break;
+      case Kind::read_only:
+        // Never widens a run; kept to the harness's own files in the home.
+        if (!is_within(normal_absolute(path), ph.run_home))
+          refuse("read-only path", p.path,
+                 "is not in the run's home; a plugin keeps read-only the files of its "
+                 "harness there (the project's are project_files)");
+        else
+          b.read_only(path, p.reason, origin);
+        break;
     }
-    if (p.create_if_missing && !p.executable_dir)
-      b.allow_state_dir(ph.expand(p.path, ph.run_home), p.reason, origin);
-    else
-      b.allow(ph.expand(p.path, ph.run_home), p.executable_dir ? Access::read : p.access, p.reason, origin);
   }
   for (const auto& e : h.env) {
+    if (!text_ok("reason", e.reason)) continue;
     switch (e.action) {
-      case HarnessContribution::Env::Action::keep: b.keep_env(e.name, e.reason, origin); break;
-      case HarnessContribution::Env::Action::strip: b.strip_env(e.name, e.reason, origin); break;
-      case HarnessContribution::Env::Action::set: b.set_env(e.name, e.value, e.reason, origin); break;
+      case HarnessContribution::Env::Action::keep:
+        b.keep_env(e.name, e.reason, origin);
+        break;
+      case HarnessContribution::Env::Action::strip:
+        b.strip_env(e.name, e.reason, origin);
+        break;
+      case HarnessContribution::Env::Action::set:
+        if (text_ok("value", e.value)) b.set_env(e.name, e.value, e.reason, origin);
+        break;
     }
   }
   // Config dirs relocate the harness into an agent's home. In an ad-hoc run the
   // home is the user's own, so only the plugin's narrow carve-outs apply.
-  if (agent_run) {
-    for (const auto& c : h.config_dirs) {
-      if (c.path.rfind("~/", 0) != 0) {
-        b.fail(Error::plugin("plugin " + h.plugin + " gave the config dir '" + c.path + "' for " + c.variable +
-                             ", which is not under '~/'; the plugin needs fixing"));
+  for (const auto& c : h.config_dirs) {
+    if (!env_ok("config dir variable", EnvRuleKind::set, c.variable) || !path_ok("config dir", c.path) ||
+        !text_ok("reason", c.reason))
+      continue;
+    if (c.path.rfind("~/", 0) != 0) {
+      refuse("config dir", c.path, "is not under '~/'");
+      continue;
+    }
+    if (!agent_run) continue;
+    const fs::path dir = ph.expand(c.path, ph.run_home);
+    b.set_env(c.variable, dir.string(), c.reason, origin);
+    b.allow(dir, Access::write, c.reason, origin);
+  }
+  for (const auto& n : h.nested) {
+    // A variable of these is set into the run as it starts: checked as a set.
+    if (n.kind == NestedSandboxSwitch::Kind::env &&
+        !env_ok("nested-sandbox variable", EnvRuleKind::set, n.name))
+      continue;
+    if (!text_ok(n.kind == NestedSandboxSwitch::Kind::env ? "value" : "argument", n.value) ||
+        !text_ok("reason", n.reason))
+      continue;
+    b.nested_sandbox({n.kind, n.name, n.value, n.reason, origin});
+  }
+  for (const auto& s : h.suggested_hosts) {
+    if (!text_ok("reason", s.reason)) continue;
+    if (const std::string problem = check_host_pattern(normalize_host(s.host)); !problem.empty()) {
+      refuse("suggested host", s.host, "is not a host name (" + problem + ")");
+      continue;
+    }
+    b.suggested_host(s.host, s.reason, origin);
+  }
+  for (const auto& c : h.credentials) {
+    env_ok("brokered variable", EnvRuleKind::set, c.variable);
+    if (!c.base_url_variable.empty()) env_ok("base URL variable", EnvRuleKind::set, c.base_url_variable);
+    for (const auto& host : c.hosts) text_ok("brokered host", host);
+    text_ok("shape", c.shape);
+    text_ok("reason", c.reason);
+  }
+}
+
+// The files a harness runs or trusts in a project (every loaded plugin's):
+// read-only in every run. Not `.git` or Parallex's own files (git's and
+// Parallex's doors, kept by their own rules), nor what a profile already
+// keeps: one plugin's list applies to the runs of every harness, and a
+// `.git` there would fail every commit.
+Status apply_project_files(PolicyBuilder& b, const ComposeInputs& in, const Placeholders& ph,
+                           std::vector<std::string>* notes) {
+  const std::vector<ProjectFiles>& sets = in.project_files;
+  const std::vector<Profile>& profiles = in.profiles;
+  for (const auto& set : sets) {
+    for (const auto& f : set.files) {
+      const fs::path path = ph.run_folder / f.path;
+      std::string rule;
+      for (const char* own : {".git", ".parallex"})
+        if (is_within(path, ph.run_folder / own))
+          rule = std::string("is ") + (own[1] == 'g' ? "git's" : "Parallex's") + " own (" + own +
+                 "), kept by rules of its own";
+      for (const auto& p : profiles)
+        for (const auto* list : {&p.read_only, &p.deny})
+          for (const auto& e : *list) {
+            const fs::path managed = ph.expand(e.value, ph.user_home);
+            if (rule.empty() && managed != ph.run_folder && is_within(path, managed))
+              rule = "the profile " + p.name + " already keeps (" + e.value + ")";
+          }
+      if (!rule.empty()) {
+        const std::string refusal =
+            refused_from_plugin(set.plugin, "project_files", "project file", f.path, rule);
+        if (in.harness && in.harness->plugin == set.plugin) return Error::plugin(refusal);
+        if (notes) notes->push_back(refusal + " (left out of this run)");
         continue;
       }
-      const fs::path dir = ph.expand(c.path, ph.run_home);
-      b.set_env(c.variable, dir.string(), c.reason, origin);
-      b.allow(dir, Access::write, c.reason, origin);
+      b.read_only(path, set.harness + " runs or trusts it: " + f.reason, Origin::plugin(set.plugin));
     }
   }
-  for (const auto& n : h.nested) b.nested_sandbox({n.kind, n.name, n.value, n.reason, origin});
-  for (const auto& s : h.suggested_hosts) b.suggested_host(s.host, s.reason, origin);
+  return ok();
 }
 
 // The run's tool caches (policy/tool_caches.hpp), from the last profile that
 // says where: only for a run in the user's own home (an agent's tools keep
 // theirs in its own home).
-Status apply_tool_caches_setting(PolicyBuilder& b, const std::vector<Profile>& profiles, const Placeholders& ph,
-                                 Platform platform, bool agent_run) {
+Status apply_tool_caches_setting(PolicyBuilder& b, const std::vector<Profile>& profiles,
+                                 const Placeholders& ph, Platform platform, bool agent_run) {
   const Profile* from = nullptr;
   for (const auto& p : profiles)
     if (p.tool_caches) from = &p;
@@ -139,7 +255,8 @@ Status apply_env_flag(PolicyBuilder& b, const std::string& spec, const Origin& o
 }
 
 Status check_network_flags(const NetworkFlags& f) {
-  if (f.online && f.offline) return Error::invalid("--online and --offline contradict each other: choose one");
+  if (f.online && f.offline)
+    return Error::invalid("--online and --offline contradict each other: choose one");
   if (f.offline && !f.allow.empty())
     return Error::invalid("--offline and --allow " + f.allow.front() + " contradict each other: choose one");
   if (f.online && !f.allow.empty())
@@ -150,18 +267,21 @@ Status check_network_flags(const NetworkFlags& f) {
   return ok();
 }
 
-Result<Policy> compose(const ComposeInputs& in) {
+Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes) {
   PX_TRY(check_network_flags(in.network));
   const bool agent_run = in.agent.has_value();
-  Placeholders ph{normal_absolute(in.user_home), agent_run ? normal_absolute(in.agent->home) : normal_absolute(in.user_home),
+  Placeholders ph{normal_absolute(in.user_home),
+                  agent_run ? normal_absolute(in.agent->home) : normal_absolute(in.user_home),
                   normal_absolute(in.run_folder), normal_absolute(in.temp_dir)};
 
   PolicyBuilder b;
+  b.platform(in.platform);
   b.run_folder(ph.run_folder).user_home(ph.user_home).run_home(ph.run_home).temp_dir(ph.temp);
   b.set_env("HOME", ph.run_home.string(), "the run's home", Origin::builtin());
-  b.set_env("TMPDIR", in.platform == Platform::linux_host ? "/tmp" : ph.temp.string(), "the run's private temp dir",
+  b.set_env("TMPDIR", in.platform == Platform::linux_host ? "/tmp" : ph.temp.string(),
+            "the run's private temp dir", Origin::builtin());
+  b.set_env("PARALLEX_RUN", "1", "tells programs (and parallex itself) they run inside a seal",
             Origin::builtin());
-  b.set_env("PARALLEX_RUN", "1", "tells programs (and parallex itself) they run inside a seal", Origin::builtin());
 
   for (const auto& p : in.profiles) {
     apply_profile(b, p, ph, in.secret_env);
@@ -174,9 +294,7 @@ Result<Policy> compose(const ComposeInputs& in) {
   PX_TRY(apply_tool_caches_setting(b, in.profiles, ph, in.platform, agent_run));
   // Files other programs run later: read-only in every run, whatever its
   // harness (an agent run under Codex must not plant Claude Code's hooks).
-  for (const auto& set : in.project_files)
-    for (const auto& f : set.files)
-      b.read_only(ph.run_folder / f.path, set.harness + " runs or trusts it: " + f.reason, Origin::plugin(set.plugin));
+  PX_TRY(apply_project_files(b, in, ph, notes));
   for (const auto& f : in.git_files)
     b.read_only(f, "git would run a program it names (a submodule's or worktree's config, hooks, commondir)",
                 Origin::builtin("git"));
@@ -204,11 +322,13 @@ Result<Policy> compose(const ComposeInputs& in) {
     b.allow(ph.run_home, Access::write, "the agent's own home", origin);
     for (const char* rc : shell_rc_files)
       b.read_only(ph.run_home / rc, "shell start-up files run as you: a run may not change them", origin);
-    for (const auto& ro : in.agent->read_only) b.read_only(ro, "the agent's keys and token: readable, never writable", origin);
+    for (const auto& ro : in.agent->read_only)
+      b.read_only(ro, "the agent's keys and token: readable, never writable", origin);
     for (const auto& g : in.agent->grants) b.allow(g.path, g.access, "granted to the agent", origin);
     if (in.agent->network_mode) b.network(*in.agent->network_mode, origin);
     for (const auto& h : in.agent->allow) b.allow_host(h, origin);
-    if (in.agent->local_servers) b.local_servers(*in.agent->local_servers, origin, in.agent->local_server_ports);
+    if (in.agent->local_servers)
+      b.local_servers(*in.agent->local_servers, origin, in.agent->local_server_ports);
     for (const auto& [name, value] : in.agent->env)
       b.set_env(name, value, "the agent's own identity", origin, in.agent->secret_env.count(name) > 0);
     for (const auto& spec : in.agent->passed_env) PX_TRY(apply_env_flag(b, spec, origin));
@@ -238,7 +358,8 @@ Result<Policy> compose(const ComposeInputs& in) {
   if (net.offline) b.network(NetworkMode::offline, Origin::flag("--offline"));
   if (!net.allow.empty()) b.network(NetworkMode::allowlist, Origin::flag("--allow"));
   for (const auto& h : net.allow) b.allow_host(h, Origin::flag("--allow"));
-  if (net.local_servers) b.local_servers(*net.local_servers, Origin::flag("--local-servers"), net.local_server_ports);
+  if (net.local_servers)
+    b.local_servers(*net.local_servers, Origin::flag("--local-servers"), net.local_server_ports);
   for (const auto& p : net.publish) b.publish(p, Origin::flag("--publish"));
   // --local-servers with no mode flag adds this machine's servers to what the
   // run may reach. Where that was nothing (an offline agent or profile), it

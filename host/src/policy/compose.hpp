@@ -19,8 +19,6 @@ namespace px::policy {
 
 class PolicyBuilder;
 
-enum class Platform { linux_host, macos };
-
 struct PathFlag {
   fs::path path;
   Access access = Access::read;
@@ -33,12 +31,12 @@ struct NetworkFlags {
   std::vector<std::string> allow;
   std::optional<bool> local_servers;
   std::vector<std::uint16_t> local_server_ports;  // with local_servers: only these (empty: every port)
-  std::vector<std::string> publish;  // --publish PORT[:HOSTPORT]
+  std::vector<std::string> publish;               // --publish PORT[:HOSTPORT]
 };
 
 struct AgentInputs {
   std::string name;
-  fs::path home;  // becomes $HOME inside the run, read-write
+  fs::path home;                    // becomes $HOME inside the run, read-write
   std::vector<fs::path> read_only;  // inside home: keys, token dir
   std::vector<PathFlag> grants;     // the agent's own grants
   std::optional<NetworkMode> network_mode;
@@ -77,6 +75,9 @@ struct ComposeInputs {
   // wherever the policy is printed.
   std::set<std::string> secret_env;
   // What every loaded plugin says its harness runs or trusts in a project.
+  // A file refused there (`.git`, a path a profile keeps) is the run's
+  // error when its plugin is the harness's; another plugin's is left out,
+  // said in `notes`.
   std::vector<ProjectFiles> project_files;
   // --env NAME (passed from the caller) or NAME=VALUE (set), on purpose.
   std::vector<std::string> env_flags;
@@ -97,7 +98,9 @@ struct ComposeInputs {
 // "NAME" or "NAME=VALUE" (--env): an error names a bad name.
 Status apply_env_flag(PolicyBuilder& builder, const std::string& spec, const Origin& origin);
 
-Result<Policy> compose(const ComposeInputs& inputs);
+// `notes`, when given, receives what was left out of the policy and why (a
+// refused project file of a plugin that is not the run's harness).
+Result<Policy> compose(const ComposeInputs& inputs, std::vector<std::string>* notes = nullptr);
 
 // Checks flag combinations before composing (e.g. --online with --offline).
 Status check_network_flags(const NetworkFlags& flags);

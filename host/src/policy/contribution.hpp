@@ -14,11 +14,14 @@ struct HarnessContribution {
   std::string harness;  // display name, e.g. "Claude Code"
 
   struct Path {
+    // read_write and the state kinds are writable; a state dir or file that
+    // is missing is made for the run (an empty one of its own in your home);
+    // read_only is never writable, even inside a writable folder; an
+    // executable dir is readable and runnable.
+    enum class Kind { read, read_write, state_dir, state_file, read_only, executable_dir };
     std::string path;  // absolute or "~/..." (relative to the run's home)
-    Access access = Access::read;
-    bool executable_dir = false;
+    Kind kind = Kind::read;
     std::string reason;
-    bool create_if_missing = false;  // a state dir the host creates before the run
   };
   struct Env {
     enum class Action { keep, strip, set } action = Action::keep;

@@ -54,4 +54,19 @@ std::string check_env_pattern(std::string_view pattern);
 // '_', then letters, digits and '_'), else empty.
 std::string check_env_name(std::string_view name);
 
+// What an environment rule does, for check_env_rule.
+enum class EnvRuleKind { keep, strip, set, pass };
+
+// The one check of an environment rule from any source, "" when it is
+// allowed, else the rule it breaks (value_checks.hpp's wording):
+//  - its syntax (check_env_name for set and pass, check_env_pattern else);
+//  - what Parallex sets in every run (HOME, TMPDIR, the proxy's variables,
+//    NO_PROXY, PARALLEX_*) is set by Parallex alone;
+//  - a plugin may not keep or set the loader's variables (LD_*, DYLD_*) or
+//    the shell's start-up files (BASH_ENV, ENV), nor keep what Parallex sets,
+//    nor keep by a wildcard that takes secrets along: "*" or a suffix
+//    pattern ("*_KEY" keeps every provider's key). A strip never widens a
+//    run and is only checked for its syntax.
+std::string check_env_rule(EnvRuleKind kind, std::string_view text, Origin::Kind from);
+
 }  // namespace px::policy

@@ -26,6 +26,9 @@ namespace fs = std::filesystem;
 
 enum class Access { read, write };  // write implies read
 
+// Where the run's policy is enforced: the Linux seal, or a Seatbelt profile.
+enum class Platform { linux_host, macos };
+
 struct PathGrant {
   fs::path path;
   Access access = Access::read;
@@ -34,6 +37,8 @@ struct PathGrant {
   // A harness state dir: the supervisor creates it (0700) before the run when
   // missing, since a grant cannot cover a path that does not exist yet.
   bool create_if_missing = false;
+  // With create_if_missing: a state file (0600), not a folder (ABI 1.5).
+  bool state_file = false;
 };
 
 struct PathDeny {

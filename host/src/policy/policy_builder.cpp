@@ -4,15 +4,35 @@
 
 #include "common/host_rule.hpp"
 #include "common/paths.hpp"
+#include "common/shown.hpp"
+#include "policy/value_checks.hpp"
 
 namespace px::policy {
+
+namespace {
+
+// The one check of an environment rule (environment.hpp), said in the words
+// of its source.
+std::optional<Error> env_refusal(EnvRuleKind kind, const std::string& text, const Origin& origin) {
+  const std::string problem = check_env_rule(kind, text, origin.kind);
+  if (problem.empty()) return std::nullopt;
+  const char* what =
+      kind == EnvRuleKind::keep || kind == EnvRuleKind::strip ? "variable pattern" : "variable";
+  if (origin.kind == Origin::Kind::plugin)
+    return Error::policy(refused_from_plugin(origin.source, "contribute", what, text, problem));
+  return Error::invalid("the environment rule " + std::string(what) + " \"" + shown(text.substr(0, 200)) +
+                        "\" from " + origin.describe() + " " + problem);
+}
+
+}  // namespace
 
 PolicyBuilder& PolicyBuilder::fail(Error error) {
   if (!error_) error_ = std::move(error);
   return *this;
 }
 
-std::optional<fs::path> PolicyBuilder::absolute(const fs::path& path, const Origin& origin, const char* what) {
+std::optional<fs::path> PolicyBuilder::absolute(const fs::path& path, const Origin& origin,
+                                                const char* what) {
   if (path.empty() || !path.is_absolute()) {
     fail(Error::invalid(std::string("the ") + what + " '" + path.string() + "' from " + origin.describe() +
                         " is not an absolute path: write it from '/' or '~/'"));
@@ -49,6 +69,11 @@ PolicyBuilder& PolicyBuilder::harness(std::string name) {
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::platform(Platform platform) {
+  platform_ = platform;
+  return *this;
+}
+
 PolicyBuilder& PolicyBuilder::allow(const fs::path& path, Access access, std::string reason, Origin origin) {
   if (auto p = absolute(path, origin, "path")) {
     for (auto& g : policy_.grants_) {
@@ -71,6 +96,14 @@ PolicyBuilder& PolicyBuilder::allow_state_dir(const fs::path& path, std::string 
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::allow_state_file(const fs::path& path, std::string reason, Origin origin) {
+  allow(path, Access::write, std::move(reason), std::move(origin));
+  if (auto p = absolute(path, Origin::builtin(), "state file"))
+    for (auto& g : policy_.grants_)
+      if (g.path == *p) g.create_if_missing = g.state_file = true;
+  return *this;
+}
+
 PolicyBuilder& PolicyBuilder::deny(const fs::path& path, std::string reason, Origin origin) {
   if (auto p = absolute(path, origin, "denied path")) {
     if (std::none_of(policy_.denies_.begin(), policy_.denies_.end(), [&](auto& d) { return d.path == *p; }))
@@ -81,7 +114,8 @@ PolicyBuilder& PolicyBuilder::deny(const fs::path& path, std::string reason, Ori
 
 PolicyBuilder& PolicyBuilder::read_only(const fs::path& path, std::string reason, Origin origin) {
   if (auto p = absolute(path, origin, "read-only path")) {
-    if (std::none_of(policy_.read_only_.begin(), policy_.read_only_.end(), [&](auto& r) { return r.path == *p; }))
+    if (std::none_of(policy_.read_only_.begin(), policy_.read_only_.end(),
+                     [&](auto& r) { return r.path == *p; }))
       policy_.read_only_.push_back({*p, std::move(reason), std::move(origin)});
   }
   return *this;
@@ -145,7 +179,8 @@ PolicyBuilder& PolicyBuilder::allow_port(int port, Origin origin) {
     return fail(Error::invalid("the port " + std::to_string(port) + " from " + origin.describe() +
                                " is not between 1 and 65535"));
   auto& ports = policy_.network_.ports;
-  if (std::find(ports.begin(), ports.end(), port) == ports.end()) ports.push_back(static_cast<std::uint16_t>(port));
+  if (std::find(ports.begin(), ports.end(), port) == ports.end())
+    ports.push_back(static_cast<std::uint16_t>(port));
   return *this;
 }
 
@@ -161,8 +196,7 @@ PolicyBuilder& PolicyBuilder::local_servers(bool on, Origin origin, std::vector<
 }
 
 PolicyBuilder& PolicyBuilder::pass_env(std::string name, std::string reason, Origin origin) {
-  if (auto problem = check_env_name(name); !problem.empty())
-    return fail(Error::invalid(origin.describe() + ": " + problem));
+  if (auto refused = env_refusal(EnvRuleKind::pass, name, origin)) return fail(*refused);
   auto& pass = policy_.environment_.pass;
   if (std::none_of(pass.begin(), pass.end(), [&](const EnvPattern& p) { return p.pattern == name; }))
     pass.push_back({std::move(name), std::move(reason), std::move(origin)});
@@ -175,27 +209,20 @@ PolicyBuilder& PolicyBuilder::dangerously_writable(const fs::path& path, Origin 
 }
 
 PolicyBuilder& PolicyBuilder::keep_env(std::string pattern, std::string reason, Origin origin) {
-  if (auto problem = check_env_pattern(pattern); !problem.empty())
-    return fail(Error::invalid("environment rule from " + origin.describe() + ": " + problem));
-  if (pattern == "*" && origin.kind == Origin::Kind::plugin)
-    return fail(Error::policy("plugin " + origin.source +
-                              " asked to keep every environment variable ('*'); a plugin may keep only its "
-                              "harness's own variables"));
+  if (auto refused = env_refusal(EnvRuleKind::keep, pattern, origin)) return fail(*refused);
   policy_.environment_.keep.push_back({std::move(pattern), std::move(reason), std::move(origin)});
   return *this;
 }
 
 PolicyBuilder& PolicyBuilder::strip_env(std::string pattern, std::string reason, Origin origin) {
-  if (auto problem = check_env_pattern(pattern); !problem.empty())
-    return fail(Error::invalid("environment rule from " + origin.describe() + ": " + problem));
+  if (auto refused = env_refusal(EnvRuleKind::strip, pattern, origin)) return fail(*refused);
   policy_.environment_.strip.push_back({std::move(pattern), std::move(reason), std::move(origin)});
   return *this;
 }
 
 PolicyBuilder& PolicyBuilder::set_env(std::string name, std::string value, std::string reason, Origin origin,
                                       bool secret) {
-  if (auto problem = check_env_pattern(name); !problem.empty() || name.find('*') != std::string::npos)
-    return fail(Error::invalid("the variable name '" + name + "' from " + origin.describe() + " is not valid"));
+  if (auto refused = env_refusal(EnvRuleKind::set, name, origin)) return fail(*refused);
   auto& set = policy_.environment_.set;
   set.erase(std::remove_if(set.begin(), set.end(), [&](auto& s) { return s.name == name; }), set.end());
   set.push_back({std::move(name), std::move(value), std::move(reason), std::move(origin), secret});
@@ -245,25 +272,38 @@ Status PolicyBuilder::check_plugin_grant(const PathGrant& grant) const {
   const std::string who = "plugin " + grant.origin.source;
   for (const fs::path& home : {policy_.run_home_, policy_.user_home_}) {
     if (!home.empty() && is_within(home, grant.path))
-      return Error::policy(who + " asked for " + grant.path.string() + ", which holds all of " + home.string() +
-                           "; a plugin may only add carve-ins for its harness's own state");
+      return Error::policy(who + " asked for " + grant.path.string() + ", which holds all of " +
+                           home.string() + "; a plugin may only add carve-ins for its harness's own state");
   }
   if (grant.path == "/") return Error::policy(who + " asked for the whole filesystem ('/'); this is refused");
-  // A grant around a denied path is fine (the deny still wins); a grant inside one is an attempt to un-deny it.
+  // A grant around a denied path is fine (the deny still wins); a grant inside one is an attempt to un-deny
+  // it.
   for (const auto& d : policy_.denies_) {
     if (is_within(grant.path, d.path))
       return Error::policy(who + " asked for " + grant.path.string() + ", inside the denied path " +
-                           d.path.string() + " (" + d.origin.describe() + "); a plugin cannot un-deny a secret path");
+                           d.path.string() + " (" + d.origin.describe() +
+                           "); a plugin cannot un-deny a secret path");
   }
-  if (grant.access == Access::write) {
-    const bool in_home = !policy_.run_home_.empty() && is_within(grant.path, policy_.run_home_);
-    const bool in_temp = !policy_.temp_dir_.empty() && is_within(grant.path, policy_.temp_dir_);
-    const bool in_tmp = is_within(grant.path, "/tmp") || is_within(grant.path, "/private/tmp");
-    if (!in_home && !in_temp && !in_tmp)
-      return Error::policy(who + " asked to write " + grant.path.string() +
-                           ", outside the run's home and temp dir; a plugin may make writable only its "
-                           "harness's own state");
+  const bool in_home = !policy_.run_home_.empty() && is_within(grant.path, policy_.run_home_);
+  const bool in_temp = !policy_.temp_dir_.empty() && is_within(grant.path, policy_.temp_dir_);
+  // The machine's shared temp dirs hold other programs' files and sockets
+  // (tmux's, ssh-agent's, a display's): never the run's. The run has a temp
+  // dir of its own. On macOS a folder of the harness's own right in
+  // /private/tmp is its scratch (Claude Code's), nothing above or beside it.
+  const bool own_scratch = platform_ == Platform::macos && grant.path.parent_path() == "/private/tmp";
+  // A home that lies in one (a test's, a throwaway account's) is still the run's home.
+  if (!in_temp && !in_home && !own_scratch) {
+    for (const char* shared : {"/tmp", "/var/tmp", "/dev/shm", "/private/tmp", "/private/var/tmp"})
+      if (is_within(grant.path, shared))
+        return Error::policy(who + " asked for " + grant.path.string() +
+                             ", in the machine's shared temp dir " + shared +
+                             ", where other programs keep their files and sockets; the run has a temp dir of "
+                             "its own ($TMPDIR)");
   }
+  if (grant.access == Access::write && !in_home && !in_temp && !own_scratch)
+    return Error::policy(who + " asked to write " + grant.path.string() +
+                         ", outside the run's home and temp dir; a plugin may make writable only its "
+                         "harness's own state");
   return px::ok();
 }
 
@@ -301,14 +341,16 @@ Result<Policy> PolicyBuilder::build() {
                             "(e.g. .vscode), which `parallex policy show` lists");
     auto& ro = policy_.read_only_;
     const auto before = ro.size();
-    ro.erase(std::remove_if(ro.begin(), ro.end(), [&](const ReadOnlyPath& r) { return is_within(r.path, u.path); }),
+    ro.erase(std::remove_if(ro.begin(), ro.end(),
+                            [&](const ReadOnlyPath& r) { return is_within(r.path, u.path); }),
              ro.end());
     if (ro.size() == before)
       return Error::invalid(u.origin.describe() + ": " + u.path.string() +
                             " is not a read-only path of this policy, so there is nothing to make writable; "
                             "`parallex policy show` lists them");
-    policy_.weakenings_.push_back("dangerously_writable " + u.path.string() + " (" + u.origin.describe() +
-                                  "): the run may write it, though other programs run or trust what is there");
+    policy_.weakenings_.push_back(
+        "dangerously_writable " + u.path.string() + " (" + u.origin.describe() +
+        "): the run may write it, though other programs run or trust what is there");
   }
   if (auto st = check_brokered(); !st) return st.error();
   // A cache the policy hides, or holding a path it hides, is not shown
@@ -335,7 +377,8 @@ Result<Policy> PolicyBuilder::build() {
   }
   std::sort(policy_.grants_.begin(), policy_.grants_.end(), [](auto& a, auto& b) { return a.path < b.path; });
   std::sort(policy_.denies_.begin(), policy_.denies_.end(), [](auto& a, auto& b) { return a.path < b.path; });
-  std::sort(policy_.read_only_.begin(), policy_.read_only_.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  std::sort(policy_.read_only_.begin(), policy_.read_only_.end(),
+            [](auto& a, auto& b) { return a.path < b.path; });
   return std::move(policy_);
 }
 

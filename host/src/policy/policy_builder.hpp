@@ -19,10 +19,14 @@ class PolicyBuilder {
   PolicyBuilder& user_home(const fs::path& path);
   PolicyBuilder& temp_dir(const fs::path& path);
   PolicyBuilder& harness(std::string name);
+  // Where the policy is enforced (what a plugin may ask for differs a little).
+  PolicyBuilder& platform(Platform platform);
 
   PolicyBuilder& allow(const fs::path& path, Access access, std::string reason, Origin origin);
   // A writable state dir created before the run when missing.
   PolicyBuilder& allow_state_dir(const fs::path& path, std::string reason, Origin origin);
+  // A writable state file, made for the run when missing (plugin ABI 1.5).
+  PolicyBuilder& allow_state_file(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& deny(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& read_only(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& forbid_new_git(bool forbid, Origin origin);
@@ -95,6 +99,7 @@ class PolicyBuilder {
   };
   std::vector<Unprotected> unprotected_;  // applied by build(), after every read-only path is known
   bool have_run_folder_ = false;
+  Platform platform_ = Platform::linux_host;
   bool allow_whole_home_ = false;
   std::optional<Error> error_;
 };

@@ -8,8 +8,10 @@
 #include <sstream>
 
 #include "common/paths.hpp"
+#include "common/shown.hpp"
 #include "policy/broker_yaml.hpp"
 #include "policy/profile_reader.hpp"
+#include "policy/value_checks.hpp"
 
 namespace px::policy {
 
@@ -21,13 +23,18 @@ void check_paths(ProfileReader& r, const YAML::Node& node, const std::vector<Pro
                  const std::string& key) {
   for (const auto& e : entries) {
     const std::string& v = e.value;
-    const bool ok = !v.empty() && (v[0] == '/' || v == "~" || v.rfind("~/", 0) == 0 ||
-                                   v.rfind("{run_folder}", 0) == 0 || v.rfind("{run_home}", 0) == 0 ||
-                                   v.rfind("{temp}", 0) == 0);
+    const bool ok =
+        !v.empty() && (v[0] == '/' || v == "~" || v.rfind("~/", 0) == 0 || v.rfind("{run_folder}", 0) == 0 ||
+                       v.rfind("{run_home}", 0) == 0 || v.rfind("{temp}", 0) == 0);
     if (!ok && !r.error) {
-      r.error = Error::invalid(r.file() + ":" + std::to_string(e.line) + ": " + key + ": the path '" + v +
-                               "' is relative; start it with '/', '~/', {run_folder}, {run_home} or {temp}");
+      r.error =
+          Error::invalid(r.file() + ":" + std::to_string(e.line) + ": " + key + ": the path '" + shown(v) +
+                         "' is relative; start it with '/', '~/', {run_folder}, {run_home} or {temp}");
     }
+    // The same check of a path's text as a plugin's (value_checks.hpp).
+    if (const std::string problem = check_path_text(v); ok && !problem.empty() && !r.error)
+      r.error = Error::invalid(r.file() + ":" + std::to_string(e.line) + ": " + key + ": the path \"" +
+                               shown(v) + "\" " + problem);
   }
   (void)node;
 }
@@ -58,12 +65,14 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
       if (auto s = r.scalar(d, "description")) p.description = *s;
     }
     if (auto fsn = root["filesystem"]) {
-      if (r.keys(fsn, "filesystem", {"read", "write", "read_only", "deny", "forbid_new_git", "dangerously_writable"})) {
+      if (r.keys(fsn, "filesystem",
+                 {"read", "write", "read_only", "deny", "forbid_new_git", "dangerously_writable"})) {
         p.read = r.entries(fsn["read"], "filesystem.read", "path");
         p.write = r.entries(fsn["write"], "filesystem.write", "path");
         p.read_only = r.entries(fsn["read_only"], "filesystem.read_only", "path");
         p.deny = r.entries(fsn["deny"], "filesystem.deny", "path");
-        p.dangerously_writable = r.entries(fsn["dangerously_writable"], "filesystem.dangerously_writable", "path");
+        p.dangerously_writable =
+            r.entries(fsn["dangerously_writable"], "filesystem.dangerously_writable", "path");
         check_paths(r, fsn, p.read, "filesystem.read");
         check_paths(r, fsn, p.write, "filesystem.write");
         check_paths(r, fsn, p.read_only, "filesystem.read_only");
@@ -79,10 +88,14 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
       if (r.keys(net, "network", {"mode", "allow", "ports", "local_servers"})) {
         if (auto m = net["mode"]) {
           auto s = r.scalar(m, "network.mode");
-          if (s == "offline") p.network_mode = NetworkMode::offline;
-          else if (s == "online") p.network_mode = NetworkMode::online;
-          else if (s == "allowlist") p.network_mode = NetworkMode::allowlist;
-          else if (s) r.fail(m, "network.mode", "'" + *s + "' is not a mode; use offline, allowlist or online");
+          if (s == "offline")
+            p.network_mode = NetworkMode::offline;
+          else if (s == "online")
+            p.network_mode = NetworkMode::online;
+          else if (s == "allowlist")
+            p.network_mode = NetworkMode::allowlist;
+          else if (s)
+            r.fail(m, "network.mode", "'" + *s + "' is not a mode; use offline, allowlist or online");
           p.network_mode_line = r.line(m);
         }
         p.hosts = r.entries(net["allow"], "network.allow", "host");
@@ -94,10 +107,11 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
         for (const auto& port : p.ports) {
           int value = 0;
           auto [end, ec] = std::from_chars(port.value.data(), port.value.data() + port.value.size(), value);
-          if ((ec != std::errc() || end != port.value.data() + port.value.size() || value < 1 || value > 65535) &&
+          if ((ec != std::errc() || end != port.value.data() + port.value.size() || value < 1 ||
+               value > 65535) &&
               !r.error)
-            r.error = Error::invalid(name + ":" + std::to_string(port.line) + ": network.ports: '" + port.value +
-                                     "' is not a port between 1 and 65535");
+            r.error = Error::invalid(name + ":" + std::to_string(port.line) + ": network.ports: '" +
+                                     port.value + "' is not a port between 1 and 65535");
         }
         if (auto l = net["local_servers"]) {
           p.local_servers_line = r.line(l);
@@ -107,14 +121,17 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
               int value = 0;
               const std::string port_text = item.IsScalar() ? item.Scalar() : "";
               auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
-              if (ec != std::errc() || end != port_text.data() + port_text.size() || value < 1 || value > 65535) {
-                r.fail(item, "network.local_servers", "'" + port_text + "' is not a port between 1 and 65535");
+              if (ec != std::errc() || end != port_text.data() + port_text.size() || value < 1 ||
+                  value > 65535) {
+                r.fail(item, "network.local_servers",
+                       "'" + port_text + "' is not a port between 1 and 65535");
                 break;
               }
               p.local_server_ports.push_back(static_cast<std::uint16_t>(value));
             }
             if (p.local_server_ports.empty() && !r.error)
-              r.fail(l, "network.local_servers", "an empty list of ports; write false to turn Local servers off");
+              r.fail(l, "network.local_servers",
+                     "an empty list of ports; write false to turn Local servers off");
             p.local_servers = true;
           } else {
             p.local_servers = r.boolean(l, "network.local_servers");

@@ -64,9 +64,10 @@ std::optional<run::RunRecord> load_record(const fs::path& run_dir, Source& sourc
   auto record = run::read_record(run_dir);
   if (!record) {
     source.status = "missing";
-    source.message = record.error().message +
-                     "; the run's command, times and folder are unknown, so its transcripts and commits cannot be "
-                     "matched.";
+    source.message =
+        record.error().message +
+        "; the run's command, times and folder are unknown, so its transcripts and commits cannot be "
+        "matched.";
     return std::nullopt;
   }
   run::close_if_lost(run_dir, record.value());
@@ -210,7 +211,8 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   run["exit_status"] = r.exit_status ? Json(*r.exit_status) : Json(nullptr);
   Json notices = Json::array();
   for (const auto& n : r.notices)
-    if (n.kind != run::NoticeKind::kill_switch && n.kind != run::NoticeKind::timing) notices.push_back(n.text);
+    if (n.kind != run::NoticeKind::kill_switch && n.kind != run::NoticeKind::timing)
+      notices.push_back(n.text);
   run["notices"] = notices;
   run["seal_refusals"] = r.seal_refusals.is_object() ? Json::parse(r.seal_refusals.dump()) : Json(nullptr);
   // Files other programs run later that the run made, moved aside (already redacted in the record).
@@ -218,10 +220,12 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   std::vector<Source> sources{record_source};
   std::vector<std::string> warnings;
   if (have_record && !r.ended_at)
-    warnings.push_back("The run has no end time: it is still going. Sessions and commits up to now are shown.");
+    warnings.push_back(
+        "The run has no end time: it is still going. Sessions and commits up to now are shown.");
   if (have_record && !r.end_known)
-    warnings.push_back("The run's supervisor ended without finishing its record; its end is taken as the last "
-                       "trace it left, and nothing later is counted as its own.");
+    warnings.push_back(
+        "The run's supervisor ended without finishing its record; its end is taken as the last "
+        "trace it left, and nothing later is counted as its own.");
 
   // Transcripts: the sessions of the run's window, from the home the run used,
   // or as they were kept in the record before the agent's home was rewound.
@@ -236,7 +240,10 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
     sources.push_back(
         Source{"transcripts", home_of(req, r).string(), "missing", "No plugins are loaded.", ""});
   } else {
-    SessionQuery sq{home_of(req, r), r.harness, started_ms, ended_ms};
+    fs::path run_folder;
+    if (r.policy.is_object() && r.policy.contains("run_folder") && r.policy["run_folder"].is_string())
+      run_folder = r.policy["run_folder"].get<std::string>();
+    SessionQuery sq{home_of(req, r), run_folder, r.harness, started_ms, ended_ms};
     Sessions found = sessions_in_window(*req.plugins, sq);
     sessions = std::move(found.sessions);
     for (auto& s : found.sources) sources.push_back(std::move(s));

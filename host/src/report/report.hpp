@@ -18,8 +18,8 @@ namespace px::report {
 inline constexpr const char* kSchema = "parallex-report/1";
 
 struct ReportRequest {
-  std::string agent;                 // empty for ad-hoc runs
-  std::filesystem::path runs_dir;    // RUN-ID/run.json below it
+  std::string agent;               // empty for ad-hoc runs
+  std::filesystem::path runs_dir;  // RUN-ID/run.json below it
   // Where an older Parallex kept the same runs' records (under the data folder,
   // before they moved to the state folder): read too, never written.
   std::vector<std::filesystem::path> older_runs_dirs;
@@ -29,7 +29,7 @@ struct ReportRequest {
   std::optional<std::filesystem::path> agent_home;
   std::optional<std::filesystem::path> allowed_signers;  // the agent's keys/allowed_signers
   Selection selection;
-  const plugins::PluginSet* plugins = nullptr;  // null: no transcripts are read
+  const pluginhost::PluginSet* plugins = nullptr;  // null: no transcripts are read
 };
 
 // The request for the runs of the agent stored at `agent_root` (its runs, the

@@ -11,9 +11,11 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kTranscriptLimits =
-    "Only what the harness did through its own tools (files its Read/Write/Edit tools touched, commands its shell "
+    "Only what the harness did through its own tools (files its Read/Write/Edit tools touched, commands its "
+    "shell "
     "tool ran, URLs its fetch tool opened). A command it ran can read or change files and reach the network "
-    "without that showing here. The transcripts are the agent's own files: it could have changed or removed them.";
+    "without that showing here. The transcripts are the agent's own files: it could have changed or removed "
+    "them.";
 
 }  // namespace
 
@@ -23,7 +25,8 @@ Json parse_sessions(const std::string& harness, const std::vector<std::string>& 
   for (const auto& text : emitted) {
     auto parsed = parse_json_input(text);
     if (parsed.is_discarded() || !parsed.is_object()) {
-      warnings.push_back("The " + harness + " plugin returned a session that is not a JSON object; it was skipped.");
+      warnings.push_back("The " + harness +
+                         " plugin returned a session that is not a JSON object; it was skipped.");
       continue;
     }
     Json session{{"harness", harness}};
@@ -34,7 +37,7 @@ Json parse_sessions(const std::string& harness, const std::vector<std::string>& 
   return out;
 }
 
-Sessions sessions_in_window(const plugins::PluginSet& plugins, const SessionQuery& q) {
+Sessions sessions_in_window(const pluginhost::PluginSet& plugins, const SessionQuery& q) {
   Sessions result;
   std::error_code ec;
   const bool home_ok = !q.home.empty() && fs::is_directory(q.home, ec);
@@ -53,7 +56,7 @@ Sessions sessions_in_window(const plugins::PluginSet& plugins, const SessionQuer
       result.sources.push_back(std::move(source));
       continue;
     }
-    auto roots = plugin->transcript_roots(q.home);
+    auto roots = plugin->transcript_roots(q.home, q.run_folder);
     if (!roots) {
       if (!is_harness) continue;
       source.status = "missing";
@@ -66,17 +69,20 @@ Sessions sessions_in_window(const plugins::PluginSet& plugins, const SessionQuer
     for (const auto& root : roots.value()) {
       locations += (locations.empty() ? "" : ", ") + root;
       if (!fs::exists(root, ec)) continue;
-      if (::access(root.c_str(), R_OK) != 0) unreadable.push_back(root);
-      else present.push_back(root);
+      if (::access(root.c_str(), R_OK) != 0)
+        unreadable.push_back(root);
+      else
+        present.push_back(root);
     }
     source.location = locations;
     if (present.empty()) {
       if (!is_harness && unreadable.empty()) continue;
       source.status = "missing";
-      source.message = unreadable.empty()
-                           ? "No transcripts of " + plugin->name() + " under " + q.home.string() + " (" + locations +
-                                 " does not exist): it wrote none there, or they were removed."
-                           : "The transcript folder " + unreadable.front() + " cannot be read; check its permissions.";
+      source.message =
+          unreadable.empty()
+              ? "No transcripts of " + plugin->name() + " under " + q.home.string() + " (" + locations +
+                    " does not exist): it wrote none there, or they were removed."
+              : "The transcript folder " + unreadable.front() + " cannot be read; check its permissions.";
       result.sources.push_back(std::move(source));
       continue;
     }
@@ -91,7 +97,8 @@ Sessions sessions_in_window(const plugins::PluginSet& plugins, const SessionQuer
     for (const auto& dir : unreadable) problems.push_back(dir + ": cannot be read; check its permissions.");
     for (const auto& [path, message] : parsed.value().warnings)
       problems.push_back(path.empty() ? message : path + ": " + message);
-    for (auto& s : parse_sessions(plugin->name(), parsed.value().sessions, problems)) result.sessions.push_back(s);
+    for (auto& s : parse_sessions(plugin->name(), parsed.value().sessions, problems))
+      result.sessions.push_back(s);
     if (!problems.empty()) {
       source.status = "partial";
       for (const auto& p : problems) source.message += (source.message.empty() ? "" : " ") + p;
@@ -100,7 +107,8 @@ Sessions sessions_in_window(const plugins::PluginSet& plugins, const SessionQuer
   }
   if (plugins.find(q.harness) == nullptr && !q.harness.empty() && q.harness != "generic") {
     Source source{"transcripts (" + q.harness + ")", "", "missing",
-                  "No plugin named " + q.harness + " is loaded, so its transcripts cannot be read.", kTranscriptLimits};
+                  "No plugin named " + q.harness + " is loaded, so its transcripts cannot be read.",
+                  kTranscriptLimits};
     result.sources.push_back(std::move(source));
   }
   return result;

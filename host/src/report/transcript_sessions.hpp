@@ -11,8 +11,9 @@
 namespace px::report {
 
 struct SessionQuery {
-  std::filesystem::path home;  // the agent's (or the run's) home
-  std::string harness;         // the run's harness plugin; always listed as a source
+  std::filesystem::path home;        // the agent's (or the run's) home
+  std::filesystem::path run_folder;  // where the run worked (some harnesses keep history there), or empty
+  std::string harness;               // the run's harness plugin; always listed as a source
   std::int64_t since_ms = 0, until_ms = 0;
 };
 
@@ -24,7 +25,7 @@ struct Sessions {
 // Every plugin that reads transcripts is asked for its folders under `home`; the
 // run's own harness is listed even when it left none (as missing), the others
 // only when their folders exist (a run of `bash` may still have started claude).
-Sessions sessions_in_window(const plugins::PluginSet& plugins, const SessionQuery& query);
+Sessions sessions_in_window(const pluginhost::PluginSet& plugins, const SessionQuery& query);
 
 // Parses the JSON objects a plugin emitted; a malformed one becomes a warning.
 Json parse_sessions(const std::string& harness, const std::vector<std::string>& emitted,

@@ -31,7 +31,8 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice
       return Error::invalid("--grant " + text +
                             ": the access after ':' is ro (read) or rw (read and write), not '" +
                             text.substr(colon + 1) + "'");
-    return Error::invalid("--grant " + text + ": " + given.string() + " does not exist; create it or fix the path");
+    return Error::invalid("--grant " + text + ": " + given.string() +
+                          " does not exist; create it or fix the path");
   }
   const fs::path real = fs::canonical(given, ec);
   if (ec) return Error::io("--grant " + text + ": cannot resolve " + given.string(), ec.value());
@@ -47,7 +48,8 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice
         ":rw), or list the home in a profile of your own with "
         "dangerously_allow_home: true");
   if (real != given)
-    notices.push_back({NoticeKind::seal, "granted " + given.string() + " as " + real.string() + " (it is a symlink)"});
+    notices.push_back(
+        {NoticeKind::seal, "granted " + given.string() + " as " + real.string() + " (it is a symlink)"});
   flag.path = real;
   return flag;
 }
@@ -115,7 +117,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   policy::NetworkFlags net{o.online, o.offline, o.allow, std::nullopt, {}, o.publish};
   if (!o.local_servers.empty()) {
     PX_TRY_ASSIGN(auto local, policy::parse_local_servers(o.local_servers == "every" ? "" : o.local_servers,
-                                                         "--local-servers=" + o.local_servers));
+                                                          "--local-servers=" + o.local_servers));
     net.local_servers = local.on;
     net.local_server_ports = local.ports;
   }
@@ -142,15 +144,15 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   }
 
   auto plugins =
-      r.plugins ? r.plugins : std::make_shared<plugins::PluginSet>(plugins::PluginSet::load_default());
+      r.plugins ? r.plugins : std::make_shared<pluginhost::PluginSet>(pluginhost::PluginSet::load_default());
   // An executable copied where its plugins are not would run every harness
   // with no protection of its own, silently: said once per run.
   if (const std::string none = plugins->none_found(); !none.empty())
     notices.push_back({NoticeKind::alert, none});
   const char* path_env = std::getenv("PATH");
-  plugins::CommandLine command = plugins::make_command_line(r.command, path_env ? path_env : "");
+  pluginhost::CommandLine command = pluginhost::make_command_line(r.command, path_env ? path_env : "");
   PX_TRY_ASSIGN(auto choice,
-                plugins::choose_harness(*plugins, o.harness, r.command.empty() ? nullptr : &command));
+                pluginhost::choose_harness(*plugins, o.harness, r.command.empty() ? nullptr : &command));
 
   policy::ComposeInputs in;
   in.platform = r.platform;
@@ -191,10 +193,20 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     const fs::path given = expand_home(w, user_home());
     in.dangerously_writable.push_back(given.is_absolute() ? given : run_folder / given);
   }
-  // Every loaded plugin's project files, whatever the run's harness.
+  // Every loaded plugin's project files, whatever the run's harness. The
+  // harness's own are part of its run; another plugin's failure leaves its
+  // files out of this run, said, and does not stop it.
   for (const auto& plugin : plugins->plugins()) {
-    PX_TRY_ASSIGN(auto files, plugin->project_files());
-    if (!files.files.empty()) in.project_files.push_back(std::move(files));
+    if (plugin->broken() && plugin.get() != choice.plugin) continue;  // said below
+    auto files = plugin->project_files();
+    if (!files && plugin.get() == choice.plugin) return files.error();
+    if (!files) {
+      if (!plugin->broken())
+        notices.push_back(
+            {NoticeKind::alert, files.error().message + " (its project files are left out of this run)"});
+      continue;
+    }
+    if (!files.value().files.empty()) in.project_files.push_back(std::move(files).value());
   }
   if (r.deny_own_state) {
     policy::OwnState own{policy::own_state_roots(), {r.temp_dir, parallex_scratch_dir()}};
@@ -206,7 +218,13 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     in.own_state = std::move(own);
   }
   in.default_credentials = r.default_credentials;
-  PX_TRY_ASSIGN(auto composed, policy::compose(in));
+  std::vector<std::string> left_out;
+  PX_TRY_ASSIGN(auto composed, policy::compose(in, &left_out));
+  for (auto& note : left_out) notices.push_back({NoticeKind::alert, std::move(note)});
+  // What went wrong with a plugin, said by every command that composes a
+  // policy (run, policy show): one that failed to load, crashed or hung.
+  for (const auto& problem : choice.problems) notices.push_back({NoticeKind::alert, problem});
+  for (const auto& problem : plugins->problems()) notices.push_back({NoticeKind::alert, problem});
   PX_TRY(check_profile_files(in.profiles, composed, notices));
   std::vector<std::string> passed = o.env;
   if (r.agent) passed.insert(passed.end(), r.agent->passed_env.begin(), r.agent->passed_env.end());

@@ -25,9 +25,9 @@ struct ComposeRequest {
   RunOptions options;
   std::vector<std::string> command;
   policy::Platform platform = policy::Platform::linux_host;
-  std::filesystem::path temp_dir;               // the run's private temp dir
-  std::optional<policy::AgentInputs> agent;     // agent runs
-  std::shared_ptr<plugins::PluginSet> plugins;  // loaded once by the caller, or loaded here
+  std::filesystem::path temp_dir;                  // the run's private temp dir
+  std::optional<policy::AgentInputs> agent;        // agent runs
+  std::shared_ptr<pluginhost::PluginSet> plugins;  // loaded once by the caller, or loaded here
   // Profiles composed after --profile (a workspace's git paths and variables),
   // and the names of variables they set whose values are secret.
   std::vector<policy::Profile> extra_profiles;
@@ -40,9 +40,9 @@ struct ComposeRequest {
 };
 
 struct ComposedPolicy {
-  std::shared_ptr<plugins::PluginSet> plugins;
-  plugins::HarnessChoice harness;
-  plugins::CommandLine command;
+  std::shared_ptr<pluginhost::PluginSet> plugins;
+  pluginhost::HarnessChoice harness;
+  pluginhost::CommandLine command;
   policy::Policy policy;
   std::vector<Notice> notices;  // e.g. "granted /x as /y (it is a symlink)"
 };

@@ -247,8 +247,13 @@ Result<PreparedRun> prepare_run(RunInputs in) {
     }
     if (seal.level == SealLevel::none) {
       std::vector<policy::DeclaredHomeFiles> declared;
-      for (const auto& plugin : composed.plugins->plugins())
-        if (auto files = plugin->home_files(request.platform)) declared.push_back(std::move(files).value());
+      for (const auto& plugin : composed.plugins->plugins()) {
+        auto files = plugin->home_files(request.platform);
+        if (files)
+          declared.push_back(std::move(files).value());
+        else if (!plugin->broken())
+          plan.notices.push_back({NoticeKind::alert, files.error().message + " (its files are not checked)"});
+      }
       for (const auto& f : agents::command_running_settings(agent->paths.home(), declared))
         plan.notices.push_back(
             {NoticeKind::alert,

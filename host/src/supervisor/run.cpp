@@ -218,8 +218,8 @@ class Run {
     return ok();
   }
 
-  // Harness state dirs missing from an agent's own home (Parallex's state)
-  // are made so the grant can cover them. In the user's own home nothing is
+  // Harness state dirs and files missing from an agent's own home
+  // (Parallex's state) are made so the grant can cover them. In the user's own home nothing is
   // made: the seal shows them empty and keeps what the run wrote.
   Status make_state_dirs() {
     PX_TRY(injected_fault("state-dirs"));
@@ -229,6 +229,18 @@ class Run {
     for (const auto& g : p.grants()) {
       if (!g.create_if_missing || !own_home || !is_within(g.path, p.run_home()) || fs::exists(g.path, ec))
         continue;
+      if (g.state_file) {
+        // An empty file of the harness's, 0600 (the folders above it as create_directories makes them).
+        fs::create_directories(g.path.parent_path(), ec);
+        const int fd =
+            ec ? -1 : ::open(g.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+          return Error::io(
+              "create the harness state file " + g.path.string() + " (" + g.origin.describe() + ")",
+              ec ? ec.value() : errno);
+        ::close(fd);
+        continue;
+      }
       fs::create_directories(g.path, ec);
       if (ec)
         return Error::io("create the harness state dir " + g.path.string() + " (" + g.origin.describe() + ")",

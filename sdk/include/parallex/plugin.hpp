@@ -19,7 +19,14 @@
 //
 // Everything here is header-only and inline: the plugin carries its own copy,
 // and only the C structs of plugin_abi.h cross into the host. Every trampoline
-// catches exceptions, so a throwing plugin becomes an error message, not a crash.
+// catches exceptions, so a throwing plugin becomes an error message, not a
+// crash. (The host calls plugins in a process of their own besides, so even a
+// crash or a hang in a plugin does not take it down: docs/plugins.md.)
+//
+// Beside this header: <parallex/detect.hpp> (detect_program, included here),
+// <parallex/support.hpp> (install dirs, sign-in files, agent runs),
+// <parallex/json.hpp> (writing transcript sessions with nlohmann/json) and
+// <parallex/transcripts.hpp> (a parser bound to a plugin in one line).
 #pragma once
 
 #include <parallex/plugin_abi.h>
@@ -27,9 +34,21 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <parallex/detect.hpp>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+// The SDK's own symbols stay inside each plugin, whatever visibility the
+// plugin is built with: a static that two plugins both defined with default
+// visibility would be one object for both (GNU unique symbols), and one
+// plugin would answer for the other.
+#if defined(__GNUC__)
+#define PX_SDK_LOCAL __attribute__((visibility("hidden")))
+#else
+#define PX_SDK_LOCAL
+#endif
 
 namespace parallex::sdk {
 
@@ -37,25 +56,6 @@ namespace parallex::sdk {
 enum class Platform { Linux = PX_PLATFORM_LINUX, MacOS = PX_PLATFORM_MACOS };
 
 // ---- inputs -----------------------------------------------------------------
-
-struct Command {
-  std::vector<std::string> argv;
-  std::string resolved_path;  // argv[0] found on PATH, or empty
-  std::string resolved_real;  // the same with symlinks resolved, or empty
-
-  static Command from(const px_command& c) {
-    Command out;
-    for (size_t i = 0; i < c.argc; ++i) out.argv.emplace_back(c.argv[i] ? c.argv[i] : "");
-    if (c.resolved_path) out.resolved_path = c.resolved_path;
-    if (c.resolved_real) out.resolved_real = c.resolved_real;
-    return out;
-  }
-};
-
-struct Detection {
-  int confidence = 0;  // 0..100
-  std::string reason;
-};
 
 struct ContributeInput {
   Platform platform = Platform::Linux;
@@ -72,49 +72,115 @@ struct SignInInput {
 };
 
 struct TranscriptInput {
-  std::vector<std::string> paths;
+  std::vector<std::string> paths;  // absolute, files or folders
   std::int64_t since_ms = 0;
   std::int64_t until_ms = 0;
 };
 
+// Where the harness ran, for transcript_roots_in (ABI 1.5).
+struct TranscriptRootsInput {
+  std::string run_home;    // absolute
+  std::string run_folder;  // absolute, or empty when the host does not know it
+};
+
+// ---- the host's log (ABI 1.5) ----------------------------------------------------
+
+enum class LogLevel { debug = PX_LOG_DEBUG, info = PX_LOG_INFO, warn = PX_LOG_WARN };
+
+namespace detail {
+// The host's services, given to this plugin once it is loaded (attach_host).
+PX_SDK_LOCAL inline const px_host*& host_slot() {
+  static const px_host* host = nullptr;
+  return host;
+}
+
+// A string for the C boundary. A NUL inside it would cut it short there
+// without a word (`~/.app\0/../.bashrc` would arrive as `~/.app`): refused
+// instead, as the plugin's error, naming what it was.
+inline const char* c_text(const std::string& s, const char* what) {
+  if (s.find('\0') != std::string::npos)
+    throw std::invalid_argument(std::string(what) + " \"" + s.substr(0, s.find('\0')) +
+                                "\\x00...\" holds a NUL byte, which would cut it short");
+  return s.c_str();
+}
+}  // namespace detail
+
+// A line in the host's log, named after the plugin: debug and info show with
+// `parallex -v`, warn always. Secrets in it are redacted as in every log line.
+// Before the host attached (and outside a host, in tests) it goes nowhere.
+inline void log(LogLevel level, const std::string& message) {
+  const px_host* host = detail::host_slot();
+  if (host && host->log && message.find('\0') == std::string::npos)
+    host->log(host->ctx, static_cast<px_log_level>(level), message.c_str());
+}
+inline void log_debug(const std::string& message) {
+  log(LogLevel::debug, message);
+}
+inline void log_info(const std::string& message) {
+  log(LogLevel::info, message);
+}
+inline void log_warn(const std::string& message) {
+  log(LogLevel::warn, message);
+}
+
 // ---- outputs: thin wrappers over the host's sinks ------------------------------
 
+// Paths are "~/..." (under the home the harness runs with) or absolute,
+// without "..": the host refuses anything else, naming the plugin.
 class Contribution {
  public:
   explicit Contribution(const px_contribute_sink& sink) : sink_(sink) {}
-  void read(const std::string& path, const std::string& reason) {
-    sink_.path(sink_.ctx, PX_ACCESS_READ, path.c_str(), reason.c_str());
-  }
+  // Readable. Inside a writable folder (an agent's whole home is writable)
+  // this does not make a path read-only: read_only() does.
+  void read(const std::string& path, const std::string& reason) { path_(PX_ACCESS_READ, path, reason); }
   void read_write(const std::string& path, const std::string& reason) {
-    sink_.path(sink_.ctx, PX_ACCESS_READ_WRITE, path.c_str(), reason.c_str());
+    path_(PX_ACCESS_READ_WRITE, path, reason);
   }
   // A directory of the harness's own state that the host creates when missing (ABI 1.1).
   void state_dir(const std::string& path, const std::string& reason) {
-    sink_.path(sink_.ctx, PX_ACCESS_STATE_DIR, path.c_str(), reason.c_str());
+    path_(PX_ACCESS_STATE_DIR, path, reason);
+  }
+  // A file of the harness's own state, writable, and not its folder (ABI 1.5).
+  // In an agent's home the host makes it when missing; in the user's own
+  // home a missing one stays missing in the run.
+  void state_file(const std::string& path, const std::string& reason) {
+    path_(PX_ACCESS_STATE_FILE, path, reason);
+  }
+  // Never writable, even inside a writable folder of the harness or an agent's
+  // home (ABI 1.5): a file the harness loads settings or variables from.
+  void read_only(const std::string& path, const std::string& reason) {
+    path_(PX_ACCESS_READ_ONLY, path, reason);
   }
   void executable_dir(const std::string& path, const std::string& reason) {
-    sink_.executable_dir(sink_.ctx, path.c_str(), reason.c_str());
+    sink_.executable_dir(sink_.ctx, detail::c_text(path, "the executable dir"),
+                         detail::c_text(reason, "the reason"));
   }
   void keep_env(const std::string& pattern, const std::string& reason) {
-    sink_.env(sink_.ctx, PX_ENV_KEEP, pattern.c_str(), nullptr, reason.c_str());
+    sink_.env(sink_.ctx, PX_ENV_KEEP, detail::c_text(pattern, "the variable pattern"), nullptr,
+              detail::c_text(reason, "the reason"));
   }
   void strip_env(const std::string& pattern, const std::string& reason) {
-    sink_.env(sink_.ctx, PX_ENV_STRIP, pattern.c_str(), nullptr, reason.c_str());
+    sink_.env(sink_.ctx, PX_ENV_STRIP, detail::c_text(pattern, "the variable pattern"), nullptr,
+              detail::c_text(reason, "the reason"));
   }
   void set_env(const std::string& name, const std::string& value, const std::string& reason) {
-    sink_.env(sink_.ctx, PX_ENV_SET, name.c_str(), value.c_str(), reason.c_str());
+    sink_.env(sink_.ctx, PX_ENV_SET, detail::c_text(name, "the variable"), detail::c_text(value, "the value"),
+              detail::c_text(reason, "the reason"));
   }
   void config_dir(const std::string& variable, const std::string& path, const std::string& reason) {
-    sink_.config_dir(sink_.ctx, variable.c_str(), path.c_str(), reason.c_str());
+    sink_.config_dir(sink_.ctx, detail::c_text(variable, "the variable"),
+                     detail::c_text(path, "the config dir"), detail::c_text(reason, "the reason"));
   }
   void nested_sandbox_env(const std::string& name, const std::string& value, const std::string& reason) {
-    sink_.nested_sandbox(sink_.ctx, PX_NESTED_ENV, name.c_str(), value.c_str(), reason.c_str());
+    sink_.nested_sandbox(sink_.ctx, PX_NESTED_ENV, detail::c_text(name, "the variable"),
+                         detail::c_text(value, "the value"), detail::c_text(reason, "the reason"));
   }
   void nested_sandbox_arg(const std::string& argument, const std::string& reason) {
-    sink_.nested_sandbox(sink_.ctx, PX_NESTED_ARG, "", argument.c_str(), reason.c_str());
+    sink_.nested_sandbox(sink_.ctx, PX_NESTED_ARG, "", detail::c_text(argument, "the argument"),
+                         detail::c_text(reason, "the reason"));
   }
   void suggested_host(const std::string& host, const std::string& reason) {
-    sink_.suggested_host(sink_.ctx, host.c_str(), reason.c_str());
+    sink_.suggested_host(sink_.ctx, detail::c_text(host, "the host"), detail::c_text(reason, "the reason"));
   }
   // A provider key the host brokers (ABI 1.2): the run gets a placeholder in
   // `variable`, and the run's proxy sends the key to `hosts` only (or to the
@@ -123,21 +189,25 @@ class Contribution {
                            const std::string& base_url_variable, const std::string& shape,
                            const std::string& reason) {
     std::vector<const char*> names;
-    for (const auto& h : hosts) names.push_back(h.c_str());
+    for (const auto& h : hosts) names.push_back(detail::c_text(h, "the host"));
     px_credential c{};
     c.struct_size = sizeof c;
-    c.variable = variable.c_str();
+    c.variable = detail::c_text(variable, "the variable");
     c.hosts = names.data();
     c.host_count = names.size();
-    c.base_url_variable = base_url_variable.empty() ? nullptr : base_url_variable.c_str();
-    c.shape = shape.empty() ? nullptr : shape.c_str();
-    c.reason = reason.c_str();
+    c.base_url_variable =
+        base_url_variable.empty() ? nullptr : detail::c_text(base_url_variable, "the base URL variable");
+    c.shape = shape.empty() ? nullptr : detail::c_text(shape, "the shape");
+    c.reason = detail::c_text(reason, "the reason");
     // A host that loads a 1.2 plugin has this callback; one that left it
     // unset brokers nothing, and the plugin must not crash for it.
     if (sink_.credential) sink_.credential(sink_.ctx, &c);
   }
 
  private:
+  void path_(px_access access, const std::string& path, const std::string& reason) {
+    sink_.path(sink_.ctx, access, detail::c_text(path, "the path"), detail::c_text(reason, "the reason"));
+  }
   const px_contribute_sink& sink_;
 };
 
@@ -145,9 +215,12 @@ class SignIn {
  public:
   explicit SignIn(const px_sign_in_sink& sink) : sink_(sink) {}
   void copy_file(const std::string& from, const std::string& to, const std::string& what) {
-    sink_.copy_file(sink_.ctx, from.c_str(), to.c_str(), what.c_str());
+    sink_.copy_file(sink_.ctx, detail::c_text(from, "the file"), detail::c_text(to, "the copy"),
+                    detail::c_text(what, "the description"));
   }
-  void instruction(const std::string& text) { sink_.instruction(sink_.ctx, text.c_str()); }
+  void instruction(const std::string& text) {
+    sink_.instruction(sink_.ctx, detail::c_text(text, "the instruction"));
+  }
 
  private:
   const px_sign_in_sink& sink_;
@@ -159,7 +232,7 @@ class TranscriptOutput {
   // One session as a JSON object (see plugin_abi.h for its fields).
   void session(std::string_view json) { sink_.session(sink_.ctx, json.data(), json.size()); }
   void warning(const std::string& path, const std::string& message) {
-    sink_.warning(sink_.ctx, path.c_str(), message.c_str());
+    sink_.warning(sink_.ctx, detail::c_text(path, "the path"), detail::c_text(message, "the warning"));
   }
 
  private:
@@ -232,106 +305,18 @@ class Plugin {
   // In a run under the user's own home, data lands there and a changed
   // setting is held back until the user applies it.
   virtual std::vector<HomeFile> home_files(Platform) { return {}; }
-  // Override all three to report what the harness did.
+  // Override has_transcripts, parse_transcripts and one of the two roots to
+  // report what the harness did (<parallex/transcripts.hpp> binds a parser
+  // in one line). Roots are absolute folders or files.
   virtual bool has_transcripts() const { return false; }
   virtual void parse_transcripts(const TranscriptInput&, TranscriptOutput&) {}
   virtual std::vector<std::string> transcript_roots(const std::string& /*run_home*/) { return {}; }
+  // Told the run's folder too (ABI 1.5), for a harness that keeps its
+  // history in the project. By default, the roots under the home.
+  virtual std::vector<std::string> transcript_roots_in(const TranscriptRootsInput& where) {
+    return transcript_roots(where.run_home);
+  }
 };
-
-// ---- detection helpers shared by plugins ----------------------------------------
-
-struct ProgramSpec {
-  std::vector<std::string> names;     // executable names, e.g. {"claude"}
-  std::vector<std::string> packages;  // npm packages, e.g. {"@anthropic-ai/claude-code"}
-};
-
-inline std::string_view basename_of(std::string_view path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-// "@openai/codex@0.1" -> "@openai/codex"; "opencode-ai@latest" -> "opencode-ai".
-inline std::string_view strip_package_version(std::string_view spec) {
-  auto at = spec.find('@', spec.size() > 0 && spec[0] == '@' ? 1 : 0);
-  return at == std::string_view::npos ? spec : spec.substr(0, at);
-}
-
-inline bool path_has_package(std::string_view path, const std::string& package) {
-  std::string needle = "/" + package + "/";
-  return std::string(path).find(needle) != std::string::npos;
-}
-
-// Recognises the program itself, a symlink into its npm package, a node/bun/deno
-// wrapper running its script, and npx/bunx/pnpx/`npm exec`/`pnpm dlx`/`yarn dlx`.
-// `env VAR=x` and a leading `--` are looked through.
-inline std::optional<Detection> detect_program(const Command& command, const ProgramSpec& spec) {
-  const auto& argv = command.argv;
-  std::size_t i = 0;
-  auto name_is = [&](std::string_view n) {
-    for (const auto& want : spec.names)
-      if (n == want) return true;
-    return false;
-  };
-  auto package_is = [&](std::string_view p) {
-    for (const auto& want : spec.packages)
-      if (strip_package_version(p) == want) return true;
-    return false;
-  };
-  // Look through `env [-i] [VAR=value]...`.
-  if (i < argv.size() && basename_of(argv[i]) == "env") {
-    ++i;
-    while (i < argv.size() && (argv[i].rfind("-", 0) == 0 || argv[i].find('=') != std::string::npos)) ++i;
-  }
-  if (i >= argv.size()) return std::nullopt;
-  const std::string_view program = basename_of(argv[i]);
-
-  for (const auto& package : spec.packages) {
-    if (i == 0 && path_has_package(command.resolved_real, package))
-      return Detection{95, "`" + argv[i] + "` resolves to " + command.resolved_real + ", inside npm package " + package};
-  }
-  if (name_is(program)) return Detection{90, "the program is `" + std::string(program) + "`"};
-
-  auto first_operand = [&](std::size_t from) -> std::optional<std::size_t> {
-    for (std::size_t j = from; j < argv.size(); ++j) {
-      if (argv[j] == "--") return j + 1 < argv.size() ? std::optional(j + 1) : std::nullopt;
-      if (argv[j].rfind("-", 0) != 0) return j;
-      // Options that take a separate value.
-      if (argv[j] == "-p" || argv[j] == "--package" || argv[j] == "-r" || argv[j] == "--require") ++j;
-    }
-    return std::nullopt;
-  };
-
-  if (program == "node" || program == "nodejs" || program == "bun" || program == "deno") {
-    std::size_t from = i + 1;
-    if (program == "deno" && from < argv.size() && argv[from] == "run") ++from;
-    if (program == "bun" && from < argv.size() && (argv[from] == "run" || argv[from] == "x")) ++from;
-    if (auto script = first_operand(from)) {
-      const std::string& s = argv[*script];
-      for (const auto& package : spec.packages)
-        if (path_has_package(s, package) || package_is(s))
-          return Detection{90, "`" + std::string(program) + "` runs " + s + " from npm package " + package};
-      if (name_is(basename_of(s)))
-        return Detection{80, "`" + std::string(program) + "` runs a script named `" + std::string(basename_of(s)) + "`"};
-    }
-    return std::nullopt;
-  }
-
-  std::size_t from = 0;
-  if (program == "npx" || program == "bunx" || program == "pnpx") {
-    from = i + 1;
-  } else if ((program == "npm" || program == "pnpm" || program == "yarn") && i + 1 < argv.size() &&
-             (argv[i + 1] == "exec" || argv[i + 1] == "dlx" || argv[i + 1] == "x")) {
-    from = i + 2;
-  } else {
-    return std::nullopt;
-  }
-  if (auto operand = first_operand(from)) {
-    const std::string& s = argv[*operand];
-    if (package_is(s) || name_is(s))
-      return Detection{85, "`" + std::string(program) + "` runs package `" + s + "`"};
-  }
-  return std::nullopt;
-}
 
 }  // namespace parallex::sdk
 
@@ -363,15 +348,21 @@ inline ContributeInput to_input(const px_contribute_input& in) {
 }
 
 template <class P>
-struct Trampolines {
+struct PX_SDK_LOCAL Trampolines {
   static P& instance() {
     static P plugin;
     return plugin;
   }
+  // Transcript roots through the base class, where both names are seen.
+  static std::vector<std::string> roots(const TranscriptRootsInput& where) {
+    Plugin& base = instance();
+    return base.transcript_roots_in(where);
+  }
   static int detect(const px_command* command, const px_detect_sink* sink) noexcept {
     return guarded(sink, [&] {
       if (auto found = instance().detect(Command::from(*command)); found && found->confidence > 0)
-        sink->claim(sink->ctx, found->confidence > 100 ? 100 : found->confidence, found->reason.c_str());
+        sink->claim(sink->ctx, found->confidence > 100 ? 100 : found->confidence,
+                    c_text(found->reason, "the reason"));
     });
   }
   static int contribute(const px_contribute_input* input, const px_contribute_sink* sink) noexcept {
@@ -400,13 +391,26 @@ struct Trampolines {
   }
   static int transcript_roots(const char* run_home, const px_path_sink* sink) noexcept {
     return guarded(sink, [&] {
-      for (const auto& root : instance().transcript_roots(run_home ? run_home : ""))
-        sink->path(sink->ctx, root.c_str(), "transcripts");
+      for (const auto& root : roots({run_home ? run_home : "", ""}))
+        sink->path(sink->ctx, c_text(root, "the transcript root"), "transcripts");
+    });
+  }
+  static int transcript_roots_in(const px_transcript_roots_input* input, const px_path_sink* sink) noexcept {
+    return guarded(sink, [&] {
+      TranscriptRootsInput where;
+      // Fields beyond what the host was built with are not read.
+      if (input && input->struct_size >= sizeof(px_transcript_roots_input)) {
+        where.run_home = input->run_home ? input->run_home : "";
+        where.run_folder = input->run_folder ? input->run_folder : "";
+      }
+      for (const auto& root : roots(where))
+        sink->path(sink->ctx, c_text(root, "the transcript root"), "transcripts");
     });
   }
   static int project_files(const px_path_sink* sink) noexcept {
     return guarded(sink, [&] {
-      for (const auto& f : instance().project_files()) sink->path(sink->ctx, f.path.c_str(), f.reason.c_str());
+      for (const auto& f : instance().project_files())
+        sink->path(sink->ctx, c_text(f.path, "the project file"), c_text(f.reason, "the reason"));
     });
   }
   static int home_files(px_platform platform, const px_home_file_sink* sink) noexcept {
@@ -414,19 +418,28 @@ struct Trampolines {
       for (const auto& f : instance().home_files(static_cast<Platform>(platform))) {
         std::vector<px_home_key> keys;
         for (const auto& k : f.keys)
-          keys.push_back({k.pattern.c_str(), static_cast<px_home_kind>(k.kind), k.reason.c_str()});
+          keys.push_back({c_text(k.pattern, "the key"), static_cast<px_home_kind>(k.kind),
+                          c_text(k.reason, "the reason")});
         px_home_file c{};
         c.struct_size = sizeof c;
-        c.path = f.path.c_str();
+        c.path = c_text(f.path, "the home file");
         c.directory = f.directory ? 1 : 0;
         c.kind = static_cast<px_home_kind>(f.kind);
         c.format = static_cast<px_home_format>(f.format);
         c.keys = keys.data();
         c.key_count = keys.size();
-        c.reason = f.reason.c_str();
+        c.reason = c_text(f.reason, "the reason");
         sink->file(sink->ctx, &c);
       }
     });
+  }
+  static void attach_host(const px_host* host) noexcept {
+    host_slot() = host && host->struct_size >= sizeof(px_host) ? host : nullptr;
+  }
+  // Why entry() returned NULL: the constructor's exception, kept for the host.
+  static std::string& entry_error() {
+    static std::string error;
+    return error;
   }
   static const px_plugin* entry(const char* name, const char* version, const char* harness,
                                 const char* description) noexcept {
@@ -448,12 +461,23 @@ struct Trampolines {
         d.transcript_roots = plugin.has_transcripts() ? &Trampolines::transcript_roots : nullptr;
         d.project_files = &Trampolines::project_files;
         d.home_files = &Trampolines::home_files;
+        d.transcript_roots_in = plugin.has_transcripts() ? &Trampolines::transcript_roots_in : nullptr;
+        d.attach_host = &Trampolines::attach_host;
         return d;
       }();
       return &descriptor;
+    } catch (const std::exception& e) {
+      try {
+        entry_error() = std::string("its constructor threw: ") + e.what();
+      } catch (...) {
+      }
     } catch (...) {
-      return nullptr;
+      try {
+        entry_error() = "its constructor threw an exception that is not a std::exception";
+      } catch (...) {
+      }
     }
+    return nullptr;
   }
 };
 
@@ -461,7 +485,10 @@ struct Trampolines {
 
 // Registers `Class` (default-constructible, derived from parallex::sdk::Plugin)
 // as this shared library's plugin. Use once per library.
-#define PARALLEX_PLUGIN(Class, name, version, harness, description)                                    \
-  extern "C" PX_PLUGIN_EXPORT const px_plugin* parallex_plugin_entry(void) {                           \
-    return ::parallex::sdk::detail::Trampolines<Class>::entry(name, version, harness, description);     \
+#define PARALLEX_PLUGIN(Class, name, version, harness, description)                                 \
+  extern "C" PX_PLUGIN_EXPORT const px_plugin* parallex_plugin_entry(void) {                        \
+    return ::parallex::sdk::detail::Trampolines<Class>::entry(name, version, harness, description); \
+  }                                                                                                 \
+  extern "C" PX_PLUGIN_EXPORT const char* parallex_plugin_entry_error(void) {                       \
+    return ::parallex::sdk::detail::Trampolines<Class>::entry_error().c_str();                      \
   }

@@ -32,6 +32,10 @@
  *        (written back after a run) or a setting that runs commands (held
  *        back for the user to apply), down to keys inside JSON and TOML
  *        files. Plugins built for 1.0 to 1.3 still load; they declare none.
+ *   1.5  PX_ACCESS_STATE_FILE and PX_ACCESS_READ_ONLY; transcript_roots_in
+ *        (the roots told the run's folder too); attach_host (the host's log
+ *        sink); parallex_plugin_entry_error (why the entry point returned
+ *        NULL). Plugins built for 1.0 to 1.4 still load.
  * Adding a field at the end of a struct is a minor bump; the host reads a
  * field only when `struct_size` says the plugin has it.
  */
@@ -46,9 +50,13 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 4
+#define PX_PLUGIN_ABI_MINOR 5
 
 #define PX_PLUGIN_ENTRY_SYMBOL "parallex_plugin_entry"
+/* Since 1.5, optional: `const char* parallex_plugin_entry_error(void)`, the
+ * reason the entry point returned NULL (a constructor's exception), which the
+ * host shows. The SDK's PARALLEX_PLUGIN macro defines it. */
+#define PX_PLUGIN_ENTRY_ERROR_SYMBOL "parallex_plugin_entry_error"
 
 #define PX_OK 0
 #define PX_ERROR 1
@@ -65,7 +73,7 @@ typedef enum px_platform { PX_PLATFORM_LINUX = 1, PX_PLATFORM_MACOS = 2 } px_pla
 
 /* The command a run would start, as the host sees it. */
 typedef struct px_command {
-  const char* const* argv;   /* argv[0..argc-1], NUL-terminated strings */
+  const char* const* argv; /* argv[0..argc-1], NUL-terminated strings */
   size_t argc;
   const char* resolved_path; /* absolute path of argv[0] after PATH lookup, or NULL */
   const char* resolved_real; /* the same with symlinks resolved (node wrappers), or NULL */
@@ -85,9 +93,9 @@ typedef struct px_detect_sink {
 
 typedef struct px_contribute_input {
   px_platform platform;
-  const char* user_home;  /* the real user's home */
-  const char* run_home;   /* the $HOME the harness runs with (an agent's home, or user_home) */
-  const char* run_folder; /* absolute */
+  const char* user_home;     /* the real user's home */
+  const char* run_home;      /* the $HOME the harness runs with (an agent's home, or user_home) */
+  const char* run_folder;    /* absolute */
   const px_command* command; /* may be NULL (policy shown for a harness by name) */
 } px_contribute_input;
 
@@ -97,7 +105,16 @@ typedef enum px_access {
   /* Since 1.1: a directory of the harness's own state, read-write; the host
    * creates it (mode 0700) before the run when it is missing, since the seal
    * cannot grant a path that does not exist yet. */
-  PX_ACCESS_STATE_DIR = 3
+  PX_ACCESS_STATE_DIR = 3,
+  /* Since 1.5: a file of the harness's own state, read-write, and only that
+   * file (not its folder). In an agent's home the host makes it (empty,
+   * 0600) when it is missing; in the user's own home a missing one stays
+   * missing in the run (the harness cannot create it there). */
+  PX_ACCESS_STATE_FILE = 4,
+  /* Since 1.5: a file or folder the run may read but never change, even
+   * inside a writable folder of the harness or an agent's home (a dotenv
+   * file the harness loads, say). */
+  PX_ACCESS_READ_ONLY = 5
 } px_access;
 
 typedef enum px_env_action {
@@ -199,6 +216,13 @@ typedef struct px_transcript_sink {
   void (*error)(void* ctx, const char* message);
 } px_transcript_sink;
 
+/* Since 1.5: where to look for transcripts. */
+typedef struct px_transcript_roots_input {
+  uint32_t struct_size;   /* sizeof(px_transcript_roots_input) as the host was built */
+  const char* run_home;   /* the $HOME the harness ran with, absolute */
+  const char* run_folder; /* the folder it ran in, absolute; NULL when unknown */
+} px_transcript_roots_input;
+
 typedef struct px_path_sink {
   void* ctx;
   void (*path)(void* ctx, const char* path, const char* reason);
@@ -257,6 +281,19 @@ typedef struct px_home_file_sink {
   void (*error)(void* ctx, const char* message);
 } px_home_file_sink;
 
+/* ---- the host's services (since 1.5) ------------------------------------ */
+
+typedef enum px_log_level { PX_LOG_DEBUG = 1, PX_LOG_INFO = 2, PX_LOG_WARN = 3 } px_log_level;
+
+typedef struct px_host {
+  uint32_t struct_size; /* sizeof(px_host) as the host was built */
+  void* ctx;
+  /* A line for the host's log (shown with `-v` at debug level, at warn by
+   * default), named after the plugin. The host copies it at once and may
+   * shorten it; secrets in it are redacted as in every log line. */
+  void (*log)(void* ctx, px_log_level level, const char* message);
+} px_host;
+
 /* ---- the plugin --------------------------------------------------------- */
 
 typedef struct px_plugin {
@@ -292,6 +329,14 @@ typedef struct px_plugin {
    * held back in the run's record until the user applies it. In an agent's
    * home they say what to warn about before an unsealed run. May be NULL. */
   int (*home_files)(px_platform platform, const px_home_file_sink* sink);
+  /* Since 1.5 (read only when struct_size covers it). transcript_roots, told
+   * the run's folder too (a harness that keeps its history in the project).
+   * The host prefers it to transcript_roots. Every root is absolute. May be
+   * NULL. */
+  int (*transcript_roots_in)(const px_transcript_roots_input* input, const px_path_sink* sink);
+  /* Since 1.5. Called once, after the entry point, with the host's services;
+   * `host` lives as long as the plugin is loaded. May be NULL. */
+  void (*attach_host)(const px_host* host);
 } px_plugin;
 
 typedef const px_plugin* (*px_plugin_entry_fn)(void);

@@ -190,7 +190,8 @@ std::string first_link(int run_dir, const fs::path& run_folder, const fs::path& 
 // empty fd when it is absent. A link on the way is followed only while it
 // stays inside the run folder (what the run reaches through it is what is
 // protected); one leading out refuses the run. `followed` says a link was.
-Result<UniqueFd> resolve_beneath(int run_dir, const fs::path& run_folder, const fs::path& path, bool& followed) {
+Result<UniqueFd> resolve_beneath(int run_dir, const fs::path& run_folder, const fs::path& path,
+                                 bool& followed) {
   const fs::path rel = path.lexically_relative(run_folder);
   followed = false;
   for (int attempt = 0; attempt < 8; ++attempt) {
@@ -225,7 +226,8 @@ Result<UniqueFd> resolve_beneath(int run_dir, const fs::path& run_folder, const 
                            "elsewhere. Replace the link with the file or folder itself, or remove it");
     return sys_error("open " + path.string() + " beneath the run folder", err);
   }
-  return Error::conflict(path.string() + " kept changing while the seal was set up; the run did not start. Run it "
+  return Error::conflict(path.string() +
+                         " kept changing while the seal was set up; the run did not start. Run it "
                          "again once nothing else renames it");
 }
 
@@ -240,14 +242,17 @@ Status protect_beneath(int run_dir, const fs::path& run_folder, const fs::path& 
   if (::fstat(target.get(), &st) != 0) return sys_error("fstat " + path.string());
   const bool writable = !read_only && S_ISDIR(st.st_mode);
   const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (writable ? 0 : MOUNT_ATTR_RDONLY);
-  PX_TRY_ASSIGN(UniqueFd tree, clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, path.string()));
+  PX_TRY_ASSIGN(UniqueFd tree,
+                clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, path.string()));
   PX_TRY(attach(tree.get(), target.get(), path.string()));
   bool again_followed = false;
   auto again = resolve_beneath(run_dir, run_folder, path, again_followed);
-  if (!again || !again.value() || again_followed != followed || mount_id(again.value().get()) != mount_id(tree.get()))
-    return Error::conflict(path.string() +
-                           " was renamed or replaced by a process outside the run while the seal was set up, so "
-                           "the run did not start (nothing of it ran). Run it again once nothing else changes it");
+  if (!again || !again.value() || again_followed != followed ||
+      mount_id(again.value().get()) != mount_id(tree.get()))
+    return Error::conflict(
+        path.string() +
+        " was renamed or replaced by a process outside the run while the seal was set up, so "
+        "the run did not start (nothing of it ran). Run it again once nothing else changes it");
   return ok();
 }
 
@@ -305,14 +310,17 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
   for (const auto& g : policy.grants()) {
     const fs::path path = normal_absolute(g.path);
     if (is_within(path, "/proc") || is_within(path, "/dev") || path == "/") {
-      plan.notes.push_back({run::NoticeKind::seal, "left out " + path.string() + ": the view makes its own /, /proc and /dev"});
+      plan.notes.push_back({run::NoticeKind::seal,
+                            "left out " + path.string() + ": the view makes its own /, /proc and /dev"});
       continue;
     }
     if (!policy.temp_dir().empty() && is_within(path, policy.temp_dir())) continue;  // mounted at /tmp
     if (!policy.may_read(path)) continue;  // inside a deny: the deny wins
     Wanted& w = grants[path];
     w.writable = w.writable || g.access == policy::Access::write;
-    w.state_dir = w.state_dir || g.create_if_missing;
+    // A missing state file is not made in the user's home (its type is a
+    // file: an empty dir there would break the harness); it stays absent.
+    w.state_dir = w.state_dir || (g.create_if_missing && !g.state_file);
   }
   std::size_t fresh_count = 0;
   for (const auto& [path, wanted] : grants) {
@@ -406,7 +414,8 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
   if (!run_git.empty()) rename_proof.insert(run_git);
   for (const auto& r : policy.read_only()) {
     if (!under_a_bind(r.path)) continue;
-    const bool in_run_folder = !plan.run_folder.empty() && r.path != plan.run_folder && is_within(r.path, plan.run_folder);
+    const bool in_run_folder =
+        !plan.run_folder.empty() && r.path != plan.run_folder && is_within(r.path, plan.run_folder);
     if (in_run_folder) {
       plan.protected_paths.push_back(r.path);
       for (fs::path dir = r.path.parent_path(); dir != plan.run_folder && is_within(dir, plan.run_folder);
@@ -421,7 +430,8 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
     if (r.path.filename() == "hooks" && parent.filename() == ".git") {
       // Only inside a repository: a run folder without one never gets a stray .git.
       struct stat git {};
-      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode)) plan.placeholders.push_back({r.path, true});
+      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode))
+        plan.placeholders.push_back({r.path, true});
     } else if (agent_home && is_within(r.path, policy.run_home())) {
       plan.placeholders.push_back({r.path, false});
     } else if ((!has_repository || git_is_file) && is_within(r.path, run_git)) {
@@ -432,12 +442,14 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
       // the user's tree for it; the supervisor moves aside what the run makes
       // there (supervisor/quarantine.hpp).
     } else {
-      plan.notes.push_back({run::NoticeKind::seal, r.path.string() +
-                           " is read-only in the policy but does not exist, so the run could create it"});
+      plan.notes.push_back(
+          {run::NoticeKind::seal,
+           r.path.string() + " is read-only in the policy but does not exist, so the run could create it"});
     }
   }
   for (const auto& dir : rename_proof)
-    if (std::find(plan.protected_paths.begin(), plan.protected_paths.end(), dir) == plan.protected_paths.end())
+    if (std::find(plan.protected_paths.begin(), plan.protected_paths.end(), dir) ==
+        plan.protected_paths.end())
       plan.rename_proof.push_back(dir);
   const auto by_depth = [](const fs::path& a, const fs::path& b) {
     return depth(a) != depth(b) ? depth(a) < depth(b) : a < b;
@@ -482,14 +494,15 @@ void create_placeholders(ViewPlan& plan) {
       if (ph.directory) {
         made = ::mkdirat(parent.get(), name.c_str(), 0755) == 0 || errno == EEXIST;
       } else {
-        UniqueFd f(::openat(parent.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
-                            0644));
+        UniqueFd f(
+            ::openat(parent.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
         made = f.valid() || errno == EEXIST;
       }
     }
     if (!made)
-      plan.notes.push_back({run::NoticeKind::seal, ph.path.string() + " is read-only in the policy but could not be made (" +
-                           errno_name(errno) + "), so the run could create it"});
+      plan.notes.push_back({run::NoticeKind::seal, ph.path.string() +
+                                                       " is read-only in the policy but could not be made (" +
+                                                       errno_name(errno) + "), so the run could create it"});
   }
   // The backing dirs of fresh binds live in the run's private state, which
   // the caller made 0700; a failure leaves the bind out (the run sees no dir).
@@ -498,8 +511,9 @@ void create_placeholders(ViewPlan& plan) {
     std::error_code ec;
     fs::create_directories(b.host, ec);
     if (ec) {
-      plan.notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() + ": cannot make its empty dir in the run's state (" +
-                           ec.message() + ")"});
+      plan.notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() +
+                                                       ": cannot make its empty dir in the run's state (" +
+                                                       ec.message() + ")"});
       b.host.clear();
     } else {
       ::chmod(b.host.c_str(), 0700);
@@ -600,14 +614,17 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
       UniqueFd dir(sys_openat2(AT_FDCWD, b.host.c_str(), how));
       if (!dir)
-        return Error::conflict("the run folder " + b.host.string() + " cannot be opened without following a link (" +
-                               errno_name(errno) + "): it was replaced or moved while the seal was set up");
-      PX_TRY_ASSIGN(sources[i], clone_tree(dir.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, b.host.string()));
+        return Error::conflict("the run folder " + b.host.string() +
+                               " cannot be opened without following a link (" + errno_name(errno) +
+                               "): it was replaced or moved while the seal was set up");
+      PX_TRY_ASSIGN(sources[i],
+                    clone_tree(dir.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, b.host.string()));
       continue;
     }
     // The last component is not followed: a grant that became a link since
     // the plan was made is left out, never bound where the link points.
-    auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, attrs, b.host.string());
+    auto tree =
+        clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, attrs, b.host.string());
     if (!tree) {
       notes.push_back({run::NoticeKind::seal, "left out " + b.host.string() + ": " + tree.error().message});
       continue;
@@ -709,19 +726,22 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       UniqueFd parent = walker.reach(b.view.parent_path(), Create::dir, err);
       if (parent && ::symlinkat(b.symlink_target.c_str(), parent.get(), b.view.filename().c_str()) != 0 &&
           errno != EEXIST)
-        notes.push_back({run::NoticeKind::seal, "left out the link " + b.view.string() + ": " + errno_name(errno)});
+        notes.push_back(
+            {run::NoticeKind::seal, "left out the link " + b.view.string() + ": " + errno_name(errno)});
       continue;
     }
     if (!sources[i]) continue;
     struct stat st {};
     if (::fstat(sources[i].get(), &st) != 0) return sys_error("fstat the clone of " + b.host.string());
     if (S_ISLNK(st.st_mode)) {
-      notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() + ": it became a link while the seal was set up"});
+      notes.push_back({run::NoticeKind::seal,
+                       "left out " + b.view.string() + ": it became a link while the seal was set up"});
       continue;
     }
     UniqueFd target = walker.reach(b.view, S_ISDIR(st.st_mode) ? Create::dir : Create::file, err);
     if (!target) {
-      notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() + ": its mount point " + errno_name(err)});
+      notes.push_back(
+          {run::NoticeKind::seal, "left out " + b.view.string() + ": its mount point " + errno_name(err)});
       continue;
     }
     PX_TRY(attach(sources[i].get(), target.get(), b.view.string()));
@@ -741,7 +761,8 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       // Parents first, bound onto themselves: a mount point cannot be
       // renamed, removed or replaced (EBUSY). A gitfile `.git` (`gitdir:
       // ...`), a file, is made read-only: it names where git looks.
-      for (const auto& dir : plan.rename_proof) PX_TRY(protect_beneath(run_dir.get(), plan.run_folder, dir, false));
+      for (const auto& dir : plan.rename_proof)
+        PX_TRY(protect_beneath(run_dir.get(), plan.run_folder, dir, false));
       for (const auto& path : plan.protected_paths)
         PX_TRY(protect_beneath(run_dir.get(), plan.run_folder, path, true));
     }
@@ -820,8 +841,9 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       }
     }
     if (!target) {
-      notes.push_back({run::NoticeKind::seal, "the run's " + g.view.string() + " could not be put in place (" +
-                                                  errno_name(err) + "): programs inside see the host's"});
+      notes.push_back({run::NoticeKind::seal, "the run's " + g.view.string() +
+                                                  " could not be put in place (" + errno_name(err) +
+                                                  "): programs inside see the host's"});
     } else {
       PX_TRY_ASSIGN(UniqueFd tree,
                     clone_tree(root.get(), source.c_str(), 0,

@@ -1,8 +1,12 @@
+// Parallex plugin SDK — what a harness plugin needs beyond detection, the
+// same pieces the bundled plugins use: is this an agent run, does argv[0]
+// run the harness itself, where is the harness installed (its executable
+// dirs inside your home), and how a sign-in file is carried into an agent's
+// home.
+//
+// Header-only, C++17's <filesystem>.
 #pragma once
-// Helpers shared by the bundled harness plugins. Detection itself lives in the
-// SDK (parallex::sdk::detect_program); what is here is what the four plugins
-// need beyond it: is this an agent run, does argv[0] run the harness itself,
-// where is the harness installed, and how a parser's result reaches the host.
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,10 +17,7 @@
 #include <system_error>
 #include <vector>
 
-namespace parallex::plugins {
-
-namespace sdk = parallex::sdk;
-namespace fs = std::filesystem;
+namespace parallex::sdk {
 
 inline std::string without_trailing_slashes(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -27,7 +28,7 @@ inline std::string without_trailing_slashes(std::string path) {
 // in a run under the user's own home they would name the default location
 // anyway, and the host makes a config dir writable as a whole, which for
 // ~/.claude or ~/.config is far more than the harness's state.
-inline bool is_agent_run(const sdk::ContributeInput& in) {
+inline bool is_agent_run(const ContributeInput& in) {
   if (in.run_home.empty() || in.user_home.empty()) return false;
   return without_trailing_slashes(in.run_home) != without_trailing_slashes(in.user_home);
 }
@@ -35,15 +36,16 @@ inline bool is_agent_run(const sdk::ContributeInput& in) {
 // Programs that start another program: an argument inserted after their
 // argv[0] would reach them, not the harness.
 inline bool is_launcher(std::string_view program) {
-  for (std::string_view l : {"env", "node", "nodejs", "bun", "deno", "npx", "bunx", "pnpx", "npm", "pnpm",
-                             "yarn", "sudo", "nice", "nohup", "time", "sh", "bash", "zsh"})
+  for (std::string_view l :
+       {"env", "node", "nodejs", "bun", "deno",  "npx",  "bunx", "pnpx",  "npm",  "pnpm", "yarn", "pipx",
+        "uvx", "uv",   "poetry", "pdm", "hatch", "sudo", "nice", "nohup", "time", "sh",   "bash", "zsh"})
     if (program == l) return true;
-  return false;
+  return is_python(program);
 }
 
 // The command reduced to argv[0] and its resolved paths.
-inline sdk::Command head_of(const sdk::Command& command) {
-  sdk::Command head;
+inline Command head_of(const Command& command) {
+  Command head;
   if (!command.argv.empty()) head.argv.push_back(command.argv.front());
   head.resolved_path = command.resolved_path;
   head.resolved_real = command.resolved_real;
@@ -51,15 +53,11 @@ inline sdk::Command head_of(const sdk::Command& command) {
 }
 
 // The absolute script a node/bun/deno launcher runs, or empty.
-inline std::string launched_script(const sdk::Command& command) {
+inline std::string launched_script(const Command& command) {
   const auto& argv = command.argv;
-  std::size_t i = 0;
-  if (i < argv.size() && sdk::basename_of(argv[i]) == "env") {
-    ++i;
-    while (i < argv.size() && (argv[i].rfind('-', 0) == 0 || argv[i].find('=') != std::string::npos)) ++i;
-  }
+  std::size_t i = skip_env(argv);
   if (i >= argv.size()) return {};
-  const std::string_view program = sdk::basename_of(argv[i]);
+  const std::string_view program = basename_of(argv[i]);
   if (program != "node" && program != "nodejs" && program != "bun" && program != "deno") return {};
   for (++i; i < argv.size(); ++i) {
     if (argv[i] == "run" || argv[i] == "x") continue;
@@ -80,7 +78,7 @@ inline std::optional<std::string> package_root(std::string_view path, std::strin
   return std::nullopt;
 }
 
-inline bool lexically_within(const fs::path& path, const fs::path& root) {
+inline bool lexically_within(const std::filesystem::path& path, const std::filesystem::path& root) {
   auto p = path.lexically_normal(), r = root.lexically_normal();
   auto pi = p.begin();
   for (auto ri = r.begin(); ri != r.end(); ++ri, ++pi) {
@@ -90,9 +88,9 @@ inline bool lexically_within(const fs::path& path, const fs::path& root) {
   return true;
 }
 
-inline fs::path canonical_or_self(const fs::path& path) {
+inline std::filesystem::path canonical_or_self(const std::filesystem::path& path) {
   std::error_code ec;
-  fs::path out = fs::weakly_canonical(path, ec);
+  std::filesystem::path out = std::filesystem::weakly_canonical(path, ec);
   return ec ? path.lexically_normal() : out;
 }
 
@@ -110,13 +108,12 @@ struct InstallSpec {
 // The harness's install dirs inside the user's home, found from the resolved
 // argv[0] and the script a node wrapper runs. Outside the home they are
 // system paths, readable anyway; the home itself is never offered.
-inline void contribute_install_dirs(const sdk::ContributeInput& in, const InstallSpec& spec,
-                                    sdk::Contribution& out) {
+inline void contribute_install_dirs(const ContributeInput& in, const InstallSpec& spec, Contribution& out) {
   if (in.user_home.empty() || !in.command) return;
-  const fs::path home = canonical_or_self(in.user_home);
+  const std::filesystem::path home = canonical_or_self(in.user_home);
   std::vector<std::string> seen;
-  auto offer = [&](const fs::path& dir, const std::string& reason) {
-    const fs::path real = canonical_or_self(dir);
+  auto offer = [&](const std::filesystem::path& dir, const std::string& reason) {
+    const std::filesystem::path real = canonical_or_self(dir);
     if (!lexically_within(real, home) || lexically_within(home, real)) return;
     const std::string s = without_trailing_slashes(real.string());
     for (const auto& d : seen)
@@ -124,7 +121,7 @@ inline void contribute_install_dirs(const sdk::ContributeInput& in, const Instal
     seen.push_back(s);
     out.executable_dir(s, reason);
   };
-  const sdk::Command& cmd = *in.command;
+  const Command& cmd = *in.command;
   for (const std::string& candidate : {cmd.resolved_real, cmd.resolved_path, launched_script(cmd)}) {
     if (candidate.empty()) continue;
     for (const auto& package : spec.packages) {
@@ -133,9 +130,9 @@ inline void contribute_install_dirs(const sdk::ContributeInput& in, const Instal
       offer(*root, spec.what + "'s own install (npm package " + package +
                        "), readable and runnable, never writable");
       // Per-platform packages npm put beside it (hoisted, or in a pnpm store).
-      const fs::path scope_dir = fs::path(*root).parent_path();
+      const std::filesystem::path scope_dir = std::filesystem::path(*root).parent_path();
       std::error_code ec;
-      for (const auto& entry : fs::directory_iterator(scope_dir, ec)) {
+      for (const auto& entry : std::filesystem::directory_iterator(scope_dir, ec)) {
         const std::string name = entry.path().filename().string();
         const std::string scoped =
             package.find('/') == std::string::npos ? name : package.substr(0, package.find('/') + 1) + name;
@@ -146,7 +143,7 @@ inline void contribute_install_dirs(const sdk::ContributeInput& in, const Instal
       }
     }
     for (const auto& rel : spec.home_dirs) {
-      const fs::path dir = home / rel;
+      const std::filesystem::path dir = home / rel;
       if (lexically_within(canonical_or_self(candidate), dir))
         offer(dir, spec.what + "'s own install (~/" + rel + "), readable and runnable, never writable");
     }
@@ -159,32 +156,20 @@ inline std::string uid_string() {
   return std::to_string(static_cast<unsigned long>(::getuid()));
 }
 
-inline bool exists(const std::string& path) {
+inline bool path_exists(const std::string& path) {
   std::error_code ec;
-  return fs::exists(path, ec);
+  return std::filesystem::exists(path, ec);
 }
 
 // Asks the host to copy a sign-in file from the user's home into the agent's,
 // or, when the user has none, says how to sign the agent in.
-inline void carry_file(const sdk::SignInInput& in, sdk::SignIn& out, const std::string& relative,
+inline void carry_file(const SignInInput& in, SignIn& out, const std::string& relative,
                        const std::string& what, const std::string& when_missing) {
   const std::string from = without_trailing_slashes(in.user_home) + "/" + relative;
-  if (exists(from))
+  if (path_exists(from))
     out.copy_file(from, without_trailing_slashes(in.agent_home) + "/" + relative, what);
   else
     out.instruction("No " + what + " was found at " + from + ". " + when_missing);
 }
 
-// Hands a transcript parser's result to the host. A session whose strings are
-// not valid UTF-8 is still sent, with the bad bytes replaced, rather than
-// failing the whole parse.
-template <class Result>
-void emit_transcripts(const Result& result, sdk::TranscriptOutput& out) {
-  for (const auto& session : result.sessions) {
-    using Json = std::decay_t<decltype(session)>;
-    out.session(session.dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
-  for (const auto& warning : result.warnings) out.warning(warning.path, warning.message);
-}
-
-}  // namespace parallex::plugins
+}  // namespace parallex::sdk

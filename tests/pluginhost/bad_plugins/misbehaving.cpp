@@ -1,0 +1,60 @@
+// A plugin that fails the way a buggy plugin does, where and how
+// $MISBEHAVE says ("HOW:WHERE"): HOW is crash (a real null-pointer write),
+// abort, hang, exit or throw; WHERE is constructor, detect, contribute,
+// project_files or home_files. It claims commands whose program is
+// `misbehave`, so that it is the harness of a run only when asked to be.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <parallex/plugin.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+void misbehave(const std::string& where) {
+  const char* spec = std::getenv("MISBEHAVE");
+  if (!spec) return;
+  const std::string s = spec;
+  const auto colon = s.find(':');
+  if (colon == std::string::npos || s.substr(colon + 1) != where) return;
+  const std::string how = s.substr(0, colon);
+  if (how == "crash") {
+    // The pointer itself volatile: the compiler cannot see it is null and
+    // turn the write into a trap (SIGILL); this is a real SIGSEGV.
+    int* volatile nowhere = nullptr;
+    *nowhere = 1;
+  }
+  if (how == "abort") std::abort();
+  if (how == "hang")
+    for (;;) ::pause();
+  if (how == "exit") std::_Exit(3);
+  if (how == "throw") throw std::runtime_error(where + " failed on purpose");
+}
+
+class Misbehaving final : public parallex::sdk::Plugin {
+ public:
+  Misbehaving() { misbehave("constructor"); }
+  std::optional<parallex::sdk::Detection> detect(const parallex::sdk::Command& c) override {
+    misbehave("detect");
+    if (!c.argv.empty() && parallex::sdk::basename_of(c.argv[0]) == "misbehave")
+      return parallex::sdk::Detection{95, "the program is misbehave"};
+    return std::nullopt;
+  }
+  void contribute(const parallex::sdk::ContributeInput&, parallex::sdk::Contribution& out) override {
+    misbehave("contribute");
+    out.state_dir("~/.misbehaving", "its state");
+  }
+  std::vector<ProjectFile> project_files() override {
+    misbehave("project_files");
+    return {{".misbehaving.json", "hooks it runs"}};
+  }
+  std::vector<parallex::sdk::HomeFile> home_files(parallex::sdk::Platform) override {
+    misbehave("home_files");
+    return {parallex::sdk::HomeFile::data_dir("~/.misbehaving", "its state")};
+  }
+};
+
+}  // namespace
+
+PARALLEX_PLUGIN(Misbehaving, "misbehaving", "0.1.0", "Misbehaving", "Crashes, aborts or hangs where told")
