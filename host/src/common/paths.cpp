@@ -4,11 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstring>
-
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
+#include <vector>
 
 extern char** environ;
 
@@ -55,7 +56,9 @@ fs::path parallex_runtime_dir() {
   return fs::path("/tmp") / ("parallex-" + std::to_string(getuid()));
 }
 
-fs::path parallex_scratch_dir() { return parallex_runtime_dir() / "scratch"; }
+fs::path parallex_scratch_dir() {
+  return parallex_runtime_dir() / "scratch";
+}
 
 fs::path parallex_executable() {
   std::error_code ec;
@@ -67,7 +70,8 @@ std::map<std::string, std::string> process_environment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string item(*e);
-    if (const auto eq = item.find('='); eq != std::string::npos) env[item.substr(0, eq)] = item.substr(eq + 1);
+    if (const auto eq = item.find('='); eq != std::string::npos)
+      env[item.substr(0, eq)] = item.substr(eq + 1);
   }
   return env;
 }
@@ -113,12 +117,23 @@ fs::path normal_absolute(const fs::path& path) {
 }
 
 bool is_within(const fs::path& path, const fs::path& root) {
-  auto p = path.begin();
-  for (auto r = root.begin(); r != root.end(); ++r, ++p) {
-    if (r->empty()) continue;  // trailing separator
-    if (p == path.end() || *p != *r) return false;
-  }
-  return true;
+  // A `..` anywhere makes the answer no: `<repo>/.parallex/workspaces/../../x`
+  // begins with the folder's parts and names another place, and after a link
+  // `a/link/..` is not even `a`, so no reading of the text says where it
+  // leads. `.` and empty parts (a doubled or trailing separator) say nothing.
+  const auto parts = [](const fs::path& p, bool& up) {
+    std::vector<fs::path> out;
+    for (const auto& part : p) {
+      if (part == "..") up = true;
+      if (!part.empty() && part != ".") out.push_back(part);
+    }
+    return out;
+  };
+  bool up = false;
+  const auto p = parts(path, up);
+  const auto r = parts(root, up);
+  if (up || p.size() < r.size()) return false;
+  return std::equal(r.begin(), r.end(), p.begin());
 }
 
 std::optional<fs::path> find_executable(const std::string& name, const std::string& path_env) {

@@ -38,6 +38,7 @@ fs::path expand_home(const std::string& path, const fs::path& home);
 // Absolute and lexically normal, without touching the filesystem.
 fs::path normal_absolute(const fs::path& path);
 // True when `path` is `root` or lies under it (lexically, on component bounds).
+// Never when either holds a `..`: the text alone cannot say where that leads.
 bool is_within(const fs::path& path, const fs::path& root);
 // The absolute path of the running parallex executable (/proc/self/exe); "parallex" if unknown.
 fs::path parallex_executable();
