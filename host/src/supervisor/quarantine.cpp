@@ -21,7 +21,7 @@
 #include "common/redact.hpp"
 #include "common/tree_copy.hpp"
 #include "common/unique_fd.hpp"
-#include "supervisor/beneath.hpp"
+#include "common/beneath.hpp"
 #include "supervisor/repository_walk.hpp"
 
 namespace px::supervisor {

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "common/unique_fd.hpp"
-#include "supervisor/beneath.hpp"
+#include "common/beneath.hpp"
 
 namespace px::supervisor {
 

@@ -1,16 +1,22 @@
 #include "workspace/workspace.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include "common/beneath.hpp"
 #include "common/clock.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "common/tree_copy.hpp"
+#include "common/unique_fd.hpp"
 #include "workspace/events.hpp"
 #include "workspace/git_util.hpp"
 
@@ -67,13 +73,51 @@ bool exists_nofollow(const fs::path& p) {
   return ::lstat(p.c_str(), &st) == 0;
 }
 
+// Removes `rel` beneath the folder `base` and everything in it, reaching it
+// from a descriptor of `base` without following a link: a link at `rel` is
+// removed itself, never what it names, and a link on the way refuses. What a
+// run could write (a workspace, `.git/worktrees`) is removed this way, so a
+// link it planted cannot turn a removal onto a folder of the user's.
+// Nothing there: done.
+Status remove_beneath(const fs::path& base, const fs::path& rel) {
+  const fs::path shown = base / rel;
+  UniqueFd root(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return errno == ENOENT ? ok() : Error::io("cannot open " + base.string(), errno);
+  UniqueFd parent = open_beneath(root.get(), rel.parent_path(), O_RDONLY | O_DIRECTORY);
+  if (!parent) {
+    const int err = errno;
+    if (err == ENOENT) return ok();
+    if (err == ELOOP || err == EXDEV || err == ENOTDIR)
+      return Error::invalid("cannot remove " + shown.string() + ": " + (base / rel.parent_path()).string() +
+                            " is reached through a symbolic link or is not a folder (something replaced "
+                            "what Parallex made). Nothing was removed; look at it and remove it yourself");
+    return Error::io("cannot open " + (base / rel.parent_path()).string(), err);
+  }
+  const std::string name = rel.filename().string();
+  struct stat st {};
+  if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT ? ok() : Error::io("cannot look at " + shown.string(), errno);
+  if (!remove_entry(parent.get(), name))
+    return Error::io("cannot remove everything in " + shown.string() + " (what is left is still there)",
+                     errno);
+  return ok();
+}
+
+// Parallex makes a workspace at workspaces_dir()/NAME, and git records where
+// (the worktree's `gitdir` file). A record naming any other folder was
+// changed since (a run at the repository's root can write .git/worktrees),
+// and is never taken as where the workspace is.
+bool at_its_place(const fs::path& git_path, const Project& p, const std::string& name) {
+  return normal_absolute(git_path) == normal_absolute(p.workspaces_dir() / name);
+}
+
 // Why a workspace name is taken, or "" when it is free.
 std::string taken_because(git_repository* repo, const Project& p, const std::string& name) {
   git_worktree* wt = nullptr;
   if (git2::git_worktree_lookup(&wt, repo, name.c_str()) == 0) {
     git::Worktree owned(wt);
     const fs::path path = git2::git_worktree_path(wt);
-    if (is_within(path, p.workspaces_dir()))
+    if (at_its_place(path, p, name))
       return "a workspace named '" + name + "' already exists at " + path.string() +
              "; pick another name, or remove it with `parallex workspace rm " + name + "`";
     return "the repository already has a worktree named '" + name + "' (at " + path.string() +
@@ -143,13 +187,12 @@ Result<Base> resolve_base(git_repository* repo, const Project& p, const std::opt
 
 void rollback(git_repository* repo, const Project& p, const std::string& name, bool made_branch,
               bool had_worktrees_dir) {
-  std::error_code ec;
-  fs::remove_all(p.workspaces_dir() / name, ec);
-  if (fs::is_directory(p.common_dir / "worktrees", ec)) {
-    fs::remove_all(p.common_dir / "worktrees" / name, ec);
-    if (!had_worktrees_dir) fs::remove(p.common_dir / "worktrees", ec);  // only when empty
-  }
-  fs::remove(state_file(p, name), ec);
+  (void)remove_beneath(p.root, fs::path(".parallex/workspaces") / name);
+  (void)remove_beneath(p.common_dir, fs::path("worktrees") / name);
+  if (!had_worktrees_dir)
+    if (UniqueFd common(::open(p.common_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)); common)
+      ::unlinkat(common.get(), "worktrees", AT_REMOVEDIR);  // only when empty
+  (void)remove_beneath(p.root, fs::path(".parallex/state") / (name + ".json"));
   if (made_branch) {
     git_reference* ref = nullptr;
     if (git2::git_branch_lookup(&ref, repo, branch_for(name).c_str(), GIT_BRANCH_LOCAL) == 0) {
@@ -157,7 +200,7 @@ void rollback(git_repository* repo, const Project& p, const std::string& name, b
       git2::git_reference_free(ref);
     }
     // Its reflog and the empty parallex/ folders it leaves.
-    fs::remove(p.common_dir / "logs" / "refs" / "heads" / "parallex" / name, ec);
+    (void)remove_beneath(p.common_dir, fs::path("logs/refs/heads/parallex") / name);
   }
   git2::git_error_clear();
 }
@@ -275,7 +318,8 @@ void describe(git_repository* repo, const Project& p, WorkspaceInfo& w) {
     git2::git_error_clear();
   }
   std::error_code ec;
-  w.folder_missing = !fs::exists(w.path / ".git", ec);
+  // A link in its place is no workspace (whatever it names is not looked into).
+  w.folder_missing = !fs::is_directory(fs::symlink_status(w.path, ec)) || !fs::exists(w.path / ".git", ec);
   if (!w.folder_missing) {
     if (auto changes = workspace_changes(w.path)) {
       w.changes = std::move(changes).value();
@@ -296,11 +340,21 @@ Result<WorkspaceInfo> lookup(git_repository* repo, const Project& p, const std::
   WorkspaceInfo w;
   w.name = name;
   w.branch = branch_for(name);
-  w.path = git2::git_worktree_path(wt);
+  const fs::path recorded = git2::git_worktree_path(wt);
+  w.path = p.workspaces_dir() / name;
   w.git_dir = p.common_dir / "worktrees" / name;
-  if (!is_within(w.path, p.workspaces_dir()))
-    return Error::invalid("'" + name + "' is a worktree of your own at " + w.path.string() +
+  if (!at_its_place(recorded, p, name)) {
+    // Beginning with the workspaces folder's path (a `..` after it, another
+    // workspace's name): changed since, not a worktree of the user's.
+    if (recorded.string().rfind(p.workspaces_dir().string(), 0) == 0)
+      return Error::invalid(
+          "git's record of the workspace '" + name + "' (" + (w.git_dir / "gitdir").string() + ") names " +
+          recorded.string() + ", not " + w.path.string() +
+          " where Parallex made it: it was changed since. Parallex acts on neither; look at "
+          "it, then remove the workspace's folder and `git worktree prune` yourself");
+    return Error::invalid("'" + name + "' is a worktree of your own at " + recorded.string() +
                           ", not a Parallex workspace; manage it with `git worktree`");
+  }
   git_buf reason = GIT_BUF_INIT;
   if (git2::git_worktree_is_locked(&reason, wt) > 0) w.locked = reason.ptr ? reason.ptr : "";
   git2::git_buf_dispose(&reason);
@@ -401,6 +455,18 @@ Result<WorkspaceInfo> create_workspace(const Project& p, const NewOptions& o) {
   std::error_code ec;
   fs::create_directories(p.workspaces_dir(), ec);
   if (ec) return Error::io("cannot create " + p.workspaces_dir().string(), ec.value());
+  // Reached without a link: a run at the repository's root may have replaced
+  // .parallex or its workspaces folder with one, and the worktree must not be
+  // made wherever it leads.
+  {
+    UniqueFd root(::open(p.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root || !open_beneath(root.get(), ".parallex/workspaces", O_PATH | O_DIRECTORY))
+      return Error::invalid(
+          p.workspaces_dir().string() +
+          " is reached through a symbolic link or is not a folder (something replaced the "
+          "folder Parallex keeps workspaces in); nothing was made. Look at it, and remove the "
+          "link");
+  }
   const bool had_worktrees_dir = exists_nofollow(p.common_dir / "worktrees");
 
   WorkspaceInfo w;
@@ -510,19 +576,13 @@ Result<Removal> remove_workspace(const Project& p, const std::string& name, bool
     return Error::conflict(message);
   }
 
-  std::error_code ec;
-  fs::remove_all(w.path, ec);
-  if (ec) return Error::io("cannot remove " + w.path.string(), ec.value());
-  git_worktree* wt = nullptr;
-  if (git2::git_worktree_lookup(&wt, repo, name.c_str()) == 0) {
-    git::Worktree owned(wt);
-    git_worktree_prune_options prune = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
-    prune.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED | GIT_WORKTREE_PRUNE_WORKING_TREE;
-    git2::git_worktree_prune(wt, &prune);  // what it leaves is removed below
-  }
-  git2::git_error_clear();
-  fs::remove_all(w.git_dir, ec);
-  if (ec) return Error::io("cannot remove " + w.git_dir.string() + "; run `git worktree prune`", ec.value());
+  // Only the folder Parallex made, and the worktree's own git dir, each by
+  // descriptor: never a path read from git's files (a run can rewrite the
+  // worktree's `gitdir` to name any folder, which git_worktree_prune would
+  // remove) and never through a link planted on the way.
+  PX_TRY(remove_beneath(p.root, fs::path(".parallex/workspaces") / name));
+  if (auto s = remove_beneath(p.common_dir, fs::path("worktrees") / name); !s)
+    return Error{s.error().kind, s.error().message + "; then run `git worktree prune`"};
   git_reference* branch = nullptr;
   if (git2::git_branch_lookup(&branch, repo, w.branch.c_str(), GIT_BRANCH_LOCAL) == 0) {
     git::Ref owned(branch);
@@ -533,7 +593,7 @@ Result<Removal> remove_workspace(const Project& p, const std::string& name, bool
     git2::git_reflog_delete(repo, ("refs/heads/" + w.branch).c_str());
   }
   git2::git_error_clear();
-  fs::remove(state_file(p, name), ec);
+  (void)remove_beneath(p.root, fs::path(".parallex/state") / (name + ".json"));
   Removal removal;
   if (!report.empty()) removal.discarded = report;
   return removal;

@@ -1,4 +1,4 @@
-#include "supervisor/beneath.hpp"
+#include "common/beneath.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace px::supervisor {
+namespace px {
 
 UniqueFd open_beneath(int run_dir, const std::filesystem::path& rel, int flags) {
   open_how how{};
@@ -25,4 +25,4 @@ UniqueFd open_beneath(int run_dir, const std::filesystem::path& rel, int flags) 
   return UniqueFd();
 }
 
-}  // namespace px::supervisor
+}  // namespace px
