@@ -95,8 +95,9 @@ class RepositoryWalk : public ::testing::Test {
   }
 
   // A project: repositories at several depths, one inside another, one in
-  // node_modules (not looked into), a link to a repository (not followed), a
-  // .git file (a worktree's: not a folder), empty folders.
+  // node_modules (looked into like any folder: git runs there too), a link
+  // to a repository (not followed), .git files (a worktree's, a gitfile in a
+  // folder deeper down; found as gitfiles), empty folders.
   void make_tree() {
     for (const char* d :
          {"src/a/b", "src/c", "docs", "vendor/lib/.git/hooks", "vendor/lib/sub/inner/.git",
@@ -104,6 +105,8 @@ class RepositoryWalk : public ::testing::Test {
       fs::create_directories(folder_ / d);
     write_text(folder_ / "src/a/b/main.c", "int main;\n");
     write_text(folder_ / "wt/.git", "gitdir: ../.git/worktrees/wt\n");
+    write_text(folder_ / "src/c/lib/.git", "gitdir: ../../../.cache/gd\n");
+    write_text(folder_ / "src/c/lib/lib.c", "int x;\n");
     fs::create_directory_symlink(folder_ / "elsewhere/r", folder_ / "linked");
   }
   WalkCache load() { return WalkCache::load(caches_, folder_, dir_.get()); }
@@ -117,7 +120,7 @@ class RepositoryWalk : public ::testing::Test {
     for (fs::recursive_directory_iterator it(folder_), end; it != end; ++it) {
       const auto name = it->path().filename();
       if (it->is_symlink() || !it->is_directory()) continue;
-      if (name == ".git" || name == "node_modules") {
+      if (name == ".git") {
         it.disable_recursion_pending();
         continue;
       }
@@ -126,8 +129,9 @@ class RepositoryWalk : public ::testing::Test {
     return n;
   }
 
-  const std::set<std::string> expected_{"elsewhere/r", "third_party/x/y/z/deep", "vendor/lib",
-                                        "vendor/lib/sub/inner"};
+  const std::set<std::string> expected_{"elsewhere/r", "node_modules/pkg", "third_party/x/y/z/deep",
+                                        "vendor/lib", "vendor/lib/sub/inner"};
+  const std::set<std::string> gitfiles_{"src/c/lib", "wt"};
   fs::path root_, folder_, caches_;
   UniqueFd dir_;
 };
@@ -139,6 +143,7 @@ TEST_F(RepositoryWalk, TheCacheFindsWhatAFullWalkFindsReadingNothingUnchanged) {
   WalkCache none;
   const WalkFound full = find_repositories(dir_.get(), kEverything, none);
   EXPECT_EQ(names(full.repositories), expected_);
+  EXPECT_EQ(names(full.gitfiles), gitfiles_);
   EXPECT_EQ(full.read + full.leaves, folder_count());
   EXPECT_GT(full.leaves, 0u) << "no folder was told a leaf by its link count";
   EXPECT_EQ(full.cached, 0u);
@@ -149,6 +154,7 @@ TEST_F(RepositoryWalk, TheCacheFindsWhatAFullWalkFindsReadingNothingUnchanged) {
   EXPECT_EQ(first.size(), 0u);
   const WalkFound warm = walk_and_save(first);
   EXPECT_EQ(names(warm.repositories), expected_);
+  EXPECT_EQ(names(warm.gitfiles), gitfiles_);
   EXPECT_EQ(warm.read + warm.leaves, folder_count());
   ASSERT_TRUE(fs::exists(first.file()));
   EXPECT_EQ(fs::status(first.file()).permissions() & (fs::perms::group_all | fs::perms::others_all),
@@ -159,6 +165,7 @@ TEST_F(RepositoryWalk, TheCacheFindsWhatAFullWalkFindsReadingNothingUnchanged) {
   const auto before = fs::last_write_time(second.file());
   const WalkFound cached = walk_and_save(second);
   EXPECT_EQ(names(cached.repositories), expected_);
+  EXPECT_EQ(names(cached.gitfiles), gitfiles_) << "a gitfile the cache knows of is found without a read";
   EXPECT_EQ(cached.read, 0u);
   EXPECT_EQ(cached.cached + cached.leaves, folder_count());
   EXPECT_EQ(fs::last_write_time(second.file()), before) << "a cache that did not change was written again";
@@ -190,7 +197,8 @@ TEST_F(RepositoryWalk, TheStartsShallowWalkFillsTheCacheForTheEnds) {
   let_change_times_settle();
   WalkCache cache = load();
   const WalkFound start = find_repositories(dir_.get(), {2, 256, false}, cache);
-  EXPECT_EQ(names(start.repositories), (std::set<std::string>{"elsewhere/r", "vendor/lib"}));
+  EXPECT_EQ(names(start.repositories),
+            (std::set<std::string>{"elsewhere/r", "node_modules/pkg", "vendor/lib"}));
   const WalkFound end = walk_and_save(cache);
   EXPECT_EQ(names(end.repositories), expected_);
   EXPECT_EQ(end.cached, start.read);
@@ -217,6 +225,29 @@ TEST_F(RepositoryWalk, ARepositoryMadeDeepInACachedTreeIsFound) {
   EXPECT_EQ(found.read, 5u);
 }
 
+// A gitfile (or a link named .git) made in a folder the cache knows, a leaf
+// or not, is found at the next walk: making it changed the folder. One
+// rewritten in place changes no folder, and is still named each walk (the
+// quarantine judges what it says).
+TEST_F(RepositoryWalk, AGitfileMadeInAKnownFolderIsFound) {
+  make_tree();
+  let_change_times_settle();
+  WalkCache first = load();
+  walk_and_save(first);
+  let_change_times_settle();
+  write_text(folder_ / "docs/.git", "gitdir: ../.cache/gd\n");
+  fs::create_symlink("../elsewhere/r/.git", folder_ / "src/a/.git");
+  WalkCache second = load();
+  const WalkFound found = walk_and_save(second);
+  std::set<std::string> expected = gitfiles_;
+  expected.insert({"docs", "src/a"});
+  EXPECT_EQ(names(found.gitfiles), expected);
+  let_change_times_settle();
+  write_text(folder_ / "docs/.git", "gitdir: /elsewhere\n");
+  WalkCache third = load();
+  EXPECT_EQ(names(walk_and_save(third).gitfiles), expected);
+}
+
 // A folder removed or replaced by a link since the cache was written is
 // not walked into from the cache: its parent changed.
 TEST_F(RepositoryWalk, AFolderReplacedByALinkIsNotFollowed) {
@@ -229,7 +260,8 @@ TEST_F(RepositoryWalk, AFolderReplacedByALinkIsNotFollowed) {
   fs::create_directory_symlink(root_ / "outside/lib", folder_ / "vendor/lib");
   WalkCache second = load();
   const WalkFound found = walk_and_save(second);
-  EXPECT_EQ(names(found.repositories), (std::set<std::string>{"elsewhere/r", "third_party/x/y/z/deep"}));
+  EXPECT_EQ(names(found.repositories),
+            (std::set<std::string>{"elsewhere/r", "node_modules/pkg", "third_party/x/y/z/deep"}));
 }
 
 // The kernel stamps change times from a clock that moves once a tick: an
@@ -278,6 +310,7 @@ TEST_F(RepositoryWalk, TheCacheTrustsOnlyAChangeTimeOlderThanItsReadByTheMargin)
                              static_cast<std::uint64_t>(st.st_ino),
                              ctime,
                              read_ns,
+                             false,
                              false,
                              {}};
   };
@@ -358,6 +391,7 @@ TEST_F(RepositoryWalk, ACacheThatLiesAboutAChangedFolderIsNotTrusted) {
                          static_cast<std::uint64_t>(st.st_ino),
                          ctime - 1'000'000'000,
                          ctime,
+                         false,
                          false,
                          {}});
   ASSERT_TRUE(forged.save());

@@ -36,11 +36,27 @@ namespace px::git2 {
   X(git_error_clear)                \
   X(git_error_last)                 \
   X(git_graph_ahead_behind)         \
+  X(git_index_entrycount)           \
+  X(git_index_free)                 \
+  X(git_index_get_byindex)          \
+  X(git_index_open)                 \
   X(git_libgit2_init)               \
   X(git_libgit2_shutdown)           \
   X(git_object_free)                \
   X(git_object_id)                  \
   X(git_object_peel)                \
+  X(git_odb_add_backend)            \
+  X(git_odb_backend_loose)          \
+  X(git_odb_backend_one_pack)       \
+  X(git_odb_foreach)                \
+  X(git_odb_free)                   \
+  X(git_odb_hash)                   \
+  X(git_odb_new)                    \
+  X(git_odb_object_data)            \
+  X(git_odb_object_free)            \
+  X(git_odb_object_size)            \
+  X(git_odb_object_type)            \
+  X(git_odb_read)                   \
   X(git_oid_fromstr)                \
   X(git_oid_tostr)                  \
   X(git_reference_delete)           \
@@ -87,8 +103,7 @@ namespace px::git2 {
   X(git_worktree_is_locked)         \
   X(git_worktree_list)              \
   X(git_worktree_lookup)            \
-  X(git_worktree_path)              \
-  X(git_worktree_prune)
+  X(git_worktree_path)
 
 struct Api {
 #define PX_GIT2_MEMBER(name) decltype(&::name) name = nullptr;

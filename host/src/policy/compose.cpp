@@ -296,7 +296,9 @@ Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes)
   // harness (an agent run under Codex must not plant Claude Code's hooks).
   PX_TRY(apply_project_files(b, in, ph, notes));
   for (const auto& f : in.git_files)
-    b.read_only(f, "git would run a program it names (a submodule's or worktree's config, hooks, commondir)",
+    b.read_only(f,
+                "git would run a program it names, or act on a folder it names (a submodule's or worktree's "
+                "config, hooks, commondir, gitdir)",
                 Origin::builtin("git"));
   // Parallex's own files in a project (docs/workspaces.md): its config chooses
   // the seal and the network of the project's later workspaced runs, state/

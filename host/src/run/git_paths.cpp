@@ -59,7 +59,7 @@ std::vector<fs::path> existing_git_files(const fs::path& run_folder) {
   if (!fs::is_directory(fs::symlink_status(git, ec))) return out;
   git_dir_files(git, 0, out);
   for (fs::directory_iterator it(git / "worktrees", ec), end; !ec && it != end; it.increment(ec))
-    for (const char* f : {"commondir", "config.worktree"})
+    for (const char* f : {"commondir", "config.worktree", "gitdir"})
       if (exists_no_follow(it->path() / f)) out.push_back(it->path() / f);
   for (const auto& e : gitmodules(run_folder)) {
     if (!e.key.ends_with(".path") || e.value.empty()) continue;

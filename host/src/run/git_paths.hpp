@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 // The existing ones beyond .git/config and .git/hooks: .git's commondir,
 // config.worktree and info/attributes; every submodule git dir's config,
 // hooks, commondir, config.worktree and attributes (modules of modules too);
-// every worktree's commondir and config.worktree; the config and hooks of a
+// every worktree's commondir, config.worktree and gitdir (where the worktree
+// is: `git worktree remove`, `prune` and `repair` act there); the config and hooks of a
 // submodule whose git dir lies in its own folder.
 std::vector<fs::path> existing_git_files(const fs::path& run_folder);
 

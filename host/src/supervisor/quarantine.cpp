@@ -15,13 +15,14 @@
 #include <set>
 #include <string_view>
 
+#include "common/beneath.hpp"
 #include "common/clock.hpp"
 #include "common/git_files.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "common/tree_copy.hpp"
 #include "common/unique_fd.hpp"
-#include "common/beneath.hpp"
+#include "supervisor/git_reads.hpp"
 #include "supervisor/repository_walk.hpp"
 
 namespace px::supervisor {
@@ -124,16 +125,52 @@ std::optional<fs::path> first_link_on_the_way(int run_dir, const fs::path& rel) 
   return std::nullopt;
 }
 
+constexpr std::size_t kMaxInProgressEntries = 4096;  // files of a rebase's state looked at, at most
+constexpr std::size_t kMaxLooseObjects = 100000;     // loose objects a sweep verifies, at most
+constexpr std::uint64_t kMaxObjectBytes = 256u
+                                          << 20;  // bytes of objects (loose and packed) it reads, at most
+const char* const kOutsideFolder = "outside-the-run-folder";  // in quarantine/, what came from outside_
+
+std::int64_t ctime_ns_of(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+}
+
+// A small file read whole (a gitfile, head-name), or nullopt.
+std::optional<std::string> read_small_file(int fd, std::size_t limit) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  bool too_big = false;
+  std::string text = read_small(fd, limit, too_big);
+  if (too_big) return std::nullopt;
+  return text;
+}
+
+// What a gitfile names, as git reads it: "gitdir: " and the path, up to the
+// end of the line (trailing white space and a CR dropped); nullopt for what
+// git would refuse.
+std::optional<std::string> gitfile_target(const std::string& text) {
+  constexpr std::string_view prefix = "gitdir: ";
+  if (text.rfind(prefix, 0) != 0) return std::nullopt;
+  std::string target = text.substr(prefix.size());
+  if (const auto nl = target.find('\n'); nl != std::string::npos) target.resize(nl);
+  while (!target.empty() && (target.back() == '\r' || target.back() == ' ' || target.back() == '\t'))
+    target.pop_back();
+  if (target.empty() || target.find('\0') != std::string::npos) return std::nullopt;
+  return target;
+}
+
+}  // namespace
+
 // The submodules' git dirs in the git dir `rel`: modules are named by their
 // path, which may hold '/', so a folder with a HEAD is a git dir and any
 // other is a step of a name.
-std::vector<fs::path> module_git_dirs(int run_dir, const fs::path& rel) {
+std::vector<fs::path> Quarantine::module_git_dirs(const fs::path& rel) const {
   std::vector<fs::path> out;
   std::vector<std::pair<fs::path, int>> pending{{rel / "modules", 0}};
   while (!pending.empty()) {
     auto [dir, steps] = pending.back();
     pending.pop_back();
-    UniqueFd fd = open_beneath(run_dir, dir, O_RDONLY | O_DIRECTORY);
+    UniqueFd fd = open_at(dir, O_RDONLY | O_DIRECTORY);
     if (!fd || steps > 8) continue;
     for (const auto& name : names_in(fd.get())) {
       struct stat st {};
@@ -145,6 +182,8 @@ std::vector<fs::path> module_git_dirs(int run_dir, const fs::path& rel) {
   }
   return out;
 }
+
+namespace {
 
 // Repositories inside the run folder other than its own (a clone in
 // vendor/x), found by the walk of repository_walk.hpp. At the start
@@ -228,7 +267,12 @@ std::string describe(const Quarantined& q, const fs::path& run_folder) {
     return "not looked into for repositories the run made " + q.when + ": " + q.contents + " (" + q.why +
            "). A repository the run made there was not checked: git would run its hooks and config as you. "
            "Look before you run git in them";
-  const std::string rel = q.path.lexically_relative(run_folder).string();
+  if (q.kind == "unverified")
+    return "not verified " + q.when + ": " + q.contents + " the run wrote in " + q.path.string() + " (" +
+           q.why + "). Check them before you check out a branch: `git fsck` reads every object through";
+  // Outside the run folder (a workspace's git dir in the main repository): the whole path.
+  const std::string rel =
+      is_within(q.path, run_folder) ? q.path.lexically_relative(run_folder).string() : q.path.string();
   if (q.moved_to.empty() && q.error.empty()) return rel + " (" + q.why + ") " + q.when + ": " + q.restored;
   if (!q.error.empty())
     return "could not move aside " + rel + " (" + q.why + "): " + q.error +
@@ -279,15 +323,64 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
   // this run's walks, and save() replaces a file that is not the one read.
   walk_cache_ = WalkCache::load(parallex_state_dir() / "walk", run_folder_, run_dir_);
   nested_ = find_repositories(run_dir_, kStartWalk, walk_cache_).repositories;
+  find_outside(policy);
   remember_git();
 }
 
 Quarantine::~Quarantine() {
   if (run_dir_ >= 0) ::close(run_dir_);
+  for (const auto& o : outside_)
+    if (o.fd >= 0) ::close(o.fd);
 }
 
-void Quarantine::remember(const fs::path& rel) {
-  UniqueFd parent = open_beneath(run_dir_, rel.parent_path(), O_PATH | O_DIRECTORY);
+void Quarantine::find_outside(const policy::Policy& policy) {
+  // The run folder opened without a link from "/" (above): its path is the
+  // one the kernel resolves, what a gitfile's relative path climbs out of.
+  const auto add = [&](const fs::path& path) {
+    // Only a folder the run may write: what it cannot write is as the user left it.
+    if (!policy.explain_write(path / "x").allowed) return false;
+    UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0) return false;
+    outside_.push_back({path, fd.release(), st.st_dev, st.st_ino});
+    return true;
+  };
+  struct stat st {};
+  UniqueFd git = open_beneath(run_dir_, ".git", O_RDONLY | O_NONBLOCK);
+  if (git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    objects_ = ".git/objects";
+    return;
+  }
+  // A gitfile: a workspace's names <repo>/.git/worktrees/NAME, where the
+  // run writes its HEAD and index (and, with submodules, their git dirs), and
+  // whose commondir names the main repository, whose objects it writes. The
+  // gitfile is read-only in the run.
+  const auto text = git ? read_small_file(git.get(), 4096) : std::nullopt;
+  const auto target = text ? gitfile_target(*text) : std::nullopt;
+  if (!target) return;
+  const fs::path git_dir = (run_folder_ / *target).lexically_normal();
+  if (is_within(git_dir, run_folder_) || !add(git_dir)) return;
+  own_git_dir_ = git_dir;
+  UniqueFd commondir = open_at(git_dir / "commondir", O_RDONLY);
+  std::string common = commondir ? read_small_file(commondir.get(), 4096).value_or("") : "";
+  while (!common.empty() && (common.back() == '\n' || common.back() == '\r')) common.pop_back();
+  const fs::path objects = (common.empty() ? git_dir : (git_dir / common).lexically_normal()) / "objects";
+  if (add(objects)) objects_ = objects;
+}
+
+UniqueFd Quarantine::open_at(const fs::path& key, int flags) const {
+  if (!key.is_absolute()) return open_beneath(run_dir_, key, flags);
+  for (const auto& o : outside_)
+    if (o.fd >= 0 && is_within(key, o.path)) return open_beneath(o.fd, key.lexically_relative(o.path), flags);
+  return UniqueFd();
+}
+
+fs::path Quarantine::shown(const fs::path& key) const {
+  return key.is_absolute() ? key : run_folder_ / key;
+}
+
+void Quarantine::remember(const fs::path& rel, bool keep_original) {
+  UniqueFd parent = open_at(rel.parent_path(), O_PATH | O_DIRECTORY);
   struct stat st {};
   Identity id;
   if (parent && ::fstatat(parent.get(), rel.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -301,7 +394,7 @@ void Quarantine::remember(const fs::path& rel) {
   git_start_[rel] = id;
   // A small file's content, to put back if the run changes it (only files a
   // run may write: those of a nested repository, which are not read-only).
-  if (id.exists && S_ISREG(st.st_mode) && st.st_size <= kMaxKeptOriginal) {
+  if (keep_original && id.exists && S_ISREG(st.st_mode) && st.st_size <= kMaxKeptOriginal) {
     UniqueFd fd(::openat(parent.get(), rel.filename().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     bool too_big = false;
     if (fd) git_originals_[rel] = {read_small(fd.get(), kMaxKeptOriginal, too_big), st.st_mode & 07777};
@@ -312,7 +405,7 @@ void Quarantine::remember(const fs::path& rel) {
 std::string Quarantine::put_back(const fs::path& rel) {
   const auto it = git_originals_.find(rel);
   if (it == git_originals_.end()) return "";
-  UniqueFd dir = open_beneath(run_dir_, rel.parent_path(), O_RDONLY | O_DIRECTORY);
+  UniqueFd dir = open_at(rel.parent_path(), O_RDONLY | O_DIRECTORY);
   UniqueFd fd(dir ? ::openat(dir.get(), rel.filename().c_str(),
                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, it->second.mode)
                   : -1);
@@ -327,7 +420,7 @@ std::string Quarantine::put_back(const fs::path& rel) {
 bool Quarantine::unchanged(const fs::path& rel) const {
   const auto it = git_start_.find(rel);
   if (it != git_start_.end() && !it->second.exists) return false;
-  UniqueFd parent = open_beneath(run_dir_, rel.parent_path(), O_PATH | O_DIRECTORY);
+  UniqueFd parent = open_at(rel.parent_path(), O_PATH | O_DIRECTORY);
   struct stat st {};
   if (!parent || ::fstatat(parent.get(), rel.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
   // Not looked at when the run started (a repository found only at its end):
@@ -348,14 +441,32 @@ bool Quarantine::unchanged(const fs::path& rel) const {
 
 void Quarantine::remember_git_dir(const fs::path& rel, int depth) {
   for (const char* f : {"config", "config.worktree", "commondir", "info/attributes"}) remember(rel / f);
-  if (UniqueFd hooks = open_beneath(run_dir_, rel / "hooks", O_RDONLY | O_DIRECTORY))
+  if (UniqueFd hooks = open_at(rel / "hooks", O_RDONLY | O_DIRECTORY))
     for (const auto& name : names_in(hooks.get())) remember(rel / "hooks" / name);
+  remember_in_progress(rel);
   if (depth >= kMaxGitDepth) return;
-  for (const auto& module : module_git_dirs(run_dir_, rel)) remember_git_dir(module, depth + 1);
+  for (const auto& module : module_git_dirs(rel)) remember_git_dir(module, depth + 1);
+}
+
+// A rebase, cherry-pick or revert in progress when the run starts (the user
+// may ask an agent to resolve its conflicts): as it was, it is left.
+void Quarantine::remember_in_progress(const fs::path& git_dir) {
+  for (const char* name : {"rebase-merge", "rebase-apply", "sequencer"}) {
+    const fs::path rel = git_dir / name;
+    remember(rel, false);
+    if (UniqueFd dir = open_at(rel, O_RDONLY | O_DIRECTORY)) {
+      const auto names = names_in(dir.get());
+      for (std::size_t i = 0; i < names.size() && i < kMaxInProgressEntries; ++i)
+        remember(rel / names[i], false);
+    }
+  }
 }
 
 void Quarantine::remember_git() {
   struct stat st {};
+  // A workspace's own git dir, outside the run folder: its rebase state and
+  // its submodules' git dirs.
+  if (!own_git_dir_.empty()) remember_git_dir(own_git_dir_, 0);
   for (const auto& path : nested_) {
     UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
     if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode)) remember_git_dir(path / ".git", 1);
@@ -365,8 +476,11 @@ void Quarantine::remember_git() {
   if (!had_git_dir_) return;
   remember_git_dir(".git", 0);
   if (UniqueFd worktrees = open_beneath(run_dir_, ".git/worktrees", O_RDONLY | O_DIRECTORY))
-    for (const auto& w : names_in(worktrees.get()))
-      for (const char* f : {"commondir", "config.worktree"}) remember(fs::path(".git/worktrees") / w / f);
+    for (const auto& w : names_in(worktrees.get())) {
+      const fs::path dir = fs::path(".git/worktrees") / w;
+      for (const char* f : {"commondir", "config.worktree", "gitdir"}) remember(dir / f);
+      remember_in_progress(dir);
+    }
   // Submodules whose git dir lies in their own folder (the old layout) are
   // nested repositories at the paths .gitmodules names.
   if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY)) {
@@ -405,18 +519,20 @@ std::optional<Quarantined> Quarantine::move_aside(int parent, const std::string&
                                                   const std::string& why, const std::string& when,
                                                   bool may_copy) {
   Quarantined q;
-  q.path = run_folder_ / rel;
+  q.path = shown(rel);
   q.why = why;
   q.when = when;
   q.at = iso_utc_now();
   struct stat st {};
   if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
   q.kind = S_ISDIR(st.st_mode) ? "folder" : S_ISLNK(st.st_mode) ? "link" : "file";
-  // Under the record folder, by the path it had; a second one gets a suffix.
-  fs::path dest = record_dir_ / "quarantine" / rel;
+  // Under the record folder, by the path it had (from outside the run
+  // folder, by its whole path); a second one gets a suffix.
+  const fs::path under = rel.is_absolute() ? fs::path(kOutsideFolder) / rel.relative_path() : rel;
+  fs::path dest = record_dir_ / "quarantine" / under;
   std::error_code ec;
   for (int n = 2; fs::exists(fs::symlink_status(dest, ec)) && n < 1000; ++n)
-    dest = record_dir_ / "quarantine" / (rel.string() + "." + std::to_string(n));
+    dest = record_dir_ / "quarantine" / (under.string() + "." + std::to_string(n));
   fs::create_directories(dest.parent_path(), ec);
   for (fs::path d = dest.parent_path(); is_within(d, record_dir_) && d != record_dir_; d = d.parent_path())
     ::chmod(d.c_str(), 0700);
@@ -532,7 +648,7 @@ void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_u
                                 const std::string& kind, const std::string& when, bool may_copy,
                                 std::vector<Quarantined>& out) {
   if (unchanged(rel)) return;
-  UniqueFd parent = open_beneath(run_dir_, rel.parent_path(), O_PATH | O_DIRECTORY);
+  UniqueFd parent = open_at(rel.parent_path(), O_PATH | O_DIRECTORY);
   if (!parent) return;
   const std::string name = rel.filename().string();
   struct stat st {};
@@ -547,24 +663,35 @@ void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_u
   } else if (kind == "commondir") {
     why = why_if_unsafe;
   } else {
-    UniqueFd fd(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd || !S_ISREG(st.st_mode)) {
+    // Never opened unless a plain file: opening a FIFO the run left would
+    // wait for a writer that never comes.
+    UniqueFd fd(S_ISREG(st.st_mode)
+                    ? ::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                    : -1);
+    if (!fd) {
       why = "not a file git can read safely (" + why_if_unsafe + ")";
     } else {
       bool too_big = false;
       const std::string text = read_small(fd.get(), kMaxCheckedFile, too_big);
       std::vector<std::string> found;
-      if (too_big)
+      std::string t = text;
+      while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == '/')) t.pop_back();
+      if (too_big) {
         found.push_back("too large to check");
-      else if (kind == "config")
+      } else if (kind == "config") {
         found = unsafe_git_config(text);
-      else if (kind == "attributes")
+      } else if (kind == "attributes") {
         found = unsafe_git_attributes(text);
-      else if (kind == "worktree-commondir") {
-        std::string t = text;
-        while (!t.empty() && (t.back() == '\n' || t.back() == '/')) t.pop_back();
+      } else if (kind == "worktree-commondir") {
         if (t != "../..")
           found.push_back("it names " + first_lines(t, 1, 200) + ", not the repository's own git dir");
+      } else if (kind == "worktree-gitdir") {
+        // Where the worktree is: `git worktree remove`, `prune` and `repair`
+        // act there. One the run made lies in the run folder.
+        fs::path named(t);
+        if (named.is_relative()) named = (shown(rel.parent_path()) / named).lexically_normal();
+        if (t.empty() || !is_within(named, run_folder_))
+          found.push_back("it names " + first_lines(t, 1, 200) + ", a folder outside the run folder");
       }
       if (found.empty()) return;
       std::string list;
@@ -581,70 +708,391 @@ void Quarantine::check_git_file(const fs::path& rel, const std::string& why_if_u
 
 void Quarantine::check_git_dir(const fs::path& rel, const std::string& what, const std::string& when,
                                bool may_copy, std::vector<Quarantined>& out, int depth) {
+  // Once a sweep: a git dir is reached from its repository, a gitfile, a
+  // gitlink, a worktree's commondir.
+  if (!checked_.insert(rel.lexically_normal()).second || !open_at(rel, O_PATH | O_DIRECTORY)) return;
   check_git_file(rel / "config", what + "'s config names a program git would run", "config", when, may_copy,
                  out);
   check_git_file(rel / "config.worktree", what + "'s worktree config names a program git would run", "config",
                  when, may_copy, out);
-  check_git_file(rel / "commondir",
-                 what + " got a commondir: git would take its config and hooks from the git dir it names",
-                 "commondir", when, may_copy, out);
+  // A worktree's git dir (<git dir>/worktrees/NAME) names the repository's
+  // own with "../.." (git worktree add writes it) and where the worktree is.
+  const bool worktree = rel.parent_path().filename() == "worktrees";
+  if (worktree) {
+    check_git_file(rel / "commondir", what + "'s commondir", "worktree-commondir", when, may_copy, out);
+    check_git_file(rel / "gitdir", what + "'s gitdir (where its worktree is)", "worktree-gitdir", when,
+                   may_copy, out);
+  } else {
+    check_git_file(rel / "commondir",
+                   what + " got a commondir: git would take its config and hooks from the git dir it names",
+                   "commondir", when, may_copy, out);
+  }
   check_git_file(rel / "info/attributes", what + "'s attributes select a driver git runs", "attributes", when,
                  may_copy, out);
-  if (UniqueFd hooks = open_beneath(run_dir_, rel / "hooks", O_RDONLY | O_DIRECTORY))
+  if (UniqueFd hooks = open_at(rel / "hooks", O_RDONLY | O_DIRECTORY))
     for (const auto& name : names_in(hooks.get()))
       check_git_file(rel / "hooks" / name, "a hook git runs as you, in " + what, "hook", when, may_copy, out);
+  check_in_progress(rel, what, when, may_copy, out);
   if (depth >= kMaxGitDepth) return;
-  for (const auto& module : module_git_dirs(run_dir_, rel))
-    check_git_dir(module, "the submodule git dir " + module.string(), when, may_copy, out, depth + 1);
+  // The repository a worktree's git dir belongs to: git takes its config and
+  // hooks from there (a planted `x/worktrees/y` would name `x`).
+  if (worktree && open_at(rel / "commondir", O_PATH))
+    check_git_dir(rel.parent_path().parent_path(), "the repository of " + what, when, may_copy, out,
+                  depth + 1);
+  for (const auto& module : module_git_dirs(rel))
+    check_git_dir(module, "the submodule git dir " + shown(module).string(), when, may_copy, out, depth + 1);
+  if (UniqueFd worktrees = open_at(rel / "worktrees", O_RDONLY | O_DIRECTORY))
+    for (const auto& w : names_in(worktrees.get()))
+      check_git_dir(rel / "worktrees" / w, "the worktree " + w + "'s git dir", when, may_copy, out,
+                    depth + 1);
 }
 
+// A rebase, cherry-pick or revert the run started or changed, in the git dir
+// `git_dir`: its todo list can name commands (`exec make`), which the user's
+// `git rebase --continue` (`cherry-pick --continue`) would run as them. The
+// folder is moved aside whole. The branch being rebased is untouched (git
+// moves it when a rebase ends), so nothing of the user's is lost; HEAD stays
+// detached where the rebase stopped.
+void Quarantine::check_in_progress(const fs::path& git_dir, const std::string& what, const std::string& when,
+                                   bool may_copy, std::vector<Quarantined>& out) {
+  UniqueFd parent = open_at(git_dir, O_PATH | O_DIRECTORY);
+  if (!parent) return;
+  for (const char* name : {"rebase-merge", "rebase-apply", "sequencer"}) {
+    const fs::path rel = git_dir / name;
+    struct stat st {};
+    if (::fstatat(parent.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    bool changed = !unchanged(rel);
+    std::string branch;
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd dir(::openat(parent.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      const auto names = dir ? names_in(dir.get()) : std::vector<std::string>{};
+      // What cannot be looked through is not trusted.
+      if (!dir || names.size() > kMaxInProgressEntries) changed = true;
+      for (std::size_t i = 0; !changed && i < names.size(); ++i) changed = !unchanged(rel / names[i]);
+      if (changed && dir) {
+        UniqueFd head(::openat(dir.get(), "head-name", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        std::string text = head ? read_small_file(head.get(), 1024).value_or("") : "";
+        while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+        if (text.rfind("refs/heads/", 0) == 0) branch = first_lines(text.substr(11), 1, 200);
+      }
+    }
+    if (!changed) continue;
+    std::string why =
+        std::string(name) == "sequencer"
+            ? "a cherry-pick or revert in progress that the run started or changed, in " + what +
+                  ": `git cherry-pick --continue` (or `git revert --continue`) would run the commands its "
+                  "list "
+                  "names (exec) as you"
+            : "a rebase in progress that the run started or changed, in " + what +
+                  ": `git rebase --continue` would run the commands its todo list names (exec) as you";
+    if (!branch.empty())
+      why += "; the branch " + branch +
+             " is as it was before the rebase (git moves it only when a rebase ends): `git checkout " +
+             branch + "` leaves the detached HEAD where the rebase stopped";
+    if (auto q = move_aside(parent.get(), name, rel, why, when, may_copy)) out.push_back(std::move(*q));
+  }
+}
+
+// The git dir a gitfile (or a link named .git) in the folder `dir` names, as
+// a key: in the run folder, reached without a link, or in a git dir of the
+// run's outside it (a workspace's); nullopt when it lies anywhere else, is
+// reached through a link, or is no folder. A relative path is resolved from
+// `dir` as git does, by the kernel, beneath the run folder; one that climbs
+// out of it (a workspace's submodule names <repo>/.git/worktrees/NAME/modules/
+// lib) may only climb, then descend: a link after a step down would make a
+// later `..` lead elsewhere than the text says.
+std::optional<fs::path> Quarantine::git_dir_named(const fs::path& dir, const std::string& target) const {
+  const fs::path t(target);
+  bool down = false, up_after_down = false, up = false;
+  for (const auto& part : t.relative_path()) {
+    if (part == "..") {
+      up = true;
+      up_after_down = up_after_down || down;
+    } else if (!part.empty() && part != ".") {
+      down = true;
+    }
+  }
+  fs::path abs;
+  if (t.is_relative()) {
+    if (open_beneath(run_dir_, dir / t, O_PATH | O_DIRECTORY)) {
+      const fs::path rel = (dir / t).lexically_normal();
+      if (rel.empty() || rel == ".") return std::nullopt;  // the run folder itself is no git dir of it
+      return rel;
+    }
+    if (up_after_down) return std::nullopt;
+    abs = (run_folder_ / dir / t).lexically_normal();
+  } else {
+    if (up) return std::nullopt;
+    abs = t.lexically_normal();
+  }
+  if (is_within(abs, run_folder_)) {
+    const fs::path rel = abs.lexically_relative(run_folder_);
+    if (rel.empty() || rel == "." || !open_beneath(run_dir_, rel, O_PATH | O_DIRECTORY)) return std::nullopt;
+    return rel;
+  }
+  for (const auto& o : outside_)
+    if (is_within(abs, o.path) && open_at(abs, O_PATH | O_DIRECTORY)) return abs;
+  return std::nullopt;
+}
+
+// The `.git` of the folder `dir` ("" the run folder itself), found by the
+// walk or named by a gitlink of the index. A folder is a nested repository's
+// git dir. A gitfile (`gitdir: PATH`) or a link is what git follows to the
+// git dir whose config and hooks it then uses: one the run made or rewrote
+// that names a git dir outside the run folder, or one that cannot be read, is
+// moved aside; the git dir it names is checked like any, and when that held
+// what would run a program, the gitfile the run made goes with it.
+void Quarantine::check_dot_git(const fs::path& dir, const std::string& when, bool may_copy,
+                               std::vector<Quarantined>& out) {
+  const fs::path rel = dir / ".git";
+  UniqueFd parent = open_beneath(run_dir_, dir, O_PATH | O_DIRECTORY);
+  struct stat st {};
+  if (!parent || ::fstatat(parent.get(), ".git", &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  const std::string where = dir.empty() ? "the run folder" : dir.string();
+  if (S_ISDIR(st.st_mode)) {
+    if (!dir.empty()) check_git_dir(rel, "the nested repository " + dir.string(), when, may_copy, out, 1);
+    return;
+  }
+  const bool made = !unchanged(rel);
+  const char* kind = S_ISLNK(st.st_mode) ? "a link" : "a gitfile";
+  std::optional<std::string> target;
+  if (S_ISLNK(st.st_mode)) {
+    char buf[PATH_MAX] = {};
+    const ssize_t n = ::readlinkat(parent.get(), ".git", buf, sizeof buf - 1);
+    if (n > 0) target = std::string(buf, static_cast<std::size_t>(n));
+  } else if (S_ISREG(st.st_mode)) {
+    UniqueFd fd(::openat(parent.get(), ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (auto text = fd ? read_small_file(fd.get(), 4096) : std::nullopt) target = gitfile_target(*text);
+  }
+  std::string why;
+  if (!target) {
+    // git refuses such a .git, but what cannot be checked is not trusted.
+    if (made)
+      why = "a .git in " + where + " that is neither a folder nor a gitfile that could be read and checked";
+  } else if (const auto git_dir = git_dir_named(dir, *target)) {
+    const std::size_t before = out.size();
+    // Named as the user reads them: relative to the run folder, or whole outside it.
+    check_git_dir(*git_dir, rel.string() + "'s git dir " + git_dir->string(), when, may_copy, out, 1);
+    if (made && out.size() != before)
+      why = std::string(kind) + " named .git in " + where + ", naming the git dir " +
+            shown(*git_dir).string() + ", from which what would run a program was moved aside";
+  } else if (made) {
+    why =
+        std::string(kind) + " named .git in " + where + " naming " + first_lines(*target, 1, 200) +
+        ", a git dir outside the run folder (or reached through a link), which cannot be checked: git there, "
+        "and `git status` in the repository around it through a gitlink, would take its config and hooks "
+        "from it and could change it";
+  }
+  if (why.empty()) return;
+  if (auto q = move_aside(parent.get(), ".git", rel, why, when, may_copy)) out.push_back(std::move(*q));
+}
+
+// The gitlinks of the index in `git_dir` (the folders `git status` recurses
+// into), each folder's .git checked by check_dot_git. The walk finds every
+// .git of the run folder when it could look everywhere; the index names
+// those git reaches wherever the walk could not, and is read when the walk
+// stopped short or the index changed in the run.
+void Quarantine::check_gitlinks(const fs::path& git_dir, bool walk_complete, const std::string& when,
+                                bool may_copy, std::vector<Quarantined>& out) {
+  const fs::path index = git_dir / "index";
+  if (walk_complete && unchanged(index)) return;
+  struct stat st {};
+  UniqueFd fd = open_at(index, O_RDONLY | O_NONBLOCK);
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  const auto links = index_gitlinks(fd.get());
+  if (!links) return;  // git cannot read it either: it recurses nowhere
+  for (const auto& link : links.value()) {
+    const fs::path path = fs::path(link).lexically_normal();
+    if (path.empty() || path.is_absolute() || *path.begin() == ".." || *path.begin() == ".") continue;
+    check_dot_git(path, when, may_copy, out);
+  }
+}
+
+// Objects the run wrote into its repository's object store (".git/objects",
+// or a workspace's main repository's). git reads a loose object by its name
+// and a packed one through its pack's index, looking in packs first, and
+// checks neither against what it holds when it checks out: an object the run
+// rewrote under the name of one of yours (chmod, then write: the folder does
+// not change), or a pack giving one of your objects other contents, would be
+// what your next checkout of a branch of yours writes. Each loose object and
+// pack made or changed since the run started is read through and hashed;
+// what does not hold what its name says is moved aside. A pack that cannot
+// be read through (too large) is said, not moved: git's own `gc` makes packs.
+void Quarantine::check_objects(const fs::path& objects, const std::string& when, bool may_copy,
+                               std::vector<Quarantined>& out) {
+  UniqueFd dir = open_at(objects, O_RDONLY | O_DIRECTORY);
+  if (!dir) {
+    // A link the run put in place of the objects folder: git would read its objects wherever it leads.
+    UniqueFd parent = open_at(objects.parent_path(), O_PATH | O_DIRECTORY);
+    struct stat st {};
+    if (parent && ::fstatat(parent.get(), "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+        !unchanged(objects))
+      if (auto q = move_aside(parent.get(), "objects", objects,
+                              "a link (or file) in place of the repository's objects folder: git would read "
+                              "your history's objects from wherever it leads",
+                              when, may_copy))
+        out.push_back(std::move(*q));
+    return;
+  }
+  const auto hex = [](const std::string& s) {
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  const auto made_since_start = [&](const struct stat& st) { return ctime_ns_of(st) >= start_ns_; };
+  std::size_t loose = 0;
+  std::uint64_t bytes = 0;
+  std::size_t unverified = 0;
+  const auto move = [&](int parent, const std::string& name, const fs::path& rel, const std::string& why) {
+    if (auto q = move_aside(parent, name, rel, why, when, may_copy)) out.push_back(std::move(*q));
+  };
+  for (const auto& fan : names_in(dir.get())) {
+    if (fan.size() != 2 || !hex(fan)) continue;
+    struct stat st {};
+    if (::fstatat(dir.get(), fan.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISDIR(st.st_mode)) {
+      if (made_since_start(st))
+        move(dir.get(), fan, objects / fan,
+             "a link (or file) in place of a folder of loose objects: git would read those objects from "
+             "wherever it leads");
+      continue;
+    }
+    UniqueFd sub(::openat(dir.get(), fan.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sub) continue;
+    for (const auto& file : names_in(sub.get())) {
+      if (file.size() != 38 || !hex(file)) continue;  // git's temporary files: not read as objects
+      if (::fstatat(sub.get(), file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !made_since_start(st))
+        continue;
+      const fs::path rel = objects / fan / file;
+      if (!S_ISREG(st.st_mode)) {
+        move(sub.get(), file, rel, "a link (or other file) in place of an object: git would read it through");
+        continue;
+      }
+      if (loose >= kMaxLooseObjects || bytes > kMaxObjectBytes) {
+        ++unverified;
+        continue;
+      }
+      ++loose;
+      bytes += static_cast<std::uint64_t>(st.st_size);
+      const ObjectCheck c = check_loose_object(dir.get(), fan + file);
+      if (!c.mismatched.empty())
+        move(sub.get(), file, rel,
+             "an object whose contents are not what its name says (" + c.mismatched.front() +
+                 "): git would use it as the object of that name without checking, when you check out a "
+                 "branch of yours");
+      else if (!c.checked)
+        move(sub.get(), file, rel, "an object the run wrote that cannot be read through (" + c.problem + ")");
+    }
+  }
+  if (UniqueFd pack = open_at(objects / "pack", O_RDONLY | O_DIRECTORY)) {
+    for (const auto& idx : names_in(pack.get())) {
+      if (!idx.ends_with(".idx")) continue;
+      const std::string base = idx.substr(0, idx.size() - 4);
+      struct stat ist {
+      }, pst{};
+      if (::fstatat(pack.get(), idx.c_str(), &ist, AT_SYMLINK_NOFOLLOW) != 0 ||
+          ::fstatat(pack.get(), (base + ".pack").c_str(), &pst, AT_SYMLINK_NOFOLLOW) != 0 ||
+          (!made_since_start(ist) && !made_since_start(pst)))
+        continue;
+      std::string why;
+      if (!S_ISREG(ist.st_mode) || !S_ISREG(pst.st_mode)) {
+        why = "a pack whose files are links (or not files): git would read its objects through them";
+      } else if (bytes + static_cast<std::uint64_t>(pst.st_size) > kMaxObjectBytes) {
+        ++unverified;
+        continue;
+      } else {
+        bytes += static_cast<std::uint64_t>(pst.st_size);
+        const ObjectCheck c = check_pack(pack.get(), idx, kMaxObjectBytes);
+        if (!c.mismatched.empty())
+          why = "a pack holding objects whose contents are not what their names say (" +
+                c.mismatched.front() +
+                "): git looks in packs first, and would use them as the objects of those names";
+        else if (!c.checked)
+          ++unverified;
+      }
+      if (why.empty()) continue;
+      for (const char* ext : {".idx", ".pack", ".rev", ".bitmap", ".keep", ".mtimes", ".promisor"})
+        if (::fstatat(pack.get(), (base + ext).c_str(), &pst, AT_SYMLINK_NOFOLLOW) == 0)
+          move(pack.get(), base + ext, objects / "pack" / (base + ext), why);
+    }
+  }
+  if (unverified > 0) {
+    Quarantined q;
+    q.path = shown(objects);
+    q.kind = "unverified";
+    q.when = when;
+    q.at = iso_utc_now();
+    q.why = "a sweep reads at most " + std::to_string(kMaxLooseObjects) + " loose objects and " +
+            std::to_string(kMaxObjectBytes >> 20) + " MiB of objects";
+    q.contents = std::to_string(unverified) + " object file" + (unverified == 1 ? "" : "s") + " or pack" +
+                 (unverified == 1 ? "" : "s");
+    out.push_back(std::move(q));
+  }
+}
+
+namespace {
+
+// The object format of the repository whose config is `config`: libgit2
+// (what the objects are read with) knows SHA-1 only.
+bool sha1_repository(int config_fd) {
+  bool too_big = false;
+  bool ok = true;
+  for (const auto& e : parse_git_config(read_small(config_fd, kMaxCheckedFile, too_big), ok))
+    if (e.key == "extensions.objectformat" && e.value != "sha1") return false;
+  return !too_big;
+}
+
+}  // namespace
+
 void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out) {
+  checked_.clear();
   UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
   struct stat st {};
   std::vector<fs::path> paths = nested_;
-  if (git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool git_folder = git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (git_folder) {
     // The repository's own config and hooks are read-only in the run; what it
-    // may write in .git (objects, refs, submodules' and worktrees' git dirs) is
-    // checked for what would make git run a program.
+    // may write in .git (objects, refs, submodules' and worktrees' git dirs,
+    // a rebase's state) is checked for what would make git run a program.
     check_git_dir(".git", had_git_dir_ ? "the repository" : "the repository the run made", when, may_copy,
                   out, 0);
-    if (UniqueFd worktrees = open_beneath(run_dir_, ".git/worktrees", O_RDONLY | O_DIRECTORY)) {
-      for (const auto& w : names_in(worktrees.get())) {
-        const fs::path dir = fs::path(".git/worktrees") / w;
-        check_git_file(dir / "commondir", "the worktree " + w + "'s commondir", "worktree-commondir", when,
-                       may_copy, out);
-        check_git_file(dir / "config.worktree",
-                       "the worktree " + w + "'s config names a program git would run", "config", when,
-                       may_copy, out);
-      }
-    }
     paths.insert(paths.end(), submodule_paths_.begin(), submodule_paths_.end());
-    if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY)) {
+    if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY | O_NONBLOCK)) {
       bool too_big = false;
       bool ok = true;
-      for (const auto& e : parse_git_config(read_small(modules.get(), kMaxCheckedFile, too_big), ok))
-        if (e.key.size() > 5 && e.key.substr(e.key.size() - 5) == ".path" && !e.value.empty())
-          paths.push_back(fs::path(e.value).lexically_normal());
+      if (::fstat(modules.get(), &st) == 0 && S_ISREG(st.st_mode))
+        for (const auto& e : parse_git_config(read_small(modules.get(), kMaxCheckedFile, too_big), ok))
+          if (e.key.size() > 5 && e.key.substr(e.key.size() - 5) == ".path" && !e.value.empty())
+            paths.push_back(fs::path(e.value).lexically_normal());
     }
   }
   // Every repository in the run folder now, wherever the run made or cloned
-  // it (`git init vendor/a/b/x`): what was not looked at when the run started
-  // is judged by its change time (unchanged()).
+  // it (`git init vendor/a/b/x`), and every gitfile: what was not looked at
+  // when the run started is judged by its change time (unchanged()).
   const WalkFound walk = find_repositories(run_dir_, kEndWalk, walk_cache_);
   // Nothing of the run can change the run folder now (paused or ended): what
   // the walk saw is what the next run's walks start from. A cache that
   // cannot be written costs the next run reads, nothing else.
   (void)walk_cache_.save();
   paths.insert(paths.end(), walk.repositories.begin(), walk.repositories.end());
+  paths.insert(paths.end(), walk.gitfiles.begin(), walk.gitfiles.end());
   if (auto report = unvisited_report(walk, run_folder_, when)) out.push_back(std::move(*report));
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   for (const auto& path : paths) {
-    if (path.empty() || path.is_absolute() || path.string().rfind("..", 0) == 0) continue;
-    UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
-    if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode))
-      check_git_dir(path / ".git", "the nested repository " + path.string(), when, may_copy, out, 1);
+    if (path.is_absolute() || path.string().rfind("..", 0) == 0) continue;
+    check_dot_git(path, when, may_copy, out);
   }
+  const bool walk_complete = walk.unvisited.empty() && walk.too_deep.empty();
+  if (git_folder)
+    check_gitlinks(".git", walk_complete, when, may_copy, out);
+  else if (!own_git_dir_.empty())
+    check_gitlinks(own_git_dir_, walk_complete, when, may_copy, out);
+  // The objects of the repository the run found (one it made holds nothing of the user's).
+  if (objects_.empty()) return;
+  const fs::path common = objects_.parent_path();
+  UniqueFd config = open_at(common / "config", O_RDONLY | O_NONBLOCK);
+  if (!config || (::fstat(config.get(), &st) == 0 && S_ISREG(st.st_mode) && sha1_repository(config.get())))
+    check_objects(objects_, when, may_copy, out);
 }
 
 std::vector<Quarantined> Quarantine::sweep(const std::string& when, bool git, bool may_copy) {
@@ -654,7 +1102,7 @@ std::vector<Quarantined> Quarantine::sweep(const std::string& when, bool git, bo
   for (auto& p : protected_) sweep_project_file(p, when, may_copy, out);
   if (git) sweep_git(when, may_copy, out);
   for (auto& q : out) {
-    if (q.kind == "unvisited") continue;  // said, but nothing was moved
+    if (q.kind == "unvisited" || q.kind == "unverified") continue;  // said, but nothing was moved
     if (!q.moved_to.empty()) q.contents = describe_contents(q.moved_to);
     moved_.push_back(q);
   }
@@ -699,6 +1147,11 @@ std::vector<std::uint8_t> Quarantine::state(bool kept_files) const {
   for (const auto& [rel, i] : git_start_) j["git_start"].push_back({rel.string(), id(i)});
   for (const auto& path : submodule_paths_) j["submodules"].push_back(path.string());
   for (const auto& path : nested_) j["nested"].push_back(path.string());
+  for (const auto& o : outside_)
+    j["outside"].push_back(
+        {o.path.string(), static_cast<std::uint64_t>(o.dev), static_cast<std::uint64_t>(o.ino)});
+  j["own_git_dir"] = own_git_dir_.string();
+  j["objects"] = objects_.string();
   if (kept_files)
     for (const auto& [rel, o] : git_originals_)
       j["originals"].push_back(
@@ -740,6 +1193,11 @@ Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::u
       q->submodule_paths_.push_back(path.get<std::string>());
     for (const auto& path : j.value("nested", nlohmann::json::array()))
       q->nested_.push_back(path.get<std::string>());
+    for (const auto& o : j.value("outside", nlohmann::json::array()))
+      q->outside_.push_back({o.at(0).get<std::string>(), -1, static_cast<dev_t>(o.at(1).get<std::uint64_t>()),
+                             static_cast<ino_t>(o.at(2).get<std::uint64_t>())});
+    q->own_git_dir_ = j.value("own_git_dir", "");
+    q->objects_ = j.value("objects", "");
     for (const auto& o : j.value("originals", nlohmann::json::array())) {
       const auto& bin = o.at(1).get_binary();
       q->git_originals_[o.at(0).get<std::string>()] = {std::string(bin.begin(), bin.end()),
@@ -751,6 +1209,14 @@ Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::u
     return Error::invalid(std::string("the quarantine's state cannot be read: ") + e.what());
   }
   q->run_dir_ = run_dir.release();
+  // A folder outside the run folder, opened again by its path: only if it is
+  // the same folder (device and inode) as when the run started. The run
+  // cannot rename it (it may write in it, not in the folder holding it).
+  for (auto& o : q->outside_) {
+    struct stat st {};
+    UniqueFd fd(::open(o.path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd && ::fstat(fd.get(), &st) == 0 && st.st_dev == o.dev && st.st_ino == o.ino) o.fd = fd.release();
+  }
   // Not the file the dead supervisor's walks read: nothing says it is still
   // the one the run could not reach. This walk reads every folder (within
   // its bounds) and leaves what it saw for the next run.

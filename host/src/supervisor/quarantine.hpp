@@ -24,6 +24,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,18 @@ class Quarantine {
     bool parent_ok_at_start = false;  // reached without a link when the run started
   };
 
+  // A folder outside the run folder that the run may write and git reads
+  // from: a workspace's own git dir (<repo>/.git/worktrees/NAME: its
+  // modules, its rebase state) and the main repository's objects. Files in
+  // it are named by their absolute path (a "key"); those of the run folder by
+  // their path relative to it.
+  struct Outside {
+    fs::path path;
+    int fd = -1;  // opened when the run started (or, restored, again by its path: the same device and inode)
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+
   Quarantine() = default;
   void sweep_project_file(Protected& p, const std::string& when, bool may_copy,
                           std::vector<Quarantined>& out);
@@ -116,16 +129,39 @@ class Quarantine {
                      std::vector<Quarantined>& out, int depth);
   void check_git_file(const fs::path& rel, const std::string& why_if_unsafe, const std::string& kind,
                       const std::string& when, bool may_copy, std::vector<Quarantined>& out);
+  void check_worktrees(const fs::path& git_dir, const std::string& when, bool may_copy,
+                       std::vector<Quarantined>& out);
+  void check_in_progress(const fs::path& git_dir, const std::string& what, const std::string& when,
+                         bool may_copy, std::vector<Quarantined>& out);
+  void check_dot_git(const fs::path& dir, const std::string& when, bool may_copy,
+                     std::vector<Quarantined>& out);
+  void check_gitlinks(const fs::path& git_dir, bool walk_complete, const std::string& when, bool may_copy,
+                      std::vector<Quarantined>& out);
+  void check_objects(const fs::path& objects, const std::string& when, bool may_copy,
+                     std::vector<Quarantined>& out);
+  std::optional<fs::path> git_dir_named(const fs::path& dir, const std::string& target) const;
+  std::vector<fs::path> module_git_dirs(const fs::path& git_dir) const;
   bool unchanged(const fs::path& rel) const;
   void remember_git();
   void remember_git_dir(const fs::path& rel, int depth);
-  void remember(const fs::path& rel);
+  void remember_in_progress(const fs::path& git_dir);
+  void remember(const fs::path& rel, bool keep_original = true);
+  void find_outside(const policy::Policy& policy);
+  // `key` (relative to the run folder, or absolute in a folder of outside_),
+  // opened without following a link; an invalid descriptor when it cannot be.
+  UniqueFd open_at(const fs::path& key, int flags) const;
+  // `key` as the user reads it: an absolute path.
+  fs::path shown(const fs::path& key) const;
   std::optional<Quarantined> move_aside(int parent, const std::string& name, const fs::path& rel,
                                         const std::string& why, const std::string& when, bool may_copy);
 
   fs::path run_folder_;
   fs::path record_dir_;
   int run_dir_ = -1;  // the run folder, opened without following links
+  std::vector<Outside> outside_;
+  fs::path own_git_dir_;  // the run folder's git dir when it lies outside (a workspace's), else empty
+  fs::path objects_;      // the objects folder of the run folder's repository (".git/objects", or outside)
+  std::set<fs::path> checked_;  // git dirs checked in the current sweep
   std::vector<Protected> protected_;
   bool had_git_dir_ = false;
   std::int64_t start_ns_ = 0;  // when the run started (CLOCK_REALTIME_COARSE: the clock change times use)

@@ -11,18 +11,20 @@
 #include <string_view>
 #include <utility>
 
-#include "common/unique_fd.hpp"
 #include "common/beneath.hpp"
+#include "common/unique_fd.hpp"
 
 namespace px::supervisor {
 
 namespace {
 
-// The sub-folders of the folder `fd` but .git and node_modules, and whether
-// it holds a .git folder. getdents64 itself, not readdir(): fdopendir costs
-// two more calls and an allocation a folder, a third of a read.
-void read_folder(int fd, bool& repository, std::vector<std::string>& folders) {
+// The sub-folders of the folder `fd` but .git, and whether it holds a .git
+// folder or a .git of another kind (a gitfile, a link: git follows both).
+// getdents64 itself, not readdir(): fdopendir costs two more calls and an
+// allocation a folder, a third of a read.
+void read_folder(int fd, bool& repository, bool& gitfile, std::vector<std::string>& folders) {
   repository = false;
+  gitfile = false;
   folders.clear();
   alignas(dirent64) char buf[16384];
   for (;;) {
@@ -32,17 +34,14 @@ void read_folder(int fd, bool& repository, std::vector<std::string>& folders) {
       const auto* e = reinterpret_cast<const dirent64*>(buf + at);
       at += e->d_reclen;
       const std::string_view name = e->d_name;
-      // node_modules: npm's tree, tens of thousands of folders that would use
-      // up the bound; a package's own .git is not a repository npm runs git in.
-      if (name == "." || name == ".." || name == "node_modules") continue;
+      if (name == "." || name == "..") continue;
       struct stat st {};
       const bool is_dir = e->d_type == DT_DIR ||
                           (e->d_type == DT_UNKNOWN &&
                            ::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode));
-      if (!is_dir) continue;
       if (name == ".git")
-        repository = true;
-      else
+        (is_dir ? repository : gitfile) = true;
+      else if (is_dir)
         folders.emplace_back(name);
     }
   }
@@ -64,6 +63,7 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
   std::size_t visits = 0;
   bool skipped = false;  // a repository's folders left out on purpose: the cache keeps what it knew of them
   bool repository = false;
+  bool gitfile = false;
   std::vector<std::string> folders;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     if (visits >= bounds.max_visits) {
@@ -90,6 +90,7 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
     if (::fstat(fd.get(), &st) != 0) continue;
     if (const WalkCache::Folder* known = cache.unchanged(rel, st)) {
       repository = known->repository;
+      gitfile = known->gitfile;
       folders = known->folders;
       cache.visited(rel);
       ++found.cached;
@@ -99,13 +100,14 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
     } else {
       if (in_cache) fd = UniqueFd(::openat(fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!fd) continue;
-      read_folder(fd.get(), repository, folders);
+      read_folder(fd.get(), repository, gitfile, folders);
       ++found.read;
       cache.read(rel, {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
                        static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec,
-                       read_ns, repository, folders});
+                       read_ns, repository, gitfile, folders});
     }
     ++visits;
+    if (gitfile) found.gitfiles.emplace_back(rel);
     const bool nested = repository && !rel.empty();  // the run folder's own is not nested
     if (nested) found.repositories.emplace_back(rel);
     if (nested && !bounds.into_repositories) {
@@ -131,6 +133,7 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
           ++found.cached;
           cache.visited(child);
           if (leaf->repository) found.repositories.emplace_back(child);
+          if (leaf->gitfile) found.gitfiles.emplace_back(child);
           continue;
         }
       }
@@ -138,8 +141,14 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
         struct stat cst {};
         if (::fstatat(fd.get(), name.c_str(), &cst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(cst.st_mode) &&
             cst.st_dev == run_st.st_dev && cst.st_nlink == 2) {
+          // It holds no folder, so no .git folder; a .git of another kind
+          // (a gitfile) is one look-up by name. Nothing of the run runs
+          // while a walk does (it has not started, is frozen or is over), so
+          // the folder looked at by name is the one just stat'ed.
           ++visits;
           ++found.leaves;
+          if (::fstatat(fd.get(), (name + "/.git").c_str(), &cst, AT_SYMLINK_NOFOLLOW) == 0)
+            found.gitfiles.emplace_back(child);
           continue;
         }
       }
@@ -148,6 +157,7 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
   }
   cache.end_walk(found.unvisited.empty() && found.too_deep.empty() && !skipped);
   std::sort(found.repositories.begin(), found.repositories.end());
+  std::sort(found.gitfiles.begin(), found.gitfiles.end());
   return found;
 }
 

@@ -1,11 +1,12 @@
 #pragma once
 // The walk for repositories inside a run folder other than its own (a clone
 // in vendor/x, a `git init a/b/c/x` a run made): folders holding a `.git`
-// folder, breadth first, never through a link, into neither `.git` nor
-// `node_modules`. Every run pays for it twice (its start and its end), and
-// reading a folder is what costs (ext4 hashes each entry of a folder it
-// lists), so a folder whose change time says nothing in it changed is taken
-// from the walk cache (walk_cache.hpp) instead of being read again.
+// folder, or a `.git` gitfile or link (git follows either to a git dir),
+// breadth first, never through a link, never into `.git`. `node_modules` is
+// walked like any folder: a `.git` there is a repository git runs in as well
+// (a gitlink names it, an editor opens a file of it). Every run pays for it twice (its start and its end),
+// and reading a folder is what costs (ext4 hashes each entry of a folder it lists), so a folder whose change
+// time says nothing in it changed is taken from the walk cache (walk_cache.hpp) instead of being read again.
 //
 // Bounded: at most `max_reads` folders read and `max_visits` visited a
 // walk (a run can make 100,000 folders), `max_depth` levels deep.
@@ -31,6 +32,9 @@ struct WalkBounds {
 
 struct WalkFound {
   std::vector<fs::path> repositories;  // folders holding a .git folder, sorted; never the run folder
+  // Folders holding a .git that is not a folder (a gitfile naming a git dir
+  // elsewhere, a link), sorted; the run folder's own ("") too.
+  std::vector<fs::path> gitfiles;
   // Folders not looked into, nor anything beneath them, because a bound on
   // reads or visits was reached, in the order met (shallowest first).
   std::vector<fs::path> unvisited;

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <system_error>
 
-#include "common/unique_fd.hpp"
 #include "common/sha256.hpp"
+#include "common/unique_fd.hpp"
 
 namespace px::supervisor {
 
@@ -22,7 +22,7 @@ namespace {
 // run folder (identity and path) and its folders, integers in the machine's
 // own byte order (the file never leaves it; another order fails the magic's
 // check of the first integer's value instead of being misread).
-constexpr std::string_view kMagic = "PXWALK01";
+constexpr std::string_view kMagic = "PXWALK02";  // 02: a .git that is not a folder is kept too
 constexpr std::size_t kDigest = 64;
 constexpr std::uint32_t kOrderMark = 0x01020304;
 // A larger file is not read (kMaxFolders folders with long names fit).
@@ -221,13 +221,14 @@ bool WalkCache::parse(const std::string& bytes) {
   for (std::uint32_t i = 0; i < count; ++i) {
     std::string rel;
     Folder f;
-    std::uint8_t repository = 0;
+    std::uint8_t git = 0;  // bit 0: a .git folder; bit 1: a .git that is not one
     std::uint32_t names = 0;
     if (!r.text<std::uint32_t>(rel) || !valid_rel(rel) || !r.get(f.dev) || !r.get(f.ino) ||
-        !r.get(f.ctime_ns) || !r.get(f.read_ns) || !r.get(repository) || repository > 1 || !r.get(names) ||
+        !r.get(f.ctime_ns) || !r.get(f.read_ns) || !r.get(git) || git > 2 || !r.get(names) ||
         names > bytes.size())
       return false;
-    f.repository = repository == 1;
+    f.repository = (git & 1) != 0;
+    f.gitfile = (git & 2) != 0;
     f.folders.resize(names);
     for (auto& name : f.folders)
       if (!r.text<std::uint16_t>(name) || !valid_name(name)) return false;
@@ -250,7 +251,7 @@ std::string WalkCache::serialize() const {
     put(body, f.ino);
     put(body, f.ctime_ns);
     put(body, f.read_ns);
-    put(body, static_cast<std::uint8_t>(f.repository));
+    put(body, static_cast<std::uint8_t>((f.repository ? 1 : 0) | (f.gitfile ? 2 : 0)));
     put(body, static_cast<std::uint32_t>(f.folders.size()));
     for (const auto& name : f.folders) put_text<std::uint16_t>(body, name);
   }

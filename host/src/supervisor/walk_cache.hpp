@@ -1,7 +1,7 @@
 #pragma once
 // What the last walk of a run folder for repositories (repository_walk.hpp)
 // found in each folder it read: its sub-folders and whether it holds a .git
-// folder, with the folder's identity and change time when it was read. A
+// (a folder, or a gitfile or link), with the folder's identity and change time when it was read. A
 // later walk takes a folder from here instead of reading it again when its
 // change time says nothing in it changed since.
 //
@@ -45,7 +45,8 @@ class WalkCache {
     std::int64_t ctime_ns = 0;         // the folder's change time when it was read
     std::int64_t read_ns = 0;          // when (CLOCK_REALTIME_COARSE, taken before its stat)
     bool repository = false;           // holds a .git folder
-    std::vector<std::string> folders;  // its sub-folders but .git and node_modules, in the order read
+    bool gitfile = false;              // holds a .git that is not a folder (a gitfile, a link)
+    std::vector<std::string> folders;  // its sub-folders but .git, in the order read
     bool operator==(const Folder&) const = default;
   };
 
