@@ -877,11 +877,10 @@ void Quarantine::check_dot_git(const fs::path& dir, const std::string& when, boo
       why = std::string(kind) + " named .git in " + where + ", naming the git dir " +
             shown(*git_dir).string() + ", from which what would run a program was moved aside";
   } else if (made) {
-    why =
-        std::string(kind) + " named .git in " + where + " naming " + first_lines(*target, 1, 200) +
-        ", a git dir outside the run folder (or reached through a link), which cannot be checked: git there, "
-        "and `git status` in the repository around it through a gitlink, would take its config and hooks "
-        "from it and could change it";
+    why = std::string(kind) + " named .git in " + where + " naming " + first_lines(*target, 1, 200) +
+          ", which lies outside the run folder, is reached through a link or is no folder, so it cannot be "
+          "checked: git there (and `git status` in the repository around it, through a gitlink) would take "
+          "its config and hooks from that git dir, and change it";
   }
   if (why.empty()) return;
   if (auto q = move_aside(parent.get(), ".git", rel, why, when, may_copy)) out.push_back(std::move(*q));
