@@ -254,6 +254,44 @@ TEST_F(EscapeGitRoutes, AWorkspaceRunCannotReplaceTheUsersObjectsOrPlantInItsGit
   EXPECT_NE(read_text(repo_ / "README"), "evil\n") << "the user's checkout wrote the run's object";
 }
 
+// A pack the run adds whose index gives one of the user's objects other
+// contents: git looks in packs first, so the user's checkout would write the
+// run's. The script makes a one-object pack of "evil\n" and rewrites its
+// index to name the README's blob.
+TEST_F(EscapeGitRoutes, APackGivingTheUsersObjectOtherContentsIsMovedAside) {
+  write_text(repo_ / "forge.py", R"(import hashlib, struct, subprocess, sys
+target = bytes.fromhex(sys.argv[1])
+tmp = "/tmp/forge"
+subprocess.run(["git", "init", "-q", tmp], check=True)
+evil = subprocess.run(["git", "-C", tmp, "hash-object", "-w", "--stdin"], input=b"evil\n",
+                      capture_output=True, check=True).stdout.strip()
+name = subprocess.run(["git", "-C", tmp, "pack-objects", "-q", tmp + "/p"], input=evil + b"\n",
+                      capture_output=True, check=True).stdout.strip().decode()
+idx = open(f"{tmp}/p-{name}.idx", "rb").read()
+fanout = b"".join(struct.pack(">I", 0 if i < target[0] else 1) for i in range(256))
+body = idx[:8] + fanout + target + idx[8 + 1024 + 20:-20]
+packs = ".git/objects/pack"
+open(f"{packs}/pack-{name}.idx", "wb").write(body + hashlib.sha1(body).digest())
+open(f"{packs}/pack-{name}.pack", "wb").write(open(f"{tmp}/p-{name}.pack", "rb").read())
+print("FORGED")
+)");
+  ASSERT_EQ(
+      sh("git -C " + quote(repo_.string()) + " rev-parse HEAD:README > " + quote((root_ / "blob").string())),
+      0);
+  std::string blob = read_text(root_ / "blob");
+  while (!blob.empty() && blob.back() == '\n') blob.pop_back();
+  const Ran r = px("run -- sh -c " + quote("mkdir -p .git/objects/pack && python3 forge.py " + blob));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  ASSERT_NE(r.out.find("FORGED"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(last_record().value("quarantined", json::array()).dump().find(".git/objects/pack/pack-"),
+            std::string::npos)
+      << last_record().dump(2);
+  // The user's follow-up: their README checked out again is theirs.
+  fs::remove(repo_ / "README");
+  sh("cd " + quote(repo_.string()) + " && git checkout -- README >/dev/null 2>&1");
+  EXPECT_EQ(read_text(repo_ / "README"), "hello\n") << "the user's checkout wrote the run's object";
+}
+
 // Bad input: what cannot be checked is treated as hostile, moved aside with
 // the reason, never trusted (and never waited on: a FIFO where git reads a
 // file would hold a reader forever).
