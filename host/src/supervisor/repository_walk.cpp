@@ -138,17 +138,28 @@ WalkFound find_repositories(int run_dir, const WalkBounds& bounds, WalkCache& ca
         }
       }
       if (leaves_by_count && !cache.known(child) && visits < bounds.max_visits) {
+        const std::int64_t leaf_ns = change_clock_now_ns();
         struct stat cst {};
         if (::fstatat(fd.get(), name.c_str(), &cst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(cst.st_mode) &&
             cst.st_dev == run_st.st_dev && cst.st_nlink == 2) {
           // It holds no folder, so no .git folder; a .git of another kind
           // (a gitfile) is one look-up by name. Nothing of the run runs
           // while a walk does (it has not started, is frozen or is over), so
-          // the folder looked at by name is the one just stat'ed.
+          // the folder looked at by name is the one just stat'ed. Kept in
+          // the cache like a folder read: the next walk's one stat of it
+          // says whether anything was made in it since.
           ++visits;
           ++found.leaves;
-          if (::fstatat(fd.get(), (name + "/.git").c_str(), &cst, AT_SYMLINK_NOFOLLOW) == 0)
-            found.gitfiles.emplace_back(child);
+          struct stat git {};
+          const bool leaf_git = ::fstatat(fd.get(), (name + "/.git").c_str(), &git, AT_SYMLINK_NOFOLLOW) == 0;
+          if (leaf_git) found.gitfiles.emplace_back(child);
+          cache.read(child, {static_cast<std::uint64_t>(cst.st_dev),
+                             static_cast<std::uint64_t>(cst.st_ino),
+                             static_cast<std::int64_t>(cst.st_ctim.tv_sec) * 1000000000 + cst.st_ctim.tv_nsec,
+                             leaf_ns,
+                             false,
+                             leaf_git,
+                             {}});
           continue;
         }
       }
