@@ -74,6 +74,25 @@ TEST_F(EscapeGitRoutes, AGitfileAndAGitlinkNeverMakeGitStatusRunTheRunsProgram) 
   EXPECT_TRUE(fs::exists(last_run() / "quarantine/.cache/gd/config")) << "nothing is deleted";
 }
 
+// A gitlinked folder the end's walk did not reach (the run made more folders
+// than a walk reads): the index names it, and its .git is checked all the same.
+TEST_F(EscapeGitRoutes, AGitlinkBeyondTheWalksBoundIsStillChecked) {
+  const Ran r =
+      px("run -- sh -c " +
+         quote("set -e; mkdir -p $(seq -f a/%g/s 1 600); " + plant_program("evil.sh") + g_ +
+               "init -q --bare .cache/gd; " + g_ + "--git-dir=.cache/gd config core.bare false; " + g_ +
+               "--git-dir=.cache/gd config core.fsmonitor \"$PWD/evil.sh\"; mkdir -p a/300/s/lib; "
+               "echo 'gitdir: ../../../../.cache/gd' > a/300/s/lib/.git; " +
+               g_ + "update-index --add --cacheinfo 160000,$(git rev-parse HEAD),a/300/s/lib; " + g_ +
+               "commit -qm lib; echo DONE"));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  ASSERT_NE(r.err.find("not looked into"), std::string::npos) << "the walk reached everything\n" << r.err;
+  const auto moved = quarantined(last_record());
+  EXPECT_TRUE(moved.count("a/300/s/lib/.git")) << last_record()["quarantined"].dump(2);
+  sh("cd " + quote(repo_.string()) + " && git status >/dev/null 2>&1");
+  EXPECT_FALSE(ran()) << "the user's git status ran the run's program";
+}
+
 // The same through node_modules: a real .git folder there (npm's tree is
 // no exception) with a gitlink for it.
 TEST_F(EscapeGitRoutes, ARepositoryInNodeModulesIsCheckedToo) {

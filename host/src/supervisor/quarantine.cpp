@@ -887,14 +887,16 @@ void Quarantine::check_dot_git(const fs::path& dir, const std::string& when, boo
 }
 
 // The gitlinks of the index in `git_dir` (the folders `git status` recurses
-// into), each folder's .git checked by check_dot_git. The walk finds every
-// .git of the run folder when it could look everywhere; the index names
-// those git reaches wherever the walk could not, and is read when the walk
-// stopped short or the index changed in the run.
+// into), each folder's .git checked by check_dot_git. A walk that looked
+// everywhere found every .git of the run folder, those of gitlinked folders
+// with them (git follows no link to a gitlinked folder, nor does the walk);
+// when it stopped short, the index names the folders git reaches that it
+// did not look into. (libgit2 reads the index: loading it and its TLS
+// set-up cost milliseconds a run would otherwise pay for nothing.)
 void Quarantine::check_gitlinks(const fs::path& git_dir, bool walk_complete, const std::string& when,
                                 bool may_copy, std::vector<Quarantined>& out) {
+  if (walk_complete) return;
   const fs::path index = git_dir / "index";
-  if (walk_complete && unchanged(index)) return;
   struct stat st {};
   UniqueFd fd = open_at(index, O_RDONLY | O_NONBLOCK);
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return;
