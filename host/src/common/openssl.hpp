@@ -61,6 +61,7 @@
   X(int, EVP_PKEY_get_raw_public_key, (const EVP_PKEY* a0, unsigned char* a1, size_t* a2), (a0, a1, a2))  \
   X(int, EVP_PKEY_keygen, (EVP_PKEY_CTX* a0, EVP_PKEY** a1), (a0, a1))                                    \
   X(int, EVP_PKEY_keygen_init, (EVP_PKEY_CTX* a0), (a0))                                                  \
+  X(const EVP_MD*, EVP_sha1, (void), ())                                                                  \
   X(const EVP_MD*, EVP_sha256, (void), ())                                                                \
   X(X509*, PEM_read_bio_X509, (BIO* a0, X509** a1, pem_password_cb* a2, void* a3), (a0, a1, a2, a3))      \
   X(int, PEM_write_bio_X509, (BIO* a0, const X509* a1), (a0, a1))                                         \

@@ -1,12 +1,20 @@
 #include "supervisor/git_reads.hpp"
 
+#include <fcntl.h>
 #include <git2/sys/odb_backend.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 
 #include "common/git2.hpp"
+#include "common/lazy_library.hpp"
+#include "common/openssl.hpp"
+#include "common/unique_fd.hpp"
 
 namespace px::supervisor {
 
@@ -24,6 +32,33 @@ std::string last_error() {
   const git_error* e = git2::git_error_last();
   std::string out = e && e->message ? e->message : "libgit2 gave no reason";
   git2::git_error_clear();
+  return out;
+}
+
+// zlib, loaded on first use like libgit2 and OpenSSL (common/lazy_library.hpp):
+// only a run that wrote loose objects needs it.
+struct Zlib {
+  decltype(&::inflateInit_) inflateInit_ = nullptr;
+  decltype(&::inflate) inflate = nullptr;
+  decltype(&::inflateEnd) inflateEnd = nullptr;
+};
+
+const Zlib& zlib() {
+  static const Zlib loaded = [] {
+    const LazyLibrary lib({"libz.so.1", "zlib", "checking the git objects a run wrote needs it", "zlib1g"});
+    Zlib z;
+    z.inflateInit_ = reinterpret_cast<decltype(z.inflateInit_)>(lib.symbol("inflateInit_"));
+    z.inflate = reinterpret_cast<decltype(z.inflate)>(lib.symbol("inflate"));
+    z.inflateEnd = reinterpret_cast<decltype(z.inflateEnd)>(lib.symbol("inflateEnd"));
+    return z;
+  }();
+  return loaded;
+}
+
+// Printable, for a message.
+std::string first_line(const std::string& text) {
+  std::string out;
+  for (char c : text) out += (c >= 0x20 && c < 0x7f) ? c : '?';
   return out;
 }
 
@@ -110,22 +145,97 @@ Result<std::vector<std::string>> index_gitlinks(int index_fd) {
 
 ObjectCheck check_loose_object(int objects_fd, const std::string& name) {
   ObjectCheck check;
-  git_oid id{};
-  if (name.size() != GIT_OID_HEXSZ || git2::git_oid_fromstr(&id, name.c_str()) != 0) {
-    git2::git_error_clear();
+  const auto hex_digit = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  if (name.size() != 40 || !std::all_of(name.begin(), name.end(), hex_digit)) {
     check.problem = "its name is not an object id";
     return check;
   }
-  init();
-  git_odb_backend* backend = nullptr;
-  if (git2::git_odb_backend_loose(&backend, fd_path(objects_fd).c_str(), -1, 0, 0, 0) != 0) backend = nullptr;
-  const Odb odb = odb_of(backend);
-  if (!odb) {
-    check.problem = "libgit2 cannot open the objects folder: " + last_error();
+  UniqueFd dir(
+      ::openat(objects_fd, name.substr(0, 2).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd file(
+      dir ? ::openat(dir.get(), name.substr(2).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1);
+  struct stat st {};
+  if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    check.problem = "it is not a file that can be read";
     return check;
   }
-  check_one(odb.get(), id, check);
-  check.checked = check.problem.empty();
+  // Inflated as git does (zlib), and hashed as git names it: SHA-1 of
+  // "<type> <size>\0<contents>", the header included.
+  const Zlib& z = zlib();
+  z_stream zs{};
+  if (z.inflateInit_(&zs, ZLIB_VERSION, static_cast<int>(sizeof zs)) != Z_OK) {
+    check.problem = "zlib cannot start";
+    return check;
+  }
+  EVP_MD_CTX* md = EVP_MD_CTX_new();
+  if (!md || EVP_DigestInit_ex(md, EVP_sha1(), nullptr) != 1) {
+    if (md) EVP_MD_CTX_free(md);
+    z.inflateEnd(&zs);
+    check.problem = "SHA-1 is not available";
+    return check;
+  }
+  std::string header;  // "<type> <size>" until its NUL
+  bool in_header = true;
+  std::uint64_t declared = 0;  // the size the header says
+  std::uint64_t contents = 0;  // bytes after the header
+  unsigned char in[16384], out[65536];
+  int rc = Z_OK;
+  bool bad = false;
+  while (rc != Z_STREAM_END && !bad) {
+    const ssize_t n = ::read(file.get(), in, sizeof in);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the stream ended early: not an object git can read
+    zs.next_in = in;
+    zs.avail_in = static_cast<unsigned>(n);
+    while (zs.avail_in > 0 && rc != Z_STREAM_END && !bad) {
+      zs.next_out = out;
+      zs.avail_out = sizeof out;
+      rc = z.inflate(&zs, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        bad = true;
+        break;
+      }
+      const std::size_t got = sizeof out - zs.avail_out;
+      EVP_DigestUpdate(md, out, got);
+      std::size_t at = 0;
+      for (; in_header && at < got; ++at) {
+        if (out[at] == 0) {
+          in_header = false;
+        } else if (header.size() < 32) {
+          header += static_cast<char>(out[at]);
+        } else {
+          bad = true;
+        }
+      }
+      contents += got - at;
+      if (rc == Z_BUF_ERROR && zs.avail_in > 0 && got == 0) bad = true;  // no progress
+    }
+  }
+  z.inflateEnd(&zs);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  const bool hashed = EVP_DigestFinal_ex(md, digest, &length) == 1 && length == 20;
+  EVP_MD_CTX_free(md);
+  const auto space = header.find(' ');
+  const std::string type = header.substr(0, space);
+  const bool known_type = type == "blob" || type == "tree" || type == "commit" || type == "tag";
+  bool size_ok = space != std::string::npos && space + 1 < header.size();
+  for (std::size_t i = space + 1; size_ok && i < header.size(); ++i) {
+    size_ok = header[i] >= '0' && header[i] <= '9';
+    declared = declared * 10 + static_cast<std::uint64_t>(header[i] - '0');
+  }
+  if (bad || rc != Z_STREAM_END || in_header || !known_type || !size_ok || declared != contents || !hashed) {
+    check.problem = "it is not an object git can read (" + first_line(header) + ")";
+    return check;
+  }
+  std::string actual;
+  static const char* const digits = "0123456789abcdef";
+  for (unsigned i = 0; i < length; ++i) {
+    actual += digits[digest[i] >> 4];
+    actual += digits[digest[i] & 15];
+  }
+  if (actual != name) check.mismatched.push_back(name + " holds the " + type + " " + actual);
+  check.checked = true;
   return check;
 }
 

@@ -1,11 +1,14 @@
 #pragma once
-// What the quarantine (quarantine.hpp) asks libgit2 about a git dir a run
-// could write: the gitlinks its index names, and whether the objects the run
-// wrote hash to their names. libgit2 reads a file by path; every file is
-// handed to it as /proc/self/fd/N of a descriptor the caller opened beneath
-// the run folder without following a link, or from a folder so opened after
-// each name in it was checked to be a plain file, while nothing of the run
-// runs (it has not started, is frozen or is over).
+// What the quarantine (quarantine.hpp) asks about a git dir a run could
+// write: the gitlinks its index names, and whether the objects the run wrote
+// hash to their names. The index and packs are read by libgit2, which reads
+// a file by path: each is handed to it as /proc/self/fd/N of a descriptor the
+// caller opened beneath the run folder without following a link, or from a
+// folder so opened after each name in it was checked to be a plain file,
+// while nothing of the run runs (it has not started, is frozen or is over).
+// A loose object, what a commit writes, is inflated with zlib and hashed with
+// OpenSSL: loading libgit2 and its TLS set-up cost a run that commits tens of
+// milliseconds.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,7 +34,7 @@ struct ObjectCheck {
 };
 
 // The loose object `name` (40 hex digits: the folder's two and the file's
-// 38) in the objects folder `objects_fd`.
+// 38) in the objects folder `objects_fd`, neither followed if a link.
 ObjectCheck check_loose_object(int objects_fd, const std::string& name);
 // Every object of the pack whose index is `idx_name` in the folder `pack_fd`
 // (objects/pack), reading at most `max_bytes` of objects.
