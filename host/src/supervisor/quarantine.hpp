@@ -1,9 +1,12 @@
 #pragma once
 // Files other programs run later (policy::Policy::project_files(): an
 // editor's tasks, a harness's hooks and MCP servers, direnv's .envrc) that a
-// run made where there were none, and what it left in .git that would make
-// git outside the seal run a program: moved aside into the run's record
-// folder (`quarantine/`), never deleted, and reported.
+// run made where there were none, and what it left in any git dir that
+// would make git outside the seal run a program or act outside the run
+// folder (a hook, a config naming a program, a gitfile naming a git dir
+// elsewhere, a rebase's todo list, an object whose contents are not what its
+// name says): moved aside into the run's record folder (`quarantine/`),
+// never deleted, and reported.
 //
 // Those that exist when the run starts are read-only in its view (the seal
 // binds them onto themselves), so a run cannot change them. Those that do not
@@ -13,9 +16,11 @@
 // those paths while the run goes on (ProjectWatch, at once), when it is
 // paused, and when it ends, however it ends.
 //
-// Every path is reached from the run folder without following a link: a link
-// the run planted on the way to a protected path is what gets moved aside,
-// never what it points to.
+// Every path is reached from the run folder (or, for a workspace's git dir
+// and the main repository's objects, from a descriptor of that folder opened
+// when the run started) without following a link: a link the run planted on
+// the way to a protected path is what gets moved aside, never what it points
+// to.
 #include <sys/types.h>
 
 #include <filesystem>
