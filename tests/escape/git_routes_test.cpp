@@ -6,12 +6,15 @@
 // absent, and nothing outside (a victim folder) may change. Part of the
 // escape suite: it runs as root and again as pxtest.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "run_folder_test.hpp"
 
@@ -328,6 +331,49 @@ TEST_F(EscapeGitRoutes, WhatCannotBeCheckedIsMovedAsideNeverTrusted) {
   }
   EXPECT_NE(r.err.find("could be read and checked"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(fs::symlink_status(last_run() / "quarantine/b/.git"))) << "nothing is deleted";
+}
+
+// When `parallex` itself is killed, its watchdog sweeps with the same code
+// (supervisor/sweep_after_death.hpp): the gitfile route and a planted rebase
+// are closed before the user's git runs there.
+TEST_F(EscapeGitRoutes, AKilledSupervisorsWatchdogClosesTheGitRoutesToo) {
+  std::thread run([&] {
+    px("run -- sh -c " +
+       quote("touch ready; while [ ! -e go ]; do sleep 0.02; done; " + plant_program("evil.sh") + g_ +
+             "init -q --bare .cache/gd; " + g_ + "--git-dir=.cache/gd config core.bare false; " + g_ +
+             "--git-dir=.cache/gd config core.fsmonitor \"$PWD/evil.sh\"; mkdir lib; "
+             "echo 'gitdir: ../.cache/gd' > lib/.git; " +
+             g_ +
+             "update-index --add --cacheinfo 160000,$(git rev-parse HEAD),lib; mkdir -p .git/rebase-merge; "
+             "echo \"exec $PWD/evil.sh\" > .git/rebase-merge/git-rebase-todo; touch made; sleep 30"));
+  });
+  for (int i = 0; i < 300 && !fs::exists(repo_ / "ready"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const json live = first_live_run();
+  const pid_t supervisor = live.is_object() ? live.value("pid", 0) : 0;
+  if (supervisor <= 0 || ::kill(supervisor, SIGSTOP) != 0) {
+    ADD_FAILURE() << "the run's supervisor is not listed";
+    write_text(repo_ / "go", "go\n");
+    run.join();
+    return;
+  }
+  write_text(repo_ / "go", "go\n");
+  for (int i = 0; i < 500 && !fs::exists(repo_ / "made"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs::exists(repo_ / "made"));
+  ::kill(supervisor, SIGKILL);
+  run.join();
+  for (const char* rel : {"lib/.git", ".cache/gd/config", ".git/rebase-merge"}) {
+    for (int i = 0; i < 500 && fs::exists(fs::symlink_status(repo_ / rel)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(fs::exists(fs::symlink_status(repo_ / rel))) << rel << " stayed in the run folder";
+    EXPECT_TRUE(fs::exists(fs::symlink_status(last_run() / "quarantine" / rel)))
+        << rel << " is not in the quarantine";
+  }
+  sh("cd " + quote(repo_.string()) +
+     " && git status >/dev/null 2>&1; GIT_EDITOR=true git rebase --continue "
+     ">/dev/null 2>&1");
+  EXPECT_FALSE(ran()) << "the user's git ran the run's program";
 }
 
 // Files other tools run that the run makes are moved aside, and `policy
