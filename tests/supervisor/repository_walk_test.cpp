@@ -249,6 +249,31 @@ TEST_F(RepositoryWalk, AGitfileMadeInAKnownFolderIsFound) {
   EXPECT_EQ(names(walk_and_save(third).gitfiles), expected);
 }
 
+// The index's gitlinks are kept with the walk, read again only when the
+// index is another file or changed since (the same rule as a folder's).
+TEST_F(RepositoryWalk, TheIndexsGitlinksAreKeptWhileTheIndexIsUnchanged) {
+  write_text(folder_ / "index", "an index\n");
+  let_change_times_settle();
+  struct stat st {};
+  ASSERT_EQ(::stat((folder_ / "index").c_str(), &st), 0);
+  WalkCache first = load();
+  walk_and_save(first);
+  first.set_gitlinks(st, px::supervisor::change_clock_now_ns(), {"lib", "node_modules/pkg"});
+  ASSERT_TRUE(first.save());
+  WalkCache second = load();
+  const auto* links = second.gitlinks(st);
+  ASSERT_NE(links, nullptr);
+  EXPECT_EQ(*links, (std::vector<std::string>{"lib", "node_modules/pkg"}));
+  write_text(folder_ / "index", "another index\n");
+  ASSERT_EQ(::stat((folder_ / "index").c_str(), &st), 0);
+  EXPECT_EQ(load().gitlinks(st), nullptr) << "a changed index was trusted";
+  // Stamped within the margin of its read: not trusted.
+  WalkCache racy = load();
+  racy.set_gitlinks(st, px::supervisor::change_clock_now_ns(), {"lib"});
+  ASSERT_TRUE(racy.save());
+  EXPECT_EQ(load().gitlinks(st), nullptr) << "an index changed in the tick of its read was trusted";
+}
+
 // A folder removed or replaced by a link since the cache was written is
 // not walked into from the cache: its parent changed.
 TEST_F(RepositoryWalk, AFolderReplacedByALinkIsNotFollowed) {

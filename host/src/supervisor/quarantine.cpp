@@ -897,12 +897,25 @@ void Quarantine::check_gitlinks(const fs::path& git_dir, bool walk_complete, con
                                 bool may_copy, std::vector<Quarantined>& out) {
   if (walk_complete) return;
   const fs::path index = git_dir / "index";
+  // Before the stat, as for a folder the walk reads (walk_cache.hpp).
+  const std::int64_t read_ns = change_clock_now_ns();
   struct stat st {};
   UniqueFd fd = open_at(index, O_RDONLY | O_NONBLOCK);
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-  const auto links = index_gitlinks(fd.get());
-  if (!links) return;  // git cannot read it either: it recurses nowhere
-  for (const auto& link : links.value()) {
+  // The index of a run folder whose walk never completes (a large
+  // node_modules) is read once, not at each run: the cache keeps its
+  // gitlinks while the file is the same, unchanged.
+  std::vector<std::string> links;
+  if (const auto* known = walk_cache_.gitlinks(st)) {
+    links = *known;
+  } else {
+    auto read = index_gitlinks(fd.get());
+    if (!read) return;  // git cannot read it either: it recurses nowhere
+    links = std::move(read).value();
+    walk_cache_.set_gitlinks(st, read_ns, links);
+    (void)walk_cache_.save();
+  }
+  for (const auto& link : links) {
     const fs::path path = fs::path(link).lexically_normal();
     if (path.empty() || path.is_absolute() || *path.begin() == ".." || *path.begin() == ".") continue;
     check_dot_git(path, when, may_copy, out);

@@ -22,7 +22,8 @@ namespace {
 // run folder (identity and path) and its folders, integers in the machine's
 // own byte order (the file never leaves it; another order fails the magic's
 // check of the first integer's value instead of being misread).
-constexpr std::string_view kMagic = "PXWALK02";  // 02: a .git that is not a folder is kept too
+// 02: a .git that is not a folder is kept too, and the index's gitlinks.
+constexpr std::string_view kMagic = "PXWALK02";
 constexpr std::size_t kDigest = 64;
 constexpr std::uint32_t kOrderMark = 0x01020304;
 // A larger file is not read (kMaxFolders folders with long names fit).
@@ -234,6 +235,18 @@ bool WalkCache::parse(const std::string& bytes) {
       if (!r.text<std::uint16_t>(name) || !valid_name(name)) return false;
     if (!folders_.emplace(std::move(rel), Entry{std::move(f), 0}).second) return false;
   }
+  std::uint8_t has = 0;
+  if (!r.get(has) || has > 1) return false;
+  if (has == 1) {
+    std::uint32_t links = 0;
+    if (!r.get(index_.dev) || !r.get(index_.ino) || !r.get(index_.ctime_ns) || !r.get(index_.read_ns) ||
+        !r.get(links) || links > kMaxGitlinks)
+      return false;
+    index_.folders.resize(links);
+    for (auto& link : index_.folders)
+      if (!r.text<std::uint16_t>(link) || !valid_rel(link) || link.empty()) return false;
+    has_gitlinks_ = true;
+  }
   return r.done();
 }
 
@@ -255,6 +268,15 @@ std::string WalkCache::serialize() const {
     put(body, static_cast<std::uint32_t>(f.folders.size()));
     for (const auto& name : f.folders) put_text<std::uint16_t>(body, name);
   }
+  put(body, static_cast<std::uint8_t>(has_gitlinks_));
+  if (has_gitlinks_) {
+    put(body, index_.dev);
+    put(body, index_.ino);
+    put(body, index_.ctime_ns);
+    put(body, index_.read_ns);
+    put(body, static_cast<std::uint32_t>(index_.folders.size()));
+    for (const auto& path : index_.folders) put_text<std::uint16_t>(body, path);
+  }
   return std::string(kMagic) + sha256_hex(body) + body;
 }
 
@@ -272,6 +294,39 @@ const WalkCache::Folder* WalkCache::unchanged(const std::string& rel, const stru
       static_cast<std::uint64_t>(f.read_ns) - static_cast<std::uint64_t>(f.ctime_ns) < margin)
     return nullptr;
   return &f;
+}
+
+const std::vector<std::string>* WalkCache::gitlinks(const struct stat& st) const {
+  if (!enabled_ || !has_gitlinks_ || st.st_dev != run_dev_) return nullptr;
+  const Folder& f = index_;
+  if (f.dev != st.st_dev || f.ino != st.st_ino || f.ctime_ns != ctime_of(st)) return nullptr;
+  const std::uint64_t margin = f.ctime_ns % 1000000000 == 0 ? kWholeSecondsMargin : kTickMargin;
+  if (f.ctime_ns > f.read_ns ||
+      static_cast<std::uint64_t>(f.read_ns) - static_cast<std::uint64_t>(f.ctime_ns) < margin)
+    return nullptr;
+  return &f.folders;
+}
+
+void WalkCache::set_gitlinks(const struct stat& st, std::int64_t read_ns, std::vector<std::string> paths) {
+  if (!enabled_) return;
+  // Paths a gitlink may not have (git refuses them too) and more than fit are not kept.
+  std::erase_if(paths, [](const std::string& p) { return p.empty() || p.size() > 4096 || !valid_rel(p); });
+  if (paths.size() > kMaxGitlinks) {
+    if (has_gitlinks_) dirty_ = true;
+    has_gitlinks_ = false;
+    return;
+  }
+  Folder f{static_cast<std::uint64_t>(st.st_dev),
+           static_cast<std::uint64_t>(st.st_ino),
+           ctime_of(st),
+           read_ns,
+           false,
+           false,
+           std::move(paths)};
+  if (has_gitlinks_ && f == index_) return;
+  index_ = std::move(f);
+  has_gitlinks_ = true;
+  dirty_ = true;
 }
 
 const WalkCache::Folder* WalkCache::known(const std::string& rel) const {

@@ -93,6 +93,14 @@ class WalkCache {
 
   std::size_t size() const { return folders_.size(); }
 
+  // The gitlinks of the run folder's index as last read, when `st` (the
+  // index's stat now) says it is the same file, unchanged since (the same
+  // rule as a folder's); else null. Reading the index means loading libgit2.
+  const std::vector<std::string>* gitlinks(const struct stat& st) const;
+  // The gitlinks of the index whose stat (taken before it was read, at
+  // `read_ns`) is `st`.
+  void set_gitlinks(const struct stat& st, std::int64_t read_ns, std::vector<std::string> paths);
+
   // Whether the filesystem holding `fd` keeps change times the cache can
   // rely on: local filesystems that set a folder's ctime on every change of
   // its entries (ext4, xfs, btrfs, tmpfs, f2fs, bcachefs, zfs).
@@ -121,6 +129,9 @@ class WalkCache {
   std::uint64_t run_ino_ = 0;
   std::uint64_t walk_ = 0;
   std::unordered_map<std::string, Entry> folders_;
+  bool has_gitlinks_ = false;
+  Folder index_;  // the index's identity; `folders` holds its gitlinks
+  static constexpr std::size_t kMaxGitlinks = 65536;
   struct stat file_stat_ {};  // the file as read or written; st_ino 0 when none
 };
 
