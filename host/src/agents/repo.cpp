@@ -8,11 +8,6 @@ namespace px::agents {
 
 namespace {
 
-void init_libgit2() {
-  static const int once = git2::git_libgit2_init();
-  (void)once;
-}
-
 std::string last_git_error() {
   const git_error* e = git2::git_error_last();
   return e && e->message ? e->message : "unknown libgit2 error";
@@ -22,7 +17,6 @@ using RepoPtr = std::unique_ptr<git_repository, void (*)(git_repository*)>;
 
 // Opens the repository holding `dir`; nullptr (no error) when there is none.
 Result<RepoPtr> open_repo(const fs::path& dir) {
-  init_libgit2();
   git_repository* raw = nullptr;
   const int rc = git2::git_repository_open_ext(&raw, dir.c_str(), 0, nullptr);
   if (rc == GIT_ENOTFOUND) return RepoPtr(nullptr, git2::git_repository_free);

@@ -41,12 +41,10 @@ namespace px::git2 {
   X(git_index_get_byindex)          \
   X(git_index_open)                 \
   X(git_libgit2_init)               \
-  X(git_libgit2_shutdown)           \
   X(git_object_free)                \
   X(git_object_id)                  \
   X(git_object_peel)                \
   X(git_odb_add_backend)            \
-  X(git_odb_backend_loose)          \
   X(git_odb_backend_one_pack)       \
   X(git_odb_foreach)                \
   X(git_odb_free)                   \
@@ -111,8 +109,9 @@ struct Api {
 #undef PX_GIT2_MEMBER
 };
 
-// Loads libgit2 once. Without it the process cannot go on (as if the dynamic
-// loader had failed at start): it says so, naming the package, and exits 4.
+// Loads libgit2 once, and initialises it (git_libgit2_init). Without it the
+// process cannot go on (as if the dynamic loader had failed at start): it
+// says so, naming the package, and exits 4.
 const Api& api();
 
 template <class F>

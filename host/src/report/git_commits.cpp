@@ -18,13 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Libgit2 {
-  Libgit2() { git2::git_libgit2_init(); }
-  ~Libgit2() { git2::git_libgit2_shutdown(); }
-  Libgit2(const Libgit2&) = delete;
-  Libgit2& operator=(const Libgit2&) = delete;
-};
-
 template <class T, void (*Free)(T*)>
 struct GitFree {
   void operator()(T* p) const { Free(p); }
@@ -209,7 +202,6 @@ void push_oid_text(git_revwalk* walk, const std::string& text, bool hide) {
 }  // namespace
 
 Json commits_made(const CommitQuery& q, Source& source) {
-  static const Libgit2 init;
   source.location = q.run_folder.string();
   Json commits = Json::array();
   if (q.run_folder.empty()) {

@@ -10,8 +10,6 @@ namespace px::run {
 namespace fs = std::filesystem;
 
 GitState git_state(const fs::path& file) {
-  static const int initialised = git2::git_libgit2_init();
-  (void)initialised;
   git_repository* raw = nullptr;
   const std::string dir = file.parent_path().string();
   if (git2::git_repository_open_ext(&raw, dir.c_str(), 0, nullptr) != 0) {

@@ -1,13 +1,6 @@
 #include "workspace/git_util.hpp"
 
-#include <mutex>
-
 namespace px::workspace::git {
-
-void init() {
-  static std::once_flag once;
-  std::call_once(once, [] { git2::git_libgit2_init(); });
-}
 
 Error error(const std::string& what, ErrorKind kind) {
   const git_error* e = git2::git_error_last();
@@ -16,7 +9,6 @@ Error error(const std::string& what, ErrorKind kind) {
 }
 
 Result<Repo> open(const std::string& path) {
-  init();
   git_repository* repo = nullptr;
   if (git2::git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
     return error("cannot open the git repository " + path);

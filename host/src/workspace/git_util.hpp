@@ -9,10 +9,6 @@
 
 namespace px::workspace::git {
 
-// libgit2 is initialised once per process and never shut down (other
-// components may use it too).
-void init();
-
 template <class T, void (*Free)(T*)>
 struct Deleter {
   void operator()(T* p) const {

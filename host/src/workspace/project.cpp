@@ -15,7 +15,6 @@ fs::path canonical_dir(const char* path) {
 }  // namespace
 
 Result<Project> find_project(const fs::path& start) {
-  git::init();
   std::error_code ec;
   if (!fs::is_directory(start, ec))
     return Error::not_found(start.string() + " is not a folder; run this inside your project's repository");
