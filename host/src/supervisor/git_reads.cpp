@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "common/git2.hpp"
 #include "common/lazy_library.hpp"
@@ -22,11 +24,6 @@ namespace {
 
 constexpr off_t kMaxIndexBytes = 128 << 20;  // larger than any index git writes for a tree a run could hold
 constexpr std::size_t kMaxNamed = 5;         // mismatched objects named in a report
-
-void init() {
-  static const int once = git2::git_libgit2_init();
-  (void)once;
-}
 
 std::string last_error() {
   const git_error* e = git2::git_error_last();
@@ -53,13 +50,6 @@ const Zlib& zlib() {
     return z;
   }();
   return loaded;
-}
-
-// Printable, for a message.
-std::string first_line(const std::string& text) {
-  std::string out;
-  for (char c : text) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  return out;
 }
 
 std::string fd_path(int fd) {
@@ -129,7 +119,6 @@ Result<std::vector<std::string>> index_gitlinks(int index_fd) {
     return Error::invalid("the index is not a file git can read");
   if (st.st_size > kMaxIndexBytes)
     return Error::invalid("the index is larger than " + std::to_string(kMaxIndexBytes >> 20) + " MiB");
-  init();
   git_index* index = nullptr;
   if (git2::git_index_open(&index, fd_path(index_fd).c_str()) != 0)
     return Error::invalid("libgit2 cannot read the index: " + last_error());
@@ -143,7 +132,42 @@ Result<std::vector<std::string>> index_gitlinks(int index_fd) {
   return out;
 }
 
-ObjectCheck check_loose_object(int objects_fd, const std::string& name) {
+namespace {
+
+// "<type> <size>" of a loose object's header: its type, and the size it
+// declares; nullopt for what git would not read.
+std::optional<std::pair<std::string, std::uint64_t>> parse_header(const std::string& header) {
+  const auto space = header.find(' ');
+  if (space == std::string::npos || space + 1 >= header.size() || header.size() - space > 20)
+    return std::nullopt;
+  std::string type = header.substr(0, space);
+  if (type != "blob" && type != "tree" && type != "commit" && type != "tag") return std::nullopt;
+  std::uint64_t size = 0;
+  for (std::size_t i = space + 1; i < header.size(); ++i) {
+    if (header[i] < '0' || header[i] > '9') return std::nullopt;
+    size = size * 10 + static_cast<std::uint64_t>(header[i] - '0');
+  }
+  return std::pair{std::move(type), size};
+}
+
+struct ZStream {
+  z_stream zs{};
+  bool open = false;
+  ~ZStream() {
+    if (open) zlib().inflateEnd(&zs);
+  }
+};
+
+struct Digest {
+  EVP_MD_CTX* md = EVP_MD_CTX_new();
+  ~Digest() {
+    if (md) EVP_MD_CTX_free(md);
+  }
+};
+
+}  // namespace
+
+ObjectCheck check_loose_object(int objects_fd, const std::string& name, std::uint64_t max_bytes) {
   ObjectCheck check;
   const auto hex_digit = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
   if (name.size() != 40 || !std::all_of(name.begin(), name.end(), hex_digit)) {
@@ -161,87 +185,93 @@ ObjectCheck check_loose_object(int objects_fd, const std::string& name) {
   }
   // Inflated as git does (zlib), and hashed as git names it: SHA-1 of
   // "<type> <size>\0<contents>", the header included.
-  const Zlib& z = zlib();
-  z_stream zs{};
-  if (z.inflateInit_(&zs, ZLIB_VERSION, static_cast<int>(sizeof zs)) != Z_OK) {
+  ZStream z;
+  if (zlib().inflateInit_(&z.zs, ZLIB_VERSION, static_cast<int>(sizeof z.zs)) != Z_OK) {
     check.problem = "zlib cannot start";
     return check;
   }
-  EVP_MD_CTX* md = EVP_MD_CTX_new();
-  if (!md || EVP_DigestInit_ex(md, EVP_sha1(), nullptr) != 1) {
-    if (md) EVP_MD_CTX_free(md);
-    z.inflateEnd(&zs);
+  z.open = true;
+  Digest digest;
+  if (!digest.md || EVP_DigestInit_ex(digest.md, EVP_sha1(), nullptr) != 1) {
     check.problem = "SHA-1 is not available";
     return check;
   }
   std::string header;  // "<type> <size>" until its NUL
-  bool in_header = true;
-  std::uint64_t declared = 0;  // the size the header says
+  std::optional<std::pair<std::string, std::uint64_t>> parsed;
   std::uint64_t contents = 0;  // bytes after the header
   unsigned char in[16384], out[65536];
   int rc = Z_OK;
-  bool bad = false;
-  while (rc != Z_STREAM_END && !bad) {
+  std::string bad;  // why git would not read it
+  while (rc != Z_STREAM_END && bad.empty()) {
     const ssize_t n = ::read(file.get(), in, sizeof in);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the stream ended early: not an object git can read
-    zs.next_in = in;
-    zs.avail_in = static_cast<unsigned>(n);
-    while (zs.avail_in > 0 && rc != Z_STREAM_END && !bad) {
-      zs.next_out = out;
-      zs.avail_out = sizeof out;
-      rc = z.inflate(&zs, Z_NO_FLUSH);
-      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-        bad = true;
+    if (n <= 0) {
+      bad = "its compressed stream ends early";
+      break;
+    }
+    z.zs.next_in = in;
+    z.zs.avail_in = static_cast<unsigned>(n);
+    while (z.zs.avail_in > 0 && rc != Z_STREAM_END && bad.empty()) {
+      z.zs.next_out = out;
+      z.zs.avail_out = sizeof out;
+      rc = zlib().inflate(&z.zs, Z_NO_FLUSH);
+      const std::size_t got = sizeof out - z.zs.avail_out;
+      if ((rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) || (rc == Z_BUF_ERROR && got == 0)) {
+        bad = "zlib cannot inflate it";
         break;
       }
-      const std::size_t got = sizeof out - zs.avail_out;
-      EVP_DigestUpdate(md, out, got);
+      EVP_DigestUpdate(digest.md, out, got);
       std::size_t at = 0;
-      for (; in_header && at < got; ++at) {
-        if (out[at] == 0) {
-          in_header = false;
-        } else if (header.size() < 32) {
+      for (; !parsed && at < got; ++at) {
+        if (out[at] != 0) {
           header += static_cast<char>(out[at]);
-        } else {
-          bad = true;
+          if (header.size() > 32) bad = "its header is not one git writes";
+          if (!bad.empty()) break;
+          continue;
+        }
+        parsed = parse_header(header);
+        if (!parsed) {
+          bad = "its header is not one git writes";
+          break;
+        }
+        // Never inflated past what its header declares, nor past the
+        // sweep's bound: a small file can inflate to gigabytes.
+        if (parsed->second > max_bytes) {
+          check.too_large = true;
+          check.read = contents;
+          check.problem =
+              "it declares " + std::to_string(parsed->second >> 20) + " MiB, more than a sweep reads";
+          return check;
         }
       }
+      if (!bad.empty()) break;
       contents += got - at;
-      if (rc == Z_BUF_ERROR && zs.avail_in > 0 && got == 0) bad = true;  // no progress
+      if (parsed && contents > parsed->second) bad = "it holds more than its header declares";
     }
   }
-  z.inflateEnd(&zs);
-  unsigned char digest[EVP_MAX_MD_SIZE];
+  if (bad.empty() && !parsed) bad = "it has no header";
+  if (bad.empty() && contents != parsed->second) bad = "it holds less than its header declares";
+  unsigned char sum[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  const bool hashed = EVP_DigestFinal_ex(md, digest, &length) == 1 && length == 20;
-  EVP_MD_CTX_free(md);
-  const auto space = header.find(' ');
-  const std::string type = header.substr(0, space);
-  const bool known_type = type == "blob" || type == "tree" || type == "commit" || type == "tag";
-  bool size_ok = space != std::string::npos && space + 1 < header.size();
-  for (std::size_t i = space + 1; size_ok && i < header.size(); ++i) {
-    size_ok = header[i] >= '0' && header[i] <= '9';
-    declared = declared * 10 + static_cast<std::uint64_t>(header[i] - '0');
-  }
-  if (bad || rc != Z_STREAM_END || in_header || !known_type || !size_ok || declared != contents || !hashed) {
-    check.problem = "it is not an object git can read (" + first_line(header) + ")";
+  if (bad.empty() && (EVP_DigestFinal_ex(digest.md, sum, &length) != 1 || length != 20)) bad = "SHA-1 failed";
+  if (!bad.empty()) {
+    check.problem = "it is not an object git can read: " + bad;
     return check;
   }
   std::string actual;
   static const char* const digits = "0123456789abcdef";
   for (unsigned i = 0; i < length; ++i) {
-    actual += digits[digest[i] >> 4];
-    actual += digits[digest[i] & 15];
+    actual += digits[sum[i] >> 4];
+    actual += digits[sum[i] & 15];
   }
-  if (actual != name) check.mismatched.push_back(name + " holds the " + type + " " + actual);
+  if (actual != name) check.mismatched.push_back(name + " holds the " + parsed->first + " " + actual);
+  check.read = contents;
   check.checked = true;
   return check;
 }
 
 ObjectCheck check_pack(int pack_fd, const std::string& idx_name, std::uint64_t max_bytes) {
   ObjectCheck check;
-  init();
   git_odb_backend* backend = nullptr;
   if (git2::git_odb_backend_one_pack(&backend, (fd_path(pack_fd) + "/" + idx_name).c_str()) != 0)
     backend = nullptr;

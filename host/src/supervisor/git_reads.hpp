@@ -29,13 +29,16 @@ Result<std::vector<std::string>> index_gitlinks(int index_fd);
 // rewritten under the name of another is used as that other.
 struct ObjectCheck {
   bool checked = false;                 // false: it could not be read through (see `problem`)
+  bool too_large = false;               // not read through: larger than the bound it was given
+  std::uint64_t read = 0;               // bytes read through (inflated)
   std::vector<std::string> mismatched;  // "<name> holds <actual id>", at most a few
   std::string problem;                  // why it could not be checked, or empty
 };
 
 // The loose object `name` (40 hex digits: the folder's two and the file's
-// 38) in the objects folder `objects_fd`, neither followed if a link.
-ObjectCheck check_loose_object(int objects_fd, const std::string& name);
+// 38) in the objects folder `objects_fd`, neither followed if a link,
+// inflating at most `max_bytes` (a small file can inflate to gigabytes).
+ObjectCheck check_loose_object(int objects_fd, const std::string& name, std::uint64_t max_bytes);
 // Every object of the pack whose index is `idx_name` in the folder `pack_fd`
 // (objects/pack), reading at most `max_bytes` of objects.
 ObjectCheck check_pack(int pack_fd, const std::string& idx_name, std::uint64_t max_bytes);
