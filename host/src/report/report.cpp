@@ -50,7 +50,7 @@ const char* kGitLimits =
 template <class J>  // nlohmann::json or the report's ordered Json: never converted (a copy)
 std::string string_or(const J& j, const char* key, const std::string& fallback = "") {
   auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+  return it != j.end() && it->is_string() ? it->template get<std::string>() : fallback;
 }
 
 // The run's record, typed; a record left without an end by a supervisor that
