@@ -120,11 +120,20 @@ class EscapeHomeSettings : public ::testing::Test {
     return px("run --harness " + harness + " -- python3 -c " + quote(python));
   }
 
+  // The run started last, by its record's start time (milliseconds): two
+  // runs in one second have ids that sort by their random part.
   fs::path last_run() const {
     fs::path newest;
+    std::string newest_start;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root_ / "data/runs", ec))
-      if (newest.empty() || e.path().filename() > newest.filename()) newest = e.path();
+    for (const auto& e : fs::directory_iterator(root_ / "data/runs", ec)) {
+      const json r = json::parse(read_text(e.path() / "run.json"), nullptr, false);
+      const std::string start = r.is_object() ? r.value("started_at", "") : "";
+      if (newest.empty() || start > newest_start) {
+        newest = e.path();
+        newest_start = start;
+      }
+    }
     return newest;
   }
   json last_record() const { return json::parse(read_text(last_run() / "run.json"), nullptr, false); }

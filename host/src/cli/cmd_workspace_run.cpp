@@ -50,9 +50,9 @@ void add_workspaced_run_options(CLI::App& app, WorkspacedRun& o) {
 }
 
 std::vector<std::string> workspaced_run_option_names() {
-  return {"--name",   "--from",          "--events",        "--harness",           "--profile",
-          "--grant",  "--online",        "--offline",       "--allow",             "--local-servers",
-          "--unsealed", "--allow-weaker-seal", "command"};
+  return {"--name",   "--from",    "--events", "--harness",       "--profile",  "--grant",
+          "--online", "--offline", "--allow",  "--local-servers", "--unsealed", "--allow-weaker-seal",
+          "command"};
 }
 
 int run_workspaced(const WorkspacedRun& o) {
@@ -63,7 +63,8 @@ int run_workspaced(const WorkspacedRun& o) {
     events = std::move(sink).value();
   }
   if (o.command.empty())
-    return fail(events, Error::invalid("give the command to run in the workspace after `--`, e.g. `-- claude`"));
+    return fail(events,
+                Error::invalid("give the command to run in the workspace after `--`, e.g. `-- claude`"));
 
   // Every input is checked before anything is made.
   auto project = ws::find_project(fs::current_path());
@@ -176,7 +177,12 @@ int run_workspaced(const WorkspacedRun& o) {
     }
   }
   inputs.options.in = w.path.string();
-  inputs.extra_profiles.push_back(ws::workspace_profile(w, git_paths.value(), env));
+  // Parallex's own variables (PARALLEX_*: only Parallex sets them) go to the
+  // run as the front door's; the rest are rules of the workspace's profile.
+  std::map<std::string, std::string> rules;
+  for (const auto& [name, value] : env)
+    (name.rfind("PARALLEX_", 0) == 0 ? inputs.extra_env : rules)[name] = value;
+  inputs.extra_profiles.push_back(ws::workspace_profile(w, git_paths.value(), rules));
   inputs.cwd = w.path;
   inputs.record.workspace = run::WorkspaceRef{w.name, w.branch, w.base, w.base_commit, w.path, p.root};
   inputs.on_finish = [path = w.path](run::RunRecord& record) {
@@ -198,16 +204,17 @@ int run_workspaced(const WorkspacedRun& o) {
       events.emit("notice", {{"message", "PARALLEX_NODE is " + node->second +
                                              ", which the seal does not let the run read"},
                              {"kind", "environment"}});
-    events.emit("run_started", {{"workspace", w.name},
-                                {"command", redact(command)},
-                                {"agent", o.agent},
-                                {"harness", plan.policy.harness()},
-                                {"sealed", sealed},
-                                {"run_folder", plan.policy.run_folder().string()},
-                                {"network", {{"mode", policy::to_string(plan.policy.network().mode)}, {"hosts", hosts}}},
-                                {"policy_digest", plan.policy.digest()},
-                                {"github_token", token.has_value()},
-                                {"parallex_node", node != env.end() ? json(node->second) : json()}});
+    events.emit("run_started",
+                {{"workspace", w.name},
+                 {"command", redact(command)},
+                 {"agent", o.agent},
+                 {"harness", plan.policy.harness()},
+                 {"sealed", sealed},
+                 {"run_folder", plan.policy.run_folder().string()},
+                 {"network", {{"mode", policy::to_string(plan.policy.network().mode)}, {"hosts", hosts}}},
+                 {"policy_digest", plan.policy.digest()},
+                 {"github_token", token.has_value()},
+                 {"parallex_node", node != env.end() ? json(node->second) : json()}});
   };
   hooks.notice = [&](const run::Notice& n) {
     events.emit("notice", {{"message", redact(n.text)}, {"kind", run::to_string(n.kind)}});
@@ -226,13 +233,14 @@ int run_workspaced(const WorkspacedRun& o) {
       ended["head_commit"] = after.value().head_commit;
       ended["ahead"] = after.value().ahead ? json(*after.value().ahead) : json();
       ended["behind"] = after.value().behind ? json(*after.value().behind) : json();
-      std::fprintf(stderr,
-                   "parallex: workspace %s: %zu uncommitted change(s)%s; `parallex workspace rm %s` removes it\n",
-                   w.name.c_str(), after.value().changes.size(),
-                   after.value().ahead && *after.value().ahead
-                       ? (", " + std::to_string(*after.value().ahead) + " commit(s) on " + w.branch).c_str()
-                       : "",
-                   w.name.c_str());
+      std::fprintf(
+          stderr,
+          "parallex: workspace %s: %zu uncommitted change(s)%s; `parallex workspace rm %s` removes it\n",
+          w.name.c_str(), after.value().changes.size(),
+          after.value().ahead && *after.value().ahead
+              ? (", " + std::to_string(*after.value().ahead) + " commit(s) on " + w.branch).c_str()
+              : "",
+          w.name.c_str());
     }
     events.emit("run_ended", ended);
   };

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -81,6 +82,13 @@ fs::path home_of(const ReportRequest& req, const run::RunRecord& r) {
   if (r.policy.is_object() && r.policy.contains("run_home") && r.policy["run_home"].is_string())
     return r.policy["run_home"].get<std::string>();
   if (req.agent_home) return *req.agent_home;
+  return {};
+}
+
+// Where the run worked (some harnesses keep their history there), or empty.
+fs::path run_folder_of(const run::RunRecord& r) {
+  if (r.policy.is_object() && r.policy.contains("run_folder") && r.policy["run_folder"].is_string())
+    return r.policy["run_folder"].get<std::string>();
   return {};
 }
 
@@ -240,10 +248,7 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
     sources.push_back(
         Source{"transcripts", home_of(req, r).string(), "missing", "No plugins are loaded.", ""});
   } else {
-    fs::path run_folder;
-    if (r.policy.is_object() && r.policy.contains("run_folder") && r.policy["run_folder"].is_string())
-      run_folder = r.policy["run_folder"].get<std::string>();
-    SessionQuery sq{home_of(req, r), run_folder, r.harness, started_ms, ended_ms};
+    SessionQuery sq{home_of(req, r), run_folder_of(r), r.harness, started_ms, ended_ms};
     Sessions found = sessions_in_window(*req.plugins, sq);
     sessions = std::move(found.sessions);
     for (auto& s : found.sources) sources.push_back(std::move(s));
@@ -319,7 +324,7 @@ Result<std::size_t> keep_sessions(const ReportRequest& req) {
   auto runs = list_runs(req.runs_dir, {});
   if (!runs) return std::size_t{0};  // no run yet: nothing to keep
   // Each home's transcripts are read once, whole, then shared out by window.
-  std::map<std::pair<std::string, std::string>, Sessions> read;
+  std::map<std::tuple<std::string, std::string, std::string>, Sessions> read;
   std::size_t kept = 0;
   for (const auto& ref : runs.value()) {
     const fs::path run_dir = ref.dir / ref.id;
@@ -332,10 +337,12 @@ Result<std::size_t> keep_sessions(const ReportRequest& req) {
     if (!started) continue;
     const std::int64_t ended = record->ended_at ? parse_iso_ms(*record->ended_at).value_or(0) : 0;
     const fs::path home = home_of(req, *record);
-    auto key = std::make_pair(home.string(), record->harness);
+    const fs::path run_folder = run_folder_of(*record);
+    auto key = std::make_tuple(home.string(), run_folder.string(), record->harness);
     auto it = read.find(key);
     if (it == read.end())
-      it = read.emplace(key, sessions_in_window(*req.plugins, SessionQuery{home, record->harness, 0, 0}))
+      it = read.emplace(key, sessions_in_window(*req.plugins,
+                                                SessionQuery{home, run_folder, record->harness, 0, 0}))
                .first;
     Json sessions = Json::array(), sources = Json::array();
     for (const auto& s : it->second.sessions)
