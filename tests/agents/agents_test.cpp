@@ -314,6 +314,33 @@ TEST_F(AgentsTest, AnUnknownOrRepeatedKeyInTheRulesIsNamed) {
   EXPECT_EQ(px("agent show strict").status, 0);
 }
 
+// `agent set --processes` sets the agent's process limit (kept in agent.yaml,
+// shown by `agent show`, which `policy show` of its runs would print), an
+// out-of-range value is refused naming the range, `default` drops it.
+TEST_F(AgentsTest, TheProcessLimitIsSetShownAndDropped) {
+  make_agent("builder");
+  const auto p = paths("builder");
+  auto r = px("agent set builder --processes 8192");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto config = load_config(p);
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config.value().processes, 8192u);
+  EXPECT_NE(slurp(p.config()).find("processes: 8192"), std::string::npos) << slurp(p.config());
+  auto show = px("agent show builder --json");
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_EQ(nlohmann::json::parse(show.out)["limits"]["processes"], 8192);
+  r = px("agent set builder --processes 5");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--processes 5 is out of range: give 32 to 4000000"), std::string::npos) << r.err;
+  r = px("agent set builder --processes many");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--processes many"), std::string::npos) << r.err;
+  EXPECT_EQ(load_config(p).value().processes, 8192u) << "a refused value changes nothing";
+  ASSERT_EQ(px("agent set builder --processes default").status, 0);
+  EXPECT_FALSE(load_config(p).value().processes.has_value());
+  EXPECT_EQ(slurp(p.config()).find("processes"), std::string::npos);
+}
+
 TEST_F(AgentsTest, ConcurrentNewOneWins) {
   for (int round = 0; round < 5; ++round) {
     const std::string name = "race" + std::to_string(round);

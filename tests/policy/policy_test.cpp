@@ -227,6 +227,40 @@ TEST(ComposeTest, DefaultProfileEntriesCarryTheirOrigin) {
                   {"deny", "default.yaml:", "SSH keys"});
 }
 
+// The process limit: 4096 by default (the default profile says so, with its
+// line), a later profile's replaces it, an agent's wins over both; a value out
+// of range names the file, the line and the range.
+TEST(ComposeTest, TheProcessLimitComesFromTheLastLayerThatSetsIt) {
+  auto p = compose(base_inputs());
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().process_limit().max, 4096u);
+  expect_contains(p.value().process_limit().origin.describe(), {"default.yaml:"});
+  EXPECT_EQ(to_json(p.value(), true)["limits"]["processes"], 4096);
+
+  auto more = parse_profile("limits:\n  processes: 8192\n", "more.yaml");
+  ASSERT_TRUE(more.has_value()) << more.error().message;
+  auto in = base_inputs();
+  in.profiles.push_back(more.value());
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().process_limit().max, 8192u);
+  expect_contains(p.value().process_limit().origin.describe(), {"more.yaml:2"});
+
+  in.agent = AgentInputs{};
+  in.agent->name = "a";
+  in.agent->home = "/home/u/agents/a";
+  in.agent->processes = 1000;
+  p = compose(in);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p.value().process_limit().max, 1000u);
+  expect_contains(p.value().process_limit().origin.describe(), {"agent a"});
+
+  expect_contains(parse_error("limits:\n  processes: 10\n"),
+                  {"bad.yaml:2", "limits.processes", "32 to 4000000"});
+  expect_contains(parse_error("limits:\n  processes: lots\n"), {"bad.yaml:2", "limits.processes", "lots"});
+  expect_contains(parse_error("limits:\n  memory: 1G\n"), {"bad.yaml:2", "limits.memory", "unknown key"});
+}
+
 TEST(ComposeTest, APluginCannotGrantTheWholeHome) {
   for (const char* path : {"~", "/home/u", "/home", "~/"}) {
     auto in = base_inputs();

@@ -124,6 +124,9 @@ std::string config_to_yaml(const AgentConfig& c) {
       << "access" << YAML::Value << (g.access == policy::Access::write ? "rw" : "ro") << YAML::EndMap;
   }
   e << YAML::EndSeq;
+  if (c.processes)
+    e << YAML::Key << "limits" << YAML::Value << YAML::BeginMap << YAML::Key << "processes" << YAML::Value
+      << *c.processes << YAML::EndMap;
   if (!c.env.empty()) e << YAML::Key << "env" << YAML::Value << c.env;
   e << YAML::Key << "share_harness_config" << YAML::Value << c.share_harness_config;
   e << YAML::Key << "decoys" << YAML::Value << c.decoys;
@@ -159,11 +162,11 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
     if (!root.IsMap()) return corrupt("it is not a YAML map");
     // Strict, as README says: a misspelt rule (`grant:`, `netwrok:`) must not
     // be silently ignored, nor a key given twice (the first would win).
-    static const std::set<std::string> kKeys = {"version",    "name",   "email",
-                                                "created",    "repos",  "network",
-                                                "grants",     "env",    "share_harness_config",
-                                                "decoys",     "sealed", "requests",
-                                                "credentials"};
+    static const std::set<std::string> kKeys = {"version",     "name",   "email",
+                                                "created",     "repos",  "network",
+                                                "grants",      "env",    "share_harness_config",
+                                                "decoys",      "sealed", "requests",
+                                                "credentials", "limits"};
     std::set<std::string> seen;
     for (const auto& kv : root) {
       const std::string key = kv.first.Scalar();
@@ -211,7 +214,8 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
         // `local_servers: [3000, 5432]`: on, for these ports only.
         for (const auto& port : local) {
           const int value = port.as<int>();
-          if (value < 1 || value > 65535) return corrupt("'network.local_servers' lists a port that is not 1-65535");
+          if (value < 1 || value > 65535)
+            return corrupt("'network.local_servers' lists a port that is not 1-65535");
           c.local_server_ports.push_back(static_cast<std::uint16_t>(value));
         }
         c.local_servers = !c.local_server_ports.empty();
@@ -241,6 +245,19 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
         else if (access != "ro")
           return corrupt("a grant's access is '" + access + "', not ro or rw");
         c.grants.push_back(std::move(grant));
+      }
+    }
+    if (const YAML::Node limits = root["limits"]) {
+      if (!limits.IsMap()) return corrupt("'limits' is not a map (limits: {processes: N})");
+      for (const auto& kv : limits)
+        if (kv.first.Scalar() != "processes")
+          return corrupt("line " + std::to_string(kv.first.Mark().line + 1) + ": unknown key 'limits." +
+                         kv.first.Scalar() + "' (processes is known)");
+      if (const YAML::Node n = limits["processes"]) {
+        const auto value = n.as<std::uint64_t>();
+        if (auto why = policy::check_process_limit(value); !why.empty())
+          return corrupt("'limits.processes': " + why);
+        c.processes = value;
       }
     }
     if (root["share_harness_config"]) c.share_harness_config = root["share_harness_config"].as<bool>();

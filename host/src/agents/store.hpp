@@ -16,6 +16,7 @@
 // the key or the token and a rewind never touches them.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,13 @@ struct AgentConfig {
   std::string email;
   std::vector<std::string> repos;  // OWNER/REPO, for the token page
   policy::NetworkMode network = policy::NetworkMode::offline;
-  std::vector<std::string> allow;  // hosts, when network is allowlist
+  std::vector<std::string> allow;                 // hosts, when network is allowlist
   bool local_servers = false;                     // off unless the user turns it on
   std::vector<std::uint16_t> local_server_ports;  // with local_servers: only these; empty: every port
   std::vector<Grant> grants;
+  // `limits: {processes: N}`: the most processes its runs may have at once
+  // (policy.hpp: ProcessLimit); unset: the profiles' (4096 by default).
+  std::optional<std::uint64_t> processes;
   // Variables passed on purpose: NAME (from the caller's environment) or
   // NAME=VALUE, as `--env` on a run command.
   std::vector<std::string> env;

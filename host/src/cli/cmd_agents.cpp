@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -47,6 +48,7 @@ struct RuleFlags {
   bool online = false, offline = false;
   std::string local_servers = kNotGiven;  // after --local-servers: "", "3000,5432", "off" (old: "on")
   std::vector<std::string> env;           // --env NAME | NAME=VALUE
+  std::string processes;                  // --processes N | default
   static constexpr const char* kNotGiven = "\x01";
 };
 
@@ -71,6 +73,9 @@ void add_rule_flags(CLI::App& app, RuleFlags& f) {
                  "Pass a variable to its runs on purpose: NAME (from your environment at each run) or "
                  "NAME=VALUE (kept in agent.yaml)");
   app.add_option("--grant", f.grants, "Grant PATH read-only (PATH or PATH:ro) or read-write (PATH:rw)");
+  app.add_option("--processes", f.processes,
+                 "The most processes (threads included) its runs may have at once, or `default` for the "
+                 "profiles' (4096 unless a profile says otherwise)");
 }
 
 // Applies `f` over `c`. `fresh`: for `new`, where no flag means offline.
@@ -86,6 +91,16 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     net.local_servers = local->on;
   }
   PX_TRY(policy::check_network_flags(net));
+  if (f.processes == "default") {
+    c.processes.reset();
+  } else if (!f.processes.empty()) {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(f.processes.data(), f.processes.data() + f.processes.size(), n);
+    if (ec != std::errc() || end != f.processes.data() + f.processes.size())
+      return Error::invalid("--processes " + f.processes + ": give a number of processes, or `default`");
+    if (auto why = policy::check_process_limit(n); !why.empty()) return Error::invalid("--processes " + why);
+    c.processes = n;
+  }
   for (const auto& spec : f.env) {
     const std::string name = spec.substr(0, spec.find('='));
     if (auto why = policy::check_env_name(name); !why.empty())
@@ -267,6 +282,7 @@ nlohmann::json describe(const Loaded& a, bool full) {
       {"mode", policy::to_string(c.network)}, {"allow", c.allow}, {"local_servers", c.local_servers}};
   if (c.local_servers && !c.local_server_ports.empty())
     j["network"]["local_server_ports"] = c.local_server_ports;
+  if (c.processes) j["limits"] = {{"processes", *c.processes}};
   if (!c.env.empty()) {
     nlohmann::json names = nlohmann::json::array();
     for (const auto& e : c.env) names.push_back(e.substr(0, e.find('=')));
@@ -362,6 +378,9 @@ int do_show(const std::string& name, bool json) {
   std::printf("Network      %s\n", network_text(c).c_str());
   std::printf("Local servers %s\n",
               policy::LocalServers{c.local_servers, c.local_server_ports}.describe().c_str());
+  if (c.processes)
+    std::printf("Processes    at most %llu at once in its runs\n",
+                static_cast<unsigned long long>(*c.processes));
   std::printf("Reads/writes its home %s, the folder it runs in, the default profile's system paths\n",
               a.value().paths.home().c_str());
   std::printf("Reads        its keys %s and gh config %s (never writes them)\n",

@@ -22,7 +22,9 @@ std::string render_policy(const policy::Policy& p) {
   using policy::Access;
   std::ostringstream out;
   out << "Run folder  " << p.run_folder().string() << "\n";
-  out << "Home        " << p.run_home().string() << (p.run_home() == p.user_home() ? " (your home: only the carve-ins below)" : " (the agent's own)") << "\n";
+  out << "Home        " << p.run_home().string()
+      << (p.run_home() == p.user_home() ? " (your home: only the carve-ins below)" : " (the agent's own)")
+      << "\n";
   out << "Temp        " << p.temp_dir().string() << " (private to the run)\n";
   out << "Harness     " << (p.harness().empty() ? "none (the profile alone)" : p.harness()) << "\n";
   for (const auto& w : p.weakenings()) out << "WEAKENED    " << w << "\n";
@@ -38,9 +40,11 @@ std::string render_policy(const policy::Policy& p) {
   const auto project = p.project_files();
   for (const auto& r : p.read_only())
     if (std::find(project.begin(), project.end(), &r) == project.end())
-      out << "  " << pad("read-only", 11) << pad(r.path.string(), 44) << origin_and_reason(r.origin, r.reason) << "\n";
+      out << "  " << pad("read-only", 11) << pad(r.path.string(), 44) << origin_and_reason(r.origin, r.reason)
+          << "\n";
   for (const auto& d : p.denies())
-    out << "  " << pad("deny", 11) << pad(d.path.string(), 44) << origin_and_reason(d.origin, d.reason) << "\n";
+    out << "  " << pad("deny", 11) << pad(d.path.string(), 44) << origin_and_reason(d.origin, d.reason)
+        << "\n";
   for (const auto& c : p.cache_layers())
     out << "  " << pad("cache", 11) << pad(c.lower.string() + " at " + c.view.string(), 44)
         << origin_and_reason(c.origin, c.reason) << "\n";
@@ -49,15 +53,20 @@ std::string render_policy(const policy::Policy& p) {
         << p.forbid_new_git_origin().describe() << "]\n";
   out << "  everything else: denied\n";
   if (!project.empty()) {
-    out << "\nFiles other programs run later (read-only in every run; made by a run: moved aside into its record)\n";
+    out << "\nFiles other programs run later (read-only in every run; made by a run: moved aside into its "
+           "record)\n";
     for (const auto* r : project) {
       std::error_code ec;
       const bool absent = !std::filesystem::exists(std::filesystem::symlink_status(r->path, ec));
-      out << "  " << pad(r->path.lexically_relative(p.run_folder()).string() + (absent ? " (absent)" : ""), 40)
+      out << "  "
+          << pad(r->path.lexically_relative(p.run_folder()).string() + (absent ? " (absent)" : ""), 40)
           << origin_and_reason(r->origin, r->reason) << "\n";
     }
   }
 
+  out << "\nProcesses   at most " << p.process_limit().max
+      << " at once, threads included (a fork bomb stops there) [" << p.process_limit().origin.describe()
+      << "]\n";
   // Only the guarded ones: what the run sees as its own and the home gets only when applied.
   bool home_header = false;
   for (const auto& f : p.home_files()) {
@@ -76,10 +85,12 @@ std::string render_policy(const policy::Policy& p) {
 
   const auto& net = p.network();
   out << "\nNetwork     " << policy::to_string(net.mode) << " [" << net.mode_origin.describe() << "]";
-  if (net.mode == policy::NetworkMode::offline) out << ": no connection at all";
+  if (net.mode == policy::NetworkMode::offline)
+    out << ": no connection at all";
   else if (net.mode == policy::NetworkMode::allowlist && net.hosts.empty())
     out << ": no host; only this machine's servers (Local servers), through the run's proxy, logged";
-  else out << ": only through the run's proxy, every connection logged";
+  else
+    out << ": only through the run's proxy, every connection logged";
   out << "\n";
   for (const auto& h : net.hosts) {
     const bool wildcard = h.pattern.rfind("*.", 0) == 0;
@@ -116,15 +127,20 @@ std::string render_policy(const policy::Policy& p) {
   const auto& env = p.environment();
   out << "\nEnvironment (only kept variables pass; strip beats keep)\n";
   for (const auto& s : env.set)
-    out << "  set   " << pad(s.name + "=" + (s.secret ? "[REDACTED]" : s.value), 44) << origin_and_reason(s.origin, s.reason) << "\n";
-  for (const auto& k : env.keep) out << "  keep  " << pad(k.pattern, 44) << origin_and_reason(k.origin, k.reason) << "\n";
-  for (const auto& s : env.strip) out << "  strip " << pad(s.pattern, 44) << origin_and_reason(s.origin, s.reason) << "\n";
-  for (const auto& s : env.pass) out << "  pass  " << pad(s.pattern, 44) << origin_and_reason(s.origin, s.reason) << "\n";
+    out << "  set   " << pad(s.name + "=" + (s.secret ? "[REDACTED]" : s.value), 44)
+        << origin_and_reason(s.origin, s.reason) << "\n";
+  for (const auto& k : env.keep)
+    out << "  keep  " << pad(k.pattern, 44) << origin_and_reason(k.origin, k.reason) << "\n";
+  for (const auto& s : env.strip)
+    out << "  strip " << pad(s.pattern, 44) << origin_and_reason(s.origin, s.reason) << "\n";
+  for (const auto& s : env.pass)
+    out << "  pass  " << pad(s.pattern, 44) << origin_and_reason(s.origin, s.reason) << "\n";
 
   if (!p.nested_sandbox().empty()) {
     out << "\nThe harness's own sandbox, turned off inside the seal (it cannot nest)\n";
     for (const auto& n : p.nested_sandbox()) {
-      const std::string what = n.kind == policy::NestedSandboxSwitch::Kind::env ? n.name + "=" + n.value : "argument " + n.value;
+      const std::string what =
+          n.kind == policy::NestedSandboxSwitch::Kind::env ? n.name + "=" + n.value : "argument " + n.value;
       out << "  " << pad(what, 50) << origin_and_reason(n.origin, n.reason) << "\n";
     }
   }
@@ -132,7 +148,8 @@ std::string render_policy(const policy::Policy& p) {
     out << "\nHosts the harness needs (allowed only if the network rule allows them)\n";
     for (const auto& s : p.suggested_hosts()) {
       const bool allowed = p.may_connect(s.host, 443);
-      out << "  " << pad(s.host, 30) << (allowed ? "allowed  " : "NOT allowed  ") << origin_and_reason(s.origin, s.reason) << "\n";
+      out << "  " << pad(s.host, 30) << (allowed ? "allowed  " : "NOT allowed  ")
+          << origin_and_reason(s.origin, s.reason) << "\n";
     }
   }
   out << render_broker_policy(p);

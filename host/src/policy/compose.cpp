@@ -48,6 +48,7 @@ void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph,
       b.deny(ph.expand(e.value, ph.run_home), e.reason, origin(e.line));
   }
   if (p.forbid_new_git) b.forbid_new_git(*p.forbid_new_git, origin(p.forbid_new_git_line));
+  if (p.processes) b.process_limit(*p.processes, origin(p.processes_line));
   if (p.network_mode) b.network(*p.network_mode, origin(p.network_mode_line));
   for (const auto& h : p.hosts) b.allow_host(h.value, origin(h.line));
   for (const auto& port : p.ports) b.allow_port(std::stoi(port.value), origin(port.line));
@@ -331,6 +332,7 @@ Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes)
     for (const auto& h : in.agent->allow) b.allow_host(h, origin);
     if (in.agent->local_servers)
       b.local_servers(*in.agent->local_servers, origin, in.agent->local_server_ports);
+    if (in.agent->processes) b.process_limit(*in.agent->processes, origin);
     for (const auto& [name, value] : in.agent->env)
       b.set_env(name, value, "the agent's own identity", origin, in.agent->secret_env.count(name) > 0);
     for (const auto& spec : in.agent->passed_env) PX_TRY(apply_env_flag(b, spec, origin));
@@ -354,7 +356,8 @@ Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes)
     b.allow(in.parallex_executable, Access::read,
             "parallex itself: its MCP server (parallex mcp) and an agent's git credential helper run inside",
             Origin::builtin("parallex"));
-  for (const auto& g : in.grants) b.allow(normal_absolute(g.path), g.access, "granted on the command line", Origin::flag(g.flag));
+  for (const auto& g : in.grants)
+    b.allow(normal_absolute(g.path), g.access, "granted on the command line", Origin::flag(g.flag));
   const auto& net = in.network;
   if (net.online) b.network(NetworkMode::online, Origin::flag("--online"));
   if (net.offline) b.network(NetworkMode::offline, Origin::flag("--offline"));

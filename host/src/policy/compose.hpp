@@ -43,6 +43,7 @@ struct AgentInputs {
   std::vector<std::string> allow;
   std::optional<bool> local_servers;
   std::vector<std::uint16_t> local_server_ports;
+  std::optional<std::uint64_t> processes;  // agent.yaml's limits.processes
   // Variables set for the agent's runs (its git and gh config); names in
   // `secret_env` are shown redacted.
   std::map<std::string, std::string> env;

@@ -118,6 +118,21 @@ struct CacheLayer {
   Origin origin;
 };
 
+// The most processes (threads included: each is a task of the kernel's) a
+// run may have at once: a fork bomb stops there (fork fails with EAGAIN), a
+// parallel build never gets near. Every seal holds it (docs/linux-seal.md,
+// "The process limit"); `parallex check` says by what.
+struct ProcessLimit {
+  static constexpr std::uint64_t kDefault = 4096;
+  static constexpr std::uint64_t kMin = 32;         // the seal's own processes and a shell need a few
+  static constexpr std::uint64_t kMax = 4'000'000;  // below the kernel's PID_MAX_LIMIT (4194304) with room
+  std::uint64_t max = kDefault;
+  Origin origin = Origin::builtin("every run's default");
+};
+
+// "" when `max` is a valid process limit, else why not (with the range and the default).
+std::string check_process_limit(std::uint64_t max);
+
 // A decision of the Policy's own oracle, with the rule that made it.
 struct Decision {
   bool allowed = false;
@@ -152,6 +167,7 @@ class Policy {
   // No new `.git` may be made inside the run folder (git init, gitfile).
   bool forbid_new_git() const { return forbid_new_git_; }
   const Origin& forbid_new_git_origin() const { return forbid_new_git_origin_; }
+  const ProcessLimit& process_limit() const { return process_limit_; }
   const NetworkRule& network() const { return network_; }
   const EnvironmentRules& environment() const { return environment_; }
   const std::vector<NestedSandboxSwitch>& nested_sandbox() const { return nested_; }
@@ -200,6 +216,7 @@ class Policy {
   std::vector<CacheLayer> cache_layers_;
   bool forbid_new_git_ = true;
   Origin forbid_new_git_origin_;
+  ProcessLimit process_limit_;
   NetworkRule network_;
   EnvironmentRules environment_;
   std::vector<NestedSandboxSwitch> nested_;

@@ -127,6 +127,13 @@ PolicyBuilder& PolicyBuilder::forbid_new_git(bool forbid, Origin origin) {
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::process_limit(std::uint64_t max, Origin origin) {
+  if (auto why = check_process_limit(max); !why.empty())
+    return fail(Error::invalid(origin.describe() + ": limits.processes " + why));
+  policy_.process_limit_ = {max, std::move(origin)};
+  return *this;
+}
+
 PolicyBuilder& PolicyBuilder::network(NetworkMode mode, Origin origin) {
   policy_.network_.mode = mode;
   policy_.network_.mode_origin = std::move(origin);

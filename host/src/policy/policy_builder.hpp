@@ -30,6 +30,9 @@ class PolicyBuilder {
   PolicyBuilder& deny(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& read_only(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& forbid_new_git(bool forbid, Origin origin);
+  // The most processes a run may have at once (policy.hpp: ProcessLimit); a
+  // later layer replaces an earlier one's. Out of range: an error naming `origin`.
+  PolicyBuilder& process_limit(std::uint64_t max, Origin origin);
   // `lower` (a cache of the user's) shown read-only beneath `view`, a folder
   // of the run's temp dir as the run sees it (policy.hpp: CacheLayer).
   PolicyBuilder& cache_layer(const fs::path& lower, const fs::path& view, std::string reason, Origin origin);

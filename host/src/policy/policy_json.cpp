@@ -64,7 +64,9 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
 
   json grants = json::array();
   for (const auto& g : p.grants()) {
-    json e{{"path", g.path.string()}, {"access", g.access == Access::write ? "read-write" : "read"}, {"reason", g.reason}};
+    json e{{"path", g.path.string()},
+           {"access", g.access == Access::write ? "read-write" : "read"},
+           {"reason", g.reason}};
     if (g.create_if_missing) e["create_if_missing"] = true;
     add_origin(e, g.origin, with_origins);
     grants.push_back(std::move(e));
@@ -114,6 +116,10 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
     out["filesystem"]["home_files"] = std::move(files);
   }
 
+  json limits{{"processes", p.process_limit().max}};
+  add_origin(limits, p.process_limit().origin, with_origins);
+  out["limits"] = std::move(limits);
+
   const auto& net = p.network();
   json network{{"mode", to_string(net.mode)}, {"ports", net.ports}, {"local_servers", net.local_servers}};
   if (!net.local_server_ports.empty()) network["local_server_ports"] = net.local_server_ports;
@@ -161,7 +167,9 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
 
   json nested = json::array();
   for (const auto& n : p.nested_sandbox()) {
-    json j{{"kind", n.kind == NestedSandboxSwitch::Kind::env ? "env" : "arg"}, {"name", n.name}, {"value", n.value},
+    json j{{"kind", n.kind == NestedSandboxSwitch::Kind::env ? "env" : "arg"},
+           {"name", n.name},
+           {"value", n.value},
            {"reason", n.reason}};
     add_origin(j, n.origin, with_origins);
     nested.push_back(std::move(j));

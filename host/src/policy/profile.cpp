@@ -55,7 +55,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
   try {
     if (!r.keys(root, "",
                 {"version", "description", "filesystem", "network", "environment", "dangerously_allow_home",
-                 "requests", "credentials", "tool_caches"}))
+                 "requests", "credentials", "tool_caches", "limits"}))
       return *r.error;
     read_broker_sections(r, root, p.broker);
     if (auto v = root["version"]) {
@@ -160,6 +160,21 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
               if (value) p.env_set.push_back({kv.first.Scalar(), *value, r.line(kv.first)});
             }
           }
+        }
+      }
+    }
+    if (auto limits = root["limits"]) {
+      if (r.keys(limits, "limits", {"processes"})) {
+        if (auto n = limits["processes"]) {
+          std::uint64_t value = 0;
+          const std::string given = n.IsScalar() ? n.Scalar() : "";
+          auto [end, ec] = std::from_chars(given.data(), given.data() + given.size(), value);
+          if (ec != std::errc() || end != given.data() + given.size())
+            r.fail(n, "limits.processes", "'" + given + "' is not a number of processes");
+          else if (auto why = check_process_limit(value); !why.empty())
+            r.fail(n, "limits.processes", why);
+          p.processes = value;
+          p.processes_line = r.line(n);
         }
       }
     }

@@ -41,6 +41,9 @@ struct Profile {
   std::vector<ProfileEntry> dangerously_writable;
   std::optional<bool> forbid_new_git;
   int forbid_new_git_line = 0;
+  // `limits: {processes: N}`: the most processes a run may have at once.
+  std::optional<std::uint64_t> processes;
+  int processes_line = 0;
   std::optional<NetworkMode> network_mode;
   int network_mode_line = 0;
   std::vector<ProfileEntry> hosts;

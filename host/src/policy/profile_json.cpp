@@ -14,7 +14,8 @@ json entries(const std::vector<ProfileEntry>& list) {
 
 std::vector<ProfileEntry> entries_from(const json& j) {
   std::vector<ProfileEntry> out;
-  for (const auto& e : j) out.push_back({e.at(0).get<std::string>(), e.at(1).get<std::string>(), e.at(2).get<int>()});
+  for (const auto& e : j)
+    out.push_back({e.at(0).get<std::string>(), e.at(1).get<std::string>(), e.at(2).get<int>()});
   return out;
 }
 
@@ -37,6 +38,8 @@ json profile_to_json(const Profile& p) {
           {"dangerously_writable", entries(p.dangerously_writable)},
           {"forbid_new_git", optional(p.forbid_new_git)},
           {"forbid_new_git_line", p.forbid_new_git_line},
+          {"processes", optional(p.processes)},
+          {"processes_line", p.processes_line},
           {"network_mode", p.network_mode ? json(static_cast<int>(*p.network_mode)) : json()},
           {"network_mode_line", p.network_mode_line},
           {"hosts", entries(p.hosts)},
@@ -65,7 +68,10 @@ Result<Profile> profile_from_json(const json& j, const std::string& display_name
     p.dangerously_writable = entries_from(j.at("dangerously_writable"));
     if (!j.at("forbid_new_git").is_null()) p.forbid_new_git = j.at("forbid_new_git").get<bool>();
     p.forbid_new_git_line = j.at("forbid_new_git_line").get<int>();
-    if (!j.at("network_mode").is_null()) p.network_mode = static_cast<NetworkMode>(j.at("network_mode").get<int>());
+    if (!j.at("processes").is_null()) p.processes = j.at("processes").get<std::uint64_t>();
+    p.processes_line = j.at("processes_line").get<int>();
+    if (!j.at("network_mode").is_null())
+      p.network_mode = static_cast<NetworkMode>(j.at("network_mode").get<int>());
     p.network_mode_line = j.at("network_mode_line").get<int>();
     p.hosts = entries_from(j.at("hosts"));
     p.ports = entries_from(j.at("ports"));
@@ -87,9 +93,12 @@ Result<Profile> profile_from_json(const json& j, const std::string& display_name
   }
 }
 
-std::vector<std::uint8_t> profile_to_cbor(const Profile& profile) { return json::to_cbor(profile_to_json(profile)); }
+std::vector<std::uint8_t> profile_to_cbor(const Profile& profile) {
+  return json::to_cbor(profile_to_json(profile));
+}
 
-Result<Profile> profile_from_cbor(const unsigned char* data, std::size_t size, const std::string& display_name) {
+Result<Profile> profile_from_cbor(const unsigned char* data, std::size_t size,
+                                  const std::string& display_name) {
   const json j = json::from_cbor(data, data + size, true, false);
   if (j.is_discarded())
     return Error::internal("the built-in profile " + display_name +
