@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,16 @@ struct Guarantee {
   bool enforced = false;
   bool required = false;  // a missing required guarantee makes a run refuse unless a weaker seal is accepted
   std::string detail;     // how it was detected, or why it is missing (with the fix, where there is one)
+  std::vector<std::string>
+      held_by{};  // for a guarantee several mechanisms hold: the ids of those that do here
+};
+
+// One way the run's process limit (policy.hpp: ProcessLimit) is held on this
+// machine: `id` for the record and `check --json` ("pids-cgroup-v2",
+// "pids-cgroup-v1", "rlimit-nproc", "pid-max"), `description` in words.
+struct ProcessLimitMechanism {
+  std::string id;
+  std::string description;
 };
 
 // The run's network, made where the run can reach it (inside its network
@@ -105,6 +116,20 @@ struct LaunchRequest {
   // before it is moved instead of being kept (mirrored by absolute path).
   std::vector<HomeLayer> home_layers;
   fs::path home_held_dir;
+  // The run folder's .git folder as the supervisor found it when the run
+  // started, opened once then (O_PATH, beneath the run folder, never through
+  // a link), or -1 when it had none: the seal protects that very folder or
+  // refuses to start. `run_git_looked` false: the seal opens it itself, once.
+  bool run_git_looked = false;
+  int run_git_fd = -1;
+  // The process limit (the policy's process_limit()): what the supervisor
+  // put in place already (the run's pids cgroup); a seal adds its own
+  // mechanisms, and fails closed (unless accept_weaker_seal) when nothing at
+  // all holds it. `pids_cgroup_fd` (O_DIRECTORY), when >= 0: a cgroup of the
+  // v1 pids hierarchy the seal's first process enters before anything else
+  // (v1 has no CLONE_INTO_CGROUP).
+  std::vector<ProcessLimitMechanism> process_limit_held_by;
+  int pids_cgroup_fd = -1;
   // The command's first process exists (`enters_cgroup`: it placed itself in
   // the cgroup before it could start anything) and builds the seal; the
   // command does not start before this returns. The supervisor finishes its
@@ -123,6 +148,9 @@ struct LaunchResult {
   std::vector<run::Notice> notes;  // what the backend left out, kept or could not enforce
   bool weakened = false;           // a required guarantee was missing at launch (the user accepted it)
   Refusals refusals;               // what the seal refused, where the platform tells
+  // What holds the run's process limit: the request's held_by and the
+  // backend's own mechanisms that were set; empty when none (a weaker seal).
+  std::vector<ProcessLimitMechanism> process_limit;
 };
 
 // Where the backend runs, as far as the seal is concerned (the machine
@@ -152,6 +180,12 @@ class Backend {
   // (the namespaces) fails the launch itself, closed, naming the guarantee.
   enum class Probe { quick, thorough };
   virtual std::vector<Guarantee> guarantees(Probe probe = Probe::thorough) const = 0;
+  // The mechanisms by which this backend itself holds a run's process limit
+  // on this machine (the supervisor's pids cgroup comes on top); nullopt for
+  // a backend that has no process limit to hold (no seal; Seatbelt).
+  virtual std::optional<std::vector<ProcessLimitMechanism>> process_limit_mechanisms(Probe /*probe*/) const {
+    return std::nullopt;
+  }
   // What a run records of the seal's refusals here (not part of the seal's
   // strength, so never a reason to call it weaker): `enforced` means recorded.
   virtual std::vector<Guarantee> refusal_recording() const { return {}; }
@@ -179,6 +213,13 @@ class Backend {
   // command's own failure is an exit code.
   virtual Result<LaunchResult> launch(const LaunchRequest& request) = 0;
 };
+
+// Test-only: PARALLEX_TEST_PROCESS_LIMIT_WITHOUT=pids-cgroup,pid-max,rlimit-nproc
+// reads those mechanisms of the process limit as missing on this machine
+// ("pids-cgroup": no pids controller the supervisor may write, v1 or v2).
+// It can only take mechanisms away: with none left the guarantee is missing,
+// and a run refuses (or runs weaker with --allow-weaker-seal).
+bool process_limit_hidden_for_tests(std::string_view id);
 
 // The backend that seals runs on this platform: linux_backend() here.
 Backend& sealing_backend();

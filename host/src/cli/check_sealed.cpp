@@ -25,6 +25,7 @@
 #include "cli/run_command.hpp"
 #include "common/paths.hpp"
 #include "common/unique_fd.hpp"
+#include "policy/policy.hpp"
 
 namespace px::cli {
 
@@ -36,7 +37,9 @@ std::string errno_token(int e) {
   const char* name = ::strerrorname_np(e);
   return name ? name : "E" + std::to_string(e);
 }
-std::string err() { return errno_token(errno); }
+std::string err() {
+  return errno_token(errno);
+}
 
 std::string probe_read(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -129,6 +132,33 @@ std::string run_probe(const std::string& name, const std::string& arg) {
     if (name == "tiocsti-high") request |= 1UL << 32;
     return ::syscall(SYS_ioctl, 0, request, &c) == 0 ? "OPEN" : err();
   }
+  if (name == "fork-past-the-limit") {
+    // Children that wait (each holds a slot) until fork fails or `arg` exist:
+    // the run's process limit answers EAGAIN long before.
+    const long cap = std::stol(arg);
+    int hold[2];
+    if (::pipe2(hold, O_CLOEXEC) != 0) return err();
+    long made = 0;
+    int failed = 0;
+    for (; made < cap; ++made) {
+      const pid_t child = ::fork();
+      if (child < 0) {
+        failed = errno;
+        break;
+      }
+      if (child == 0) {
+        char b;
+        ::close(hold[1]);
+        (void)!::read(hold[0], &b, 1);
+        ::_exit(0);
+      }
+    }
+    ::close(hold[1]);
+    ::close(hold[0]);
+    while (::wait(nullptr) > 0 || errno == EINTR) {
+    }
+    return made >= cap ? "OPEN" : errno_token(failed);
+  }
   if (name == "packet-socket") {
     // Raw frames of every interface: refused as an unsupported family.
     const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -141,7 +171,9 @@ std::string run_probe(const std::string& name, const std::string& arg) {
 
 // The name a probe's process has, so the seal's record of what it refused
 // (which names the process) says which way out it was.
-std::string probe_process_name(std::size_t index) { return "px-probe-" + std::to_string(index); }
+std::string probe_process_name(std::size_t index) {
+  return "px-probe-" + std::to_string(index);
+}
 
 // One probe in a child of its own: what one probe does (a successful
 // ptrace, a signal) cannot change what the next one finds.
@@ -206,7 +238,8 @@ int check_sealed(bool json, bool allow_weaker) {
   std::error_code ec;
   fs::create_directories(base, ec);
   std::string templ = (base / "check-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) return report_error(Error::io("create a run folder under " + base.string(), errno));
+  if (!::mkdtemp(templ.data()))
+    return report_error(Error::io("create a run folder under " + base.string(), errno));
   const fs::path folder = templ;
   struct Cleanup {
     fs::path dir;
@@ -246,6 +279,9 @@ int check_sealed(bool json, bool allow_weaker) {
       {"inject a keystroke (TIOCSTI)", "tiocsti", ""},
       {"inject a keystroke (TIOCSTI | 1<<32)", "tiocsti-high", ""},
       {"open a raw packet socket (AF_PACKET)", "packet-socket", ""},
+      // Twice the default limit: where nothing held it, the probe stops there.
+      {"fork past the process limit", "fork-past-the-limit",
+       std::to_string(2 * policy::ProcessLimit::kDefault)},
   };
   run::RunInputs inputs;
   inputs.kind = run::RunKind::check;
@@ -295,7 +331,8 @@ int check_sealed(bool json, bool allow_weaker) {
                       {"held", held},
                       {"recorded", recorded[i]}});
     else
-      std::printf("%-46s %-9s %s%s%s\n", ways[i].what.c_str(), "denied", held ? "denied: " : "OPEN: ", token.c_str(),
+      std::printf("%-46s %-9s %s%s%s\n", ways[i].what.c_str(), "denied",
+                  held ? "denied: " : "OPEN: ", token.c_str(),
                   recorded[i].empty() ? "" : ("  [recorded: " + recorded[i] + "]").c_str());
   }
   if (fs::exists(canary, ec)) {

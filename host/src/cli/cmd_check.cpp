@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "pluginhost/plugin_set.hpp"
+#include "supervisor/pids_limit.hpp"
 #include "supervisor/run_control.hpp"
 
 namespace px::cli {
@@ -28,7 +29,7 @@ int check(const Options& o) {
     return 0;
   }
   if (o.sealed) return check_sealed(o.json, o.allow_weaker);
-  const auto guarantees = sealing.guarantees();
+  const auto guarantees = supervisor::seal_guarantees(sealing, backend::Backend::Probe::thorough);
   const auto recording = sealing.refusal_recording();
   bool required_missing = false;
   for (const auto& g : guarantees) required_missing |= g.required && !g.enforced;
@@ -45,12 +46,14 @@ int check(const Options& o) {
                              {"cannot_catch", tracking.cannot_catch}};
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& g : guarantees)
+    for (const auto& g : guarantees) {
       list.push_back({{"id", g.id},
                       {"guarantee", g.name},
                       {"enforced", g.enforced},
                       {"required", g.required},
                       {"detail", g.detail}});
+      if (!g.held_by.empty()) list.back()["held_by"] = g.held_by;
+    }
     nlohmann::json recorded = nlohmann::json::array();
     for (const auto& g : recording)
       recorded.push_back({{"id", g.id}, {"what", g.name}, {"recorded", g.enforced}, {"detail", g.detail}});

@@ -19,9 +19,12 @@ using nlohmann::json;
 
 const char* to_string(SealLevel level) {
   switch (level) {
-    case SealLevel::full: return "full";
-    case SealLevel::weaker: return "weaker";
-    case SealLevel::none: return "none";
+    case SealLevel::full:
+      return "full";
+    case SealLevel::weaker:
+      return "weaker";
+    case SealLevel::none:
+      return "none";
   }
   return "none";
 }
@@ -109,6 +112,7 @@ json RunRecord::to_json_without_policy() const {
          {"kill_switch", kill_switch},
          {"supervisor", {{"pid", supervisor_pid}, {"start_ticks", supervisor_start}}}};
   if (!setup_error.empty()) j["setup_error"] = setup_error;
+  if (!limits.is_null()) j["limits"] = limits;
   if (git_repository_created) j["git_repository_created"] = git_repository_created->string();
   if (!quarantined.empty()) j["quarantined"] = quarantined;
   if (!home_changes.empty()) j["home_changes"] = home_changes;
@@ -120,9 +124,9 @@ json RunRecord::to_json_without_policy() const {
   if (!head_end.empty()) j["head_end"] = head_end;
   if (!snapshot.empty()) j["snapshot"] = snapshot;
   if (workspace)
-    j["workspace"] = {{"name", workspace->name},       {"branch", workspace->branch},
+    j["workspace"] = {{"name", workspace->name},          {"branch", workspace->branch},
                       {"path", workspace->path.string()}, {"project", workspace->project.string()},
-                      {"base", workspace->base},       {"base_commit", workspace->base_commit}};
+                      {"base", workspace->base},          {"base_commit", workspace->base_commit}};
   if (!changed_files.is_null()) j["changed_files"] = changed_files;
   if (!broker.is_null()) j["broker"] = broker;
   return j;
@@ -152,7 +156,8 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   const std::string seal = str(j, "seal");
   if (seal == "weaker")
     r.seal = SealLevel::weaker;
-  else if (seal == "none" || (seal.empty() && j.contains("sealed") && j["sealed"].is_boolean() && !j["sealed"].get<bool>()))
+  else if (seal == "none" ||
+           (seal.empty() && j.contains("sealed") && j["sealed"].is_boolean() && !j["sealed"].get<bool>()))
     r.seal = SealLevel::none;
   r.network = str(j, "network");
   r.policy_digest = str(j, "policy_digest");
@@ -179,7 +184,8 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
       r.status = RunStatus::exited;
       r.exit_code = r.exit_status;
     } else {
-      r.status = r.setup_error.empty() ? (r.ended_at ? RunStatus::lost : RunStatus::running) : RunStatus::setup_failed;
+      r.status = r.setup_error.empty() ? (r.ended_at ? RunStatus::lost : RunStatus::running)
+                                       : RunStatus::setup_failed;
     }
   } else {
     return Error::invalid("the run record's status '" + str(j, "status") + "' is not one Parallex knows");
@@ -213,12 +219,14 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   r.decoy_hits = j.contains("decoy_hits") && j["decoy_hits"].is_array() ? j["decoy_hits"] : json::array();
   r.kill_switch = value_or_null(j, "kill_switch");
   r.broker = value_or_null(j, "broker");
+  r.limits = value_or_null(j, "limits");
   if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
   if (auto it = j.find("quarantined"); it != j.end() && it->is_array()) r.quarantined = *it;
   if (auto it = j.find("home_changes"); it != j.end() && it->is_array()) r.home_changes = *it;
   if (auto it = j.find("env_passed"); it != j.end() && it->is_array()) r.env_passed = *it;
   if (auto it = j.find("supervisor"); it != j.end() && it->is_object()) {
-    r.supervisor_pid = it->contains("pid") && (*it)["pid"].is_number_integer() ? (*it)["pid"].get<pid_t>() : 0;
+    r.supervisor_pid =
+        it->contains("pid") && (*it)["pid"].is_number_integer() ? (*it)["pid"].get<pid_t>() : 0;
     r.supervisor_start = it->contains("start_ticks") && (*it)["start_ticks"].is_number_unsigned()
                              ? (*it)["start_ticks"].get<std::uint64_t>()
                              : 0;
@@ -390,9 +398,10 @@ void close_lost(const fs::path& run_dir, RunRecord& record) {
   }
   record.end_known = false;
   record.status = RunStatus::lost;
-  record.notices.push_back({NoticeKind::alert,
-                            "the run's supervisor ended without finishing this record; its end is unknown and is "
-                            "taken as the last trace it left"});
+  record.notices.push_back(
+      {NoticeKind::alert,
+       "the run's supervisor ended without finishing this record; its end is unknown and is "
+       "taken as the last trace it left"});
 }
 
 }  // namespace

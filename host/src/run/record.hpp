@@ -46,33 +46,36 @@ struct RunRecord {
   int schema = kSchema;
 
   std::string id;
-  std::string agent;                // empty for ad-hoc runs
-  std::string command;              // argv joined, redacted
-  std::vector<std::string> argv;    // redacted
+  std::string agent;              // empty for ad-hoc runs
+  std::string command;            // argv joined, redacted
+  std::vector<std::string> argv;  // redacted
   std::string harness;
   fs::path run_folder;
   SealLevel seal = SealLevel::full;
-  std::string network;              // offline | allowlist | online
+  std::string network;               // offline | allowlist | online
   std::vector<std::string> options;  // the run options given on the command line
   std::string policy_digest;
   nlohmann::json policy = nlohmann::json::object();  // policy::to_json, for reports
 
-  std::string started_at;                 // ISO 8601 UTC, milliseconds
-  std::optional<std::string> ended_at;    // absent while the run goes on
-  bool end_known = true;                  // false: closed afterwards from the last trace of a lost run
+  std::string started_at;               // ISO 8601 UTC, milliseconds
+  std::optional<std::string> ended_at;  // absent while the run goes on
+  bool end_known = true;                // false: closed afterwards from the last trace of a lost run
   RunStatus status = RunStatus::starting;
-  std::optional<int> exit_code;           // the command's own exit code (when it exited)
-  std::optional<int> signal;              // the signal that ended the command, or the supervisor
-  std::optional<int> exit_status;         // what the run command exited with (status table)
-  std::string setup_error;                // why the run could not start (redacted)
+  std::optional<int> exit_code;    // the command's own exit code (when it exited)
+  std::optional<int> signal;       // the signal that ended the command, or the supervisor
+  std::optional<int> exit_status;  // what the run command exited with (status table)
+  std::string setup_error;         // why the run could not start (redacted)
 
-  fs::path proxy_log;                     // empty when the run was offline
+  fs::path proxy_log;  // empty when the run was offline
   std::vector<Notice> notices;
-  std::vector<RefusedRequest> refused;    // every request the proxy refused
-  nlohmann::json seal_refusals;           // {collected_from, not_collected, refused[], more} or null
-  nlohmann::json decoys;                  // {method, watched} or {error}, or null
+  std::vector<RefusedRequest> refused;  // every request the proxy refused
+  nlohmann::json seal_refusals;         // {collected_from, not_collected, refused[], more} or null
+  nlohmann::json decoys;                // {method, watched} or {error}, or null
   nlohmann::json decoy_hits = nlohmann::json::array();
-  nlohmann::json kill_switch;             // RunControl::record(), or null
+  nlohmann::json kill_switch;  // RunControl::record(), or null
+  // The process limit of a sealed run, or null: {processes, held_by[] {id,
+  // description}}; held_by is empty when nothing held it (a weaker seal).
+  nlohmann::json limits;
   // The run's credential broker, or null: {request_log, terminated[], credentials[] (names),
   // hosts[] {host, requests, refused}, exfiltration[] {credential, host, where, count},
   // failures[] {host, reason, count}}. Names and counts only, never a secret.

@@ -15,6 +15,7 @@
 #include "run/command.hpp"
 #include "run/compose_request.hpp"
 #include "run/git_paths.hpp"
+#include "supervisor/pids_limit.hpp"
 
 namespace px::run {
 
@@ -51,7 +52,7 @@ Result<SealChoice> choose_seal(const RunInputs& in) {
     return c;
   }
   c.backend = &backend::sealing_backend();
-  const auto guarantees = c.backend->guarantees(backend::Backend::Probe::quick);
+  const auto guarantees = supervisor::seal_guarantees(*c.backend, backend::Backend::Probe::quick);
   const std::string missing = missing_guarantees(guarantees);
   if (missing.empty()) return c;
   if (!in.options.accept_weaker_seal)

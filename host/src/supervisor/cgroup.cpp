@@ -142,6 +142,9 @@ CgroupProbe probe_cgroup() {
                     "--scope -p Delegate=yes parallex ...`, or runs are tracked by the process-tree fallback";
     return probe;
   }
+  // pids only: a threaded controller, which a cgroup may enable for its
+  // children while it holds processes itself (a domain one, memory, may not).
+  enable_controllers(dir, {"pids"});
   probe.usable = true;
   probe.parent = dir;
   probe.prefix = "parallex-";

@@ -136,12 +136,10 @@ Status ProcessTracker::kill_all(std::chrono::milliseconds timeout) {
 
 const char* ProcessTracker::limitations() {
   return "process-tree fallback (no writable cgroup v2): pause stops the tree process by process with "
-         "SIGSTOP, "
-         "repeating until it is stable, so the run goes on for the few milliseconds that takes; resume "
-         "continues "
-         "processes the agent had stopped itself; there are no pids or memory limits; and without the run's "
-         "pid "
-         "namespace, processes that detached survive a crash of the supervisor";
+         "SIGSTOP, repeating until it is stable, so the run goes on for the few milliseconds that takes; "
+         "resume continues processes the agent had stopped itself (the process limit is held otherwise: "
+         "`parallex check`); and without the run's pid namespace, processes that detached survive a crash "
+         "of the supervisor";
 }
 
 }  // namespace px::supervisor

@@ -191,6 +191,8 @@ class Run {
     options.command = plan_.argv;
     options.folder = plan_.policy.run_folder();
     options.hooks = hooks;
+    options.limits.pids_max = plan_.policy.process_limit().max;
+    options.pids_v1 = plan_.seal != run::SealLevel::none;
     PX_TRY_ASSIGN(auto control, RunControl::prepare(std::move(options)));
     std::lock_guard lock(mu_);
     control_ = std::move(control);
@@ -464,6 +466,8 @@ class Run {
     request.state_dir = plan_.dirs.private_dir;
     request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker || plan_.weaker_accepted;
     request.cgroup_fd = control_->cgroup_fd();
+    request.process_limit_held_by = control_->process_limit_held_by();
+    request.pids_cgroup_fd = control_->pids_cgroup_fd();
     request.view_files = broker_.view_files;
     if (home_) {
       request.home_layers = home_->layers();
@@ -619,6 +623,11 @@ class Run {
       for (const auto& n : l.notes) r.notices.push_back(redacted(n));
       // A guarantee found missing only at launch makes the record's seal weaker.
       if (l.weakened && r.seal == run::SealLevel::full) r.seal = run::SealLevel::weaker;
+      if (plan_.seal != run::SealLevel::none) {
+        nlohmann::json held = nlohmann::json::array();
+        for (const auto& m : l.process_limit) held.push_back({{"id", m.id}, {"description", m.description}});
+        r.limits = {{"processes", plan_.policy.process_limit().max}, {"held_by", std::move(held)}};
+      }
       r.seal_refusals = refusals_json(l.refusals);
       if (l.refusals.total() > 0)
         r.notices.push_back(
@@ -650,8 +659,7 @@ class Run {
       if (e && e->kind == ErrorKind::unsupported)
         why +=
             ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to "
-            "run "
-            "with a weaker seal anyway";
+            "run with a weaker seal anyway";
       r.setup_error = redact(why);
       r.status = stop_signal ? RunStatus::interrupted : RunStatus::setup_failed;
       if (stop_signal) r.signal = stop_signal;

@@ -86,10 +86,13 @@ Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions option
   PX_TRY_ASSIGN(rc->runs_dir_, runs_dir(o.runtime_dir));
 
   std::string why_no_cgroup = "the run asked for the process-tree fallback";
+  // A test's machine without a writable pids controller (backend.hpp).
+  CgroupLimits limits = o.limits;
+  if (backend::process_limit_hidden_for_tests("pids-cgroup")) limits.pids_max.reset();
   if (o.use_cgroup) {
     const auto probe = probe_cgroup();
     if (probe.usable) {
-      auto cg = RunCgroup::create(probe, o.run_id, o.limits);
+      auto cg = RunCgroup::create(probe, o.run_id, limits);
       if (cg) {
         rc->cgroup_ = std::make_unique<RunCgroup>(std::move(cg).value());
         rc->mechanism_ = Mechanism::cgroup;
@@ -104,11 +107,32 @@ Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions option
       why_no_cgroup = probe.why_not;
     }
   }
+  if (rc->cgroup_)
+    for (const auto& applied : rc->cgroup_->applied_limits())
+      if (applied.rfind("pids.max=", 0) == 0)
+        rc->limit_held_by_.push_back(
+            {kPidsCgroupV2, "pids.max of the run's cgroup v2 (" + rc->cgroup_->path().string() + ")"});
+  std::string pids_note;
+  if (rc->limit_held_by_.empty() && o.pids_v1 && limits.pids_max) {
+    // cgroup v2 holds no pids controller here (a hybrid layout): the v1 one.
+    const PidsProbe pids = probe_pids(CgroupProbe{});
+    if (pids.v1) {
+      if (auto cg = PidsCgroupV1::create(pids, o.run_id, *limits.pids_max)) {
+        rc->pids_v1_.emplace(std::move(cg).value());
+        rc->limit_held_by_.push_back(
+            {kPidsCgroupV1, "pids.max of the run's cgroup in the v1 pids hierarchy (" +
+                                rc->pids_v1_->path().string() + ")"});
+      } else {
+        pids_note = "; the run's v1 pids cgroup could not be made: " + cg.error().message;
+      }
+    }
+  }
   if (!rc->cgroup_) {
     PX_TRY_ASSIGN(rc->tracker_, ProcessTracker::start());
     rc->mechanism_ = Mechanism::process_tree;
     rc->mechanism_note_ = why_no_cgroup + ". " + ProcessTracker::limitations();
   }
+  rc->mechanism_note_ += pids_note;
 
   rc->entry_.id = o.run_id;
   rc->entry_.agent = o.agent;
@@ -131,6 +155,7 @@ Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions option
       spec.cgroup_path = rc->cgroup_->path();
     }
     spec.unlink = {rc->entry_.socket, rc->runs_dir_ / (o.run_id + ".json")};
+    if (rc->pids_v1_) spec.rmdir.push_back(rc->pids_v1_->path());
     PX_TRY_ASSIGN(rc->watchdog_, spawn_watchdog(spec));
     if (rc->tracker_) rc->tracker_->exclude(rc->watchdog_.pid);
   }
@@ -410,6 +435,7 @@ void RunControl::finish() {
     notice(std::to_string(leftovers) + " process(es) of run " + options_.run_id +
            " were still running after the run's command ended and were killed");
   }
+  if (pids_v1_) pids_v1_->remove();
   state_ = RunState::ended;
   if (!retired) remove_entry(runs_dir_, options_.run_id);
   stop_watchdog(watchdog_.pid);

@@ -27,12 +27,14 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/error.hpp"
 #include "supervisor/cgroup.hpp"
+#include "supervisor/pids_limit.hpp"
 #include "supervisor/registry.hpp"
 #include "supervisor/watchdog.hpp"
 
@@ -71,6 +73,9 @@ struct RunControlOptions {
   RunHooks hooks;
   bool use_cgroup = true;  // false (or PARALLEX_NO_CGROUP=1): the process-tree fallback
   CgroupLimits limits;
+  // A sealed run whose cgroup v2 gets no pids.max gets a cgroup of its own in
+  // the v1 pids hierarchy, where there is one (supervisor/pids_limit.hpp).
+  bool pids_v1 = false;
   fs::path runtime_dir;  // empty: parallex_runtime_dir()
   bool watchdog = true;
 };
@@ -96,6 +101,11 @@ class RunControl {
   std::string mechanism_note() const { return mechanism_note_; }
   // The run's cgroup fd (clone3 CLONE_INTO_CGROUP / enter_cgroup()), -1 in the fallback.
   int cgroup_fd() const;
+  // The run's cgroup in the v1 pids hierarchy (LaunchRequest::pids_cgroup_fd), or -1.
+  int pids_cgroup_fd() const { return pids_v1_ ? pids_v1_->fd() : -1; }
+  // What of the kill switch holds the process limit (pids.max of the run's
+  // cgroup, v2 or v1); empty when nothing does.
+  const std::vector<backend::ProcessLimitMechanism>& process_limit_held_by() const { return limit_held_by_; }
   // Hands `fd` to the run's watchdog, which holds it until after the
   // supervisor ends: an inotify or fanotify instance, whose last close waits
   // for the kernel (supervisor/watchdog.hpp). False without a watchdog.
@@ -160,6 +170,8 @@ class RunControl {
   Mechanism mechanism_ = Mechanism::process_tree;
   std::string mechanism_note_;
   std::unique_ptr<RunCgroup> cgroup_;
+  std::optional<PidsCgroupV1> pids_v1_;
+  std::vector<backend::ProcessLimitMechanism> limit_held_by_;
   std::unique_ptr<ProcessTracker> tracker_;
   std::unique_ptr<ControlServer> server_;
   fs::path runs_dir_;

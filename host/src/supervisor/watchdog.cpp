@@ -115,7 +115,8 @@ bool populated_zero(int cgroup_fd) {
 
 [[noreturn]] void watchdog_main(int supervisor_pidfd, int cgroup_fd, int channel, int exe_fd,
                                 const char* cgroup_path, const char* const* unlink_paths,
-                                std::size_t unlink_count) {
+                                std::size_t unlink_count, const char* const* rmdir_paths,
+                                std::size_t rmdir_count) {
   ::setsid();
   ::prctl(PR_SET_NAME, "px-watchdog", 0, 0, 0);
   struct sigaction ign {};
@@ -182,6 +183,12 @@ bool populated_zero(int cgroup_fd) {
       }
   }
   for (std::size_t i = 0; i < unlink_count; ++i) ::unlink(unlink_paths[i]);
+  // EBUSY until the kernel has released the run's last task (a second at the most).
+  for (std::size_t i = 0; i < rmdir_count; ++i)
+    for (int tries = 0; tries < 200 && ::rmdir(rmdir_paths[i]) != 0 && errno == EBUSY; ++tries) {
+      const timespec ts{0, 5'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
   if (run_dead && exe_fd >= 0 && handed.sweep_state >= 0 && handed.sweep_dir >= 0) exec_sweep(exe_fd, handed);
   ::_exit(0);
 }
@@ -202,6 +209,10 @@ Result<Watchdog> spawn_watchdog(const WatchdogSpec& spec) {
   for (const auto& p : spec.unlink) paths.push_back(p.string());
   std::vector<const char*> raw;
   for (const auto& p : paths) raw.push_back(p.c_str());
+  std::vector<std::string> dirs;
+  for (const auto& d : spec.rmdir) dirs.push_back(d.string());
+  std::vector<const char*> raw_dirs;
+  for (const auto& d : dirs) raw_dirs.push_back(d.c_str());
   const std::string cg_path = spec.cgroup_path.string();
   // The executable the sweep runs in (supervisor/sweep_after_death.hpp): this
   // one, as it is now, even if its path is replaced during the run.
@@ -239,7 +250,8 @@ Result<Watchdog> spawn_watchdog(const WatchdogSpec& spec) {
     if (devnull >= 0)
       for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
     if (devnull > 2) ::close(devnull);
-    watchdog_main(3, keep_cg >= 0 ? 5 : -1, 4, keep_exe >= 0 ? 6 : -1, cg, raw.data(), raw.size());
+    watchdog_main(3, keep_cg >= 0 ? 5 : -1, 4, keep_exe >= 0 ? 6 : -1, cg, raw.data(), raw.size(),
+                  raw_dirs.data(), raw_dirs.size());
   }
   dog.pid = pid;
   return dog;

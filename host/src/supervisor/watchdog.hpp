@@ -46,6 +46,9 @@ struct WatchdogSpec {
   int cgroup_fd = -1;                         // the run's cgroup, or -1
   std::filesystem::path cgroup_path;          // removed after the kill
   std::vector<std::filesystem::path> unlink;  // socket and registry entry
+  // Folders removed once the run's processes are dead: its cgroup in the v1
+  // pids hierarchy (supervisor/pids_limit.hpp).
+  std::vector<std::filesystem::path> rmdir;
 };
 
 struct Watchdog {

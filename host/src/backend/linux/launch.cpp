@@ -25,6 +25,7 @@
 #include "backend/linux/net_capture.hpp"
 #include "backend/linux/new_state.hpp"
 #include "backend/linux/pidns.hpp"
+#include "backend/linux/process_limit.hpp"
 #include "backend/linux/seal_protocol.hpp"
 #include "backend/linux/seccomp.hpp"
 #include "backend/linux/sys.hpp"
@@ -59,6 +60,14 @@ struct Prepared {
   // `masked` names those that stand in for a file holding a secret.
   bool broker_files = false;
   std::vector<std::string> masked;
+  // The process limit (the policy's process_limit()): which of the seal's own
+  // mechanisms to set, which were set, and whether the supervisor's cgroup
+  // holds it already. `pids_cgroup` is entered first (v1 pids hierarchy).
+  std::uint64_t max_processes = 0;
+  bool limit_held_outside = false;
+  bool want_rlimit = false, want_pid_max = false;
+  bool rlimit_set = false, pid_max_set = false;
+  int pids_cgroup = -1;
 };
 
 // The most descriptors one control message carries (the network hand-off:
@@ -297,6 +306,27 @@ struct ExecArgs {
   ::_exit(err == ENOENT ? 127 : 126);
 }
 
+// In the init, before the command exists: the process limit holds by at
+// least one mechanism (the supervisor's pids cgroup, RLIMIT_NPROC set by the
+// outer process, the pid namespace's pid_max), or the seal fails closed
+// unless a weaker seal was accepted (then the run's seal is weaker: a required
+// guarantee is missing). Tells the supervisor which of its own it set.
+Status hold_process_limit(int control, const Prepared& p) {
+  if (p.max_processes == 0) return ok();
+  std::string set;
+  if (p.rlimit_set) set = process_limit::kRlimit;
+  if (p.pid_max_set) set += std::string(set.empty() ? "" : ",") + process_limit::kPidMax;
+  if (!set.empty()) send_message(control, SealMessage::limits, set);
+  if (!set.empty() || p.limit_held_outside) return ok();
+  const std::string why =
+      "nothing holds the run's process limit of " + std::to_string(p.max_processes) +
+      " here: no pids cgroup the supervisor may write, RLIMIT_NPROC does not bind the host's "
+      "root, and pid_max of a pid namespace needs Linux 6.14 (see `parallex check`)";
+  if (!p.allow_weaker) return Error::unsupported(why);
+  send_message(control, SealMessage::weakened, "no process limit: " + why);
+  return ok();
+}
+
 // THE ordered function: pid 1 of the seal applies the steps, one a line.
 [[noreturn]] void run_init(Prepared& p, int control, userns::Mode mode, int parent_alive) {
   const bool ns = mode != userns::Mode::none;
@@ -335,6 +365,14 @@ struct ExecArgs {
   lap("view");
   if (ns) step(control, pidns::mount_proc(view.get()));
   lap("proc");
+  if (ns && p.want_pid_max) {
+    if (auto set = process_limit::limit_pid_numbers(view.get(), p.max_processes))
+      p.pid_max_set = true;
+    else
+      notes.push_back({run::NoticeKind::seal, "the run's pid_max could not be set: " + set.error().message});
+  }
+  step(control, hold_process_limit(control, p));
+  lap("process limit");
   if (ns) step(control, mounts::enter_view(std::move(view)));
   lap("pivot");
   auto ruleset = landlock::prepare(plan);
@@ -369,6 +407,14 @@ struct ExecArgs {
 // passes its exit status up. It ignores SIGINT/SIGQUIT, so Ctrl-C reaches the
 // command (same process group) without tearing the seal down.
 [[noreturn]] void run_outer(Prepared& p, int control, pid_t supervisor) {
+  // Before anything else, as for the cgroup v2 (born in it): every process
+  // the run makes from here on counts against the v1 pids cgroup's pids.max.
+  if (p.pids_cgroup >= 0) {
+    const int procs = ::openat(p.pids_cgroup, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    if (procs < 0 || ::write(procs, "0", 1) != 1)
+      fail(control, sys_error("enter the run's pids cgroup (v1)"));
+    ::close(procs);
+  }
   // The seal keeps nothing of the supervisor but 0-2 and the control socket:
   // fork copied every descriptor it held (the run's cgroup directory, the
   // kill switch's socket, the audit log's subscription, log files), and the
@@ -390,6 +436,12 @@ struct ExecArgs {
     p.env["TMPDIR"] = p.temp_dir.string();
   } else {
     fail(control, entered.error());
+  }
+  if (mode == userns::Mode::user_namespace && p.want_rlimit) {
+    if (auto set = process_limit::limit_nproc(p.max_processes))
+      p.rlimit_set = true;  // the init, forked below, sees it in its copy
+    else
+      send_message(control, SealMessage::notice, encode_notice({run::NoticeKind::seal, set.error().message}));
   }
   if (mode == userns::Mode::root_only)
     send_message(
@@ -575,6 +627,11 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   p.temp_dir = policy.temp_dir();
   p.allow_weaker = request.accept_weaker_seal;
   p.want_proxy = static_cast<bool>(request.on_proxy_socket);
+  p.max_processes = policy.process_limit().max;
+  p.limit_held_outside = !request.process_limit_held_by.empty();
+  p.want_rlimit = p.max_processes > 0 && process_limit::rlimit_holds(false);
+  p.want_pid_max = p.max_processes > 0 && process_limit::pid_max_holds(false);
+  p.pids_cgroup = request.pids_cgroup_fd;
   const char* timing = std::getenv("PARALLEX_SEAL_TIMING");
   p.timing = timing && std::string(timing) == "1";
   if (p.want_proxy) {
@@ -740,6 +797,14 @@ void handle_message(SealedProcess& process, const std::string& msg, std::vector<
     case SealMessage::uncollected:
       result.refusals.not_collected.emplace_back(text);
       break;
+    case SealMessage::limits:
+      for (std::size_t at = 0; at <= text.size();) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        if (comma > at)
+          result.process_limit.push_back(process_limit::mechanism(std::string(text.substr(at, comma - at))));
+        at = comma + 1;
+      }
+      break;
     case SealMessage::exited:
       try {
         heard.command_status = std::stoi(std::string(text));
@@ -780,6 +845,7 @@ Result<LaunchResult> wait(SealedProcess& process) {
   ::sigaction(SIGQUIT, &ignore, &old_quit);
   LaunchResult result;
   result.notes = process.notes;
+  if (process.request) result.process_limit = process.request->process_limit_held_by;
   Heard heard;
   std::string msg;
   std::vector<UniqueFd> passed;

@@ -3,10 +3,11 @@
 #include <sys/utsname.h>
 
 #include "backend/backend.hpp"
-#include "backend/linux/landlock.hpp"
 #include "backend/linux/capabilities.hpp"
 #include "backend/linux/host_environment.hpp"
+#include "backend/linux/landlock.hpp"
 #include "backend/linux/launch.hpp"
+#include "backend/linux/process_limit.hpp"
 
 namespace px::backend {
 
@@ -18,11 +19,15 @@ class LinuxBackend final : public Backend {
   std::vector<Guarantee> guarantees(Probe probe) const override {
     return seal::detect_guarantees(probe == Probe::thorough);
   }
+  std::optional<std::vector<ProcessLimitMechanism>> process_limit_mechanisms(Probe probe) const override {
+    return seal::process_limit::available(probe == Probe::thorough);
+  }
   std::vector<Guarantee> refusal_recording() const override { return seal::detect_refusal_recording(); }
   std::string platform() const override {
     utsname u{};
     ::uname(&u);
-    return std::string("Linux ") + u.release + ", Landlock ABI " + std::to_string(seal::landlock::abi_version());
+    return std::string("Linux ") + u.release + ", Landlock ABI " +
+           std::to_string(seal::landlock::abi_version());
   }
   std::string build_features() const override {
     return "Landlock ABI " + std::to_string(seal::landlock::kHighestAbi) +

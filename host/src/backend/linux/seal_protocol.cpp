@@ -15,6 +15,7 @@ bool is_seal_message(char c) {
     case SealMessage::go:
     case SealMessage::uncollected:
     case SealMessage::exited:
+    case SealMessage::limits:
       return true;
   }
   return false;

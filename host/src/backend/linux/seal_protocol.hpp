@@ -12,6 +12,7 @@
 //   exec      + the seccomp listener (or none)
 //   uncollected  what of the refusals will not be recorded, and why
 //   exited    the command's raw wait status (from the seal's init)
+//   limits    the process limit's mechanisms the seal set, ids joined by ','
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,7 @@ enum class SealMessage : char {
   exec = 'S',         // the command is about to exec (with the seccomp listener)
   uncollected = 'R',  // refusals that will not be recorded, and why
   exited = 'W',       // the command's wait status
+  limits = 'L',       // which of its own process limit's mechanisms the seal set
   go = 'G',           // the supervisor's answer: its own set-up is done, the command may start
 };
 
