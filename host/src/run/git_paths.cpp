@@ -1,9 +1,15 @@
 #include "run/git_paths.hpp"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <set>
 
 #include "common/git_files.hpp"
 #include "common/read_file.hpp"
+#include "common/unique_fd.hpp"
 
 namespace px::run {
 
@@ -56,11 +62,25 @@ std::vector<fs::path> existing_git_files(const fs::path& run_folder) {
   std::vector<fs::path> out;
   const fs::path git = run_folder / ".git";
   std::error_code ec;
-  if (!fs::is_directory(fs::symlink_status(git, ec))) return out;
-  git_dir_files(git, 0, out);
-  for (fs::directory_iterator it(git / "worktrees", ec), end; !ec && it != end; it.increment(ec))
+  // .git is opened once, beneath the run folder and never through a link,
+  // and read through that descriptor (its /proc/self/fd name: every lookup
+  // starts from the folder it opened): a process outside that swaps .git
+  // meanwhile cannot make this list another folder's files.
+  open_how how{};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const UniqueFd dir(
+      static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, run_folder.c_str(), &how, sizeof how)));
+  const UniqueFd held(dir ? ::openat(dir.get(), ".git", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
+  if (!held) return out;
+  const fs::path base = "/proc/self/fd/" + std::to_string(held.get());
+  if (!fs::is_directory(base, ec)) return out;
+  std::vector<fs::path> found;
+  git_dir_files(base, 0, found);
+  for (fs::directory_iterator it(base / "worktrees", ec), end; !ec && it != end; it.increment(ec))
     for (const char* f : {"commondir", "config.worktree", "gitdir"})
-      if (exists_no_follow(it->path() / f)) out.push_back(it->path() / f);
+      if (exists_no_follow(it->path() / f)) found.push_back(it->path() / f);
+  for (const auto& f : found) out.push_back(git / f.lexically_relative(base));
   for (const auto& e : gitmodules(run_folder)) {
     if (!e.key.ends_with(".path") || e.value.empty()) continue;
     const fs::path path = fs::path(e.value).lexically_normal();

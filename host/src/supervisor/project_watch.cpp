@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <string_view>
 
 namespace px::supervisor {
 
@@ -48,8 +49,28 @@ void ProjectWatch::stop() {
 
 void ProjectWatch::arm() {
   // Adding a watch twice is harmless (inotify returns the same descriptor).
-  for (const auto& dir : quarantine_.watch_dirs())
-    (void)::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+  for (const auto& dir : quarantine_.watch_dirs()) {
+    const int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+    if ((dir / "").lexically_normal() == (quarantine_.run_folder() / "").lexically_normal())
+      run_folder_wd_ = wd;
+  }
+}
+
+bool ProjectWatch::read_events() {
+  bool git = false;
+  alignas(inotify_event) char buf[8192];
+  for (ssize_t n; (n = ::read(inotify_.get(), buf, sizeof buf)) > 0;) {
+    for (ssize_t at = 0; at < n;) {
+      const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
+      // A .git made or moved into the run folder, or events lost: the
+      // quarantine looks at once (Quarantine::git_event).
+      if ((ev->mask & IN_Q_OVERFLOW) ||
+          (ev->wd == run_folder_wd_ && ev->len > 0 && std::string_view(ev->name) == ".git"))
+        git = true;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+    }
+  }
+  return git;
 }
 
 void ProjectWatch::loop() {
@@ -61,10 +82,9 @@ void ProjectWatch::loop() {
     }
     if (fds[1].revents) return;
     if (!fds[0].revents) continue;
+    if (read_events()) quarantine_.git_event();
     std::this_thread::sleep_for(kSettle);
-    alignas(inotify_event) char buf[8192];
-    while (::read(inotify_.get(), buf, sizeof buf) > 0) {
-    }
+    if (read_events()) quarantine_.git_event();
     // A folder that appeared is watched from now on; sweeping after arming
     // catches what was made in it before its watch existed.
     for (int round = 0; round < 8; ++round) {

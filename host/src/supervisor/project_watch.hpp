@@ -32,6 +32,10 @@ class ProjectWatch {
       : quarantine_(q), moved_(std::move(moved)) {}
   void arm();
   void loop();
+  // Reads what inotify queued; whether a .git appeared in the run folder (or
+  // events were lost).
+  bool read_events();
+  int run_folder_wd_ = -1;
 
   Quarantine& quarantine_;
   std::function<void(const std::vector<Quarantined>&)> moved_;

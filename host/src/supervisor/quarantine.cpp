@@ -14,6 +14,7 @@
 #include <ctime>
 #include <set>
 #include <string_view>
+#include <thread>
 
 #include "common/beneath.hpp"
 #include "common/clock.hpp"
@@ -263,6 +264,12 @@ Quarantined quarantined_from_json(const nlohmann::json& j) {
 }
 
 std::string describe(const Quarantined& q, const fs::path& run_folder) {
+  if (q.kind == "git-came-and-went")
+    return "the run folder had no .git folder when the run started, and one came and went at " +
+           (run_folder / ".git").string() +
+           " during it (a process outside moving a repository in and out?). It "
+           "was not protected, and it was not there to check " +
+           q.when + ": look at it before you run git there";
   if (q.kind == "unvisited")
     return "not looked into for repositories the run made " + q.when + ": " + q.contents + " (" + q.why +
            "). A repository the run made there was not checked: git would run its hooks and config as you. "
@@ -296,7 +303,7 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
     Protected p;
     p.rel = r->path.lexically_relative(run_folder_);
     p.reason = r->reason;
-    UniqueFd parent = open_beneath(run_dir_, p.rel.parent_path(), O_PATH | O_DIRECTORY);
+    UniqueFd parent = at(p.rel.parent_path(), O_PATH | O_DIRECTORY);
     p.parent_ok_at_start = !first_link_on_the_way(run_dir_, p.rel.parent_path());
     if (parent) {
       struct stat st {};
@@ -323,11 +330,30 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
   // this run's walks, and save() replaces a file that is not the one read.
   walk_cache_ = WalkCache::load(parallex_state_dir() / "walk", run_folder_, run_dir_);
   nested_ = find_repositories(run_dir_, kStartWalk, walk_cache_).repositories;
+  open_git_dir();
   find_outside(policy);
   remember_git();
 }
 
+void Quarantine::open_git_dir() {
+  UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
+  struct stat st {};
+  if (git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode)) git_dir_ = git.release();
+}
+
+UniqueFd Quarantine::at(const fs::path& rel, int flags) const {
+  auto part = rel.begin();
+  const int git = checking_git_ >= 0 ? checking_git_ : git_dir_;
+  if (git >= 0 && part != rel.end() && *part == ".git") {
+    fs::path beneath;
+    for (++part; part != rel.end(); ++part) beneath /= *part;
+    return open_beneath(git, beneath, flags);
+  }
+  return open_beneath(run_dir_, rel, flags);
+}
+
 Quarantine::~Quarantine() {
+  if (git_dir_ >= 0) ::close(git_dir_);
   if (run_dir_ >= 0) ::close(run_dir_);
   for (const auto& o : outside_)
     if (o.fd >= 0) ::close(o.fd);
@@ -345,6 +371,12 @@ void Quarantine::find_outside(const policy::Policy& policy) {
     outside_.push_back({path, fd.release(), st.st_dev, st.st_ino});
     return true;
   };
+  // A .git folder is held by its descriptor (open_git_dir()): its objects
+  // are reached through it.
+  if (git_dir_ >= 0) {
+    objects_ = ".git/objects";
+    return;
+  }
   struct stat st {};
   UniqueFd git = open_beneath(run_dir_, ".git", O_RDONLY | O_NONBLOCK);
   if (git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -369,7 +401,7 @@ void Quarantine::find_outside(const policy::Policy& policy) {
 }
 
 UniqueFd Quarantine::open_at(const fs::path& key, int flags) const {
-  if (!key.is_absolute()) return open_beneath(run_dir_, key, flags);
+  if (!key.is_absolute()) return at(key, flags);
   for (const auto& o : outside_)
     if (o.fd >= 0 && is_within(key, o.path)) return open_beneath(o.fd, key.lexically_relative(o.path), flags);
   return UniqueFd();
@@ -468,14 +500,13 @@ void Quarantine::remember_git() {
   // its submodules' git dirs.
   if (!own_git_dir_.empty()) remember_git_dir(own_git_dir_, 0);
   for (const auto& path : nested_) {
-    UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
+    UniqueFd nested = at(path / ".git", O_PATH);
     if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode)) remember_git_dir(path / ".git", 1);
   }
-  UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
-  had_git_dir_ = git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode);
+  had_git_dir_ = git_dir_ >= 0;
   if (!had_git_dir_) return;
   remember_git_dir(".git", 0);
-  if (UniqueFd worktrees = open_beneath(run_dir_, ".git/worktrees", O_RDONLY | O_DIRECTORY))
+  if (UniqueFd worktrees = at(".git/worktrees", O_RDONLY | O_DIRECTORY))
     for (const auto& w : names_in(worktrees.get())) {
       const fs::path dir = fs::path(".git/worktrees") / w;
       for (const char* f : {"commondir", "config.worktree", "gitdir"}) remember(dir / f);
@@ -483,7 +514,7 @@ void Quarantine::remember_git() {
     }
   // Submodules whose git dir lies in their own folder (the old layout) are
   // nested repositories at the paths .gitmodules names.
-  if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY)) {
+  if (UniqueFd modules = at(".gitmodules", O_RDONLY)) {
     bool too_big = false;
     bool ok = true;
     for (const auto& e : parse_git_config(read_small(modules.get(), kMaxCheckedFile, too_big), ok)) {
@@ -491,7 +522,7 @@ void Quarantine::remember_git() {
       const fs::path path = fs::path(e.value).lexically_normal();
       if (path.is_absolute() || path.string().rfind("..", 0) == 0) continue;
       submodule_paths_.push_back(path);
-      UniqueFd nested = open_beneath(run_dir_, path / ".git", O_PATH);
+      UniqueFd nested = at(path / ".git", O_PATH);
       if (nested && ::fstat(nested.get(), &st) == 0 && S_ISDIR(st.st_mode))
         remember_git_dir(path / ".git", 1);
     }
@@ -506,7 +537,7 @@ std::vector<fs::path> Quarantine::watch_dirs() const {
     fs::path walked;
     for (const auto& part : p.rel.parent_path()) {
       walked /= part;
-      UniqueFd fd = open_beneath(run_dir_, walked, O_PATH | O_DIRECTORY);
+      UniqueFd fd = at(walked, O_PATH | O_DIRECTORY);
       if (!fd) break;
       deepest = walked;
     }
@@ -574,14 +605,14 @@ std::optional<Quarantined> Quarantine::move_aside(int parent, const std::string&
 void Quarantine::sweep_project_file(Protected& p, const std::string& when, bool may_copy,
                                     std::vector<Quarantined>& out) {
   const std::string name = p.rel.filename().string();
-  UniqueFd parent = open_beneath(run_dir_, p.rel.parent_path(), O_PATH | O_DIRECTORY);
+  UniqueFd parent = at(p.rel.parent_path(), O_PATH | O_DIRECTORY);
   if (!parent) {
     // A link made on the way to the protected path (`.claude -> elsewhere`):
     // the link is what is moved aside, never what it points to.
     if (!p.parent_ok_at_start) return;
     const auto link = first_link_on_the_way(run_dir_, p.rel.parent_path());
     if (!link) return;  // absent, or not a folder: nothing there for a program to read
-    UniqueFd dir = open_beneath(run_dir_, link->parent_path(), O_PATH | O_DIRECTORY);
+    UniqueFd dir = at(link->parent_path(), O_PATH | O_DIRECTORY);
     if (!dir) return;
     if (auto q = move_aside(dir.get(), link->filename().string(), *link,
                             "a link the run made on the way to " + p.rel.string() + ", " + p.reason, when,
@@ -1060,20 +1091,80 @@ bool sha1_repository(int config_fd) {
 
 }  // namespace
 
+std::vector<int> Quarantine::git_dirs_to_check(UniqueFd& named) const {
+  std::vector<int> out;
+  if (git_dir_ >= 0) out.push_back(git_dir_);
+  for (const auto& g : appeared_git_) out.push_back(g.get());
+  // What the name reaches now, if it is another folder (a process outside
+  // put it there): the user's git would use it.
+  named = open_beneath(run_dir_, ".git", O_PATH);
+  struct stat st {};
+  if (!named || ::fstat(named.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return out;
+  for (const int fd : out) {
+    struct stat seen {};
+    if (::fstat(fd, &seen) == 0 && seen.st_dev == st.st_dev && seen.st_ino == st.st_ino) return out;
+  }
+  out.push_back(named.get());
+  return out;
+}
+
+void Quarantine::git_event() {
+  std::lock_guard lock(mu_);
+  if (run_dir_ < 0 || git_dir_ >= 0) return;
+  git_moved_ = true;
+  note_appeared_git();
+}
+
+bool Quarantine::note_appeared_git() {
+  if (git_dir_ >= 0 || appeared_git_.size() >= 8) return false;
+  UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
+  if (!git && errno != ENOENT) git_moved_ = true;  // a link (O_NOFOLLOW), or a lookup a rename raced
+  struct stat st {};
+  if (!git || ::fstat(git.get(), &st) != 0) return false;
+  // A gitfile (or link) the run started with, as it was (a workspace's .git
+  // names its git dir outside): nothing came or went.
+  if (!S_ISDIR(st.st_mode) && unchanged(".git")) return false;
+  git_moved_ = true;
+  if (!S_ISDIR(st.st_mode)) return false;
+  for (const auto& g : appeared_git_) {
+    struct stat seen {};
+    if (::fstat(g.get(), &seen) == 0 && seen.st_dev == st.st_dev && seen.st_ino == st.st_ino) return true;
+  }
+  appeared_git_.push_back(std::move(git));
+  return true;
+}
+
 void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Quarantined>& out) {
   checked_.clear();
-  UniqueFd git = open_beneath(run_dir_, ".git", O_PATH);
+  // A run that started without a .git folder, in a folder where something
+  // came and went at .git (a process outside moving a repository in and out
+  // as the run went on): the name is looked at for a moment more, until it
+  // shows a folder to check, rather than once at an instant it may not.
+  for (int look = 0; git_moved_ && appeared_git_.empty() && look < 200 && !note_appeared_git(); ++look)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   struct stat st {};
   std::vector<fs::path> paths = nested_;
-  const bool git_folder = git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode);
-  if (git_folder) {
+  UniqueFd named;
+  const std::vector<int> gits = git_dirs_to_check(named);
+  for (const int git : gits) {
+    // Each reached through its descriptor (at() resolves ".git/..." from
+    // checking_git_), each checked whole: what one held is no reason to
+    // skip the same names in another.
+    checking_git_ = git;
+    std::erase_if(checked_, [](const fs::path& c) { return !c.empty() && *c.begin() == ".git"; });
     // The repository's own config and hooks are read-only in the run; what it
     // may write in .git (objects, refs, submodules' and worktrees' git dirs,
     // a rebase's state) is checked for what would make git run a program.
-    check_git_dir(".git", had_git_dir_ ? "the repository" : "the repository the run made", when, may_copy,
-                  out, 0);
+    const std::string what = git == git_dir_ ? "the repository"
+                             : had_git_dir_  ? "the folder now at .git (not the one the run started with)"
+                                             : "the repository the run made";
+    check_git_dir(".git", what, when, may_copy, out, 0);
+    checking_git_ = -1;
+  }
+  const bool git_folder = !gits.empty();
+  if (git_folder) {
     paths.insert(paths.end(), submodule_paths_.begin(), submodule_paths_.end());
-    if (UniqueFd modules = open_beneath(run_dir_, ".gitmodules", O_RDONLY | O_NONBLOCK)) {
+    if (UniqueFd modules = at(".gitmodules", O_RDONLY | O_NONBLOCK)) {
       bool too_big = false;
       bool ok = true;
       if (::fstat(modules.get(), &st) == 0 && S_ISREG(st.st_mode))
@@ -1093,6 +1184,14 @@ void Quarantine::sweep_git(const std::string& when, bool may_copy, std::vector<Q
   paths.insert(paths.end(), walk.repositories.begin(), walk.repositories.end());
   paths.insert(paths.end(), walk.gitfiles.begin(), walk.gitfiles.end());
   if (auto report = unvisited_report(walk, run_folder_, when)) out.push_back(std::move(*report));
+  if (git_moved_ && appeared_git_.empty()) {
+    Quarantined q;
+    q.kind = "git-came-and-went";
+    q.path = run_folder_ / ".git";
+    q.when = when;
+    q.at = iso_utc_now();
+    out.push_back(std::move(q));
+  }
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   for (const auto& path : paths) {
@@ -1116,10 +1215,12 @@ std::vector<Quarantined> Quarantine::sweep(const std::string& when, bool git, bo
   std::lock_guard lock(mu_);
   std::vector<Quarantined> out;
   if (run_dir_ < 0) return out;
+  note_appeared_git();
   for (auto& p : protected_) sweep_project_file(p, when, may_copy, out);
   if (git) sweep_git(when, may_copy, out);
   for (auto& q : out) {
-    if (q.kind == "unvisited" || q.kind == "unverified") continue;  // said, but nothing was moved
+    if (q.kind == "unvisited" || q.kind == "unverified" || q.kind == "git-came-and-went")
+      continue;  // said, but nothing was moved
     if (!q.moved_to.empty()) q.contents = describe_contents(q.moved_to);
     moved_.push_back(q);
   }
@@ -1234,6 +1335,7 @@ Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::u
     UniqueFd fd(::open(o.path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (fd && ::fstat(fd.get(), &st) == 0 && st.st_dev == o.dev && st.st_ino == o.ino) o.fd = fd.release();
   }
+  q->open_git_dir();
   // Not the file the dead supervisor's walks read: nothing says it is still
   // the one the run could not reach. This walk reads every folder (within
   // its bounds) and leaves what it saw for the next run.

@@ -70,6 +70,11 @@ class Quarantine {
   // original (only then: a process still writing would lose its writes).
   std::vector<Quarantined> sweep(const std::string& when, bool git, bool may_copy);
 
+  // The watch saw a .git made or moved into the run folder (or lost events):
+  // in a run that started without a .git folder, the one there now is held
+  // at once (and the end says that something came and went at .git).
+  void git_event();
+
   // The folders to watch for a protected path appearing: the nearest
   // existing folder on the way to each absent one.
   std::vector<fs::path> watch_dirs() const;
@@ -86,6 +91,12 @@ class Quarantine {
   // (supervisor/unswept.hpp): a changed file is then moved aside, not put back.
   std::vector<std::uint8_t> state(bool kept_files = true) const;
   int run_dir() const { return run_dir_; }
+  // The run folder's .git when it was a folder as the run started, opened
+  // once then (O_PATH) and never looked up by its name again: the seal
+  // protects this very folder (LaunchRequest::run_git), and every check of
+  // .git reaches it through this descriptor. -1 when there was none.
+  int git_dir() const { return git_dir_; }
+  bool had_git_dir() const { return had_git_dir_; }
   const fs::path& run_folder() const { return run_folder_; }
   const fs::path& record_dir() const { return record_dir_; }
   // A Quarantine as state() described it, resolving from `run_dir` (the
@@ -157,6 +168,18 @@ class Quarantine {
   UniqueFd open_at(const fs::path& key, int flags) const;
   // `key` as the user reads it: an absolute path.
   fs::path shown(const fs::path& key) const;
+  void open_git_dir();
+  // A run that started without a .git folder: one that is there now (made by
+  // the run, or moved in from outside) is held from this sweep on. Whether it
+  // holds one.
+  bool note_appeared_git();
+  // The .git folders the end's checks reach, each by its descriptor: the
+  // start's (or those that appeared since), and what the name reaches now if
+  // it is another (`named` holds it).
+  std::vector<int> git_dirs_to_check(UniqueFd& named) const;
+  // `rel` beneath the run folder (supervisor/beneath.hpp), .git and what is
+  // in it through git_dir_ when there is one.
+  UniqueFd at(const fs::path& rel, int flags) const;
   std::optional<Quarantined> move_aside(int parent, const std::string& name, const fs::path& rel,
                                         const std::string& why, const std::string& when, bool may_copy);
 
@@ -167,6 +190,13 @@ class Quarantine {
   fs::path own_git_dir_;  // the run folder's git dir when it lies outside (a workspace's), else empty
   fs::path objects_;      // the objects folder of the run folder's repository (".git/objects", or outside)
   std::set<fs::path> checked_;  // git dirs checked in the current sweep
+  int git_dir_ = -1;            // its .git folder as the run started (git_dir())
+  // .git folders that appeared during a run that started without one, each
+  // held from the first sweep that saw it (the watch's, a pause's, the end's):
+  // what the run wrote there is checked whatever renames it since. At most 8.
+  std::vector<UniqueFd> appeared_git_;
+  int checking_git_ = -1;   // while sweep_git checks one: the folder at() reaches ".git/..." through
+  bool git_moved_ = false;  // something was seen at .git during a run that started without a folder there
   std::vector<Protected> protected_;
   bool had_git_dir_ = false;
   std::int64_t start_ns_ = 0;  // when the run started (CLOCK_REALTIME_COARSE: the clock change times use)

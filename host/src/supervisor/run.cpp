@@ -315,6 +315,9 @@ class Run {
   void remember_git() {
     std::error_code ec;
     had_git_ = fs::symlink_status(run_git(), ec).type() != fs::file_type::not_found;
+    // A sealed run's quarantine opened .git once; the folder it found counts
+    // whatever the name shows a moment later.
+    if (quarantine_) had_git_ = had_git_ || quarantine_->had_git_dir();
   }
 
   // What is at the run folder's protected paths (files other programs run
@@ -468,6 +471,10 @@ class Run {
     request.cgroup_fd = control_->cgroup_fd();
     request.process_limit_held_by = control_->process_limit_held_by();
     request.pids_cgroup_fd = control_->pids_cgroup_fd();
+    if (quarantine_) {
+      request.run_git_looked = true;
+      request.run_git_fd = quarantine_->git_dir();
+    }
     request.view_files = broker_.view_files;
     if (home_) {
       request.home_layers = home_->layers();
@@ -821,8 +828,8 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   if (auto s = r.start_broker(); !s) return failed(s.error());
   r.lap("broker");
   if (auto s = r.prepare_home_settings(); !s) return failed(s.error());
-  r.remember_git();
   r.remember_protected_files();
+  r.remember_git();
   r.lap("protected files");
   if (auto s = r.build_environment(); !s) return failed(s.error());
   r.lap("environment");

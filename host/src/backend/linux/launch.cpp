@@ -616,9 +616,17 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   // held by another would stay held in the child).
   Background<Result<seccomp::Program>> program(
       [ptrace = p.ptrace_in_run] { return seccomp::prepare(ptrace); });
+  // The run folder's .git: the folder the supervisor opened once before the
+  // run (its descriptor), or opened here once when it did not look.
+  UniqueFd own_git;
+  int run_git = request.run_git_fd;
+  if (!request.run_git_looked) {
+    own_git = mounts::open_git_folder(policy.run_folder());
+    run_git = own_git.get();
+  }
   p.view = mounts::plan_view(policy, request.state_dir.empty() ? fs::path() : request.state_dir / "new-state",
-                             request.home_layers);
-  mounts::create_placeholders(p.view);
+                             run_git, request.home_layers);
+  mounts::create_placeholders(p.view, run_git);
   p.landlock_view = plan_landlock(policy, p.view, true);
   p.executable = request.executable;
   p.argv = request.argv.empty() ? std::vector<std::string>{request.executable.string()} : request.argv;

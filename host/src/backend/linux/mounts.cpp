@@ -165,94 +165,229 @@ UniqueFd reach_or_resolve(const Walker& walker, const fs::path& path, int& err) 
   return fd;
 }
 
-// The first link on the way from `run_dir` to `rel`, for a message: its path and where it points.
-std::string first_link(int run_dir, const fs::path& run_folder, const fs::path& rel) {
-  UniqueFd cur(::openat(run_dir, ".", O_PATH | O_CLOEXEC));
-  fs::path walked = run_folder;
+// The first link on the way from `base` through the components of `rel`:
+// its path relative to `base`, or empty when there is none.
+fs::path first_link(int base, const fs::path& rel) {
+  UniqueFd cur(::openat(base, ".", O_PATH | O_CLOEXEC));
+  fs::path walked;
   for (const auto& part : rel) {
     const std::string name = part.string();
     walked /= name;
     UniqueFd next(::openat(cur.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!next || ::fstat(next.get(), &st) != 0) break;
-    if (S_ISLNK(st.st_mode)) {
-      char link[PATH_MAX] = {};
-      const ssize_t n = ::readlinkat(cur.get(), name.c_str(), link, sizeof link - 1);
-      return walked.string() + " is a symbolic link" +
-             (n > 0 ? " to " + std::string(link, static_cast<std::size_t>(n)) : std::string());
-    }
+    if (S_ISLNK(st.st_mode)) return walked;
     cur = std::move(next);
   }
-  return walked.string() + " is a symbolic link";
+  return {};
 }
 
-// A path of the run folder, resolved beneath it: the object it names, or an
-// empty fd when it is absent. A link on the way is followed only while it
-// stays inside the run folder (what the run reaches through it is what is
-// protected); one leading out refuses the run. `followed` says a link was.
-Result<UniqueFd> resolve_beneath(int run_dir, const fs::path& run_folder, const fs::path& path,
-                                 bool& followed) {
-  const fs::path rel = path.lexically_relative(run_folder);
-  followed = false;
+// `rel` beneath `base`, never through a link: the object, an empty fd when it
+// is absent, or ELOOP in `err` when a link is on the way.
+UniqueFd open_no_links(int base, const fs::path& rel, int& err) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     open_how how{};
     how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    UniqueFd fd(sys_openat2(run_dir, rel.c_str(), how));
-    int err = errno;
-    if (fd) {
-      struct stat st {};
-      if (::fstat(fd.get(), &st) != 0) return sys_error("fstat " + path.string());
-      if (!S_ISLNK(st.st_mode)) return fd;
-      err = ELOOP;  // the last component is the link
-    }
-    if (err == ENOENT || err == ENOTDIR) return UniqueFd();
+    UniqueFd fd(sys_openat2(base, rel.empty() ? "." : rel.c_str(), how));
+    err = fd ? 0 : errno;
     if (err == EAGAIN) continue;  // a rename raced the lookup: the kernel asks to try again
-    if (err != ELOOP) return sys_error("open " + path.string() + " beneath the run folder", err);
-    how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    UniqueFd target(sys_openat2(run_dir, rel.c_str(), how));
-    err = errno;
-    if (target) {
-      followed = true;
-      return target;
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      err = ELOOP;  // the last component is the link
+      return UniqueFd();
     }
-    if (err == ENOENT || err == ENOTDIR) return UniqueFd();  // a dangling link: nothing to protect yet
-    if (err == EAGAIN) continue;
-    if (err == EXDEV || err == ELOOP)
-      return Error::policy(first_link(run_dir, run_folder, rel) + ", which leads out of the run folder " +
-                           run_folder.string() + ": " + path.string() +
-                           " must stay read-only during the run, and through the link the run would write "
-                           "elsewhere. Replace the link with the file or folder itself, or remove it");
-    return sys_error("open " + path.string() + " beneath the run folder", err);
+    return fd;
   }
-  return Error::conflict(path.string() +
-                         " kept changing while the seal was set up; the run did not start. Run it "
-                         "again once nothing else renames it");
+  err = EAGAIN;
+  return UniqueFd();
 }
 
-// Binds `path` (beneath the run folder) onto itself, read-only when
-// `read_only` or when it is not a directory, through the descriptor that was
-// resolved, then checks that its name now reaches that mount.
-Status protect_beneath(int run_dir, const fs::path& run_folder, const fs::path& path, bool read_only) {
-  bool followed = false;
-  PX_TRY_ASSIGN(UniqueFd target, resolve_beneath(run_dir, run_folder, path, followed));
-  if (!target) return ok();  // absent: watched by the supervisor instead
+// Protecting the run folder's paths in the view (build_view, step 4).
+struct Protecting {
+  const Walker& walker;  // the view, where what a link leading out names is found
+  fs::path run_folder;
+  std::vector<std::string> links;  // links leading out, protected as they are: "NAME (a link to TARGET)"
+  std::set<fs::path> linked;       // their paths
+};
+
+// `path` was renamed, replaced or moved while the seal was set up.
+Error changed_meanwhile(const fs::path& path) {
+  return Error::conflict(
+      path.string() +
+      " was renamed or replaced by a process outside the run while the seal was set up, so "
+      "the run did not start (nothing of it ran). Run it again once nothing else changes it");
+}
+
+// Binds `target` onto itself (with what is mounted beneath it), read-only
+// when `read_only` or when it is not a directory. Returns the new mount.
+Result<UniqueFd> bind_onto_itself(int target, bool read_only, const fs::path& path) {
   struct stat st {};
-  if (::fstat(target.get(), &st) != 0) return sys_error("fstat " + path.string());
+  if (::fstat(target, &st) != 0) return sys_error("fstat " + path.string());
   const bool writable = !read_only && S_ISDIR(st.st_mode);
   const std::uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (writable ? 0 : MOUNT_ATTR_RDONLY);
-  PX_TRY_ASSIGN(UniqueFd tree,
-                clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, path.string()));
-  PX_TRY(attach(tree.get(), target.get(), path.string()));
-  bool again_followed = false;
-  auto again = resolve_beneath(run_dir, run_folder, path, again_followed);
-  if (!again || !again.value() || again_followed != followed ||
-      mount_id(again.value().get()) != mount_id(tree.get()))
-    return Error::conflict(
-        path.string() +
-        " was renamed or replaced by a process outside the run while the seal was set up, so "
-        "the run did not start (nothing of it ran). Run it again once nothing else changes it");
+  const unsigned recursive = S_ISLNK(st.st_mode) ? 0 : AT_RECURSIVE;
+  PX_TRY_ASSIGN(UniqueFd tree, clone_tree(target, "", AT_EMPTY_PATH | recursive, attrs, path.string()));
+  PX_TRY(attach(tree.get(), target, path.string()));
+  return tree;
+}
+
+// A link on the way to `path` that leads out of the run folder (`link`,
+// beneath `base`): protected as it is. The link itself is bound onto itself
+// (a mount point: the run cannot rename, remove or replace it), and what
+// `path` names through it, found in the view as the command would find it,
+// is bound read-only when the view holds it (outside the run folder it holds
+// only what the policy grants). Nothing is protected through the link on
+// the host's side: its target is not the run folder's.
+Status protect_link_leading_out(Protecting& ctx, int base, const fs::path& base_path, const fs::path& link,
+                                const fs::path& path, bool read_only) {
+  const fs::path link_path = base_path / link;
+  if (ctx.linked.insert(link_path).second) {
+    int err = 0;
+    UniqueFd parent = open_no_links(base, link.parent_path(), err);
+    if (!parent) return changed_meanwhile(link_path);
+    const std::string name = link.filename().string();
+    UniqueFd fd(::openat(parent.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISLNK(st.st_mode)) return changed_meanwhile(link_path);
+    char to[PATH_MAX] = {};
+    const ssize_t n = ::readlinkat(parent.get(), name.c_str(), to, sizeof to - 1);
+    PX_TRY_ASSIGN(UniqueFd tree, bind_onto_itself(fd.get(), true, link_path));
+    UniqueFd again(::openat(parent.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!again || mount_id(again.get()) != mount_id(tree.get())) return changed_meanwhile(link_path);
+    ctx.links.push_back(link_path.lexically_relative(ctx.run_folder).string() + " (a link to " +
+                        (n > 0 ? std::string(to, static_cast<std::size_t>(n)) : std::string("?")) + ")");
+  }
+  if (!read_only) return ok();  // a parent kept from being renamed: the link's mount does that
+  int err = 0;
+  UniqueFd target = ctx.walker.resolve(path, err);
+  if (!target) return ok();  // not in the view: the run cannot reach it at all
+  PX_TRY_ASSIGN(UniqueFd bound, bind_onto_itself(target.get(), true, path));
+  return ok();
+}
+
+// Protects `rel` beneath `base` (the run folder, or its .git once bound:
+// `base_path` says which, for messages), resolved once without following a
+// link and bound onto itself through the descriptor that was resolved (read-
+// only when `read_only` or not a directory), then reached again by name and
+// checked to be that mount. A link on the way that stays beneath `base`
+// protects what it names; one leading out is protected as it is
+// (protect_link_leading_out). Absent: nothing to bind (the supervisor moves
+// aside what a run makes there: supervisor/quarantine.hpp).
+Status protect_beneath(Protecting& ctx, int base, const fs::path& base_path, const fs::path& rel,
+                       bool read_only) {
+  const fs::path path = base_path / rel;
+  int err = 0;
+  UniqueFd target = open_no_links(base, rel, err);
+  bool followed = false;
+  if (!target && err == ELOOP) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    target = UniqueFd(sys_openat2(base, rel.c_str(), how));
+    err = target ? 0 : errno;
+    if (err == EXDEV || err == ELOOP) {
+      const fs::path link = first_link(base, rel);
+      if (link.empty()) return changed_meanwhile(path);  // no link there any more
+      if (base_path == ctx.run_folder && link == ".git") {
+        // Not protected as it is: the repository git uses there lies outside
+        // the run folder, and a link the host swaps for a folder would leave
+        // that folder unprotected.
+        char to[PATH_MAX] = {};
+        const ssize_t n = ::readlinkat(base, ".git", to, sizeof to - 1);
+        return Error::policy(
+            (base_path / link).string() + " is a symbolic link" +
+            (n > 0 ? " to " + std::string(to, static_cast<std::size_t>(n)) : std::string()) +
+            ", which leads out of the run folder " + ctx.run_folder.string() +
+            ": its config and hooks must stay read-only during the run, and through the link the "
+            "run would write elsewhere. Replace the link with the folder itself (or a gitfile, "
+            "`gitdir: PATH`), or remove it");
+      }
+      return protect_link_leading_out(ctx, base, base_path, link, path, read_only);
+    }
+    followed = static_cast<bool>(target);
+  }
+  if (!target) {
+    if (err == ENOENT || err == ENOTDIR) return ok();  // absent (or a dangling link: nothing yet)
+    if (err == EAGAIN) return changed_meanwhile(path);
+    return sys_error("open " + path.string() + " beneath the run folder", err);
+  }
+  PX_TRY_ASSIGN(UniqueFd tree, bind_onto_itself(target.get(), read_only, path));
+  int again_err = 0;
+  UniqueFd again = open_no_links(base, rel, again_err);
+  if (!again && again_err == ELOOP && followed) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    again = UniqueFd(sys_openat2(base, rel.c_str(), how));
+  } else if (followed) {
+    again.reset();  // it was reached through a link, and is not any more
+  }
+  if (!again || mount_id(again.get()) != mount_id(tree.get())) return changed_meanwhile(path);
+  return ok();
+}
+
+// The run folder's .git, opened once beneath it (never through a link) and
+// checked against what the supervisor found before the seal (ViewPlan::git):
+// the very folder it found, or, when it found none, still no folder. Empty
+// when it is not a folder.
+Result<UniqueFd> open_run_git(int run_dir, const ViewPlan& plan) {
+  UniqueFd git(::openat(run_dir, ".git", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!git && errno != ENOENT) return sys_error("open " + (plan.run_folder / ".git").string());
+  struct stat st {};
+  const bool folder = git && ::fstat(git.get(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (folder != plan.git.folder || (folder && (st.st_dev != plan.git.dev || st.st_ino != plan.git.ino)))
+    return changed_meanwhile(plan.run_folder / ".git");
+  if (!folder) git.reset();
+  return git;
+}
+
+// Step 4 of build_view: the run folder's protected paths, parents first.
+// .git is opened once and checked to be the folder the supervisor found; it
+// is bound onto itself from that descriptor, and everything protected in it
+// is reached from that mount's own root, never through the name .git again.
+// Once all is mounted, the name .git must reach that mount, or the run does
+// not start. A process outside the run that renames or swaps .git at any
+// moment meanwhile leaves either that folder protected or a refusal; after
+// set-up the mounts go wherever the folder goes (a mount follows the object
+// it is on, whatever the host renames), and the run cannot rename a mount point.
+Status protect_run_folder(int run_dir, const ViewPlan& plan, const Walker& walker,
+                          std::vector<run::Notice>& notes) {
+  Protecting ctx{walker, plan.run_folder, {}, {}};
+  PX_TRY_ASSIGN(UniqueFd git, open_run_git(run_dir, plan));
+  UniqueFd git_mount;  // the root of .git bound onto itself
+  const fs::path git_path = plan.run_folder / ".git";
+  if (git) {
+    // First, whatever its place in the lists: what is beneath it is reached from this mount.
+    const bool read_only = std::find(plan.protected_paths.begin(), plan.protected_paths.end(), git_path) !=
+                           plan.protected_paths.end();
+    PX_TRY_ASSIGN(git_mount, bind_onto_itself(git.get(), read_only, git_path));
+  }
+  auto protect = [&](const fs::path& path, bool read_only) -> Status {
+    const fs::path rel = path.lexically_relative(plan.run_folder);
+    if (!git || rel.empty() || *rel.begin() != ".git")
+      return protect_beneath(ctx, run_dir, plan.run_folder, rel, read_only);
+    if (rel == ".git") return ok();  // bound above
+    return protect_beneath(ctx, git_mount.get(), git_path, rel.lexically_relative(".git"), read_only);
+  };
+  // Parents bound onto themselves, writable: a mount point cannot be renamed,
+  // removed or replaced (EBUSY). A gitfile `.git` (`gitdir: ...`), a file, is
+  // made read-only: it names where git looks.
+  for (const auto& dir : plan.rename_proof) PX_TRY(protect(dir, false));
+  for (const auto& path : plan.protected_paths) PX_TRY(protect(path, true));
+  if (git) {
+    UniqueFd named(::openat(run_dir, ".git", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!named || mount_id(named.get()) != mount_id(git_mount.get())) return changed_meanwhile(git_path);
+  }
+  if (!ctx.links.empty()) {
+    std::string list;
+    for (const auto& l : ctx.links) list += (list.empty() ? "" : ", ") + l;
+    notes.push_back(
+        {run::NoticeKind::seal,
+         "protected as they are, links leading out of the run folder: " + list +
+             ". The run cannot change, rename or replace them, and what it reaches through them is "
+             "read-only"});
+  }
   return ok();
 }
 
@@ -297,7 +432,19 @@ Status build_dev(const Walker& walker, Walker& owner, std::map<std::string, Uniq
 
 }  // namespace
 
-ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
+UniqueFd open_git_folder(const fs::path& run_folder) {
+  if (run_folder.empty()) return UniqueFd();
+  open_how how{};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  UniqueFd dir(sys_openat2(AT_FDCWD, run_folder.c_str(), how));
+  UniqueFd git(dir ? ::openat(dir.get(), ".git", O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1);
+  struct stat st {};
+  if (!git || ::fstat(git.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return UniqueFd();
+  return git;
+}
+
+ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, int run_git_fd,
                    const std::vector<backend::HomeLayer>& home_layers) {
   ViewPlan plan;
   std::map<fs::path, const backend::HomeLayer*> layers;
@@ -404,11 +551,14 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
   };
   plan.run_folder = policy.run_folder();
   const fs::path run_git = plan.run_folder.empty() ? fs::path() : plan.run_folder / ".git";
+  // What the supervisor found at .git, never looked up by name here: the
+  // seal checks it is what the name reaches once everything is bound.
   struct stat git_st {};
-  const bool has_repository = !run_git.empty() && ::lstat(run_git.c_str(), &git_st) == 0;
-  // A worktree's .git is a file naming its repository: nothing can be made
-  // under it, so its missing hooks or config are nothing to warn about.
-  const bool git_is_file = has_repository && !S_ISDIR(git_st.st_mode);
+  plan.git.folder = run_git_fd >= 0 && ::fstat(run_git_fd, &git_st) == 0 && S_ISDIR(git_st.st_mode);
+  if (plan.git.folder) {
+    plan.git.dev = git_st.st_dev;
+    plan.git.ino = git_st.st_ino;
+  }
   const bool agent_home = policy.run_home() != policy.user_home();
   std::set<fs::path> rename_proof;
   if (!run_git.empty()) rename_proof.insert(run_git);
@@ -427,14 +577,12 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
     struct stat st {};
     if (::lstat(r.path.c_str(), &st) == 0) continue;
     const fs::path parent = r.path.parent_path();
-    if (r.path.filename() == "hooks" && parent.filename() == ".git") {
+    if (r.path.filename() == "hooks" && parent == run_git) {
       // Only inside a repository: a run folder without one never gets a stray .git.
-      struct stat git {};
-      if (::lstat(parent.c_str(), &git) == 0 && S_ISDIR(git.st_mode))
-        plan.placeholders.push_back({r.path, true});
+      if (plan.git.folder) plan.placeholders.push_back({r.path, true});
     } else if (agent_home && is_within(r.path, policy.run_home())) {
       plan.placeholders.push_back({r.path, false});
-    } else if ((!has_repository || git_is_file) && is_within(r.path, run_git)) {
+    } else if (!plan.git.folder && is_within(r.path, run_git)) {
       // No repository: nothing of .git to protect (a new .git is caught after
       // the run). A worktree's .git file: nothing can be created under it.
     } else if (in_run_folder) {
@@ -461,13 +609,24 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
   return plan;
 }
 
-void create_placeholders(ViewPlan& plan) {
+void create_placeholders(ViewPlan& plan, int run_git) {
+  const fs::path git_path = plan.run_folder.empty() ? fs::path() : plan.run_folder / ".git";
   for (const auto& ph : plan.placeholders) {
     open_how how{};
     how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    UniqueFd parent(sys_openat2(AT_FDCWD, ph.path.parent_path().c_str(), how));
-    if (!parent && errno == ENOENT) {
+    UniqueFd parent;
+    const bool in_git = !git_path.empty() && is_within(ph.path, git_path);
+    if (in_git) {
+      // In .git: beneath the folder the supervisor found, never by its name.
+      if (run_git < 0) continue;
+      how.resolve |= RESOLVE_BENEATH;
+      const fs::path rel = ph.path.parent_path().lexically_relative(git_path);
+      parent = UniqueFd(sys_openat2(run_git, rel.empty() || rel == "." ? "." : rel.c_str(), how));
+    } else {
+      parent = UniqueFd(sys_openat2(AT_FDCWD, ph.path.parent_path().c_str(), how));
+    }
+    if (!parent && errno == ENOENT && !in_git) {
       // mkdir -p from the deepest existing ancestor, one component at a time, never through a symlink.
       // (Placeholders lie in an existing .git or in an agent's own home, where the run may write
       // anyway: an agent's ~/.config/fish/config.fish is made, parents included, so it can be bound
@@ -750,22 +909,10 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
   // 3b. The user's caches beneath the run's own folders in /tmp.
   mount_cache_layers(plan, walker, cache_lowers, notes);
 
-  // 4. The run folder's protected paths, resolved beneath it once, without
-  // following a link, and mounted onto the very object that was checked; then
-  // checked again by name. A process outside the run that swaps one for a
-  // link (or renames it away and back) while the seal is being set up makes
-  // the run fail, never protects the wrong thing.
+  // 4. The run folder's protected paths (protect_run_folder).
   if (!plan.run_folder.empty() && (!plan.rename_proof.empty() || !plan.protected_paths.empty())) {
     UniqueFd run_dir = walker.reach(plan.run_folder, Create::none, err);
-    if (run_dir) {
-      // Parents first, bound onto themselves: a mount point cannot be
-      // renamed, removed or replaced (EBUSY). A gitfile `.git` (`gitdir:
-      // ...`), a file, is made read-only: it names where git looks.
-      for (const auto& dir : plan.rename_proof)
-        PX_TRY(protect_beneath(run_dir.get(), plan.run_folder, dir, false));
-      for (const auto& path : plan.protected_paths)
-        PX_TRY(protect_beneath(run_dir.get(), plan.run_folder, path, true));
-    }
+    if (run_dir) PX_TRY(protect_run_folder(run_dir.get(), plan, walker, notes));
   }
   // 5. Other read-only carve-ins (an agent's shell rc files, its keys): bound
   // read-only onto themselves. A failure here fails the run (fail closed).

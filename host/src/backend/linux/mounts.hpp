@@ -8,6 +8,8 @@
 // view exists, and targets are reached one component at a time from the view's
 // root without following symlinks, so a link planted in a writable tree cannot
 // redirect a mount.
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -49,7 +51,7 @@ struct Bind {
 };
 
 struct ViewPlan {
-  std::vector<Bind> binds;          // parents before children
+  std::vector<Bind> binds;  // parents before children
   // The run folder, beneath which the paths below are resolved once, without
   // following a link, and mounted through the descriptor that was checked.
   fs::path run_folder;
@@ -60,8 +62,19 @@ struct ViewPlan {
   std::vector<fs::path> rename_proof;
   // Read-only paths inside the run folder (files other programs run or trust
   // later, .git's config and hooks): bound read-only onto themselves. One
-  // that is a link leading out of the run folder refuses the run.
+  // that is (or passes through) a link leading out of the run folder is
+  // protected as it is: the link bound onto itself, and what the run reaches
+  // through it read-only.
   std::vector<fs::path> protected_paths;
+  // The run folder's .git as the supervisor found it before the seal
+  // (LaunchRequest::run_git_fd): the seal protects that very folder, or
+  // refuses to start when the name .git reaches anything else.
+  struct GitAtStart {
+    bool folder = false;  // a .git folder (else none, a gitfile or a link)
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+  GitAtStart git;
   std::vector<fs::path> read_only;  // other read-only carve-ins inside writable binds (an agent's rc files)
   std::vector<fs::path> hidden;     // denied paths inside binds: covered by empty read-only mounts
   std::vector<run::Notice> notes;   // grants left out, and why
@@ -97,13 +110,19 @@ struct ViewPlan {
 // backing dirs; empty: missing state dirs are left out.
 // `home_layers`: the harness's guarded files in the user's home
 // (backend::HomeLayer), shown in place of what the grants would bind there.
-ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root,
+// `run_git`: the run folder's .git folder (O_PATH), or -1 when it has none.
+ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, int run_git,
                    const std::vector<backend::HomeLayer>& home_layers = {});
+
+// The run folder's .git when it is a folder, opened once beneath the run
+// folder without following a link (O_PATH); empty when it is none.
+UniqueFd open_git_folder(const fs::path& run_folder);
 
 // In the supervisor: creates plan.placeholders that are still missing, never
 // through a symlink (O_EXCL|O_NOFOLLOW, parents resolved without symlinks),
-// and the backing dirs of fresh binds.
-void create_placeholders(ViewPlan& plan);
+// those in .git beneath `run_git` (never through the name .git), and the
+// backing dirs of fresh binds.
+void create_placeholders(ViewPlan& plan, int run_git);
 
 // unshare(CLONE_NEWNS), then every mount private: nothing we mount leaks out,
 // nothing the host mounts later leaks in.
