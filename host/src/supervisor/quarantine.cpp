@@ -299,6 +299,7 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
   const long fd = ::syscall(SYS_openat2, AT_FDCWD, run_folder_.c_str(), &how, sizeof how);
   run_dir_ = fd >= 0 ? static_cast<int>(fd) : -1;
   if (run_dir_ < 0) return;  // nothing can be checked (the run's seal fails on the same folder)
+  open_git_dir();            // first: every later look at .git goes through it (at())
   for (const auto* r : policy.project_files()) {
     Protected p;
     p.rel = r->path.lexically_relative(run_folder_);
@@ -330,7 +331,6 @@ Quarantine::Quarantine(const policy::Policy& policy, fs::path record_dir)
   // this run's walks, and save() replaces a file that is not the one read.
   walk_cache_ = WalkCache::load(parallex_state_dir() / "walk", run_folder_, run_dir_);
   nested_ = find_repositories(run_dir_, kStartWalk, walk_cache_).repositories;
-  open_git_dir();
   find_outside(policy);
   remember_git();
 }
