@@ -1,8 +1,9 @@
 #pragma once
 // A user's world of its own for the escape tests that run the real
-// `parallex` executable (front_door_test.cpp, git_routes_test.cpp): a home,
-// Parallex's state, a git repository to work in, under the user's home (the
-// seal's /tmp is its own), and `parallex ARGS` run there.
+// `parallex` executable (front_door_test.cpp, git_routes_test.cpp,
+// limits_test.cpp): a home, Parallex's state, a git repository to work in,
+// under the user's home (the seal's /tmp is its own), and `parallex ARGS`
+// run there.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -129,5 +130,9 @@ class RunFolderTest : public ::testing::Test {
 
   fs::path root_, home_, repo_;
 };
+
+// The front door's tests (front_door_test.cpp, limits_test.cpp): one fixture
+// class, as googletest requires of one test suite across files.
+class EscapeFrontDoor : public RunFolderTest {};
 
 }  // namespace px::test

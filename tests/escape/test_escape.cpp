@@ -2,9 +2,10 @@
 // inside a real seal (through the Backend seam, as every run) and
 // asserts the KIND of denial. ALLOW tests guard against false positives.
 //
-// Run as root, the suite also re-runs itself as an unprivileged user
-// (AsUnprivilegedUser), creating `pxtest` if needed; run as a user, it is the
-// unprivileged pass. Every skip says why.
+// Run as root, the suite also re-runs itself in rows (below, "The suite's
+// rows"): as an unprivileged user with and without a delegated cgroup,
+// creating `pxtest` if needed, and on a machine without a writable pids
+// controller; run as a user, it is the unprivileged pass. Every skip says why.
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -300,25 +301,41 @@ TEST_F(Escape, FilesOtherProgramsRunLaterAreReadOnly) {
   EXPECT_EQ(probe("write_file", {(ws_ / "CLAUDE.md").string()}).token, "OPEN");
 }
 
-// A protected path that is a link leading out of the run folder: the run
-// does not start (whatever it wrote through it would land outside).
-TEST_F(Escape, AProtectedPathLinkingOutOfTheRunFolderRefusesTheRun) {
+// A protected path that is a link leading out of the run folder: protected as
+// it is (the link cannot be replaced, and what it names is not written
+// through it), said once; a run folder's .git that is such a link still
+// refuses the run (git would use a repository outside it).
+TEST_F(Escape, AProtectedPathLinkingOutOfTheRunFolderIsProtectedAsItIs) {
   const fs::path decoy = base_ / "decoy-envrc";
   write_text(decoy, "untouched\n");
   fs::create_symlink(decoy, ws_ / ".envrc");
   const Outcome o = probe("write_file", {(ws_ / ".envrc").string()});
-  EXPECT_NE(o.error.find((ws_ / ".envrc").string() + " is a symbolic link to " + decoy.string()),
+  EXPECT_TRUE(o.error.empty()) << o.error;
+  EXPECT_TRUE(o.token == "ENOENT" || o.token == "EROFS" || o.token == "EACCES") << o.output;
+  EXPECT_NE(o.notes.find("protected as they are, links leading out of the run folder: .envrc (a link to " +
+                         decoy.string() + ")"),
             std::string::npos)
-      << o.error;
-  EXPECT_NE(o.error.find("leads out of the run folder"), std::string::npos) << o.error;
-  EXPECT_EQ(o.token, "") << "the command must not have run";
+      << o.notes;
+  EXPECT_DENIED(probe("fs_op", {"unlink", (ws_ / ".envrc").string()}), (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".envrc").string(), (ws_ / "moved").string()}),
+                (Tokens{"EBUSY"}));
   EXPECT_EQ(read_text(decoy), "untouched\n");
+  EXPECT_EQ(fs::read_symlink(ws_ / ".envrc"), decoy);
   // One that stays inside: what it names is protected.
   fs::remove(ws_ / ".envrc");
   write_text(ws_ / "envrc.real", "inside\n");
   fs::create_symlink("envrc.real", ws_ / ".envrc");
   EXPECT_DENIED(probe("write_file", {(ws_ / ".envrc").string()}), (Tokens{"EROFS"}));
   EXPECT_EQ(read_text(ws_ / "envrc.real"), "inside\n");
+  // .git as a link leading out: the run does not start.
+  const fs::path git_elsewhere = base_ / "elsewhere.git";
+  fs::rename(ws_ / ".git", git_elsewhere);
+  fs::create_symlink(git_elsewhere, ws_ / ".git");
+  const Outcome git = probe("write_file", {(ws_ / ".git/config").string()});
+  EXPECT_NE(git.error.find((ws_ / ".git").string() + " is a symbolic link to " + git_elsewhere.string()),
+            std::string::npos)
+      << git.error;
+  EXPECT_EQ(git.token, "") << "the command must not have run";
 }
 
 // Set-up races (issue 16, item 2): a process outside the run flips .git
@@ -329,6 +346,7 @@ TEST_F(Escape, AProtectedPathLinkingOutOfTheRunFolderRefusesTheRun) {
 struct RaceResult {
   long flips = 0;
   int started = 0, refused = 0, wrote = 0;
+  int wrote_folder_found = 0;  // runs that wrote though their seal found the folder, not the link
 };
 
 // A racer outside the run swaps `real` (a folder) with a link to `decoy`
@@ -355,6 +373,9 @@ RaceResult race_folder_against_a_link(const policy::Policy& policy, const fs::pa
     } else {
       ++r.started;
       if (o.token != "0") ++r.wrote;
+      if (o.token != "0" && o.notes.find("links leading out of the run folder: " +
+                                         real.filename().string()) == std::string::npos)
+        ++r.wrote_folder_found;
     }
   }
   stop = true;
@@ -364,8 +385,10 @@ RaceResult race_folder_against_a_link(const policy::Policy& policy, const fs::pa
     ::syscall(SYS_renameat2, AT_FDCWD, real.c_str(), AT_FDCWD, flip.c_str(), 2);
   fs::remove(flip);
   r.flips = flips.load();
-  std::printf("[  RACE    ] %s: %ld flips; %d runs started, %d refused to start\n", real.filename().c_str(),
-              r.flips, r.started, r.refused);
+  std::printf(
+      "[  RACE    ] %s: %ld flips; %d runs started, %d refused to start, %d wrote what the racer swapped in "
+      "after their seal found the link\n",
+      real.filename().c_str(), r.flips, r.started, r.refused, r.wrote - r.wrote_folder_found);
   return r;
 }
 
@@ -391,7 +414,12 @@ TEST_F(Escape, RacingGitBetweenAFolderAndALinkNeverUnprotectsIt) {
 
 // The same race on a file another program runs later: `.claude` (holding
 // Claude Code's settings.json, protected in every run) flipped with a link to
-// an outside decoy while 100 runs start and append a hook to it.
+// an outside decoy while 100 runs start and append a hook to it. A protected
+// name is protected as the seal found it: a run that found the folder never
+// writes it; one that found the link (the seal says so) protects the link as
+// it is, and the folder the racer swaps in afterwards is not the one it
+// found (for .git a link out refuses instead: the test above). The decoy,
+// outside every grant, never changes.
 TEST_F(Escape, RacingAProtectedFoldersParentAgainstALinkNeverUnprotectsIt) {
   const fs::path claude = ws_ / ".claude";
   const fs::path decoy = base_ / "decoy-claude";
@@ -402,8 +430,7 @@ TEST_F(Escape, RacingAProtectedFoldersParentAgainstALinkNeverUnprotectsIt) {
       "n=0; echo '{\"hooks\": {}}' >> .claude/settings.json && n=$((n+1)); echo RESULT $n", 100);
   EXPECT_GT(r.flips, 50);
   EXPECT_GT(r.started, 0) << "no run started at all: the test proves nothing";
-  EXPECT_EQ(r.wrote, 0) << "a run wrote a protected file";
-  EXPECT_EQ(read_text(claude / "settings.json"), "{}\n");
+  EXPECT_EQ(r.wrote_folder_found, 0) << "a run that found the folder wrote a protected file";
   EXPECT_EQ(read_text(decoy / "settings.json"), "{\"decoy\": true}\n");
 }
 
@@ -1061,17 +1088,66 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
   std::printf("[  MATRIX  ] %d rows checked through the seal, %d known gaps shown above\n", checked, gaps);
 }
 
-// ---- The unprivileged pass -------------------------------------------------------------
+// ---- The suite's rows -------------------------------------------------------------------
+// The suite runs in rows, each a test of its own here (so each runs in CI):
+// root (this pass) and a user without a delegated cgroup (the kill switch's
+// process-tree fallback) run all of it; a user with cgroups delegated to it
+// and a machine without a writable pids controller (simulated: the
+// supervisor's pids controller hidden) run the tests whose outcome depends on
+// what those rows change: the supervisor's cgroups (the process limit, the
+// kill switch, pause, the watchdog). The rest goes through the same code in
+// every row (the seal itself never looks at the supervisor's cgroups), so
+// running it again would cost CI minutes and prove nothing new. Each row's
+// tests assert what `parallex check` claims there (limits_test.cpp compares
+// the two).
+
+constexpr const char* kWholeSuite = "Escape*:-EscapeUnprivileged.*:EscapeRows.*";
+constexpr const char* kCgroupTests =
+    "EscapeFrontDoor.AForkBomb*:EscapeFrontDoor.WithNothingToHoldTheProcessLimit*:"
+    "EscapeFrontDoor.AKilledSupervisor*:EscapeFrontDoor.ALaterParallexSweeps*:EscapeFrontDoor.APause*:"
+    "EscapeFrontDoor.ARunStartedDuringAGlobalPause*";
+
+void print_pass(const char* row, const test::Pass& pass) {
+  std::printf("---- the suite %s, %d skip lines ----\n%s---- end ----\n", row, pass.inner_skips,
+              pass.output.c_str());
+}
 
 TEST(EscapeUnprivileged, AsUnprivilegedUser) {
   if (::getuid() != 0) GTEST_SKIP() << "already unprivileged: this whole run is the unprivileged pass";
   if (std::getenv("PX_ESCAPE_CHILD")) GTEST_SKIP() << "nested";
   const auto user = test::unprivileged_user();
   if (!user) GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
-  const test::Pass pass = test::rerun_self_as(*user, "Escape*:-EscapeUnprivileged.*", "PX_ESCAPE_CHILD");
-  std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user->name.c_str(), user->uid,
-              pass.inner_skips, pass.output.c_str());
+  const test::Pass pass = test::rerun_self_as(*user, kWholeSuite, "PX_ESCAPE_CHILD");
+  print_pass(("as " + user->name + " (uid " + std::to_string(user->uid) + "), no delegated cgroup").c_str(),
+             pass);
   EXPECT_TRUE(pass.passed()) << "the unprivileged pass failed (status " << pass.status << ")";
+}
+
+// The closest honest equivalent of a user's delegated cgroup on this
+// machine's hybrid layout (cgroup v2 without controllers, pids on v1): a
+// cgroup v2 and a v1 pids cgroup owned by pxtest, as systemd's Delegate=yes
+// gives a user's scope (tests/support/delegated_cgroups.hpp). On a pure v2
+// machine it is a cgroup v2 with whatever controllers the root one offers.
+TEST(EscapeRows, UnprivilegedWithADelegatedCgroup) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to delegate cgroups to pxtest";
+  if (std::getenv("PX_ESCAPE_CHILD")) GTEST_SKIP() << "nested";
+  const auto user = test::unprivileged_user();
+  if (!user) GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
+  test::PassOptions options;
+  options.delegated_cgroups = true;
+  options.env = {{"PX_ESCAPE_ROW", "delegated"}};
+  const test::Pass pass = test::rerun_self_as(*user, kCgroupTests, "PX_ESCAPE_CHILD", options);
+  print_pass(("as " + user->name + " with delegated cgroups").c_str(), pass);
+  EXPECT_TRUE(pass.passed()) << "the delegated-cgroup pass failed (status " << pass.status << ")";
+}
+
+TEST(EscapeRows, WithoutAWritablePidsController) {
+  if (std::getenv("PX_ESCAPE_CHILD")) GTEST_SKIP() << "nested";
+  test::PassOptions options;
+  options.env = {{"PARALLEX_TEST_PROCESS_LIMIT_WITHOUT", "pids-cgroup"}, {"PX_ESCAPE_ROW", "no-pids"}};
+  const test::Pass pass = test::rerun_self(kCgroupTests, "PX_ESCAPE_CHILD", options);
+  print_pass("without a writable pids controller (simulated)", pass);
+  EXPECT_TRUE(pass.passed()) << "the pass without a pids controller failed (status " << pass.status << ")";
 }
 
 }  // namespace

@@ -15,9 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <vector>
 
+#include "delegated_cgroups.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
@@ -134,11 +136,24 @@ std::string become(const UnprivilegedUser& user) {
   return "";
 }
 
-Pass rerun_self_as(const UnprivilegedUser& user, const std::string& gtest_filter, const char* marker) {
+namespace {
+
+// This test executable again, as `user` (or as the caller when null).
+Pass rerun(const UnprivilegedUser* user, const std::string& gtest_filter, const char* marker,
+           const PassOptions& options) {
   Pass pass;
   std::error_code ec;
   const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
   const std::string filter = "--gtest_filter=" + gtest_filter;
+  std::optional<DelegatedCgroups> cgroups;
+  if (options.delegated_cgroups && user) {
+    cgroups.emplace(*user);
+    if (!cgroups->error().empty()) {
+      pass.output = "cannot delegate cgroups to " + user->name + ": " + cgroups->error();
+      return pass;
+    }
+    pass.output = cgroups->describe() + "\n";
+  }
   int out[2];
   if (self.empty() || ::pipe2(out, O_CLOEXEC) != 0) {
     pass.output = "cannot start the pass: " + std::string(std::strerror(errno));
@@ -148,19 +163,25 @@ Pass rerun_self_as(const UnprivilegedUser& user, const std::string& gtest_filter
   if (child == 0) {
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(out[1], STDERR_FILENO);
-    if (const auto why = become(user); !why.empty()) {
-      const std::string line = "cannot become " + user.name + ": " + why + "\n";
+    std::string why = cgroups ? cgroups->enter() : "";
+    if (why.empty() && user) why = become(*user);
+    if (!why.empty()) {
+      const std::string line =
+          "cannot start the pass" + (user ? " as " + user->name : std::string()) + ": " + why + "\n";
       (void)!::write(STDERR_FILENO, line.data(), line.size());
       ::_exit(90);
     }
     ::setenv(marker, "1", 1);
+    for (const auto& [name, value] : options.env) ::setenv(name.c_str(), value.c_str(), 1);
     // The pass runs every test its filter names, whichever shard of the suite
     // the test that started it ran in (scripts/test-asan.sh shards suites).
     ::unsetenv("GTEST_TOTAL_SHARDS");
     ::unsetenv("GTEST_SHARD_INDEX");
     ::unsetenv("GTEST_SHARD_STATUS_FILE");
-    ::setenv("HOME", user.home.c_str(), 1);
-    ::setenv("USER", user.name.c_str(), 1);
+    if (user) {
+      ::setenv("HOME", user->home.c_str(), 1);
+      ::setenv("USER", user->name.c_str(), 1);
+    }
     ::setenv("TMPDIR", "/tmp", 1);
     ::execl(self.c_str(), self.c_str(), filter.c_str(), nullptr);
     ::_exit(91);
@@ -177,6 +198,17 @@ Pass rerun_self_as(const UnprivilegedUser& user, const std::string& gtest_filter
     ++pass.inner_skips;
   }
   return pass;
+}
+
+}  // namespace
+
+Pass rerun_self_as(const UnprivilegedUser& user, const std::string& gtest_filter, const char* marker,
+                   const PassOptions& options) {
+  return rerun(&user, gtest_filter, marker, options);
+}
+
+Pass rerun_self(const std::string& gtest_filter, const char* marker, const PassOptions& options) {
+  return rerun(nullptr, gtest_filter, marker, options);
 }
 
 }  // namespace px::test

@@ -6,6 +6,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace px::test {
 
@@ -37,6 +39,16 @@ struct Pass {
   int inner_skips = 0;
   bool passed() const;
 };
-Pass rerun_self_as(const UnprivilegedUser& user, const std::string& gtest_filter, const char* marker);
+// What a pass gets besides its user: variables set for it (a test-only
+// switch: a row of the escape suite), and cgroups delegated to its user
+// (delegated_cgroups.hpp), which it runs in.
+struct PassOptions {
+  std::vector<std::pair<std::string, std::string>> env;
+  bool delegated_cgroups = false;
+};
+Pass rerun_self_as(const UnprivilegedUser& user, const std::string& gtest_filter, const char* marker,
+                   const PassOptions& options = {});
+// The same, as the caller's own user (root): a row that changes only the machine.
+Pass rerun_self(const std::string& gtest_filter, const char* marker, const PassOptions& options);
 
 }  // namespace px::test
