@@ -32,6 +32,7 @@ struct Handed {
   int sweep_state = -1;
   int sweep_dir = -1;
   int first_process = -1;
+  int private_dirs = -1;  // runs-private: its dirs no live run holds are removed after the run
   // The run's pid namespace (its first process unshares it as it starts),
   // taken while that process lives.
   RunNamespace ns;
@@ -80,6 +81,8 @@ bool take_handed(int channel, Handed& handed) {
   if (tag == 's' && count == 2) {
     replace(handed.sweep_state, fds[0]);
     replace(handed.sweep_dir, fds[1]);
+  } else if (tag == 'r' && count == 1) {
+    replace(handed.private_dirs, fds[0]);
   } else if (tag == 'p' && count == 1) {
     replace(handed.first_process, fds[0]);
     handed.ns = {};
@@ -101,11 +104,16 @@ bool populated_zero(int cgroup_fd) {
   return std::strstr(buf, "populated 0") != nullptr;
 }
 
-// The supervisor's executable, exec'd for the sweep: fd 3 the state, fd 4
-// the run folder, nothing else open but 0-2 (/dev/null), an empty
-// environment (nothing of the supervisor's reaches it but what it was handed).
+// The supervisor's executable, exec'd for the sweep: fd 3 the state and fd
+// 4 the run folder (when handed), fd 5 the runs-private folder (when
+// handed), nothing else open but 0-2 (/dev/null), an empty environment
+// (nothing of the supervisor's reaches it but what it was handed). What is
+// not handed is closed by the exec (the watchdog's own 3-5 are close-on-exec).
 [[noreturn]] void exec_sweep(int exe_fd, const Handed& handed) {
-  if (::dup2(handed.sweep_state, 3) == 3 && ::dup2(handed.sweep_dir, 4) == 4) {
+  const bool sweep = handed.sweep_state >= 0 && handed.sweep_dir >= 0;
+  const bool moved = (!sweep || (::dup2(handed.sweep_state, 3) == 3 && ::dup2(handed.sweep_dir, 4) == 4)) &&
+                     (handed.private_dirs < 0 || ::dup2(handed.private_dirs, 5) == 5);
+  if (moved) {
     static const char* const argv[] = {"parallex", kSweepArgument, nullptr};
     static const char* const envp[] = {nullptr};
     ::syscall(SYS_execveat, exe_fd, "", argv, envp, AT_EMPTY_PATH);
@@ -182,7 +190,9 @@ bool populated_zero(int cgroup_fd) {
       }
   }
   for (std::size_t i = 0; i < unlink_count; ++i) ::unlink(unlink_paths[i]);
-  if (run_dead && exe_fd >= 0 && handed.sweep_state >= 0 && handed.sweep_dir >= 0) exec_sweep(exe_fd, handed);
+  if (run_dead && exe_fd >= 0 &&
+      ((handed.sweep_state >= 0 && handed.sweep_dir >= 0) || handed.private_dirs >= 0))
+    exec_sweep(exe_fd, handed);
   ::_exit(0);
 }
 
@@ -275,6 +285,10 @@ bool hand_to_watchdog(const Watchdog& watchdog, int fd) {
 bool hand_sweep_to_watchdog(const Watchdog& watchdog, int state_fd, int run_dir_fd) {
   const int fds[2] = {state_fd, run_dir_fd};
   return send_to_watchdog(watchdog, 's', fds, 2);
+}
+
+bool hand_private_dirs_to_watchdog(const Watchdog& watchdog, int dir_fd) {
+  return send_to_watchdog(watchdog, 'r', &dir_fd, 1);
 }
 
 bool hand_first_process_to_watchdog(const Watchdog& watchdog, int pidfd) {
