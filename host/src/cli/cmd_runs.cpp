@@ -97,8 +97,7 @@ std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
 int run(const Options& o) {
   // Runs whose supervisor and watchdog both died are swept first
   // (supervisor/unswept.hpp), so what is moved is in their records below.
-  for (const auto& line : supervisor::sweep_unswept_runs())
-    say(line);
+  for (const auto& line : supervisor::sweep_unswept_runs()) say(line);
   run::sweep_private_dirs();  // of runs whose supervisor and watchdog both died (run/private_dir.hpp)
   std::vector<std::string> damaged;
   const auto closed = close_lost_runs(damaged);
@@ -106,8 +105,8 @@ int run(const Options& o) {
   nlohmann::json closed_ids = nlohmann::json::array(), moved = nlohmann::json::array();
   for (const auto& c : closed) {
     say("run " + c.id +
-        " was left without an end by its supervisor; closed it as lost (its end is taken as the last trace it "
-        "left)");
+        " was left without an end by its supervisor; closed it as lost (its end is taken as the last "
+        "trace it left)");
     closed_ids.push_back(c.id);
     for (const auto& q : c.moved) {
       say("run " + c.id + ": its watchdog moved aside " + q.value("path", "") + " (" + q.value("why", "") +
@@ -166,7 +165,8 @@ int run(const Options& o) {
     const std::string agent = r.value("agent", "");
     // What the registry holds came from the run's supervisor: shown, as every name (common/shown.hpp).
     std::printf("%-26s %-14s %-8d %-9s %-6s %-20s %s\n", shown(r.value("id", "")).c_str(),
-                agent.empty() ? "-" : shown(agent).c_str(), r.value("pid", 0), shown(r.value("state", "")).c_str(),
+                agent.empty() ? "-" : shown(agent).c_str(), r.value("pid", 0),
+                shown(r.value("state", "")).c_str(),
                 r.contains("processes") ? std::to_string(r["processes"].get<int>()).c_str() : "?",
                 shown(r.value("since", "")).c_str(),
                 redact(shown(join_command(r.value("command", std::vector<std::string>{})))).c_str());
@@ -203,13 +203,12 @@ bool ask(const std::string& question) {
 int apply(const ApplyOptions& o) {
   const auto dir = find_run(o.id);
   if (!dir) {
-    std::fprintf(stderr, "parallex: no run %s (see `parallex report --last` for the latest run's id)\n",
-                 redact(o.id).c_str());
+    say("no run " + o.id + " (see `parallex report --last` for the latest run's id)");
     return 2;
   }
   auto record = run::read_record(*dir);
   if (!record) {
-    std::fprintf(stderr, "parallex: %s\n", record.error().message.c_str());
+    say(record.error().message);
     return 1;
   }
   std::vector<supervisor::HeldChange> changes;
@@ -217,25 +216,27 @@ int apply(const ApplyOptions& o) {
   const auto pending =
       std::count_if(changes.begin(), changes.end(), [](const auto& c) { return c.applied_at.empty(); });
   if (pending == 0) {
-    std::printf("run %s holds no change to apply%s\n", o.id.c_str(),
+    std::printf("run %s holds no change to apply%s\n", shown(o.id).c_str(),
                 changes.empty() ? "" : " (every change it held was applied)");
     return 0;
   }
   for (const auto& c : changes) {
     if (!c.applied_at.empty()) continue;
-    std::printf("%s (%s%s):\n", c.path.c_str(), c.what.c_str(),
-                c.reason.empty() ? "" : ("; " + c.reason).c_str());
-    for (const auto& line : supervisor::preview_held_change(*dir, c)) std::printf("  %s\n", line.c_str());
-    if (!c.note.empty()) std::printf("  (%s)\n", redact(c.note).c_str());
+    // What a run wrote, and the record it is read from: shown (common/shown.hpp).
+    std::printf("%s (%s%s):\n", shown(c.path.string()).c_str(), shown(c.what).c_str(),
+                c.reason.empty() ? "" : ("; " + shown(c.reason)).c_str());
+    for (const auto& line : supervisor::preview_held_change(*dir, c))
+      std::printf("  %s\n", shown(line).c_str());
+    if (!c.note.empty()) std::printf("  (%s)\n", redact(shown(c.note)).c_str());
   }
   if (o.dry_run) return 0;
   if (!o.yes) {
     if (::isatty(0) != 1) {
-      std::fprintf(stderr, "parallex: nothing applied: confirm with --yes (no terminal to ask)\n");
+      say("nothing applied: confirm with --yes (no terminal to ask)");
       return 1;
     }
     if (!ask("Apply these changes to your home? The harness runs them the next time it starts")) {
-      std::fprintf(stderr, "parallex: nothing applied\n");
+      say("nothing applied");
       return 1;
     }
   }
@@ -244,11 +245,11 @@ int apply(const ApplyOptions& o) {
     if (!c.applied_at.empty()) continue;
     auto done = supervisor::apply_held_change(*dir, c, false);
     if (!done) {
-      std::fprintf(stderr, "parallex: %s\n", done.error().message.c_str());
+      say(done.error().message);
       status = 1;
       continue;
     }
-    for (const auto& line : done.value()) std::printf("%s\n", line.c_str());
+    for (const auto& line : done.value()) std::printf("%s\n", shown(line).c_str());
   }
   auto written = run::update_record(*dir, [&](run::RunRecord& r) {
     r.home_changes = nlohmann::json::array();
@@ -256,7 +257,7 @@ int apply(const ApplyOptions& o) {
     return true;
   });
   if (!written) {
-    std::fprintf(stderr, "parallex: %s\n", written.error().message.c_str());
+    say(written.error().message);
     return 1;
   }
   return status;
