@@ -110,9 +110,14 @@ bool populated_zero(int cgroup_fd) {
 // (nothing of the supervisor's reaches it but what it was handed). What is
 // not handed is closed by the exec (the watchdog's own 3-5 are close-on-exec).
 [[noreturn]] void exec_sweep(int exe_fd, const Handed& handed) {
+  // Each first copied above 5, so that placing one at 3, 4 or 5 never
+  // closes another handed there (fds arrive at the lowest numbers free).
+  const auto high = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 6); };
   const bool sweep = handed.sweep_state >= 0 && handed.sweep_dir >= 0;
-  const bool moved = (!sweep || (::dup2(handed.sweep_state, 3) == 3 && ::dup2(handed.sweep_dir, 4) == 4)) &&
-                     (handed.private_dirs < 0 || ::dup2(handed.private_dirs, 5) == 5);
+  const int state = sweep ? high(handed.sweep_state) : -1, dir = sweep ? high(handed.sweep_dir) : -1;
+  const int private_dirs = high(handed.private_dirs);
+  const bool moved = (!sweep || (state >= 0 && dir >= 0 && ::dup2(state, 3) == 3 && ::dup2(dir, 4) == 4)) &&
+                     (handed.private_dirs < 0 || (private_dirs >= 0 && ::dup2(private_dirs, 5) == 5));
   if (moved) {
     static const char* const argv[] = {"parallex", kSweepArgument, nullptr};
     static const char* const envp[] = {nullptr};
