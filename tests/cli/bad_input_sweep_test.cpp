@@ -137,7 +137,7 @@ TEST(BadInputSweep, SpecialFilesWhereAFileIsRead) {
   const fs::path fifo = home.path / "fifo.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& file : {fifo.string(), std::string("/dev/zero"), std::string("/dev/urandom"),
-                                 home.path.string(), std::string("/proc/self/mem")}) {
+                                  home.path.string(), std::string("/proc/self/mem")}) {
     for (const char* args : {"policy show --profile ", "run --profile ", "policy check "}) {
       const Ran r = sh("cd " + home.path.string() + " && timeout 20 " + std::string(PARALLEX_EXE) + " " +
                            args + q(file) + " -- true",
@@ -228,8 +228,8 @@ TEST(RunFolder, SystemFoldersAreRefusedUnlessInsistedOn) {
   const std::map<std::string, std::string> env{{"PARALLEX_HOME", home.path.string()},
                                                {"XDG_RUNTIME_DIR", home.path.string()},
                                                {"HOME", home.path.string()}};
-  for (const char* folder : {"/etc", "/etc/cron.d", "/usr", "/usr/local/bin", "/var", "/var/lib",
-                                   "/boot", "/opt", "/srv", "/root", "/tmp", "/home"}) {
+  for (const char* folder : {"/etc", "/etc/cron.d", "/usr", "/usr/local/bin", "/var", "/var/lib", "/boot",
+                             "/opt", "/srv", "/root", "/tmp", "/home"}) {
     if (!fs::is_directory(folder)) continue;
     const Ran r = sh("timeout 20 " + std::string(PARALLEX_EXE) + " policy show --in " + folder, env);
     EXPECT_NE(r.status, 0) << folder;

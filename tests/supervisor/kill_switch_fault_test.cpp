@@ -386,8 +386,9 @@ TEST(KillSwitchFaultsUnprivileged, AsUnprivilegedUser) {
   if (std::getenv("PX_KS_FAULTS_CHILD")) GTEST_SKIP() << "nested";
   const auto user = px::test::unprivileged_user();
   if (!user) GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
-  const px::test::Pass pass = px::test::rerun_self_as(*user, "Mechanisms/KillSwitchFaults.*", "PX_KS_FAULTS_CHILD");
-  std::printf("---- the fault suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user->name.c_str(),
-              user->uid, pass.inner_skips, pass.output.c_str());
+  const px::test::Pass pass =
+      px::test::rerun_self_as(*user, "Mechanisms/KillSwitchFaults.*", "PX_KS_FAULTS_CHILD");
+  std::printf("---- the fault suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n",
+              user->name.c_str(), user->uid, pass.inner_skips, pass.output.c_str());
   EXPECT_TRUE(pass.passed()) << "the unprivileged pass failed (status " << pass.status << ")";
 }

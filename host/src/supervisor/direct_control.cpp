@@ -85,8 +85,9 @@ Result<std::string> act_directly(const fs::path& runs_dir, const RunEntry& entry
   // An entry written by an older Parallex names neither: nothing to act on
   // that is surely the run's.
   if (entry.mechanism == "cgroup" || (entry.child_pid > 0 && entry.child_start == 0))
-    return Error::conflict(head + "its registry entry does not say which cgroup or processes are the run's, so "
-                                  "nothing was done; `kill -9 " +
+    return Error::conflict(head +
+                           "its registry entry does not say which cgroup or processes are the run's, so "
+                           "nothing was done; `kill -9 " +
                            std::to_string(entry.pid) + "` ends the run through its watchdog");
   // The process-tree fallback: the tree from the run's first process, by pid
   // and start time, and the orphans that came back to the supervisor.
