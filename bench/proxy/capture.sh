@@ -58,3 +58,27 @@ for row in "${rows[@]}"; do
   [ "$label" = direct ] && over="-"
   printf '| %s | %s us | %s us | %s | %s | %s |\n' "$label" "$p50" "$p99" "$over" "$mbs" "$ratio"
 done
+
+# A burst of connections opened at once and held: outside any seal (bare),
+# inside a run through its proxy (CONNECT localhost:PORT), and captured
+# (localhost:PORT inside the run: a port of this machine mirrored by
+# --local-servers). 500 each, under the run's limit of 512 open connections;
+# then 1000 captured, past the limit: the 488 over it are refused at once
+# (a reset), each named in the run's proxy.jsonl, record and summary.
+local_run() {
+  PARALLEX_HOME="$work/home" XDG_RUNTIME_DIR="$work/runtime" \
+    "$parallex" run --in "$work/run" --local-servers -- "$@" 2>"$work/burst.err"
+}
+bursts=()
+bursts+=("$("$work/run/capture_bench" --label bare --host 127.0.0.1 --port "$port" --burst 500)")
+bursts+=("$(local_run "$work/run/capture_bench" --label CONNECT --host localhost --port "$port" --connect --burst 500)")
+bursts+=("$(local_run "$work/run/capture_bench" --label captured --host 127.0.0.1 --port "$port" --burst 500)")
+bursts+=("$(local_run "$work/run/capture_bench" --label "captured, past the limit" --host 127.0.0.1 --port "$port" --burst 1000)")
+printf '\n| burst | connections | answered | refused | ms until the last answered |\n'
+printf '|---|---|---|---|---|\n'
+for row in "${bursts[@]}"; do
+  IFS=$'\t' read -r label n answered refused ms <<< "$row"
+  printf '| %s | %s | %s | %s | %s |\n' "$label" "$n" "$answered" "$refused" "$ms"
+done
+printf '\nthe last run said:\n'
+grep -A2 'too-many-connections' "$work/burst.err" || true

@@ -5,15 +5,22 @@
 //   capture_bench --serve                                  prints its port, serves until killed
 //   capture_bench --label L --host H --port P [--connect]  inside a run (--connect: through $HTTPS_PROXY)
 //   capture_bench --label L --dns NAME                     DNS answer times (warm, and new names under NAME)
-// Prints one tab-separated line: label, p50 us, p99 us, MB/s (best of three 1 GiB transfers).
+//   capture_bench --label L --host H --port P [--connect] --burst N
+//                                                          N connections opened at once and held
+// Prints one tab-separated line: label, p50 us, p99 us, MB/s (best of three 1 GiB transfers);
+// with --burst: label, N, answered, refused, ms until the last one answered.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +91,57 @@ int open_path(const Path& p) {
   return fd;
 }
 
+// A burst: `n` connections opened at once (non-blocking connects, all in
+// flight together, as a client pool or a load test opens them), then on each
+// the CONNECT and its 200 (through the proxy) and one round trip, all held
+// open until the last answered. A connection refused (reset, or closed with
+// no answer) is counted, not waited for.
+void burst(const Path& p, int n, const std::string& label) {
+  rlimit nofile{};
+  ::getrlimit(RLIMIT_NOFILE, &nofile);
+  nofile.rlim_cur = nofile.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &nofile);
+  const auto t0 = Clock::now();
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(p.target.address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      std::perror("socket");
+      std::exit(1);
+    }
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&p.target.address), p.target.len) != 0 &&
+        errno != EINPROGRESS) {
+      std::perror("connect");
+      std::exit(1);
+    }
+    fds.push_back(fd);
+  }
+  int answered = 0, refused = 0;
+  for (const int fd : fds) {
+    pollfd w{fd, POLLOUT, 0};
+    int err = ::poll(&w, 1, 30000) == 1 ? 0 : ETIMEDOUT;
+    socklen_t len = sizeof err;
+    if (err == 0) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    const int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    bool ok = err == 0;
+    if (ok && !p.connect_line.empty()) {
+      write_all(fd, p.connect_line);
+      ok = read_head(fd).find(" 200") != std::string::npos;
+    }
+    if (ok) {
+      write_all(fd, "PING\n");
+      ok = read_until(fd, "PONG\n").find("PONG\n") != std::string::npos;
+    }
+    ok ? ++answered : ++refused;
+  }
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  for (const int fd : fds) ::close(fd);
+  std::printf("%s\t%d\t%d\t%d\t%.0f\n", label.c_str(), n, answered, refused, ms);
+}
+
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
@@ -144,6 +202,7 @@ int main(int argc, char** argv) {
   std::string label = "path", host = "127.0.0.1", dns_name;
   int port = 0;
   bool through_proxy = false, serve_mode = false;
+  int burst_n = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     if (k == "--serve") serve_mode = true;
@@ -153,6 +212,7 @@ int main(int argc, char** argv) {
     if (k == "--host") host = argv[i + 1];
     if (k == "--port") port = std::atoi(argv[i + 1]);
     if (k == "--dns") dns_name = argv[i + 1];
+    if (k == "--burst") burst_n = std::atoi(argv[i + 1]);
   }
   if (serve_mode) return serve_forever();
 
@@ -187,6 +247,11 @@ int main(int argc, char** argv) {
                         "\r\nProxy-Authorization: Basic " + b64(auth) + "\r\n\r\n";
   } else {
     path.target = resolve(host, port);
+  }
+
+  if (burst_n > 0) {
+    burst(path, burst_n, label);
+    return 0;
   }
 
   // Set-up: connect (+ CONNECT and its 200) + one round trip, 1000 times.

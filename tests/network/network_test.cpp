@@ -687,6 +687,150 @@ TEST_F(Network, LocalServersMirroredIntoTheRunAndPublishedOut) {
   EXPECT_EQ(fetched, "served from inside");
 }
 
+// A TCP server on 127.0.0.1 that answers each line with itself and holds
+// every connection open (one thread, poll), with the backlog a real server
+// has: what a burst of connections from inside a run is measured against.
+class HoldingEcho {
+ public:
+  HoldingEcho() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 4096);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      std::vector<pollfd> fds{{fd_, POLLIN, 0}};
+      while (!stop_) {
+        if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
+        for (std::size_t i = fds.size(); i-- > 1;) {
+          if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+          char buf[256];
+          const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+          if (n > 0) {
+            [[maybe_unused]] auto w = ::write(fds[i].fd, buf, static_cast<std::size_t>(n));
+          } else {
+            ::close(fds[i].fd);
+            fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(i));
+          }
+        }
+        if (fds[0].revents & POLLIN)
+          for (int c; (c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;)
+            fds.push_back({c, POLLIN, 0});
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) ::close(fds[i].fd);
+    });
+  }
+  ~HoldingEcho() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// A burst of connections to localhost:PORT (a port of this machine, mirrored
+// by Local servers): all in flight at once, each answered, none dropped by a
+// full listen queue (the run's kernel counts those: ListenOverflows), and as
+// quick as the same burst through the proxy's CONNECT. Past the run's limit
+// of 512 open connections each one over is refused at once, and named with
+// its host, port and reason in proxy.jsonl, the record and the summary.
+TEST_F(Network, ABurstOfCapturedConnectionsOpensAtOnceAndPastTheLimitEachRefusalIsNamed) {
+  if (!have("python3")) GTEST_SKIP() << "python3 is needed";
+  HoldingEcho echo;
+  const std::string port = std::to_string(echo.port());
+  const std::string burst =
+      "cat > burst.py <<'EOF'\n"
+      "import os, socket, sys, time, urllib.parse\n"
+      "n, via = int(sys.argv[1]), sys.argv[2]\n"
+      "def overflows():\n"
+      "    lines = open('/proc/net/netstat').read().split('\\n')\n"
+      "    names, values = lines[0].split(), lines[1].split()\n"
+      "    return int(values[names.index('ListenOverflows')])\n"
+      "before = overflows()\n"
+      "p = urllib.parse.urlparse(os.environ['HTTPS_PROXY'])\n"
+      "t0 = time.monotonic(); socks = []\n"
+      "for i in range(n):\n"
+      "    s = socket.socket(); s.setblocking(False)\n"
+      "    try: s.connect((p.hostname, p.port) if via == 'CONNECT' else ('127.0.0.1', " +
+      port +
+      "))\n"
+      "    except BlockingIOError: pass\n"
+      "    socks.append(s)\n"
+      "ok = refused = 0\n"
+      "for s in socks:\n"
+      "    s.setblocking(True); s.settimeout(10)\n"
+      "    try:\n"
+      "        if via == 'CONNECT':\n"
+      "            import base64\n"
+      "            a = base64.b64encode(f'{p.username}:{p.password}'.encode()).decode()\n"
+      "            s.sendall(f'CONNECT localhost:" +
+      port +
+      " HTTP/1.1\\r\\nHost: x\\r\\nProxy-Authorization: Basic {a}\\r\\n\\r\\n'.encode())\n"
+      "            head = b''\n"
+      "            while b'\\r\\n\\r\\n' not in head:\n"
+      "                c = s.recv(1)\n"
+      "                if not c: raise OSError('closed')\n"
+      "                head += c\n"
+      "            if b' 200 ' not in head: raise OSError('refused')\n"
+      "        s.sendall(b'ping\\n')\n"
+      "        if s.recv(16) == b'ping\\n': ok += 1\n"
+      "        else: refused += 1\n"
+      "    except OSError: refused += 1\n"
+      "print(via, n, ok, refused, round((time.monotonic() - t0) * 1000), overflows() - before)\n"
+      "EOF\n";
+  const auto r =
+      run({"--local-servers"}, burst + "python3 burst.py 500 CONNECT && python3 burst.py 500 captured");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::istringstream lines(r.out);
+  std::string via;
+  int n = 0, ok = 0, refused = 0, ms = 0, overflowed = 0, connect_ms = 0;
+  while (lines >> via >> n >> ok >> refused >> ms >> overflowed) {
+    SCOPED_TRACE(via);
+    EXPECT_EQ(ok, 500) << r.out;
+    EXPECT_EQ(overflowed, 0) << "connections were dropped by a full listen queue: " << r.out;
+    if (via == "CONNECT") connect_ms = ms;
+    // A dropped connection costs a second (the client's SYN retry): well
+    // beyond the CONNECT burst's time, whatever the machine's load.
+    if (via == "captured") {
+      EXPECT_LT(ms, connect_ms + 900) << r.out;
+    }
+  }
+  EXPECT_GT(connect_ms, 0) << r.out;
+
+  // 600 held at once: 512 answered, the 88 over the limit refused and named.
+  const auto over = run({"--local-servers"}, burst + "python3 burst.py 600 captured");
+  ASSERT_EQ(over.status, 0) << over.out << over.err;
+  EXPECT_NE(over.out.find("captured 600 512 88 "), std::string::npos) << over.out;
+  const auto refusals = where(log(), "TCP", "localhost");
+  std::size_t named = 0;
+  for (const auto& l : refusals)
+    if (l["reason"] == "too-many-connections" && l["port"] == echo.port()) ++named;
+  EXPECT_EQ(named, 88u) << dump(refusals);
+  EXPECT_NE(over.err.find("too-many-connections: localhost:" + port + " (x88)"), std::string::npos)
+      << over.err;
+  json record;
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
+    if (e.path().filename() == "run.json") {
+      const json j = json::parse(slurp(e.path()));
+      if (j["started_at"] > record.value("started_at", "")) record = j;
+    }
+  bool in_record = false;
+  for (const auto& q : record["refused"])
+    in_record |= q["host"] == "localhost" && q["port"] == echo.port() &&
+                 q["reason"] == "too-many-connections" && q["count"] == 88;
+  EXPECT_TRUE(in_record) << record["refused"].dump(2);
+}
+
 // An allowed name that resolves to a local address is refused without Local
 // servers, and with Local servers on for other ports only; on for its port, it
 // passes. (The test resolver answers loopback addresses only; a private or

@@ -333,15 +333,18 @@ TEST_F(Report, ALockedOpencodeDatabaseIsMarked) {
   EXPECT_FALSE(r["sessions"].empty());
 }
 
-TEST_F(Report, ACorruptRunRecordStillGivesTheProxyLog) {
-  write_text(run.runs_dir / kRunId / "run.json", "{ not json");
-  const Json r = px::report::build_report(request())["runs"][0];
-  const Json* rec = source(r, "run record");
-  ASSERT_TRUE(rec);
-  EXPECT_EQ((*rec)["status"], "missing");
-  EXPECT_NE((*rec)["message"].get<std::string>().find("not valid JSON"), std::string::npos);
-  EXPECT_EQ(r["hosts"]["reached"].size(), 1u);
-  EXPECT_EQ((*source(r, "git"))["status"], "missing");
+// A damaged record is not a run with everything unknown: it is named, with
+// its file, among the report's problems, and skipped.
+TEST_F(Report, ADamagedRunRecordIsNamedAndSkipped) {
+  const fs::path file = run.runs_dir / kRunId / "run.json";
+  write_text(file, "{ not json");
+  const Json rep = px::report::build_report(request());
+  EXPECT_TRUE(rep["runs"].empty()) << rep["runs"].dump(2);
+  ASSERT_FALSE(rep["problems"].empty());
+  const std::string problem = rep["problems"][0];
+  EXPECT_NE(problem.find(file.string()), std::string::npos) << problem;
+  EXPECT_NE(problem.find("is damaged: it is not valid JSON"), std::string::npos) << problem;
+  EXPECT_EQ(read_text(file), "{ not json");
 }
 
 TEST_F(Report, AnUnknownRunIdIsAProblemNamingTheKnownOnes) {

@@ -21,6 +21,7 @@
 #include "common/read_file.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/broker_yaml.hpp"
+#include "policy/yaml_values.hpp"
 
 namespace px::agents {
 
@@ -160,6 +161,7 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
   try {
     const YAML::Node root = YAML::Load(text.value());
     if (!root.IsMap()) return corrupt("it is not a YAML map");
+    if (auto nul = policy::refuse_nul_in_yaml(root, file.string()); !nul) return corrupt(nul.error().message);
     // Strict, as README says: a misspelt rule (`grant:`, `netwrok:`) must not
     // be silently ignored, nor a key given twice (the first would win).
     static const std::set<std::string> kKeys = {"version",     "name",   "email",

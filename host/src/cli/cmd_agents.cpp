@@ -205,11 +205,9 @@ std::string fingerprint(const AgentPaths& p) {
 Status plant_decoys_in(const AgentPaths& p) {
   PX_TRY_ASSIGN(auto planted, supervisor::plant_decoys(p.home()));
   for (const auto& f : supervisor::decoy_paths(p.home()))
-    std::fprintf(
-        stderr, "parallex: decoy credential %s%s\n", f.c_str(),
-        std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)");
-  std::fprintf(stderr,
-               "parallex: any open of them during a run is flagged in the run record and at its end\n");
+    say("decoy credential " + f.string() +
+        (std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)"));
+  say("any open of them during a run is flagged in the run record and at its end");
   return ok();
 }
 
@@ -237,11 +235,11 @@ int do_new(const NewOptions& o) {
   auto created = agents::create_agent(agents::default_agents_root(), c, parallex_executable());
   if (!created) return report_error(created.error());
   const AgentPaths& p = created.value();
-  for (const auto& n : notes) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+  for (const auto& n : notes) say(n);
   if (c.share_harness_config) {
     auto linked = agents::link_shared_harness_config(p, user_home());
     if (!linked) return report_error(linked.error());
-    for (const auto& n : linked.value()) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+    for (const auto& n : linked.value()) say(n);
   }
   if (c.decoys) {
     if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
@@ -249,9 +247,8 @@ int do_new(const NewOptions& o) {
   if (o.browser == "chromium") {
     auto profile = mcp::create_agent_browser_profile(p.home(), c.name);
     if (!profile) return report_error(profile.error());
-    std::fprintf(stderr,
-                 "parallex: its own Chromium profile is %s; open it with `parallex agent browser %s`\n",
-                 profile.value().user_data_dir.c_str(), c.name.c_str());
+    say("its own Chromium profile is " + profile.value().user_data_dir.string() +
+        "; open it with `parallex agent browser " + c.name + "`");
   }
   if (o.json) {
     // What `agent show --json` prints of it, read back from the store.
@@ -333,7 +330,7 @@ int do_list(bool json) {
     auto a = load(n);
     if (!a) {
       // One damaged agent does not hide the others.
-      std::fprintf(stderr, "parallex: %s\n", a.error().message.c_str());
+      say(a.error().message);
       all.push_back({{"name", n}, {"error", a.error().message}});
       status = 1;
       continue;
@@ -462,10 +459,8 @@ int do_set(const SetOptions& o) {
     if (c.decoys) {
       if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
     } else if (was) {
-      std::fprintf(
-          stderr,
-          "parallex: decoys are no longer watched; the decoy files stay in %s (they hold nothing real)\n",
-          p.home().c_str());
+      say("decoys are no longer watched; the decoy files stay in " + p.home().string() +
+          " (they hold nothing real)");
     }
   }
   if (auto s = agents::save_config(p, c); !s) return report_error(s.error());
@@ -473,7 +468,7 @@ int do_set(const SetOptions& o) {
   if (c.share_harness_config) {
     auto linked = agents::link_shared_harness_config(p, user_home());
     if (!linked) return report_error(linked.error());
-    for (const auto& n : linked.value()) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+    for (const auto& n : linked.value()) say(n);
   } else if (a.value().config.share_harness_config) {
     // Sharing turned off: remove only our own links to the user's files.
     std::error_code ec;
@@ -483,7 +478,7 @@ int do_set(const SetOptions& o) {
         fs::remove(link, ec);
     }
   }
-  for (const auto& n : notes) std::fprintf(stderr, "parallex: %s\n", n.c_str());
+  for (const auto& n : notes) say(n);
   std::printf("Updated agent %s: network %s%s\n", c.name.c_str(), network_text(c).c_str(),
               local_servers_text(c).c_str());
   return 0;
@@ -511,8 +506,8 @@ int do_delete(const std::string& name, bool yes) {
                    "records in " +
                    p.root.string() + "?",
                yes)) {
-    std::fprintf(stderr, "parallex: agent %s was not deleted%s.\n", name.c_str(),
-                 ::isatty(STDIN_FILENO) ? "" : " (no terminal to ask; add --yes)");
+    say("agent " + name + " was not deleted" +
+        (::isatty(STDIN_FILENO) ? "" : " (no terminal to ask; add --yes)") + ".");
     return 1;
   }
   if (auto s = agents::delete_agent(p); !s) return report_error(s.error());

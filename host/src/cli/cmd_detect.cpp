@@ -3,7 +3,6 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "common/shown.hpp"
 #include "pluginhost/plugin_set.hpp"
 
 namespace px::cli {
@@ -47,7 +46,7 @@ int run(const Options& o) {
       std::printf("  also: %s (confidence %d): %s\n", claims[i].plugin->name().c_str(),
                   claims[i].detection.confidence, claims[i].detection.reason.c_str());
   }
-  for (const auto& p : problems) std::fprintf(stderr, "parallex: %s\n", shown(p).c_str());
+  for (const auto& p : problems) say(p);
   return 0;
 }
 

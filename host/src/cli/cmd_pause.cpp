@@ -7,6 +7,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "common/paths.hpp"
+#include "common/shown.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/kill_switch_client.hpp"
 
@@ -39,13 +40,15 @@ int report(const Result<std::vector<supervisor::RunOpOutcome>>& result, const Op
                     {"agent", r.run.agent},
                     {"ok", r.ok},
                     {"error", r.error},
-                    {"state", r.reply.contains("run") ? r.reply["run"].value("state", "") : ""}});
+                    {"state", r.reply.contains("run") ? r.reply["run"].value("state", "") : ""},
+                    {"direct", r.direct}});
     if (o.json) continue;
     if (r.ok)
-      std::printf("%s %s%s\n", done, r.run.id.c_str(),
-                  r.run.agent.empty() ? "" : (" (" + r.run.agent + ")").c_str());
+      std::printf("%s %s%s%s\n", done, shown(r.run.id).c_str(),
+                  r.run.agent.empty() ? "" : (" (" + shown(r.run.agent) + ")").c_str(),
+                  r.direct.empty() ? "" : (": " + shown(r.direct)).c_str());
     else
-      std::fprintf(stderr, "parallex: run %s: %s\n", r.run.id.c_str(), r.error.c_str());
+      say("run " + r.run.id + ": " + r.error);
   }
   if (o.json)
     print_json({{"runs", rows}, {"note", extra}});

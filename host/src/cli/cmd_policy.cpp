@@ -58,7 +58,7 @@ int show(const Options& o) {
   auto prepared = run::compose_policy(request);
   if (!prepared) return report_error(prepared.error());
   const auto& p = prepared.value();
-  for (const auto& note : p.notices) std::fprintf(stderr, "parallex: %s\n", note.text.c_str());
+  for (const auto& note : p.notices) say(note.text);
   if (!o.why.empty()) {
     for (const auto& path : o.why) {
       const auto r = p.policy.explain_read(path);

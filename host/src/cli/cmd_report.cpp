@@ -85,7 +85,7 @@ int run(const Options& o) {
   req.plugins = &plugins;
 
   const report::Json rep = report::build_report(req);
-  for (const auto& p : rep["problems"]) std::fprintf(stderr, "parallex: %s\n", p.get<std::string>().c_str());
+  for (const auto& p : rep["problems"]) say(p.get<std::string>());
   // A run asked for and not found is an error; missing sources are not (they are marked).
   const bool nothing_found = rep["runs"].empty() && !rep["problems"].empty();
   if (nothing_found && !o.json) return 3;  // said above, once; no empty report after it

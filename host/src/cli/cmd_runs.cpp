@@ -8,15 +8,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "agents/store.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
+#include "common/shown.hpp"
+#include "run/private_dir.hpp"
 #include "run/record.hpp"
 #include "run/stage.hpp"
 #include "supervisor/control_socket.hpp"
+#include "supervisor/direct_control.hpp"
 #include "supervisor/home_settings.hpp"
 #include "supervisor/registry.hpp"
 #include "supervisor/unswept.hpp"
@@ -52,7 +56,12 @@ std::vector<fs::path> runs_dirs() {
       dirs.push_back(agents::paths_of(agents_root, name).runs());
       dirs.push_back(agents::paths_of(agents_root, name).older_runs());
     }
-  return dirs;
+  // One folder may be two of these (PARALLEX_HOME puts state and data together).
+  std::vector<fs::path> unique;
+  for (auto& d : dirs)
+    if (std::find(unique.begin(), unique.end(), normal_absolute(d)) == unique.end())
+      unique.push_back(normal_absolute(d));
+  return unique;
 }
 
 // Records left without an end by a supervisor that is gone (SIGKILL, a
@@ -64,13 +73,16 @@ struct ClosedRun {
   nlohmann::json moved = nlohmann::json::array();
 };
 
-std::vector<ClosedRun> close_lost_runs() {
+// `damaged`: a sentence for each record that cannot be read (named, left as it is).
+std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
   std::vector<ClosedRun> closed;
   for (const auto& dir : runs_dirs()) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_directory(ec) || run::record_ended(it->path())) continue;
+      if (!it->is_directory(ec) || it->is_symlink(ec) || run::record_ended(it->path())) continue;
       auto record = run::read_record(it->path());
+      if (!record && record.error().kind != ErrorKind::not_found)
+        damaged.push_back(record.error().message + "; it is skipped (nothing was changed)");
       if (!record || record.value().ended_at) continue;
       if (!run::close_if_lost(it->path(), record.value())) continue;
       ClosedRun c{record.value().id};
@@ -85,42 +97,61 @@ std::vector<ClosedRun> close_lost_runs() {
 int run(const Options& o) {
   // Runs whose supervisor and watchdog both died are swept first
   // (supervisor/unswept.hpp), so what is moved is in their records below.
-  for (const auto& line : supervisor::sweep_unswept_runs())
-    std::fprintf(stderr, "parallex: %s\n", line.c_str());
-  const auto closed = close_lost_runs();
+  for (const auto& line : supervisor::sweep_unswept_runs()) say(line);
+  run::sweep_private_dirs();  // of runs whose supervisor and watchdog both died (run/private_dir.hpp)
+  std::vector<std::string> damaged;
+  const auto closed = close_lost_runs(damaged);
+  for (const auto& d : damaged) say(d);
   nlohmann::json closed_ids = nlohmann::json::array(), moved = nlohmann::json::array();
   for (const auto& c : closed) {
-    std::fprintf(stderr,
-                 "parallex: run %s was left without an end by its supervisor; closed it as lost (its end is "
-                 "taken as the last trace it left)\n",
-                 c.id.c_str());
+    say("run " + c.id +
+        " was left without an end by its supervisor; closed it as lost (its end is taken as the last "
+        "trace it left)");
     closed_ids.push_back(c.id);
     for (const auto& q : c.moved) {
-      std::fprintf(stderr, "parallex: run %s: its watchdog moved aside %s (%s) into %s\n", c.id.c_str(),
-                   q.value("path", "").c_str(), q.value("why", "").c_str(), q.value("moved_to", "").c_str());
+      say("run " + c.id + ": its watchdog moved aside " + q.value("path", "") + " (" + q.value("why", "") +
+          ") into " + q.value("moved_to", ""));
       moved.push_back({{"run", c.id}, {"path", q.value("path", "")}, {"moved_to", q.value("moved_to", "")}});
     }
   }
   const auto listed = supervisor::list_runs(parallex_runtime_dir());
-  std::vector<nlohmann::json> rows;
-  for (const auto& e : listed.live) {
-    nlohmann::json row = supervisor::to_json(e);
-    row.erase("v");
-    row.erase("pid_start");
-    // The supervisor's own view (state, process count) when it answers.
-    auto reply = supervisor::send_request(
-        e.socket, {{"v", supervisor::kControlProtocolVersion}, {"op", "status"}}, std::chrono::seconds(2));
-    if (reply && reply.value().value("ok", false) && reply.value().contains("run")) {
-      const auto& run = reply.value()["run"];
-      row["state"] = run.value("state", e.state);
-      row["processes"] = run.value("processes", 0);
+  std::vector<nlohmann::json> rows(listed.live.size());
+  std::vector<std::thread> asking;
+  for (std::size_t i = 0; i < listed.live.size(); ++i) {
+    const auto& e = listed.live[i];
+    nlohmann::json& row = rows[i];
+    row = supervisor::to_json(e);
+    for (const char* internal : {"v", "pid_start", "child_start", "watchdog_pid"}) row.erase(internal);
+    // A supervisor that does not answer (stopped, hung) is said as such, with
+    // the state a `pause`/`kill` done without it left the run in.
+    const auto not_answering = [&row, &e](const std::string& why) {
+      row["supervisor"] = why;
+      row["state"] = supervisor::pending_direct_state(e.socket.parent_path(), e.id).value_or(e.state);
+    };
+    if (const auto why = supervisor::supervisor_cannot_answer(e)) {
+      not_answering(*why);
+      continue;
     }
-    rows.push_back(std::move(row));
+    // The supervisor's own view (state, process count) when it answers; all
+    // asked at once, so one that hangs costs the listing one time-out.
+    asking.emplace_back([&row, &e, not_answering] {
+      auto reply =
+          supervisor::send_request(e.socket, {{"v", supervisor::kControlProtocolVersion}, {"op", "status"}});
+      if (reply && reply.value().value("ok", false) && reply.value().contains("run")) {
+        const auto& run = reply.value()["run"];
+        row["state"] = run.value("state", e.state);
+        row["processes"] = run.value("processes", 0);
+      } else if (!reply && reply.error().kind == ErrorKind::conflict) {
+        not_answering("did not answer within " + std::to_string(supervisor::kAnswerWithin.count()) + " ms");
+      }
+    });
   }
+  for (auto& t : asking) t.join();
   if (o.json) {
     print_json(nlohmann::json{{"runs", rows},
                               {"cleaned_stale", listed.cleaned},
                               {"closed_lost", closed_ids},
+                              {"damaged_records", damaged},
                               {"moved_aside", moved}});
     return 0;
   }
@@ -132,11 +163,17 @@ int run(const Options& o) {
               "COMMAND");
   for (const auto& r : rows) {
     const std::string agent = r.value("agent", "");
-    std::printf("%-26s %-14s %-8d %-9s %-6s %-20s %s\n", r.value("id", "").c_str(),
-                agent.empty() ? "-" : agent.c_str(), r.value("pid", 0), r.value("state", "").c_str(),
+    // What the registry holds came from the run's supervisor: shown, as every name (common/shown.hpp).
+    std::printf("%-26s %-14s %-8d %-9s %-6s %-20s %s\n", shown(r.value("id", "")).c_str(),
+                agent.empty() ? "-" : shown(agent).c_str(), r.value("pid", 0),
+                shown(r.value("state", "")).c_str(),
                 r.contains("processes") ? std::to_string(r["processes"].get<int>()).c_str() : "?",
-                r.value("since", "").c_str(),
-                redact(join_command(r.value("command", std::vector<std::string>{}))).c_str());
+                shown(r.value("since", "")).c_str(),
+                redact(shown(join_command(r.value("command", std::vector<std::string>{})))).c_str());
+    if (r.contains("supervisor"))
+      std::printf(
+          "  its supervisor (pid %d) %s: `parallex pause`, `resume` and `kill` act on the run without it\n",
+          r.value("pid", 0), r.value("supervisor", "").c_str());
   }
   return 0;
 }
@@ -166,13 +203,12 @@ bool ask(const std::string& question) {
 int apply(const ApplyOptions& o) {
   const auto dir = find_run(o.id);
   if (!dir) {
-    std::fprintf(stderr, "parallex: no run %s (see `parallex report --last` for the latest run's id)\n",
-                 redact(o.id).c_str());
+    say("no run " + o.id + " (see `parallex report --last` for the latest run's id)");
     return 2;
   }
   auto record = run::read_record(*dir);
   if (!record) {
-    std::fprintf(stderr, "parallex: %s\n", record.error().message.c_str());
+    say(record.error().message);
     return 1;
   }
   std::vector<supervisor::HeldChange> changes;
@@ -180,25 +216,27 @@ int apply(const ApplyOptions& o) {
   const auto pending =
       std::count_if(changes.begin(), changes.end(), [](const auto& c) { return c.applied_at.empty(); });
   if (pending == 0) {
-    std::printf("run %s holds no change to apply%s\n", o.id.c_str(),
+    std::printf("run %s holds no change to apply%s\n", shown(o.id).c_str(),
                 changes.empty() ? "" : " (every change it held was applied)");
     return 0;
   }
   for (const auto& c : changes) {
     if (!c.applied_at.empty()) continue;
-    std::printf("%s (%s%s):\n", c.path.c_str(), c.what.c_str(),
-                c.reason.empty() ? "" : ("; " + c.reason).c_str());
-    for (const auto& line : supervisor::preview_held_change(*dir, c)) std::printf("  %s\n", line.c_str());
-    if (!c.note.empty()) std::printf("  (%s)\n", redact(c.note).c_str());
+    // What a run wrote, and the record it is read from: shown (common/shown.hpp).
+    std::printf("%s (%s%s):\n", shown(c.path.string()).c_str(), shown(c.what).c_str(),
+                c.reason.empty() ? "" : ("; " + shown(c.reason)).c_str());
+    for (const auto& line : supervisor::preview_held_change(*dir, c))
+      std::printf("  %s\n", shown(line).c_str());
+    if (!c.note.empty()) std::printf("  (%s)\n", redact(shown(c.note)).c_str());
   }
   if (o.dry_run) return 0;
   if (!o.yes) {
     if (::isatty(0) != 1) {
-      std::fprintf(stderr, "parallex: nothing applied: confirm with --yes (no terminal to ask)\n");
+      say("nothing applied: confirm with --yes (no terminal to ask)");
       return 1;
     }
     if (!ask("Apply these changes to your home? The harness runs them the next time it starts")) {
-      std::fprintf(stderr, "parallex: nothing applied\n");
+      say("nothing applied");
       return 1;
     }
   }
@@ -207,11 +245,11 @@ int apply(const ApplyOptions& o) {
     if (!c.applied_at.empty()) continue;
     auto done = supervisor::apply_held_change(*dir, c, false);
     if (!done) {
-      std::fprintf(stderr, "parallex: %s\n", done.error().message.c_str());
+      say(done.error().message);
       status = 1;
       continue;
     }
-    for (const auto& line : done.value()) std::printf("%s\n", line.c_str());
+    for (const auto& line : done.value()) std::printf("%s\n", shown(line).c_str());
   }
   auto written = run::update_record(*dir, [&](run::RunRecord& r) {
     r.home_changes = nlohmann::json::array();
@@ -219,7 +257,7 @@ int apply(const ApplyOptions& o) {
     return true;
   });
   if (!written) {
-    std::fprintf(stderr, "parallex: %s\n", written.error().message.c_str());
+    say(written.error().message);
     return 1;
   }
   return status;

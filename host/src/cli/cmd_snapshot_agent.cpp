@@ -33,8 +33,7 @@ int do_snapshot(const std::string& name, bool json) {
   auto store = snap::Store::open(p.value().snapshots());
   if (!store) return report_error(store.error());
   if (supervisor::agent_has_live_run(parallex_runtime_dir(), name))
-    std::fprintf(stderr, "parallex: agent %s is running; the snapshot holds its home as it is this moment\n",
-                 name.c_str());
+    say("agent " + name + " is running; the snapshot holds its home as it is this moment");
   ProgressBar bar;
   snap::TakeOptions t;
   t.source = p.value().home();
@@ -112,7 +111,7 @@ int do_rewind(const RewindOptions& o) {
     std::fprintf(stderr, "Rewinding %s to snapshot %s: %s", what.c_str(), preview.value().target_id.c_str(),
                  rewind_preview(preview.value(), 10).c_str());
     if (!confirm("Rewind it? The state before is kept as a snapshot you can rewind back to.", false)) {
-      std::fprintf(stderr, "parallex: %s was not rewound.\n", what.c_str());
+      say(what + " was not rewound.");
       return 1;
     }
     r.to = preview.value().target_id;  // the snapshot shown, even if another was taken meanwhile

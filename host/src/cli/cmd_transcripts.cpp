@@ -9,6 +9,7 @@
 #include "cli/output.hpp"
 #include "common/json_io.hpp"
 #include "common/redact.hpp"
+#include "common/shown.hpp"
 #include "pluginhost/plugin_set.hpp"
 
 namespace px::cli {
@@ -22,21 +23,11 @@ struct Options {
   std::vector<std::string> paths;
 };
 
-// Transcripts hold whatever the model and its tools printed: escape control
-// characters so that none reaches the terminal.
-std::string shown(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c == '\n')
-      out += "\\n";
-    else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else
-      out += static_cast<char>(c);
-  }
-  return redact(out);
+// Transcripts hold whatever the model and its tools printed: every control
+// byte escaped (common/shown.hpp), so that none reaches the terminal, and
+// secrets masked.
+std::string text_of(const std::string& text) {
+  return redact(shown(text));
 }
 
 std::string str(const Json& j, const char* key) {
@@ -53,41 +44,41 @@ void redact_all(Json& j) {
 }
 
 void print_summary(const Json& s) {
-  std::printf("%s session %s\n", shown(str(s, "_harness")).c_str(), shown(str(s, "session_id")).c_str());
+  std::printf("%s session %s\n", text_of(str(s, "_harness")).c_str(), text_of(str(s, "session_id")).c_str());
   if (!str(s, "parent_session_id").empty())
-    std::printf("  parent    %s\n", shown(str(s, "parent_session_id")).c_str());
-  std::printf("  cwd       %s\n", shown(str(s, "cwd")).c_str());
+    std::printf("  parent    %s\n", text_of(str(s, "parent_session_id")).c_str());
+  std::printf("  cwd       %s\n", text_of(str(s, "cwd")).c_str());
   std::string models;
   for (const auto& m : s.value("models", Json::array()))
     models += (models.empty() ? "" : ", ") + m.get<std::string>();
-  std::printf("  models    %s\n", shown(models).c_str());
-  std::printf("  time      %s -> %s\n", shown(str(s, "started_at")).c_str(),
-              shown(str(s, "ended_at")).c_str());
+  std::printf("  models    %s\n", text_of(models).c_str());
+  std::printf("  time      %s -> %s\n", text_of(str(s, "started_at")).c_str(),
+              text_of(str(s, "ended_at")).c_str());
   const auto list = [&](const char* title, const char* key) {
     const auto items = s.value(key, Json::array());
     std::printf("  %s (%zu)\n", title, items.size());
     for (const auto& i : items)
-      std::printf("    %s\n", shown(i.is_string() ? i.get<std::string>() : to_json_text(i)).c_str());
+      std::printf("    %s\n", text_of(i.is_string() ? i.get<std::string>() : to_json_text(i)).c_str());
   };
   list("files read", "files_read");
   const auto changed = s.value("files_changed", Json::array());
   std::printf("  files changed (%zu)\n", changed.size());
   for (const auto& c : changed)
-    std::printf("    %-7s %-12s %s%s\n", shown(str(c, "action")).c_str(), shown(str(c, "tool")).c_str(),
-                str(c, "from").empty() ? "" : (shown(str(c, "from")) + " -> ").c_str(),
-                shown(str(c, "path")).c_str());
+    std::printf("    %-7s %-12s %s%s\n", text_of(str(c, "action")).c_str(), text_of(str(c, "tool")).c_str(),
+                str(c, "from").empty() ? "" : (text_of(str(c, "from")) + " -> ").c_str(),
+                text_of(str(c, "path")).c_str());
   const auto commands = s.value("commands", Json::array());
   std::printf("  commands (%zu)\n", commands.size());
   for (const auto& c : commands) {
     const std::string exit =
         c.contains("exit_code") && c["exit_code"].is_number() ? to_json_text(c["exit_code"]) : "?";
-    std::printf("    [%s %s] %s  (in %s)\n", exit.c_str(), shown(str(c, "status")).c_str(),
-                shown(str(c, "command")).c_str(), shown(str(c, "cwd")).c_str());
+    std::printf("    [%s %s] %s  (in %s)\n", exit.c_str(), text_of(str(c, "status")).c_str(),
+                text_of(str(c, "command")).c_str(), text_of(str(c, "cwd")).c_str());
   }
   list("urls", "urls");
   list("web searches", "web_searches");
   if (s.contains("token_usage") && !s["token_usage"].is_null())
-    std::printf("  tokens    %s\n", shown(to_json_text(s["token_usage"])).c_str());
+    std::printf("  tokens    %s\n", text_of(to_json_text(s["token_usage"])).c_str());
   if (s.value("malformed_lines", 0) > 0)
     std::printf("  malformed lines skipped: %d\n", s.value("malformed_lines", 0));
   std::printf("\n");
@@ -102,14 +93,12 @@ int run(const Options& o) {
   auto parsed = plugin.value()->parse_transcripts(o.paths, 0, 0);
   if (!parsed) return report_error(parsed.error());
   for (const auto& [path, message] : parsed.value().warnings)
-    std::fprintf(stderr, "parallex: warning: %s%s%s\n", shown(path).c_str(), path.empty() ? "" : ": ",
-                 shown(message).c_str());
+    say("warning: " + path + (path.empty() ? "" : ": ") + message);
   Json sessions = Json::array();
   for (const auto& text : parsed.value().sessions) {
     auto s = parse_json_input<Json>(text);
     if (s.is_discarded() || !s.is_object()) {
-      std::fprintf(stderr, "parallex: warning: the %s plugin returned a session that is not a JSON object\n",
-                   o.harness.c_str());
+      say("warning: the " + o.harness + " plugin returned a session that is not a JSON object");
       continue;
     }
     redact_all(s);

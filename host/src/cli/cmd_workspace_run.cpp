@@ -35,7 +35,7 @@ constexpr const char* kGhConfigInside = "/tmp/parallex-gh";
 
 int fail(ws::EventSink& events, const Error& error) {
   events.emit("error", {{"message", redact(error.message)}});
-  std::fprintf(stderr, "parallex: %s\n", redact(error.message).c_str());
+  say(error.message);
   return run::kExitSetupFailed;
 }
 
@@ -101,7 +101,7 @@ int run_workspaced(const WorkspacedRun& o) {
   RunHooks hooks;
   if (inputs.options.unsealed) {
     const std::string unsealed = run::unsealed_notice(inputs.unsealed_because);
-    std::fprintf(stderr, "parallex: %s\n", unsealed.c_str());
+    say(unsealed);
     std::fflush(stderr);
     events.emit("notice", {{"message", unsealed}, {"kind", run::to_string(run::NoticeKind::unsealed)}});
     hooks.said_already.push_back(unsealed);
@@ -128,8 +128,7 @@ int run_workspaced(const WorkspacedRun& o) {
                                     {"base", w.base},
                                     {"base_commit", w.base_commit},
                                     {"project", p.root.string()}});
-  std::fprintf(stderr, "parallex: workspace %s at %s (branch %s, from %s)\n", w.name.c_str(), w.path.c_str(),
-               w.branch.c_str(), w.base.c_str());
+  say("workspace " + w.name + " at " + w.path.string() + " (branch " + w.branch + ", from " + w.base + ")");
   // Until the command starts, a failure takes the fresh (clean) workspace back.
   bool started = false;
   auto abandon = [&](const Error& error) {
@@ -233,14 +232,12 @@ int run_workspaced(const WorkspacedRun& o) {
       ended["head_commit"] = after.value().head_commit;
       ended["ahead"] = after.value().ahead ? json(*after.value().ahead) : json();
       ended["behind"] = after.value().behind ? json(*after.value().behind) : json();
-      std::fprintf(
-          stderr,
-          "parallex: workspace %s: %zu uncommitted change(s)%s; `parallex workspace rm %s` removes it\n",
-          w.name.c_str(), after.value().changes.size(),
-          after.value().ahead && *after.value().ahead
-              ? (", " + std::to_string(*after.value().ahead) + " commit(s) on " + w.branch).c_str()
-              : "",
-          w.name.c_str());
+      say("workspace " + w.name + ": " + std::to_string(after.value().changes.size()) +
+          " uncommitted change(s)" +
+          (after.value().ahead && *after.value().ahead
+               ? ", " + std::to_string(*after.value().ahead) + " commit(s) on " + w.branch
+               : std::string()) +
+          "; `parallex workspace rm " + w.name + "` removes it");
     }
     events.emit("run_ended", ended);
   };

@@ -6,11 +6,11 @@
 #include <exception>
 
 #include "cli/command.hpp"
+#include "cli/output.hpp"
 #include "cli/parse_errors.hpp"
 #include "cli/version_info.hpp"
 #include "common/exit_fast.hpp"
 #include "common/logging.hpp"
-#include "common/redact.hpp"
 #include "supervisor/sweep_after_death.hpp"
 
 namespace px::cli {
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   try {
     status = chosen ? chosen() : 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "parallex: internal error: %s\n", px::redact(e.what()).c_str());
+    px::cli::say(std::string("internal error: ") + e.what());
     status = 70;
   }
   return px::cli::exit_now(status);

@@ -8,13 +8,18 @@
 
 #include "common/json_io.hpp"
 #include "common/redact.hpp"
+#include "common/shown.hpp"
 
 namespace px::cli {
 
 // The exit status table of the commands that do not run something (README,
 // "Run options and exit status"); run commands use run::exit_status.
+void say(const std::string& message) {
+  std::fprintf(stderr, "parallex: %s\n", shown_lines(redact(message)).c_str());
+}
+
 int report_error(const Error& error) {
-  std::fprintf(stderr, "parallex: %s\n", redact(error.message).c_str());
+  say(error.message);
   switch (error.kind) {
     case ErrorKind::invalid_input: return 2;
     case ErrorKind::not_found: return 3;

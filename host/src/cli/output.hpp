@@ -9,7 +9,11 @@
 
 namespace px::cli {
 
-// Prints "parallex: <message>" (redacted) to stderr and returns the exit status for it.
+// Prints "parallex: <message>" to stderr, redacted and shown (common/shown.hpp:
+// a control byte or a byte that is not UTF-8 in an input it names never reaches
+// the terminal raw, and a huge input is not printed whole).
+void say(const std::string& message);
+// say()s the error and returns the exit status for it.
 int report_error(const Error& error);
 void print_json(const nlohmann::json& value);
 // True when stdout is a terminal (progress bars).

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/output.hpp"
+
 namespace px::cli {
 
 namespace {
@@ -126,10 +128,9 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error, int argc, co
       }
     }
     const std::string path = command_path(*needing);
-    std::fprintf(stderr, "parallex: '%s' is not a command of `%s`%s. Its commands: %s. See `%s --help`.\n",
-                 unknown.c_str(), path.c_str(),
-                 closest ? (" (did you mean '" + closest->get_name() + "'?)").c_str() : "",
-                 names_of(subs).c_str(), path.c_str());
+    say("'" + unknown + "' is not a command of `" + path + "`" +
+        (closest ? " (did you mean '" + closest->get_name() + "'?)" : std::string()) +
+        ". Its commands: " + names_of(subs) + ". See `" + path + " --help`.");
     return 2;
   }
   const CLI::App* at = reached(app);
@@ -140,18 +141,16 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error, int argc, co
     for (const auto& w : words) {
       const std::string name = w.substr(0, w.find('='));
       if (name.size() > 1 && name[0] == '-' && name != "--" && !at->get_option_no_throw(name)) {
-        std::fprintf(stderr, "parallex: %s is not an option of `%s`. See `%s --help`.\n", name.c_str(),
-                     path.c_str(), path.c_str());
+        say(name + " is not an option of `" + path + "`. See `" + path + " --help`.");
         return 2;
       }
       if (name.empty() || name[0] != '-') break;
     }
-    std::fprintf(stderr, "parallex: `%s` needs a command: %s. See `%s --help`.\n", path.c_str(),
-                 names_of(visible_subcommands(*at)).c_str(), path.c_str());
+    say("`" + path + "` needs a command: " + names_of(visible_subcommands(*at)) + ". See `" + path + " --help`.");
     return 2;
   }
   const std::string where = at == &app ? "" : path.substr(std::string("parallex ").size()) + ": ";
-  std::fprintf(stderr, "parallex: %s%s. See `%s --help`.\n", where.c_str(), message.c_str(), path.c_str());
+  say(where + message + ". See `" + path + " --help`.");
   return usage_status(*at, words);
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 
+#include "cli/output.hpp"
 #include "common/redact.hpp"
 
 namespace px::cli {
@@ -24,10 +25,10 @@ class NoticePrinter {
     if (hooks_.notice) hooks_.notice(n);
     const bool verbose = spdlog::get_level() <= spdlog::level::debug;
     if (!run::printed_by_default(n.kind) && !verbose) return;
-    const char* prefix = n.kind == run::NoticeKind::weaker_seal ? "weaker seal: "
-                         : n.kind == run::NoticeKind::timing    ? "timing: "
-                                                                : "";
-    std::fprintf(stderr, "parallex: %s%s\n", prefix, redact(n.text).c_str());
+    const std::string prefix = n.kind == run::NoticeKind::weaker_seal ? "weaker seal: "
+                               : n.kind == run::NoticeKind::timing    ? "timing: "
+                                                                      : "";
+    say(prefix + n.text);
     std::fflush(stderr);
   }
 
@@ -79,6 +80,9 @@ std::string fix_for(const std::string& reason, const std::vector<const run::Refu
   }
   if (reason == "ip-literal-refused")
     return "name the host rather than its address, and allow the name with --allow";
+  if (reason == "too-many-connections")
+    return "the run had more connections open at once than its proxy takes (512); each one past that was "
+           "refused at once";
   return {};
 }
 
@@ -137,7 +141,10 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
   for (const auto& [reason, items] : by_reason) {
     out += "  " + reason + ":";
     for (const auto* r : items) {
-      out += " " + (r->host.empty() ? std::string("(unreadable request)") : r->host);
+      out += " " + (!r->host.empty() ? r->host
+                    : reason == "too-many-connections"
+                        ? std::string("(a client of the proxy, its request unread)")
+                        : std::string("(unreadable request)"));
       if (r->dns)
         out += " (DNS query)";
       else if (r->port)
@@ -161,7 +168,7 @@ int run_command(run::RunInputs inputs, const RunHooks& hooks) {
   auto prepared = run::prepare_run(std::move(inputs));
   if (!prepared) {
     if (hooks.failed) hooks.failed(prepared.error());
-    std::fprintf(stderr, "parallex: %s\n", redact(prepared.error().message).c_str());
+    say(prepared.error().message);
     return run::kExitSetupFailed;
   }
   NoticePrinter printer(hooks);
@@ -174,12 +181,12 @@ int run_command(run::RunInputs inputs, const RunHooks& hooks) {
   auto result = run::execute(std::move(prepared).value(), observer);
   if (!result) {
     if (hooks.failed) hooks.failed(result.error());
-    std::fprintf(stderr, "parallex: %s\n", redact(result.error().message).c_str());
+    say(result.error().message);
     return run::kExitSetupFailed;
   }
   const run::RunRecord& r = result.value().record;
   for (const auto& n : r.notices) printer.print(n);
-  if (!r.setup_error.empty()) std::fprintf(stderr, "parallex: %s\n", r.setup_error.c_str());
+  if (!r.setup_error.empty()) say(r.setup_error);
   std::fputs(format_refused(r.refused, "the run's proxy.jsonl", &context).c_str(), stderr);
   if (hooks.finished) hooks.finished(result.value());
   return result.value().exit_status();

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "cli/output.hpp"
+
 namespace px::cli {
 
 namespace {
@@ -54,6 +56,9 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
                  "harness's hooks); said as a weakening and kept in the run's record")
       ->check(kNotEmpty)
       ->allow_extra_args(false);
+  app.add_flag("--allow-system-folder", o.allow_system_folder,
+               "Let the run work in a system folder (/etc, /usr, /var, /opt, /srv, ...), whose files the "
+               "system or a login runs outside any seal");
   app.add_option("--publish", o.publish,
                  "Publish the run's server on PORT to this machine's 127.0.0.1 (PORT or PORT:HOSTPORT)")
       ->check(kNotEmpty)
@@ -70,9 +75,7 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
            "--accept-weaker-seal",
            [&o] {
              o.accept_weaker_seal = true;
-             std::fprintf(stderr,
-                          "parallex: --accept-weaker-seal is now --allow-weaker-seal (the old name "
-                          "still works for now)\n");
+             say("--accept-weaker-seal is now --allow-weaker-seal (the old name still works for now)");
            },
            "")
         ->group("");

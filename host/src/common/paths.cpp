@@ -76,32 +76,6 @@ std::map<std::string, std::string> process_environment() {
   return env;
 }
 
-std::optional<fs::path> make_run_private_dir(std::string& error) {
-  const fs::path runtime = parallex_runtime_dir();
-  const fs::path base = runtime / "runs-private";
-  std::error_code ec;
-  fs::create_directories(base, ec);
-  if (ec) {
-    error = "cannot create " + base.string() + ": " + ec.message();
-    return std::nullopt;
-  }
-  // The runtime dir holds control sockets and private dirs: the user's alone.
-  ::chmod(runtime.c_str(), 0700);
-  ::chmod(base.c_str(), 0700);
-  std::string templ = (base / "run-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) {
-    error = "cannot create a private dir under " + base.string() + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
-  const fs::path dir = templ;
-  if (::mkdir((dir / "tmp").c_str(), 0700) != 0) {
-    error = "cannot create " + (dir / "tmp").string() + ": " + std::strerror(errno);
-    fs::remove_all(dir, ec);
-    return std::nullopt;
-  }
-  return dir;
-}
-
 fs::path expand_home(const std::string& path, const fs::path& home) {
   if (path == "~") return home;
   if (path.rfind("~/", 0) == 0) return home / path.substr(2);

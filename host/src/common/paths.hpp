@@ -44,9 +44,6 @@ bool is_within(const fs::path& path, const fs::path& root);
 fs::path parallex_executable();
 // This process's environment as a map (the input a run's policy filters).
 std::map<std::string, std::string> process_environment();
-// A new private dir for one run under the runtime dir (mode 0700), holding an
-// empty `tmp` (0700): the run's private temp dir. Removed by the run's end.
-std::optional<fs::path> make_run_private_dir(std::string& error);
 
 // Resolves `name` against $PATH (or returns it if it has a slash and exists).
 std::optional<fs::path> find_executable(const std::string& name, const std::string& path_env);

@@ -17,6 +17,13 @@
 
 namespace px::netns {
 
+// The listen backlog of every socket a run's connections arrive on: the
+// proxy's, the captured names' and mirrored ports' inside the run, the
+// published ports' and the run's DNS. One value, so a burst of connections
+// to localhost:PORT is queued like one through the proxy, not dropped into
+// the client's one-second SYN retry (the kernel caps it at net.core.somaxconn).
+inline constexpr int kListenBacklog = 4096;
+
 struct Endpoint {
   std::string address;  // numeric, as inet_pton reads it ("198.18.0.5", "fd12::5")
   std::uint16_t port = 0;

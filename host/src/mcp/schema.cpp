@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include "common/shown.hpp"
+
 namespace px::mcp {
 namespace {
 
@@ -20,10 +22,32 @@ std::string name_of(const std::string& where) {
   return where.empty() ? "the arguments" : "\"" + where + "\"";
 }
 
+// Every string of the arguments, names and values, through the one NUL
+// check (common/shown.hpp): a path or a name holding one would be cut short
+// where it reaches the kernel or git.
+std::optional<std::string> nul_in(const Json& value, const std::string& where) {
+  if (value.is_string()) {
+    if (auto nul = refuse_nul(value.get_ref<const std::string&>(), "the argument " + name_of(where)); !nul)
+      return nul.error().message;
+  } else if (value.is_object()) {
+    for (const auto& [key, v] : value.items()) {
+      const std::string path = where.empty() ? key : where + "." + key;
+      if (auto nul = refuse_nul(key, "an argument's name"); !nul) return nul.error().message;
+      if (auto why = nul_in(v, path)) return why;
+    }
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (auto why = nul_in(value[i], where + "[" + std::to_string(i) + "]")) return why;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> check_schema(const Json& schema, const Json& value, const std::string& where) {
   if (!schema.is_object()) return std::nullopt;
+  if (where.empty())
+    if (auto why = nul_in(value, where)) return why;
   if (auto t = schema.find("type"); t != schema.end() && t->is_string()) {
     if (!has_type(value, t->get<std::string>()))
       return name_of(where) + " must be of type " + t->get<std::string>() + ", not " + value.type_name() +

@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "policy/yaml_values.hpp"
+
 namespace px::policy {
 
 namespace {
@@ -190,6 +192,7 @@ Result<BrokerSections> parse_broker_sections(std::string_view text, const std::s
   ProfileReader r(name);
   try {
     const YAML::Node root = YAML::Load(std::string(text));
+    PX_TRY(refuse_nul_in_yaml(root, name));
     if (root && root.IsMap()) read_broker_sections(r, root, out);
   } catch (const YAML::Exception& e) {
     return Error::invalid(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/shown.hpp"
+
 namespace px::policy {
 
 bool EnvPattern::matches(std::string_view name) const {
@@ -22,10 +24,10 @@ std::string check_env_pattern(std::string_view pattern) {
     core.remove_prefix(1);
   else if (core.back() == '*')
     core.remove_suffix(1);
-  if (core.empty()) return "the pattern '" + std::string(pattern) + "' has no name part";
+  if (core.empty()) return "the pattern '" + shown(pattern) + "' has no name part";
   for (char c : core)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-      return "the pattern '" + std::string(pattern) +
+      return "the pattern '" + shown(pattern) +
              "' may hold only letters, digits and '_', with one '*' at its start or end";
   return {};
 }
@@ -36,10 +38,8 @@ std::string check_env_name(std::string_view name) {
                   std::all_of(name.begin(), name.end(),
                               [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
   if (ok) return {};
-  std::string shown(name.substr(0, 64));
-  for (auto& c : shown)
-    if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
-  return "'" + shown + "' is not a variable name: use letters, digits and '_', not starting with a digit";
+  return "'" + shown(name.substr(0, 64)) + (name.size() > 64 ? "..." : "") +
+         "' is not a variable name: use letters, digits and '_' (ASCII), not starting with a digit";
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "policy/broker_yaml.hpp"
 #include "policy/profile_reader.hpp"
 #include "policy/value_checks.hpp"
+#include "policy/yaml_values.hpp"
 
 namespace px::policy {
 
@@ -51,6 +52,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
   Profile p;
   p.name = name;
   if (!root || root.IsNull()) return p;
+  PX_TRY(refuse_nul_in_yaml(root, name));
   ProfileReader r(name);
   try {
     if (!r.keys(root, "",

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/logging.hpp"
+#include "common/socket_request.hpp"
 #include "proxy/run_network.hpp"
 #include "proxy/server_core.hpp"
 
@@ -85,7 +86,7 @@ Status LocalPorts::start() {
     acceptor->assign(tcp::v4(), fd, ec);
     if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
     if (!ec) acceptor->bind(tcp::endpoint(asio::ip::address_v4::loopback(), p.host), ec);
-    if (!ec) acceptor->listen(128, ec);
+    if (!ec) acceptor->listen(netns::kListenBacklog, ec);
     if (ec)
       return Error::invalid("--publish " + std::to_string(p.inside) + ":" + std::to_string(p.host) +
                             ": cannot listen on 127.0.0.1:" + std::to_string(p.host) + " (" + ec.message() +
@@ -189,7 +190,7 @@ void LocalPorts::accept_published(tcp::acceptor& acceptor, std::uint16_t inside)
             ::close(fd);
             continue;
           }
-          auto c = core_.admit(std::move(socket), Connection::Kind::published);
+          auto c = core_.admit(std::move(socket), Connection::Kind::published, HostPort{"localhost", inside});
           if (!c) continue;
           network_.channel().connect({"127.0.0.1", inside}, [c, inside](Result<std::vector<UniqueFd>> made) {
             c->start_published(inside, made ? std::move(made.value().front()) : UniqueFd());

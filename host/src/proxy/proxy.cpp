@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "common/redact.hpp"
+#include "common/socket_request.hpp"
 #include "proxy/host_rules.hpp"
 #include "proxy/server_core.hpp"
 
@@ -122,7 +123,7 @@ Result<std::unique_ptr<ProxyServer>> ProxyServer::listen(ProxyConfig config, con
   impl->acceptor.open(ep.protocol(), ec);
   if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(ep, ec);
-  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec) impl->acceptor.listen(netns::kListenBacklog, ec);
   if (ec) return Error::io("listen on " + where + " for the proxy", ec.value());
   ::fcntl(impl->acceptor.native_handle(), F_SETFD, FD_CLOEXEC);
   impl->start();

@@ -156,11 +156,11 @@ void RunNetworkService::accept(Listener& listener) {
       const tcp::endpoint local =
           listener.local.address().is_unspecified() ? socket.local_endpoint(aec) : listener.local;
       HostPort target = aec ? HostPort{} : listener.target(local);
-      auto c = core_.admit(std::move(socket), Connection::Kind::captured);
-      if (!c) continue;
       // An empty host (no name of this run's behind the address: listeners
       // exist only for names, so this is a bug) is refused by start_captured.
       if (target.host.empty()) target.port = local.port();
+      auto c = core_.admit(std::move(socket), Connection::Kind::captured, target);
+      if (!c) continue;
       c->start_captured(std::move(target));
     }
     accept(listener);

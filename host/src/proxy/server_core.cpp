@@ -86,7 +86,8 @@ void ServerCore::accept() {
   });
 }
 
-std::shared_ptr<Connection> ServerCore::admit(tcp::socket socket, Connection::Kind kind) {
+std::shared_ptr<Connection> ServerCore::admit(tcp::socket socket, Connection::Kind kind,
+                                              const HostPort& target) {
   if (connections_.size() >= config.limits.max_connections) {
     // Answered without reading: a flood costs one small write per socket.
     static const std::string busy =
@@ -102,10 +103,13 @@ std::shared_ptr<Connection> ServerCore::admit(tcp::socket socket, Connection::Ki
     }
     Decision d;
     d.method = kind == Connection::Kind::proxy ? "" : kind == Connection::Kind::captured ? "TCP" : "PUBLISH";
+    d.host = target.host;
+    d.port = target.port;
     d.verdict = "denied";
     d.reason = reason::too_many_connections;
     d.status = kind == Connection::Kind::proxy ? 503 : 0;
     log.write(d);
+    note_refused(target.host, target.port, reason::too_many_connections);
     return nullptr;
   }
   auto c = std::make_shared<Connection>(*this, std::move(socket), kind);

@@ -19,6 +19,7 @@
 
 #include "proxy/connection.hpp"
 #include "proxy/decision_log.hpp"
+#include "proxy/host_rules.hpp"
 #include "proxy/proxy.hpp"
 #include "proxy/run_network.hpp"
 
@@ -40,9 +41,12 @@ class ServerCore {
 
   // For connections (io).
   void remove(const std::shared_ptr<Connection>& c) { connections_.erase(c); }
-  // A new connection of `kind`, counted against the limit; nullptr when the
-  // limit is reached (the socket is then answered 503, or reset, and logged).
-  std::shared_ptr<Connection> admit(boost::asio::ip::tcp::socket socket, Connection::Kind kind);
+  // A new client connection, or nullptr when the run has as many open as the
+  // limit allows: refused then at once, and named with `target` (where a
+  // captured or published connection was going; a proxy client's is not
+  // read) in the log and in the run's refusals.
+  std::shared_ptr<Connection> admit(boost::asio::ip::tcp::socket socket, Connection::Kind kind,
+                                    const HostPort& target = {});
   void note_refused(const std::string& host, std::uint16_t port, std::string_view reason, bool dns = false);
   // A request without the password gets 407, the challenge clients answer by
   // asking again with it (git, Codex): listed as refused only when no request

@@ -279,8 +279,9 @@ Json commits_made(const CommitQuery& q, Source& source) {
     const git_signature* committer = git2::git_commit_committer(commit.get());
     if (!have_start || !have_end) {
       const std::int64_t t = committer ? static_cast<std::int64_t>(committer->when.time) * 1000 : 0;
-      if (!have_start && q.since_ms && t < q.since_ms - 1000) continue;
-      if (q.until_ms && t > q.until_ms + 1000) continue;
+      const std::int64_t slack = q.whole_seconds ? 0 : 1000;
+      if (!have_start && q.since_ms && t < q.since_ms - slack) continue;
+      if (q.until_ms && t + (q.whole_seconds ? 999 : 0) > q.until_ms + slack) continue;
     }
     if (++seen > q.limit) {
       source.status = "partial";

@@ -18,6 +18,11 @@ struct CommitQuery {
   std::optional<std::filesystem::path> allowed_signers;
   // Used only without refs_start: commits whose committer time lies in the window.
   std::int64_t since_ms = 0, until_ms = 0;
+  // A lost run's window (its end only the last trace it left): a commit
+  // counts only when its whole second lies in the window, since a committer
+  // time is to the second and a commit made just before the start, in the
+  // same second, must not be the run's.
+  bool whole_seconds = false;
   std::size_t limit = 500;
 };
 

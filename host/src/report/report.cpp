@@ -295,6 +295,7 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
     cq.allowed_signers = req.allowed_signers;
     cq.since_ms = started_ms;
     cq.until_ms = ended_ms;
+    cq.whole_seconds = !r.end_known;
     run["commits"] = commits_made(cq, git_source);
   }
   sources.push_back(git_source);
@@ -324,9 +325,10 @@ Result<std::size_t> keep_sessions(const ReportRequest& req) {
   auto runs = list_runs(req.runs_dir, {});
   if (!runs) return std::size_t{0};  // no run yet: nothing to keep
   // Each home's transcripts are read once, whole, then shared out by window.
+  // A damaged record is left out here as everywhere (list_runs names it).
   std::map<std::tuple<std::string, std::string, std::string>, Sessions> read;
   std::size_t kept = 0;
-  for (const auto& ref : runs.value()) {
+  for (const auto& ref : runs.value().runs) {
     const fs::path run_dir = ref.dir / ref.id;
     std::error_code ec;
     if (fs::exists(run_dir / kKeptSessionsFile, ec)) continue;
@@ -373,7 +375,12 @@ Json build_report(const ReportRequest& req) {
   report["limits"] = kLimits;
 
   const std::string who = req.agent.empty() ? "in " + req.runs_dir.string() : "of agent " + req.agent;
-  auto runs = list_runs(req.runs_dir, req.older_runs_dirs);
+  auto listing = list_runs(req.runs_dir, req.older_runs_dirs);
+  Result<std::vector<RunRef>> runs = listing ? Result<std::vector<RunRef>>(listing.value().runs)
+                                             : Result<std::vector<RunRef>>(listing.error());
+  // Damaged records are named, each with its file, and left out.
+  if (listing)
+    for (const auto& d : listing.value().damaged) report["problems"].push_back(d);
   if (req.selection.run_id) {
     const std::string& id = *req.selection.run_id;
     const bool plain = id.find('/') == std::string::npos && id != "." && id != ".." && !id.empty();
@@ -395,7 +402,8 @@ Json build_report(const ReportRequest& req) {
   } else if (!runs) {
     report["problems"].push_back(runs.error().message);
   } else if (runs.value().empty()) {
-    report["problems"].push_back("No run has been recorded " + who + " yet.");
+    report["problems"].push_back(listing.value().damaged.empty() ? "No run has been recorded " + who + " yet."
+                                                                 : "No readable run record " + who + ".");
   } else if (req.selection.since_ms) {
     for (const auto& r : runs.value()) {
       Source ignored;

@@ -16,20 +16,27 @@ struct Selection {
   std::optional<std::int64_t> since_ms;  // --since: runs still going at or after it
 };
 
-// Run ids under `runs_dir` (folders holding run.json or proxy.jsonl), oldest first
-// (run ids sort by time). A runs folder that does not exist is an error naming it.
-Result<std::vector<std::string>> list_run_ids(const std::filesystem::path& runs_dir);
-
 // A run record folder: runs_dir/id.
 struct RunRef {
   std::string id;
   std::filesystem::path dir;
 };
+
+struct RunListing {
+  std::vector<RunRef> runs;  // oldest first, by the start time in each record
+  // A record that cannot be read (a folder, a FIFO or a link as run.json;
+  // empty, truncated, not JSON, nested too deep, missing its id or start):
+  // one sentence each, naming the file. Skipped, never picked as the latest,
+  // never written.
+  std::vector<std::string> damaged;
+};
+
 // The runs of `runs_dir` and of `older_dirs` (where an older Parallex kept
 // records: read, never written), oldest first; an id in both is runs_dir's.
-// Missing older folders are skipped; a missing `runs_dir` is an error only when
-// no older folder holds a run.
-Result<std::vector<RunRef>> list_runs(const std::filesystem::path& runs_dir,
-                                      const std::vector<std::filesystem::path>& older_dirs);
+// Each record is read through run::read_record (the one reader of records).
+// Missing older folders are skipped; a missing `runs_dir` (or a file in its
+// place) is an error only when no older folder holds a run.
+Result<RunListing> list_runs(const std::filesystem::path& runs_dir,
+                             const std::vector<std::filesystem::path>& older_dirs);
 
 }  // namespace px::report

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "common/json_io.hpp"
+#include "common/shown.hpp"
 #include "report/time_text.hpp"
 #include "report/views.hpp"
 
@@ -81,30 +82,6 @@ void heading(std::string& out, const Style& style, const std::string& title, std
 
 }  // namespace
 
-std::string display_text(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-      // C1 controls (CSI among them) act on terminals too.
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[++i]));
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 std::string human_bytes(std::uint64_t bytes) {
   char buf[32];
   if (bytes < 1024) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
@@ -123,34 +100,35 @@ std::string render_terminal(const Json& report, bool colour) {
   const Style style{colour};
   std::string out;
   const auto& problems = report.value("problems", Json::array());
-  for (const auto& p : problems) out += style("1;31", "problem: ") + display_text(p.get<std::string>()) + "\n";
+  for (const auto& p : problems) out += style("1;31", "problem: ") + shown(p.get<std::string>()) + "\n";
   const auto& runs = report.value("runs", Json::array());
   for (const auto& run : runs) {
-    out += "\n" + style("1", "Run " + display_text(str(run, "id"))) +
-           (str(run, "agent").empty() ? "" : "  agent " + display_text(str(run, "agent"))) + "\n";
+    out += "\n" + style("1", "Run " + shown(str(run, "id"))) +
+           (str(run, "agent").empty() ? "" : "  agent " + shown(str(run, "agent"))) + "\n";
     const auto row = [&](const char* label, const std::string& value) {
       char buf[16];
       std::snprintf(buf, sizeof buf, "  %-10s", label);
       out += style("2", buf) + value + "\n";
     };
-    row("command", display_text(str(run, "command")));
-    row("harness", display_text(str(run, "harness").empty() ? "-" : str(run, "harness")));
-    row("folder", display_text(str(run, "run_folder")));
-    std::string times = display_text(str(run, "started_at")) + " -> " +
-                        (str(run, "ended_at").empty() ? "(no end)" : display_text(str(run, "ended_at")));
+    row("command", shown(str(run, "command")));
+    row("harness", shown(str(run, "harness").empty() ? "-" : str(run, "harness")));
+    row("folder", shown(str(run, "run_folder")));
+    std::string times = shown(str(run, "started_at")) + " -> " +
+                        (str(run, "ended_at").empty() ? "(no end)" : shown(str(run, "ended_at")));
     if (run.contains("duration_ms") && run["duration_ms"].is_number_integer())
       times += "  (" + format_duration(run["duration_ms"].get<std::int64_t>()) + ")";
     row("time", times);
     const std::string exit = exit_text(run["exit_status"]);
     row("exit", exit == "0" ? style("32", exit) : style("31", exit));
     const std::string sealed = run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : "UNSEALED") : "?";
-    row("seal", (sealed == "UNSEALED" ? style("33", sealed) : sealed) + ", network " + display_text(str(run, "network")));
+    row("seal",
+        (sealed == "UNSEALED" ? style("33", sealed) : sealed) + ", network " + shown(str(run, "network")));
     for (const auto& n : run.value("notices", Json::array()))
-      if (n.is_string()) row("notice", display_text(n.get<std::string>()));
+      if (n.is_string()) row("notice", shown(n.get<std::string>()));
     for (const auto& q : run.value("quarantined", Json::array()))
       if (q.is_object())
-        row("MOVED", style("33", display_text(str(q, "path"))) + " (" + display_text(str(q, "why")) + "): " +
-                         display_text(str(q, "contents")) + " -> " + display_text(str(q, "moved_to")));
+        row("MOVED", style("33", shown(str(q, "path"))) + " (" + shown(str(q, "why")) +
+                         "): " + shown(str(q, "contents")) + " -> " + shown(str(q, "moved_to")));
 
     const auto& sessions = run.value("sessions", Json::array());
     heading(out, style, "Sessions", sessions.size());
@@ -158,8 +136,8 @@ std::string render_terminal(const Json& report, bool colour) {
     for (const auto& s : sessions) {
       std::string models;
       for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
-      rows.push_back({display_text(str(s, "harness")), display_text(str(s, "session_id")), display_text(str(s, "cwd")),
-                      display_text(models), display_text(str(s, "started_at")) + " -> " + display_text(str(s, "ended_at"))});
+      rows.push_back({shown(str(s, "harness")), shown(str(s, "session_id")), shown(str(s, "cwd")),
+                      shown(models), shown(str(s, "started_at")) + " -> " + shown(str(s, "ended_at"))});
     }
     table(out, rows, style, {"HARNESS", "SESSION", "CWD", "MODELS", "TIME"});
 
@@ -167,16 +145,16 @@ std::string render_terminal(const Json& report, bool colour) {
     const auto& read = activity.value("files_read", Json::array());
     heading(out, style, "Files read", read.size());
     rows.clear();
-    for (const auto& p : read) rows.push_back({display_text(p.get<std::string>())});
+    for (const auto& p : read) rows.push_back({shown(p.get<std::string>())});
     table(out, rows, style, {"PATH"});
 
     const auto& changed = activity.value("files_changed", Json::array());
     heading(out, style, "Files changed", changed.size());
     rows.clear();
     for (const auto& c : changed) {
-      std::string path = display_text(str(c, "path"));
-      if (!str(c, "from").empty()) path = display_text(str(c, "from")) + " -> " + path;
-      rows.push_back({display_text(str(c, "action")), display_text(str(c, "tool")), path});
+      std::string path = shown(str(c, "path"));
+      if (!str(c, "from").empty()) path = shown(str(c, "from")) + " -> " + path;
+      rows.push_back({shown(str(c, "action")), shown(str(c, "tool")), path});
     }
     table(out, rows, style, {"ACTION", "TOOL", "PATH"});
 
@@ -186,22 +164,24 @@ std::string render_terminal(const Json& report, bool colour) {
     for (const auto& c : commands) {
       const std::string st = str(c, "status");
       const std::string exit_cell = exit_text(c.value("exit_code", Json(nullptr)));
-      rows.push_back({st == "success" ? style("32", exit_cell) : st == "error" ? style("31", exit_cell) : exit_cell,
-                      display_text(st), display_text(str(c, "cwd")), display_text(str(c, "command"))});
+      rows.push_back({st == "success" ? style("32", exit_cell)
+                      : st == "error" ? style("31", exit_cell)
+                                      : exit_cell,
+                      shown(st), shown(str(c, "cwd")), shown(str(c, "command"))});
     }
     table(out, rows, style, {"EXIT", "STATUS", "CWD", "COMMAND"});
 
     const auto& urls = activity.value("urls", Json::array());
     heading(out, style, "URLs", urls.size());
     rows.clear();
-    for (const auto& u : urls) rows.push_back({display_text(u.get<std::string>())});
+    for (const auto& u : urls) rows.push_back({shown(u.get<std::string>())});
     table(out, rows, style, {"URL"});
 
     const auto& searches = activity.value("web_searches", Json::array());
     if (!searches.empty()) {
       heading(out, style, "Web searches", searches.size());
       rows.clear();
-      for (const auto& q : searches) rows.push_back({display_text(q.get<std::string>())});
+      for (const auto& q : searches) rows.push_back({shown(q.get<std::string>())});
       table(out, rows, style, {"QUERY"});
     }
 
@@ -215,9 +195,9 @@ std::string render_terminal(const Json& report, bool colour) {
         for (const auto& r : h.value("reasons", Json::array())) reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
         const std::string verdict = std::string(kind);
         rows.push_back({verdict == "reached" ? style("32", verdict) : style("31", verdict),
-                        display_text(str(h, "host")) + ":" + str(h, "port"), str(h, "connections"),
+                        shown(str(h, "host")) + ":" + str(h, "port"), str(h, "connections"),
                         human_bytes(h.value("bytes_up", 0ULL)), human_bytes(h.value("bytes_down", 0ULL)),
-                        display_text(reasons)});
+                        shown(reasons)});
       }
     }
     heading(out, style, "Hosts", host_count);
@@ -236,18 +216,18 @@ std::string render_terminal(const Json& report, bool colour) {
           reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
         for (const auto& c : h.value("credentials", Json::array()))
           creds += (creds.empty() ? "" : ", ") + c.get<std::string>();
-        rows.push_back({display_text(str(h, "host")), str(h, "requests"),
+        rows.push_back({shown(str(h, "host")), str(h, "requests"),
                         h.value("refused", 0) > 0 ? style("31", str(h, "refused")) : str(h, "refused"),
                         human_bytes(h.value("bytes_up", 0ULL)), human_bytes(h.value("bytes_down", 0ULL)),
-                        display_text(creds), display_text(reasons)});
+                        shown(creds), shown(reasons)});
       }
       table(out, rows, style, {"HOST", "REQUESTS", "REFUSED", "UP", "DOWN", "CREDENTIALS", "REASON"});
       for (const auto& a : requests.value("exfiltration", Json::array()))
-        out += "  " + style("1;31", "EXFILTRATION ATTEMPT refused") + ": " + display_text(str(a, "host")) +
-               ", " + display_text(str(a, "detail")) + " x" + str(a, "count") + "\n";
+        out += "  " + style("1;31", "EXFILTRATION ATTEMPT refused") + ": " + shown(str(a, "host")) + ", " +
+               shown(str(a, "detail")) + " x" + str(a, "count") + "\n";
       for (const auto& c : requests.value("connections_refused", Json::array()))
-        out += "  " + style("31", "connection refused") + ": " + display_text(str(c, "host")) + " " +
-               display_text(str(c, "reason")) + " x" + str(c, "count") + "\n";
+        out += "  " + style("31", "connection refused") + ": " + shown(str(c, "host")) + " " +
+               shown(str(c, "reason")) + " x" + str(c, "count") + "\n";
     }
 
     const auto& commits = run.value("commits", Json::array());
@@ -259,9 +239,12 @@ std::string render_terminal(const Json& report, bool colour) {
       std::string files;
       for (const auto& f : c.value("files", Json::array()))
         files += (files.empty() ? "" : ", ") + str(f, "status").substr(0, 1) + " " + str(f, "path");
-      rows.push_back({str(c, "short_id"), display_text(str(author, "name") + " <" + str(author, "email") + ">"),
-                      sig == "verified" ? style("32", sig) : sig == "bad" ? style("31", sig) : sig,
-                      display_text(str(c, "summary")) + (files.empty() ? "" : style("2", "  [" + display_text(files) + "]"))});
+      rows.push_back(
+          {str(c, "short_id"), shown(str(author, "name") + " <" + str(author, "email") + ">"),
+           sig == "verified" ? style("32", sig)
+           : sig == "bad"    ? style("31", sig)
+                             : sig,
+           shown(str(c, "summary")) + (files.empty() ? "" : style("2", "  [" + shown(files) + "]"))});
     }
     table(out, rows, style, {"COMMIT", "AUTHOR", "SIGNATURE", "MESSAGE"});
 
@@ -273,13 +256,14 @@ std::string render_terminal(const Json& report, bool colour) {
                                       : status == "missing" ? style("1;31", status)
                                       : status == "partial" ? style("33", status)
                                                             : status;
-      out += "  " + style("1", display_text(str(s, "name"))) + "  " + status_cell +
-             (str(s, "location").empty() ? "" : "  " + display_text(str(s, "location"))) + "\n";
-      if (!str(s, "message").empty()) out += "    " + display_text(str(s, "message")) + "\n";
-      if (!str(s, "cannot_show").empty()) out += "    " + style("2", "cannot show: " + display_text(str(s, "cannot_show"))) + "\n";
+      out += "  " + style("1", shown(str(s, "name"))) + "  " + status_cell +
+             (str(s, "location").empty() ? "" : "  " + shown(str(s, "location"))) + "\n";
+      if (!str(s, "message").empty()) out += "    " + shown(str(s, "message")) + "\n";
+      if (!str(s, "cannot_show").empty())
+        out += "    " + style("2", "cannot show: " + shown(str(s, "cannot_show"))) + "\n";
     }
   }
-  if (!str(report, "limits").empty()) out += "\n" + style("2", display_text(str(report, "limits"))) + "\n";
+  if (!str(report, "limits").empty()) out += "\n" + style("2", shown(str(report, "limits"))) + "\n";
   return out;
 }
 

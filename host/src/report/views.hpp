@@ -17,7 +17,6 @@ std::string render_terminal(const Json& report, bool colour);
 std::string render_html(const Json& report);
 
 // Shared by the views.
-std::string display_text(const std::string& text);  // control characters escaped
 std::string human_bytes(std::uint64_t bytes);
 std::string exit_text(const Json& exit_status);
 

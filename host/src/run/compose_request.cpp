@@ -7,6 +7,7 @@
 #include "policy/local_servers.hpp"
 #include "run/git_paths.hpp"
 #include "run/profile_trust.hpp"
+#include "run/run_folder.hpp"
 
 namespace px::run {
 
@@ -136,6 +137,8 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
         "the run would work in " + run_folder.string() +
         (run_folder == home ? ", your home folder" : ", which holds your home folder") +
         ", and may write the folder it works in: `cd` into a project first, or give one with --in DIR");
+  PX_TRY(check_run_folder_place(run_folder, user_home(), o.allow_system_folder, notices));
+  for (auto& n : run_folder_startup_files(run_folder)) notices.push_back(std::move(n));
 
   std::vector<policy::PathFlag> grants;
   for (const auto& g : o.grants) {
@@ -175,7 +178,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
     PX_TRY_ASSIGN(auto home_files, choice.plugin->home_files(r.platform));
     if (!home_files.files.empty()) in.harness_home_files = std::move(home_files);
   }
-  in.grants = std::move(grants);
+  in.grants = grants;
   in.parallex_executable = parallex_executable();
   in.network = std::move(net);
   in.secret_env = r.secret_env;
@@ -226,6 +229,18 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   for (const auto& problem : choice.problems) notices.push_back({NoticeKind::alert, problem});
   for (const auto& problem : plugins->problems()) notices.push_back({NoticeKind::alert, problem});
   PX_TRY(check_profile_files(in.profiles, composed, notices));
+  // A grant a deny (or a read-only path) wins over is said, not dropped silently.
+  for (const auto& g : grants) {
+    const bool write = g.access == policy::Access::write;
+    const auto decided = write ? composed.explain_write(g.path) : composed.explain_read(g.path);
+    if (decided.allowed) continue;
+    const bool readable = write && composed.may_read(g.path);
+    notices.push_back({NoticeKind::seal, g.flag + ": " + g.path.string() + " stays " +
+                                             (readable ? "read-only"
+                                              : write  ? "out of reach"
+                                                       : "unreadable") +
+                                             " in the run; " + decided.rule + " wins over a grant"});
+  }
   std::vector<std::string> passed = o.env;
   if (r.agent) passed.insert(passed.end(), r.agent->passed_env.begin(), r.agent->passed_env.end());
   say_unreadable_env_paths(passed, composed, notices);

@@ -21,6 +21,7 @@ std::vector<std::string> RunOptions::describe() const {
   for (const auto& w : dangerously_writable) out.push_back("--dangerously-writable " + w);
   if (unsealed) out.push_back("--unsealed");
   if (accept_weaker_seal) out.push_back("--allow-weaker-seal");
+  if (allow_system_folder) out.push_back("--allow-system-folder");
   return out;
 }
 

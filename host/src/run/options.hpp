@@ -19,11 +19,12 @@ struct RunOptions {
   std::vector<std::string> allow;      // --allow HOST
   // --local-servers[=PORTS|off]: "every" (the bare switch), "off", "3000,5432"; empty: not given.
   std::string local_servers;
-  std::vector<std::string> publish;    // --publish PORT[:HOSTPORT]
-  std::vector<std::string> env;        // --env NAME | --env NAME=VALUE
+  std::vector<std::string> publish;               // --publish PORT[:HOSTPORT]
+  std::vector<std::string> env;                   // --env NAME | --env NAME=VALUE
   std::vector<std::string> dangerously_writable;  // --dangerously-writable PATH (relative: to the run folder)
-  bool unsealed = false;               // --unsealed: no seal at all
-  bool accept_weaker_seal = false;     // --allow-weaker-seal: run where a guarantee is missing
+  bool unsealed = false;                          // --unsealed: no seal at all
+  bool accept_weaker_seal = false;                // --allow-weaker-seal: run where a guarantee is missing
+  bool allow_system_folder = false;  // --allow-system-folder: work in /etc, /usr, ... (run/run_folder.hpp)
 
   // "--allow example.com --local-servers": what was given, for the record
   // (an --env value never: only its name).

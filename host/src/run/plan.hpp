@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
 #include "run/notice.hpp"
 #include "run/record.hpp"
@@ -23,6 +25,8 @@ struct RunDirs {
   fs::path runs_dir;     // its record goes to runs_dir/RUN-ID/ (kept)
   fs::path private_dir;  // 0700, the run's private state, never in its view; removed at its end
   fs::path temp_dir;     // private_dir/tmp: /tmp and /var/tmp inside the seal
+  // The private dir's flock, held while the run lives (run/private_dir.hpp).
+  std::shared_ptr<UniqueFd> private_lock;
 };
 
 // A command that cannot run (not found, or not readable under the policy):

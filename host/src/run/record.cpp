@@ -3,19 +3,24 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <sstream>
 
 #include "common/clock.hpp"
 #include "common/json_io.hpp"
+#include "common/read_file.hpp"
 #include "common/replace_file.hpp"
+#include "common/shown.hpp"
+#include "common/unique_fd.hpp"
 
 namespace px::run {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 const char* to_string(SealLevel level) {
   switch (level) {
@@ -138,9 +143,9 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   const auto schema_it = j.find("schema");
   r.schema = schema_it != j.end() && schema_it->is_number_integer() ? schema_it->get<int>() : 1;
   if (r.schema > kSchema)
-    return Error::invalid("the run record has schema " + std::to_string(r.schema) +
-                          ", newer than this Parallex reads (" + std::to_string(kSchema) +
-                          "): update Parallex to read it");
+    return Error::unsupported("the run record has schema " + std::to_string(r.schema) +
+                              ", newer than this Parallex reads (" + std::to_string(kSchema) +
+                              "): update Parallex to read it");
   r.id = str(j, "id");
   if (r.id.empty()) r.id = str(j, "run_id");  // the stand-in launcher's spelling
   r.agent = str(j, "agent");
@@ -248,27 +253,88 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
     r.workspace = std::move(w);
   }
   r.changed_files = value_or_null(j, "changed_files");
+  // Every record Parallex writes has both from its first write on.
+  if (r.id.empty()) return Error::invalid("it names no run id");
+  if (r.started_at.empty()) return Error::invalid("it has no start time");
   return r;
 }
 
-Result<RunRecord> read_record(const fs::path& run_dir) {
+namespace {
+
+// A record holds the policy (about 30 KB) and what the run moved aside with
+// its first lines; far below this.
+constexpr std::size_t kMaxRecordBytes = 32 << 20;
+
+// DIR/run.json as a JSON object, read through the one reader of small files:
+// a folder, a FIFO, a device or a link in its place is refused at once, never
+// waited on or followed, and what is not a whole JSON object is damaged.
+// Its members in the file's order: a record written back keeps `ended_at`
+// near its top (record_ended()) and the policy last.
+Result<ordered_json> read_record_json(const fs::path& run_dir) {
   const fs::path file = run_dir / "run.json";
-  std::ifstream in(file);
-  if (!in) return Error::not_found("there is no run record " + file.string());
-  const json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) return Error::invalid("the run record " + file.string() + " is not valid JSON");
-  auto record = RunRecord::from_json(j);
-  if (!record) return Error{record.error().kind, record.error().message + " (" + file.string() + ")"};
+  const std::string name = shown(file.string());
+  auto text = read_regular_file(file, {.max_bytes = kMaxRecordBytes, .follow_links = false});
+  if (!text) {
+    if (text.error().kind == ErrorKind::not_found) return Error::not_found("there is no run record " + name);
+    // The reader's message names the file first: said once here.
+    std::string why = text.error().message;
+    if (why.rfind(file.string() + " ", 0) == 0) why = "it " + why.substr(file.string().size() + 1);
+    return Error::invalid("the run record " + name + " is damaged: " + shown(why));
+  }
+  const std::string& t = text.value();
+  if (t.find_first_not_of(" \t\r\n") == std::string::npos)
+    return Error::invalid("the run record " + name + " is damaged: it is empty");
+  if (json_nests_deeper_than(t, kMaxJsonDepth))
+    return Error::invalid("the run record " + name + " is damaged: it nests deeper than " +
+                          std::to_string(kMaxJsonDepth) + " levels, which no record does");
+  ordered_json j = parse_json_input<ordered_json>(t);
+  if (j.is_discarded())
+    return Error::invalid("the run record " + name +
+                          " is damaged: it is not valid JSON (cut short, or holding " +
+                          "bytes that are not text)");
+  if (!j.is_object())
+    return Error::invalid("the run record " + name + " is damaged: it is not a JSON object");
+  return j;
+}
+
+Result<RunRecord> record_from(const ordered_json& j, const fs::path& run_dir) {
+  auto record = RunRecord::from_json(json(j));
+  if (!record) {
+    const std::string name = shown((run_dir / "run.json").string());
+    // A newer schema is not damage: the record is fine, this Parallex is old.
+    if (record.error().kind == ErrorKind::unsupported)
+      return Error::invalid(name + ": " + record.error().message);
+    return Error::invalid("the run record " + name + " is damaged: " + record.error().message);
+  }
   return record;
 }
 
+}  // namespace
+
+Result<RunRecord> read_record(const fs::path& run_dir) {
+  PX_TRY_ASSIGN(const ordered_json j, read_record_json(run_dir));
+  return record_from(j, run_dir);
+}
+
 bool record_ended(const fs::path& run_dir) {
-  const int fd = ::open((run_dir / "run.json").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return false;
+  // O_NONBLOCK: a FIFO in the record's place does not hold the open; it is
+  // not a regular file, so the caller reads it in full and names it damaged.
+  const UniqueFd fd(::open((run_dir / "run.json").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   char buf[8192];
-  const ssize_t n = ::read(fd, buf, sizeof buf);
-  ::close(fd);
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf);
   if (n <= 0) return false;
+  // A whole record ends with its object's brace and holds no NUL: one cut
+  // short or holding one is read in full, and named damaged, by the caller.
+  char tail[16];
+  const off_t from =
+      st.st_size > static_cast<off_t>(sizeof tail) ? st.st_size - static_cast<off_t>(sizeof tail) : 0;
+  const ssize_t t = ::pread(fd.get(), tail, sizeof tail, from);
+  std::string_view end(tail, t > 0 ? static_cast<std::size_t>(t) : 0);
+  while (!end.empty() && (end.back() == '\n' || end.back() == ' ')) end.remove_suffix(1);
+  if (end.empty() || end.back() != '}') return false;
+  if (std::memchr(buf, '\0', static_cast<std::size_t>(n))) return false;
   // A member of the top object, as dump(2) writes it: two spaces in. Inside a
   // string a quote is always escaped, so this cannot be a value's text.
   const std::string_view head(buf, static_cast<std::size_t>(n));
@@ -309,6 +375,54 @@ Status write_record(const fs::path& run_dir, const RunRecord& record, std::strin
     text.append(policy);
   text.append("\n}\n");
   return replace_file(run_dir / "run.json", text);
+}
+
+namespace {
+constexpr const char* kReserve = ".reserve";
+}  // namespace
+
+Status reserve_record_space(const fs::path& run_dir, std::size_t bytes) {
+  const fs::path file = run_dir / kReserve;
+  UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  int err = fd ? ::posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes)) : errno;
+  if (err == 0) return ok();
+  fd.reset();  // what it took is freed once it is closed and unlinked
+  ::unlink(file.c_str());
+  if (err == ENOSPC || err == EDQUOT) return state_folder_full(run_dir, bytes);
+  return Error::io("reserve room for the run's record in " + shown(file.string()), err);
+}
+
+Error state_folder_full(const fs::path& run_dir, std::size_t bytes) {
+  struct statvfs vfs {};
+  std::string free_text = "too little";
+  if (::statvfs(run_dir.parent_path().c_str(), &vfs) == 0)
+    free_text = std::to_string(vfs.f_bavail * vfs.f_frsize / 1024) + " KiB";
+  return Error::conflict("the filesystem of Parallex's state folder is full: the run's record needs " +
+                         std::to_string(bytes / 1024) + " KiB to keep its outcome and " + free_text +
+                         " is free there, so the command was not started; free some space (old runs' records "
+                         "are in " +
+                         shown(run_dir.parent_path().string()) +
+                         "), or set XDG_STATE_HOME to a folder on a filesystem with room");
+}
+
+void release_record_space(const fs::path& run_dir) {
+  ::unlink((run_dir / kReserve).c_str());
+}
+
+Status write_outcome_only(const fs::path& run_dir, const RunRecord& record) {
+  constexpr std::size_t kNotices = 20;
+  RunRecord small = record;
+  small.policy = json::object();
+  if (small.notices.size() > kNotices) small.notices.resize(kNotices);
+  small.notices.push_back({NoticeKind::alert,
+                           "the filesystem of Parallex's state folder was full at the run's end: this record "
+                           "keeps how the run ended, not all it held (no policy, the first notices only)"});
+  if (small.refused.size() > kNotices) small.refused.resize(kNotices);
+  for (auto& q : small.quarantined)
+    if (q.is_object()) q.erase("contents");
+  small.changed_files = json();
+  small.seal_refusals = json();
+  return replace_file(run_dir / "run.json", to_json_text(small.to_json(), 2) + "\n");
 }
 
 std::uint64_t process_start_ticks(pid_t pid) {
@@ -358,50 +472,59 @@ bool supervisor_alive(const RunRecord& record) {
   return process_running(record.supervisor_pid, record.supervisor_start);
 }
 
+namespace {
+
+// Runs `change` on DIR/run.json as JSON under the record folder's flock, and
+// writes what it made when it says so. A record that cannot be read is
+// never written.
+Result<bool> update_record_json(const fs::path& run_dir, const std::function<bool(ordered_json&)>& change) {
+  const UniqueFd dir(::open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir) return Error::io("open the run's record folder " + shown(run_dir.string()), errno);
+  while (::flock(dir.get(), LOCK_EX) != 0 && errno == EINTR) {
+  }
+  PX_TRY_ASSIGN(ordered_json j, read_record_json(run_dir));
+  if (!change(j)) return false;
+  PX_TRY(replace_file(run_dir / "run.json", to_json_text(j, 2) + "\n"));
+  return true;  // the lock goes with `dir`
+}
+
+}  // namespace
+
 Result<bool> update_record(const fs::path& run_dir, const std::function<bool(RunRecord&)>& change) {
-  const int dir = ::open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return Error::io("open the run's record folder " + run_dir.string(), errno);
-  while (::flock(dir, LOCK_EX) != 0 && errno == EINTR) {
-  }
-  Result<bool> out = false;
-  if (auto record = read_record(run_dir); !record) {
-    out = record.error();
-  } else if (change(record.value())) {
-    if (auto written = write_record(run_dir, record.value()); !written)
-      out = written.error();
-    else
-      out = true;
-  }
-  ::close(dir);  // and the lock with it
-  return out;
+  return update_record_json(run_dir, [&](ordered_json& j) {
+    auto record = record_from(j, run_dir);
+    if (!record || !change(record.value())) return false;
+    // What this Parallex does not know of the record is kept as it was.
+    const json fresh = record.value().to_json();
+    for (auto it = fresh.begin(); it != fresh.end(); ++it) j[it.key()] = ordered_json(it.value());
+    return true;
+  });
 }
 
 namespace {
 
-// Marks `record` lost, ended at the last trace it left.
-void close_lost(const fs::path& run_dir, RunRecord& record) {
-  // The last trace the run left: the newest file of its folder.
+constexpr const char* kLostNotice =
+    "the run's supervisor ended without finishing this record; its end is unknown and is taken as the last "
+    "trace it left";
+
+// When a lost run ended, as far as anyone can tell: the last trace it left,
+// the newest file of its folder, never before its start (a filesystem's
+// clock is coarser than the one that dated the start).
+std::string lost_end(const fs::path& run_dir, const std::string& started_at) {
   // (file_clock's epoch is not the system clock's: an empty file_time_type{}
   // is a date in 2174, later than any real file.)
   std::error_code ec;
   fs::file_time_type newest = fs::file_time_type::min();
   for (fs::directory_iterator it(run_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto t = it->last_write_time(ec);
+    const auto t = it->symlink_status(ec).type() == fs::file_type::regular ? it->last_write_time(ec) : newest;
     if (!ec && t > newest) newest = t;
   }
-  if (newest == fs::file_time_type::min()) {
-    record.ended_at = record.started_at;  // nothing left to date it by: it ended as it began
-  } else {
-    const auto sys = std::chrono::file_clock::to_sys(newest);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
-    record.ended_at = iso_utc_ms(ms);
-  }
-  record.end_known = false;
-  record.status = RunStatus::lost;
-  record.notices.push_back(
-      {NoticeKind::alert,
-       "the run's supervisor ended without finishing this record; its end is unknown and is "
-       "taken as the last trace it left"});
+  if (newest == fs::file_time_type::min()) return started_at;  // nothing to date it by: it ended as it began
+  const auto sys = std::chrono::file_clock::to_sys(newest);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
+  const std::string end = iso_utc_ms(ms);
+  // Both are ISO 8601 UTC to the millisecond: they sort as they happened.
+  return end < started_at ? started_at : end;
 }
 
 }  // namespace
@@ -410,15 +533,24 @@ bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
   if (record.ended_at || supervisor_alive(record)) return false;
   // Again under the record folder's lock, from the file: the run's watchdog
   // may be adding what it moved aside (supervisor/sweep_after_death.hpp).
-  RunRecord closed;
-  const auto written = update_record(run_dir, [&](RunRecord& now) {
-    if (now.ended_at || supervisor_alive(now)) return false;
-    close_lost(run_dir, now);
-    closed = now;
-    return true;
+  // Only the end is added: everything the record held stays as it was.
+  std::optional<RunRecord> closed;
+  const auto written = update_record_json(run_dir, [&](ordered_json& j) {
+    auto now = record_from(j, run_dir);
+    if (!now || now.value().ended_at || supervisor_alive(now.value())) return false;
+    j["ended_at"] = lost_end(run_dir, now.value().started_at);
+    j["end_known"] = false;
+    j["status"] = run::to_string(RunStatus::lost);
+    if (auto notices = j.find("notices"); notices != j.end() && notices->is_array())
+      notices->push_back({{"kind", run::to_string(NoticeKind::alert)}, {"text", kLostNotice}});
+    else if (notices == j.end())
+      j["notices"] = ordered_json::array({{{"kind", run::to_string(NoticeKind::alert)}, {"text", kLostNotice}}});
+    if (auto typed = RunRecord::from_json(json(j))) closed = std::move(typed).value();
+    return closed.has_value();
   });
-  if (!written || !written.value()) return false;
-  record = std::move(closed);
+  if (!written || !written.value() || !closed) return false;
+  release_record_space(run_dir);  // the room its supervisor held for the end it never wrote
+  record = std::move(*closed);
   return true;
 }
 

@@ -126,6 +126,19 @@ bool record_ended(const fs::path& run_dir);
 // supervisor writes its record three times with the same policy: it passes
 // that policy once dumped (policy_text()) and `record.policy` is not written.
 Status write_record(const fs::path& run_dir, const RunRecord& record, std::string_view policy_text = {});
+// Room for the record's last write, taken when its first is made (before the
+// command starts): DIR/.reserve, `bytes` allocated on the state folder's
+// filesystem. A full filesystem is refused here, with the reason and the fix,
+// rather than losing the outcome of a run that ran. release_record_space()
+// gives the room back just before the last write.
+Status reserve_record_space(const fs::path& run_dir, std::size_t bytes);
+// The error of a run refused for want of room for its record (`bytes`).
+Error state_folder_full(const fs::path& run_dir, std::size_t bytes);
+void release_record_space(const fs::path& run_dir);
+// The record cut to what says how the run ended (no policy, the first
+// notices, no quarantined contents), for when the whole one does not fit.
+Status write_outcome_only(const fs::path& run_dir, const RunRecord& record);
+
 // The run's record folder (its parents too), 0700. Made once the command's
 // first process exists, or earlier by what writes into it first (the broker's
 // request log).

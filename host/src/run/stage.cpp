@@ -16,6 +16,7 @@
 #include "run/compose_request.hpp"
 #include "run/git_paths.hpp"
 #include "supervisor/pids_limit.hpp"
+#include "run/private_dir.hpp"
 
 namespace px::run {
 
@@ -137,9 +138,8 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   PX_TRY_ASSIGN(auto seal, choose_seal(in));
 
   // 3. The run's private dir: its temp dir inside it.
-  std::string dir_error;
-  const auto private_dir = make_run_private_dir(dir_error);
-  if (!private_dir) return Error::io(dir_error, 0);
+  PX_TRY_ASSIGN(auto made_private, make_private_dir());
+  const std::optional<fs::path> private_dir = made_private.path;
   PrivateDirGuard guard{*private_dir};
 
   // 4. The policy: profiles, agent, harness plugin, flags.
@@ -168,7 +168,7 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   plan.notices = seal.notices;
   for (auto& n : composed.notices) plan.notices.push_back(std::move(n));
   plan.dirs = {in.runs_dir.empty() ? (agent ? agent->paths.runs() : adhoc_runs_dir()) : in.runs_dir,
-               *private_dir, *private_dir / "tmp"};
+               *private_dir, *private_dir / "tmp", made_private.lock};
   plan.cwd = in.cwd ? *in.cwd : plan.policy.run_folder();
   plan.record = std::move(in.record);
   for (auto& h : held) plan.held_secrets[h.credential.spec.name] = std::move(h.secret);

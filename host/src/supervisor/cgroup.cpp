@@ -185,8 +185,19 @@ Result<RunCgroup> RunCgroup::create(const CgroupProbe& where, const std::string&
   return cg;
 }
 
+Result<RunCgroup> RunCgroup::existing(const fs::path& path) {
+  RunCgroup cg;
+  cg.owned_ = false;
+  cg.path_ = path;
+  cg.dir_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!cg.dir_) return Error::io("open the run's cgroup " + path.string(), errno);
+  cg.events_watch_ = UniqueFd(::openat(cg.dir_.get(), "cgroup.events", O_RDONLY | O_CLOEXEC));
+  if (!cg.events_watch_) return Error::io("open " + (path / "cgroup.events").string(), errno);
+  return cg;
+}
+
 RunCgroup::~RunCgroup() {
-  if (!path_.empty() && !removed_) (void)remove();
+  if (owned_ && !path_.empty() && !removed_) (void)remove();
 }
 
 Status RunCgroup::add(pid_t pid) {
@@ -274,7 +285,7 @@ Status RunCgroup::kill(std::chrono::milliseconds timeout) {
 }
 
 Status RunCgroup::remove() {
-  if (removed_ || path_.empty()) return ok();
+  if (!owned_ || removed_ || path_.empty()) return ok();
   if (auto pop = populated(); pop && pop.value()) PX_TRY(kill());
   for (int attempt = 0;; ++attempt) {
     if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) break;

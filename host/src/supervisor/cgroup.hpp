@@ -61,6 +61,11 @@ class RunCgroup {
   static Result<RunCgroup> create(const CgroupProbe& where, const std::string& name,
                                   const CgroupLimits& limits);
 
+  // A run's cgroup that another process made (the run's supervisor), for
+  // `pause`, `resume` and `kill` when that supervisor does not answer
+  // (supervisor/direct_control.hpp). This handle never removes it.
+  static Result<RunCgroup> existing(const fs::path& path);
+
   RunCgroup(RunCgroup&&) noexcept = default;
   RunCgroup& operator=(RunCgroup&&) noexcept = default;
   RunCgroup(const RunCgroup&) = delete;
@@ -101,6 +106,7 @@ class RunCgroup {
   UniqueFd events_watch_;
   std::vector<std::string> applied_;
   bool removed_ = false;
+  bool owned_ = true;  // false: existing(), left as it is when this goes
 };
 
 // Async-signal-safe: moves the calling process into the cgroup of `cgroup_fd`

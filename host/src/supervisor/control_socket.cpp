@@ -49,7 +49,8 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-// Reads up to the first newline; nullopt on timeout, error or an over-long line.
+// Reads up to the first newline; nullopt on timeout (errno EAGAIN), error or
+// an over-long line.
 std::optional<std::string> read_line(int fd) {
   std::string line;
   char buf[4096];
@@ -116,12 +117,19 @@ std::optional<std::string> client_inside_run_reason() {
   return std::nullopt;
 }
 
+std::int64_t boottime_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
 Result<std::unique_ptr<ControlServer>> ControlServer::start(fs::path path, Handler handler,
-                                                            PeerCheck extra_check) {
+                                                            PeerCheck extra_check, Idle idle) {
   std::unique_ptr<ControlServer> s(new ControlServer());
   s->path_ = std::move(path);
   s->handler_ = std::move(handler);
   s->extra_check_ = std::move(extra_check);
+  s->idle_ = std::move(idle);
   PX_TRY_ASSIGN(const sockaddr_un addr, unix_address(s->path_));
   s->listen_fd_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s->listen_fd_) return Error::io("create a unix socket", errno);
@@ -162,11 +170,15 @@ void ControlServer::stop() {
 void ControlServer::serve() {
   for (;;) {
     pollfd fds[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    const int ready = ::poll(fds, 2, idle_ ? static_cast<int>(kIdleEvery.count()) : -1);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[1].revents) return;
+    // Also before a request: a supervisor that was stopped, then continued,
+    // first takes in what was done to its run meanwhile, then what is asked.
+    if (idle_) idle_();
     if (!(fds[0].revents & POLLIN)) continue;
     UniqueFd conn(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn) continue;
@@ -197,6 +209,13 @@ void ControlServer::handle(int conn) {
     } else if (request.value("v", 0) != kControlProtocolVersion) {
       response =
           failure("this supervisor speaks control protocol version 1; update parallex so both sides match");
+    } else if (const auto deadline = request.find("deadline_ms");
+               deadline != request.end() && deadline->is_number_integer() &&
+               deadline->get<std::int64_t>() < boottime_ms()) {
+      // The client gave up waiting and acted on the run itself (this
+      // supervisor was stopped or hung): what it did comes through
+      // take_direct(), in order; this late request is not acted on.
+      return;
     } else {
       try {
         response = handler_(request, cred.pid);
@@ -212,7 +231,9 @@ void ControlServer::handle(int conn) {
 int probe_socket(const fs::path& socket) {
   auto addr = unix_address(socket);
   if (!addr) return ENAMETOOLONG;
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking: a supervisor that stopped accepting (SIGSTOP, hung) with
+  // its backlog full would hold a blocking connect for ever.
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) return errno;
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0)
     return errno;
@@ -224,17 +245,35 @@ Result<nlohmann::json> send_request(const fs::path& socket, const nlohmann::json
   PX_TRY_ASSIGN(const sockaddr_un addr, unix_address(socket));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return Error::io("create a unix socket", errno);
+  const auto no_answer = [&] {
+    return Error::conflict("the supervisor on " + socket.string() + " did not answer within " +
+                           std::to_string(timeout.count()) + " ms");
+  };
+  // Before the connect too: a unix connect waits for room in a full backlog
+  // for as long as the send time-out says.
+  set_timeouts(fd.get(), timeout);
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
     if (err == ENOENT || err == ECONNREFUSED)
       return Error::not_found("no supervisor listens on " + socket.string() + " (the run has ended)");
+    if (err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT || err == EINPROGRESS) return no_answer();
     return Error::io("connect to " + socket.string(), err);
   }
-  set_timeouts(fd.get(), timeout);
-  if (!write_all(fd.get(), to_json_text(request) + "\n"))
+  nlohmann::json sent = request;
+  sent["deadline_ms"] = boottime_ms() + timeout.count();
+  if (!write_all(fd.get(), to_json_text(sent) + "\n")) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return no_answer();
     return Error::io("send to " + socket.string(), errno);
+  }
+  errno = 0;
   const auto line = read_line(fd.get());
-  if (!line) return Error::io("read the answer from " + socket.string(), errno ? errno : EPROTO);
+  if (!line) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return no_answer();
+    if (errno == 0)
+      return Error::io("the supervisor on " + socket.string() + " closed the connection without an answer",
+                       EPROTO);
+    return Error::io("read the answer from " + socket.string(), errno);
+  }
   auto j = parse_json_input(*line);
   if (j.is_discarded() || !j.is_object())
     return Error::internal("the supervisor on " + socket.string() + " answered something that is not JSON");

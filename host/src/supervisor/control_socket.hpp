@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -44,9 +45,15 @@ class ControlServer {
   using Handler = std::function<nlohmann::json(const nlohmann::json& request, pid_t peer_pid)>;
   using PeerCheck = std::function<std::optional<std::string>(pid_t)>;
 
+  // Called from the server's thread when no request came for a while
+  // (kIdleEvery): the run's supervisor looks there for what was done to its
+  // run while it did not answer (RunControl::take_direct).
+  using Idle = std::function<void()>;
+  static constexpr std::chrono::milliseconds kIdleEvery{250};
+
   // Binds `path` (removing a stale socket there) and serves from a thread.
   static Result<std::unique_ptr<ControlServer>> start(fs::path path, Handler handler,
-                                                      PeerCheck extra_check = {});
+                                                      PeerCheck extra_check = {}, Idle idle = {});
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
@@ -65,15 +72,28 @@ class ControlServer {
   UniqueFd wake_read_, wake_write_;
   Handler handler_;
   PeerCheck extra_check_;
+  Idle idle_;
   std::thread thread_;
   bool stopped_ = false;
 };
 
+// How long a client waits for a supervisor's answer before it acts on the
+// run without it (supervisor/direct_control.hpp): a pause of 200 processes
+// answers in 25 ms on a loaded machine, a second is far beyond any healthy one.
+inline constexpr std::chrono::milliseconds kAnswerWithin{1000};
+
 // One request, one response. Error kind not_found when nothing listens there
-// (ENOENT / ECONNREFUSED: a stale socket).
+// (ENOENT / ECONNREFUSED: a stale socket); kind conflict, with "did not
+// answer within N ms", when the supervisor took longer than `timeout` to
+// answer (stopped, hung): the request carries its deadline, and a supervisor
+// that reads it later drops it unanswered rather than act on it late.
 Result<nlohmann::json> send_request(const fs::path& socket, const nlohmann::json& request,
-                                    std::chrono::milliseconds timeout = std::chrono::seconds(10));
-// 0 when something accepts connections on `socket`, else the connect errno.
+                                    std::chrono::milliseconds timeout = kAnswerWithin);
+// 0 when something accepts connections on `socket`, else the connect errno
+// (EAGAIN when its backlog is full: a supervisor that stopped accepting).
 int probe_socket(const fs::path& socket);
+// Milliseconds of CLOCK_BOOTTIME: a request's deadline, the same clock on
+// both sides of the socket (and across a suspend).
+std::int64_t boottime_ms();
 
 }  // namespace px::supervisor

@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/json_io.hpp"
+#include "common/read_file.hpp"
 #include "common/replace_file.hpp"
 #include "supervisor/registry.hpp"
 
@@ -27,9 +27,12 @@ void clear_global_pause(const fs::path& runtime_dir) {
 }
 
 std::optional<std::string> global_pause_since(const fs::path& runtime_dir) {
-  std::ifstream in(pause_file(runtime_dir));
-  if (!in) return std::nullopt;
-  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const auto text =
+      read_regular_file(pause_file(runtime_dir), {.max_bytes = 64 * 1024, .follow_links = false});
+  if (!text && text.error().kind == ErrorKind::not_found) return std::nullopt;
+  // Anything else there (unreadable, damaged) still holds the runs: a pause
+  // is never lifted by a file that cannot be read.
+  const auto j = text ? parse_json_input(text.value()) : nlohmann::json(nlohmann::json::value_t::discarded);
   if (j.is_object() && j.contains("since") && j["since"].is_string()) return j["since"].get<std::string>();
   return std::string("an unknown time");
 }

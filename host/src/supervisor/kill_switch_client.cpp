@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "supervisor/control_socket.hpp"
+#include "supervisor/direct_control.hpp"
 #include "supervisor/global_pause.hpp"
 
 namespace px::supervisor {
@@ -44,13 +45,33 @@ Result<std::vector<RunEntry>> select_runs(const fs::path& runtime_dir, const Run
 }
 
 std::vector<RunOpOutcome> request_runs(const std::vector<RunEntry>& runs, const std::string& op,
-                                       const std::string& by) {
+                                       const std::string& by, std::chrono::milliseconds answer_within) {
   std::vector<RunOpOutcome> out(runs.size());
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     out[i].run = runs[i];
     threads.emplace_back([&, i] {
-      auto reply = send_request(runs[i].socket, {{"v", kControlProtocolVersion}, {"op", op}, {"by", by}});
+      const RunEntry& run = runs[i];
+      // The user's "stop everything" does not wait on the process it stops.
+      const auto direct = [&](const std::string& why) {
+        auto done = act_directly(run.socket.parent_path(), run, op, by, why);
+        if (done) {
+          out[i].ok = true;
+          out[i].direct = done.value();
+          out[i].reply = {{"ok", true},
+                          {"run",
+                           {{"id", run.id},
+                            {"state", pending_direct_state(run.socket.parent_path(), run.id).value_or("")}}}};
+        } else {
+          out[i].error =
+              "its supervisor " + why + ", and acting on the run without it failed: " + done.error().message;
+        }
+      };
+      if (const auto stopped = supervisor_cannot_answer(run)) return direct(*stopped);
+      auto reply =
+          send_request(run.socket, {{"v", kControlProtocolVersion}, {"op", op}, {"by", by}}, answer_within);
+      if (!reply && reply.error().kind == ErrorKind::conflict && process_alive(run.pid, run.pid_start))
+        return direct("did not answer within " + std::to_string(answer_within.count()) + " ms");
       if (!reply) {
         out[i].error = reply.error().message;
         return;

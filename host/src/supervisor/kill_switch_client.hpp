@@ -2,12 +2,14 @@
 // The client side of the kill switch, for `parallex runs/pause/resume/kill`
 // and the benchmark: pick runs from the registry, send them one request each
 // (in parallel, so pausing five runs takes as long as the slowest one).
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
+#include "supervisor/control_socket.hpp"
 #include "supervisor/registry.hpp"
 
 namespace px::supervisor {
@@ -25,11 +27,17 @@ struct RunOpOutcome {
   bool ok = false;
   std::string error;
   nlohmann::json reply;  // the supervisor's, when it answered
+  // When the supervisor did not answer and the command acted on the run
+  // itself (supervisor/direct_control.hpp): what it did, as a sentence.
+  std::string direct;
 };
 
-// Sends {"v":1,"op":op,"by":by} to each run's supervisor, in parallel.
+// Sends {"v":1,"op":op,"by":by} to each run's supervisor, in parallel. A
+// supervisor that is stopped, or does not answer within `answer_within`, is
+// not waited for: the run is paused, resumed or killed without it.
 std::vector<RunOpOutcome> request_runs(const std::vector<RunEntry>& runs, const std::string& op,
-                                       const std::string& by);
+                                       const std::string& by,
+                                       std::chrono::milliseconds answer_within = kAnswerWithin);
 
 // pause --all also writes the pause file first (new runs start paused), then pauses
 // every live run; pause NAME|RUN-ID pauses those runs only. Refused inside a run.

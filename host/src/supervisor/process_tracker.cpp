@@ -19,6 +19,20 @@ Result<std::unique_ptr<ProcessTracker>> ProcessTracker::start() {
   return t;
 }
 
+std::unique_ptr<ProcessTracker> ProcessTracker::observe(pid_t supervisor, pid_t root,
+                                                        std::uint64_t root_start, pid_t excluded) {
+  std::unique_ptr<ProcessTracker> t(new ProcessTracker());
+  t->self_ = supervisor;
+  if (excluded > 0) t->excluded_.insert(excluded);
+  const auto st = read_proc_stat(root);
+  t->root_ = root;
+  t->root_start_ = root_start;
+  // A root gone (or its pid another process's now) is not walked; what was
+  // under it came back to the supervisor, which is walked.
+  if (st && st->start_time == root_start) t->known_[root] = root_start;
+  return t;
+}
+
 void ProcessTracker::attach(pid_t root) {
   std::lock_guard lock(mu_);
   root_ = root;
@@ -60,6 +74,8 @@ std::vector<ProcStat> ProcessTracker::scan_locked() {
     if (!st) continue;
     const auto k = known_.find(pid);
     if (k != known_.end() && k->second != st->start_time) continue;  // pid reused by a stranger
+    if (pid == root_ && root_start_ != 0 && st->start_time != root_start_)
+      continue;  // the same, for the root
     if (k == known_.end() && st->ppid == self_ && st->start_time < root_start_)
       continue;  // ours, older than the run
     if (st->state == 'Z' || st->state == 'X') {

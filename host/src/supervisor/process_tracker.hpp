@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -37,6 +38,14 @@ class ProcessTracker {
  public:
   // Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER).
   static Result<std::unique_ptr<ProcessTracker>> start();
+
+  // Another process's run, for `pause`, `resume` and `kill` when its
+  // supervisor does not answer (supervisor/direct_control.hpp): the tree
+  // from `root` when it is still the process that started at `root_start`,
+  // and the orphans that came back to `supervisor` (not `excluded`, its
+  // watchdog). This process does not become a subreaper.
+  static std::unique_ptr<ProcessTracker> observe(pid_t supervisor, pid_t root, std::uint64_t root_start,
+                                                 pid_t excluded);
 
   // The sealed child: the root of the tracked tree.
   void attach(pid_t root);

@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <csignal>
 #include <ctime>
-#include <fstream>
 #include <sstream>
 
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "common/read_file.hpp"
 #include "common/replace_file.hpp"
 #include "common/unique_fd.hpp"
 #include "supervisor/control_socket.hpp"
@@ -28,6 +28,9 @@ nlohmann::json to_json(const RunEntry& e) {
           {"pid", e.pid},
           {"pid_start", e.pid_start},
           {"child_pid", e.child_pid},
+          {"child_start", e.child_start},
+          {"watchdog_pid", e.watchdog_pid},
+          {"cgroup", e.cgroup.string()},
           {"since", e.since},
           {"state", e.state},
           {"mechanism", e.mechanism},
@@ -45,6 +48,9 @@ RunEntry run_entry_from_json(const nlohmann::json& j) {
   e.pid = j.value("pid", 0);
   e.pid_start = j.value("pid_start", std::uint64_t{0});
   e.child_pid = j.value("child_pid", 0);
+  e.child_start = j.value("child_start", std::uint64_t{0});
+  e.watchdog_pid = j.value("watchdog_pid", 0);
+  e.cgroup = j.value("cgroup", "");
   e.since = j.value("since", "");
   e.state = j.value("state", "");
   e.mechanism = j.value("mechanism", "");
@@ -85,6 +91,7 @@ Status write_entry(const fs::path& runs, const RunEntry& e) {
 void remove_entry(const fs::path& runs, const std::string& id) {
   ::unlink((runs / (id + ".json")).c_str());
   ::unlink((runs / (id + ".sock")).c_str());
+  ::unlink((runs / (id + ".direct")).c_str());  // supervisor/direct_control.hpp
 }
 
 std::string utc_now_iso() {
@@ -123,10 +130,18 @@ ListedRuns list_runs(const fs::path& runtime_dir) {
   for (fs::directory_iterator it(runs, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path p = it->path();
     if (p.extension() != ".json" || p.filename().string()[0] == '.') continue;
-    std::ifstream in(p);
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    // Through the one reader of small files: a FIFO or a folder named like an
+    // entry is skipped, never waited on.
+    const auto text = read_regular_file(p, {.max_bytes = 256 * 1024, .follow_links = false});
+    if (!text) continue;
+    const auto j = parse_json_input(text.value());
     if (j.is_discarded() || !j.is_object()) continue;  // half-written by another process; not ours to judge
-    RunEntry e = run_entry_from_json(j);
+    RunEntry e;
+    try {
+      e = run_entry_from_json(j);
+    } catch (const nlohmann::json::exception&) {
+      continue;  // a member of another type: not an entry this parallex wrote
+    }
     if (e.id.empty() || e.id + ".json" != p.filename().string()) continue;
     bool stale = !process_alive(e.pid, e.pid_start);
     if (!stale) {

@@ -25,9 +25,15 @@ struct RunEntry {
   pid_t pid = 0;                // the supervisor's
   std::uint64_t pid_start = 0;  // its start time, so a reused pid is not taken for it
   pid_t child_pid = 0;          // the sealed child, 0 until launched
-  std::string since;            // ISO 8601 UTC
-  std::string state;            // starting, running, paused, killed, ended
-  std::string mechanism;        // cgroup or process-tree
+  std::uint64_t child_start = 0;
+  pid_t watchdog_pid = 0;  // the run's watchdog, a child of the supervisor that is not the run's
+  // The run's cgroup, empty in the process-tree fallback. With the child's
+  // pid and start, what `pause`, `resume` and `kill` act on when the
+  // supervisor does not answer (supervisor/direct_control.hpp).
+  fs::path cgroup;
+  std::string since;      // ISO 8601 UTC
+  std::string state;      // starting, running, paused, killed, ended
+  std::string mechanism;  // cgroup or process-tree
   fs::path socket;
   fs::path folder;  // the run folder (a workspace is not removed while a run works in it)
 };

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <random>
@@ -24,6 +25,7 @@
 #include "common/redact.hpp"
 #include "policy/policy_json.hpp"
 #include "proxy/proxy.hpp"
+#include "run/private_dir.hpp"
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/home_settings.hpp"
@@ -60,6 +62,10 @@ std::string join(const std::vector<std::string>& argv) {
   for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
   return out;
 }
+
+// Room held for a record's last write (run::reserve_record_space): a record
+// is 30-60 KB (the policy most of it), written next to the one before.
+constexpr std::size_t kRecordReserve = 256 * 1024;
 
 // Test-only fault injection: PARALLEX_TEST_FAIL_AT=STEP makes that set-up
 // step fail, so tests can check that the record is finished whatever fails.
@@ -129,6 +135,14 @@ class Run {
       if (e.reason == policy::kSetOnPurpose)
         r.env_passed.push_back(
             {{"name", e.name}, {"from", "a value given"}, {"passed", true}, {"origin", e.origin.describe()}});
+    // Room for the record's last write, before anything of the run starts:
+    // a run that ran always has its outcome, even when what it did filled
+    // the state folder's filesystem; a filesystem already full refuses the
+    // run here, saying so.
+    if (auto reserved = run::reserve_record_space(dir_, kRecordReserve); !reserved) {
+      no_room_ = true;
+      return reserved.error();
+    }
     return ok();
   }
 
@@ -194,6 +208,13 @@ class Run {
     options.limits.pids_max = plan_.policy.process_limit().max;
     options.pids_v1 = plan_.seal != run::SealLevel::none;
     PX_TRY_ASSIGN(auto control, RunControl::prepare(std::move(options)));
+    // A supervisor killed with SIGKILL cannot remove the run's private dir:
+    // its watchdog does, once the run is dead (run/private_dir.hpp).
+    if (sweep_available() && !plan_.dirs.private_dir.empty()) {
+      UniqueFd base(::open(plan_.dirs.private_dir.parent_path().c_str(),
+                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (base) (void)control->hand_private_dirs(base.get());
+    }
     std::lock_guard lock(mu_);
     control_ = std::move(control);
     record_.notices.push_back({NoticeKind::kill_switch, control_->mechanism_note()});
@@ -521,7 +542,17 @@ class Run {
       }
       lap("armed, watched");
       record_.status = RunStatus::running;
-      PX_TRY(write_record());
+      if (auto first = write_record(); !first) {
+        // The room reserved above is for the last write; the filesystem filled
+        // meanwhile (by something else: the run has not started).
+        if (first.error().message.find(std::strerror(ENOSPC)) != std::string::npos ||
+            first.error().message.find(std::strerror(EDQUOT)) != std::string::npos) {
+          no_room_ = true;
+          run::release_record_space(dir_);
+          return run::state_folder_full(dir_, kRecordReserve + policy_text_.size() + 16 * 1024);
+        }
+        return first.error();
+      }
       lap("record");
       if (observer_.started) observer_.started(record_);
       hand_quarantine_to_watchdog();
@@ -620,7 +651,9 @@ class Run {
   // The record's end: status, exit status, end time; the private dir goes.
   // Called once, by run() or by the guard when a step failed.
   RunResult finish(const std::optional<Error>& step_error = std::nullopt) {
-    if (auto made = make_record(); !made) say({NoticeKind::alert, made.error().message});
+    // Its error is the run's (launch_error_ or step_error) when it failed before.
+    const bool made_before = record_made_;
+    if (auto made = make_record(); !made && made_before) say({NoticeKind::alert, made.error().message});
     quarantine();
     lap("quarantine");
     run::RunRecord& r = record_;
@@ -646,7 +679,7 @@ class Run {
       if (stop_signal) {
         r.status = RunStatus::interrupted;
         r.signal = stop_signal;
-      } else if (control_ && control_->state() == RunState::killed) {
+      } else if (control_ && control_->was_killed()) {
         r.status = RunStatus::killed;
       } else if (l.signal) {
         r.status = RunStatus::signaled;
@@ -678,19 +711,47 @@ class Run {
     r.exit_status = run::exit_status(r.status, r.exit_code.value_or(0), r.signal.value_or(0));
     r.ended_at = iso_utc_now();
     if (plan_.on_finish) plan_.on_finish(r);
-    if (auto written = write_record(); !written) say({NoticeKind::alert, written.error().message});
+    write_last_record();
     std::error_code ec;
     if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
     finished_ = true;
     return RunResult{r, dir_};
   }
 
+  // The record's last write, into the room reserved at its first; cut to the
+  // run's outcome when even that does not fit. A record never written (its
+  // first write comes before the command starts, so nothing ran) leaves no
+  // folder behind.
+  void write_last_record() {
+    run::release_record_space(dir_);
+    // Refused for want of room before anything ran: a record would only take
+    // more of what little is left; the message says why nothing ran.
+    if (no_room_ && !launched_) return discard();
+    auto written = write_record();
+    if (written) return;
+    std::error_code ec;
+    const bool had_record = fs::exists(dir_ / "run.json", ec);
+    if (had_record && run::write_outcome_only(dir_, record_)) {
+      say({NoticeKind::alert, "the run's record keeps only how the run ended: " + written.error().message});
+      return;
+    }
+    if (!had_record && !launched_) {
+      discard();
+      if (record_.setup_error.empty())
+        say({NoticeKind::alert, "no record of this run was kept: " + written.error().message});
+      return;
+    }
+    say({NoticeKind::alert, written.error().message});
+  }
+
   // No record could be made: nothing of the run is left behind (its private
-  // dir, the empty folder its record would have gone to).
+  // dir, the folder its record would have gone to, with what went there
+  // before the record: the reserved room, the proxy's and broker's logs of a
+  // command that never started).
   void discard() {
     std::error_code ec;
     if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
-    if (!dir_.empty() && !fs::exists(dir_ / "run.json", ec)) fs::remove(dir_, ec);
+    if (!dir_.empty() && !fs::exists(dir_ / "run.json", ec)) fs::remove_all(dir_, ec);
   }
 
   bool finished() const { return finished_; }
@@ -759,6 +820,7 @@ class Run {
   std::string id_;
   fs::path dir_;
   bool record_made_ = false;
+  bool no_room_ = false;  // the record's room could not be reserved: nothing ran, no record is kept
   run::RunRecord record_;  // its `policy` stays empty: the file gets policy_text_
   std::string policy_text_;
   std::optional<Background<std::string>> policy_text_made_;  // open_record() starts it; taken before the fork
@@ -808,6 +870,8 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   // machine went down) are swept before this one starts, perhaps in the same folder.
   if (sweep_available() && observer.notice)
     for (const auto& line : sweep_unswept_runs()) observer.notice({NoticeKind::alert, line});
+  // And the private dirs of runs whose supervisor and watchdog both died.
+  run::sweep_private_dirs();
   Run r(std::move(plan), backend, observer);
   if (auto opened = r.open_record(); !opened) {
     r.discard();

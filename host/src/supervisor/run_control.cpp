@@ -9,6 +9,7 @@
 
 #include "common/paths.hpp"
 #include "supervisor/control_socket.hpp"
+#include "supervisor/direct_control.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/proc.hpp"
 #include "supervisor/process_tracker.hpp"
@@ -144,6 +145,7 @@ Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions option
   rc->entry_.state = to_string(RunState::starting);
   rc->entry_.mechanism = to_string(rc->mechanism_);
   rc->entry_.socket = rc->runs_dir_ / (o.run_id + ".sock");
+  if (rc->cgroup_) rc->entry_.cgroup = rc->cgroup_->path();
 
   // The watchdog comes with the cgroup: a supervisor killed from here on
   // leaves no cgroup behind (the watchdog removes it, and the socket and
@@ -154,10 +156,12 @@ Result<std::unique_ptr<RunControl>> RunControl::prepare(RunControlOptions option
       spec.cgroup_fd = rc->cgroup_->cgroup_fd();
       spec.cgroup_path = rc->cgroup_->path();
     }
-    spec.unlink = {rc->entry_.socket, rc->runs_dir_ / (o.run_id + ".json")};
+    spec.unlink = {rc->entry_.socket, rc->runs_dir_ / (o.run_id + ".json"),
+                   direct_op_file(rc->runs_dir_, o.run_id)};
     if (rc->pids_v1_) spec.rmdir.push_back(rc->pids_v1_->path());
     PX_TRY_ASSIGN(rc->watchdog_, spawn_watchdog(spec));
     if (rc->tracker_) rc->tracker_->exclude(rc->watchdog_.pid);
+    rc->entry_.watchdog_pid = rc->watchdog_.pid;
   }
   return rc;
 }
@@ -167,7 +171,8 @@ Status RunControl::arm() {
   // refuses is always stale.
   PX_TRY_ASSIGN(server_, ControlServer::start(
                              entry_.socket, [this](const nlohmann::json& r, pid_t) { return handle(r); },
-                             [this](pid_t pid) { return peer_inside_run(pid); }));
+                             [this](pid_t pid) { return peer_inside_run(pid); }, [this] { take_direct(); }));
+  std::lock_guard lock(mu_);
   return write_entry(runs_dir_, entry_);
 }
 
@@ -185,6 +190,10 @@ fs::path RunControl::cgroup_path() const {
 
 bool RunControl::hand_sweep(int state_fd, int run_dir_fd) const {
   return hand_sweep_to_watchdog(watchdog_, state_fd, run_dir_fd);
+}
+
+bool RunControl::hand_private_dirs(int dir_fd) const {
+  return hand_private_dirs_to_watchdog(watchdog_, dir_fd);
 }
 
 int RunControl::cgroup_fd() const {
@@ -209,6 +218,7 @@ Status RunControl::attach(pid_t sealed_child, bool enters_itself) {
   std::lock_guard lock(mu_);
   if (finished_) return Error::conflict("run " + options_.run_id + " has finished already.");
   entry_.child_pid = sealed_child;
+  if (const auto st = read_proc_stat(sealed_child)) entry_.child_start = st->start_time;
   if (cgroup_) {
     // A child that enters by itself does so before it runs anything, or fails
     // the run; moving it here too would be a second migration, and each costs
@@ -308,6 +318,7 @@ Status RunControl::kill(const std::string& by) {
     PX_TRY(tracker_->kill_all());
   }
   events_.push_back({{"op", "kill"}, {"by", by}, {"at", utc_now_iso()}});
+  killed_ = true;
   set_state_locked(RunState::killed);
   notice("run " + options_.run_id + " killed by " + by);
   return ok();
@@ -316,6 +327,11 @@ Status RunControl::kill(const std::string& by) {
 RunState RunControl::state() const {
   std::lock_guard lock(mu_);
   return state_;
+}
+
+bool RunControl::was_killed() const {
+  std::lock_guard lock(mu_);
+  return killed_;
 }
 
 std::vector<pid_t> RunControl::processes() const {
@@ -398,7 +414,27 @@ nlohmann::json RunControl::handle(const nlohmann::json& request) {
   return reply;
 }
 
+void RunControl::take_direct() {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) return;
+  }
+  const auto done = take_direct_op(runs_dir_, options_.run_id);
+  if (!done) return;
+  const std::string by = (done->by.empty() ? "parallex " + done->op : done->by) +
+                         " (done without this supervisor, which " + done->why + ")";
+  Status applied = ok();
+  if (done->op == "pause")
+    applied = pause(by);
+  else if (done->op == "resume")
+    applied = resume(by);
+  else
+    applied = kill(by);
+  if (!applied) notice("what " + by + " did could not be taken in: " + applied.error().message);
+}
+
 void RunControl::retire() {
+  take_direct();
   {
     std::lock_guard lock(mu_);
     if (retired_ || finished_) return;
@@ -410,6 +446,7 @@ void RunControl::retire() {
 }
 
 void RunControl::finish() {
+  take_direct();
   bool retired = false;
   {
     std::lock_guard lock(mu_);

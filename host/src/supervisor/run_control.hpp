@@ -113,6 +113,9 @@ class RunControl {
   // Hands the watchdog what it sweeps with after a supervisor's death
   // (supervisor/sweep_after_death.hpp). False without a watchdog.
   bool hand_sweep(int state_fd, int run_dir_fd) const;
+  // Hands the watchdog the runs-private folder (run/private_dir.hpp), whose
+  // unheld dirs it removes after the supervisor's death. False without a watchdog.
+  bool hand_private_dirs(int dir_fd) const;
   // For a later parallex to tell whether the run is over (supervisor/unswept.hpp):
   // the watchdog's pid (0 without one) and the cgroup's path (empty without one).
   pid_t watchdog_pid() const { return watchdog_.pid; }
@@ -136,6 +139,10 @@ class RunControl {
   Status kill(const std::string& by);
 
   RunState state() const;
+  // Whether the run was killed by a request (`parallex kill`, a stop signal,
+  // or a kill done without this supervisor): its record says `killed`. The
+  // state is `ended` once finish() ran, whatever ended it.
+  bool was_killed() const;
   // The run's processes now (cgroup.procs, or the tracked tree).
   std::vector<pid_t> processes() const;
   // Whether `pid` is one of the run's processes. With a cgroup this asks the
@@ -145,6 +152,13 @@ class RunControl {
   nlohmann::json status() const;
   // For run.json: mechanism, note, pauses and kills with their times.
   nlohmann::json record() const;
+
+  // Takes in what a client did to the run while this supervisor did not
+  // answer (stopped, hung: supervisor/direct_control.hpp) and makes it its
+  // own: a pause done on the cgroup cuts the network too and holds the run
+  // paused, a kill is recorded as the run's end. The socket's thread calls
+  // it when idle and before each request; retire() and finish() once more.
+  void take_direct();
 
   // The command has ended and the seal is being torn down: stops the socket
   // and removes the registry entry (nothing of the run is left to pause or
@@ -180,6 +194,7 @@ class RunControl {
   mutable std::mutex mu_;
   RunState state_ = RunState::starting;
   bool pause_pending_ = false;
+  bool killed_ = false;
   bool finished_ = false;
   bool retired_ = false;  // retire(): the socket stopped, the entry removed
   nlohmann::json events_ = nlohmann::json::array();

@@ -11,6 +11,7 @@
 
 #include "common/redact.hpp"
 #include "common/unique_fd.hpp"
+#include "run/private_dir.hpp"
 #include "run/record.hpp"
 #include "supervisor/quarantine.hpp"
 #include "supervisor/unswept.hpp"
@@ -37,12 +38,26 @@ std::optional<std::vector<std::uint8_t>> read_state(int fd) {
   }
 }
 
-int sweep_after_death(int state_fd, int run_dir_fd) {
+bool is_dir_fd(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int sweep_after_death(int state_fd, int run_dir_fd, int private_dirs_fd) {
+  // The private dirs first: they need nothing but the folder, and a failing
+  // quarantine sweep below must not leave them.
+  if (is_dir_fd(private_dirs_fd)) {
+    run::sweep_private_dirs(private_dirs_fd);
+    ::close(private_dirs_fd);
+  }
+  struct stat st {};
+  if (::fstat(state_fd, &st) != 0 && !is_dir_fd(run_dir_fd)) return 0;  // handed the private dirs only
   UniqueFd state(state_fd);
   UniqueFd dir(run_dir_fd);
-  struct stat st {};
-  if (!state || !dir || ::fstat(dir.get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    std::fprintf(stderr, "parallex: %s is for the run's watchdog (fd 3: the state, fd 4: the run folder)\n",
+  if (!state || !dir || !is_dir_fd(dir.get())) {
+    std::fprintf(stderr,
+                 "parallex: %s is for the run's watchdog (fd 3: the state, fd 4: the run folder, fd 5: the "
+                 "runs-private folder)\n",
                  kSweepArgument);
     return 2;
   }
@@ -72,7 +87,7 @@ int sweep_after_death(int state_fd, int run_dir_fd) {
 std::optional<int> sweep_entry(int argc, char** argv) {
   g_available = true;
   if (argc != 2 || std::string_view(argv[1]) != kSweepArgument) return std::nullopt;
-  return sweep_after_death(3, 4);
+  return sweep_after_death(3, 4, 5);
 }
 
 bool sweep_available() {

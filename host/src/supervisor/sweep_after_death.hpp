@@ -24,7 +24,8 @@ namespace px::supervisor {
 inline constexpr const char* kSweepArgument = "--parallex-watchdog-sweep";
 
 // For main(), first: the exit status when argv is the watchdog's call (fd 3
-// the state, fd 4 the run folder), nothing otherwise. Calling it at all says
+// the state, fd 4 the run folder, fd 5 the runs-private folder, whose dirs no
+// live run holds it removes: run/private_dir.hpp), nothing otherwise. Calling it at all says
 // this executable can sweep for its runs (sweep_available()).
 std::optional<int> sweep_entry(int argc, char** argv);
 // Whether the running executable answers kSweepArgument (its main() called

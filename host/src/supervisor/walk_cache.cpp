@@ -1,14 +1,18 @@
 #include "supervisor/walk_cache.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "common/sha256.hpp"
 #include "common/unique_fd.hpp"
@@ -406,7 +410,27 @@ Status WalkCache::save() {
   }
   if (::fstatat(dir.get(), name.c_str(), &file_stat_, AT_SYMLINK_NOFOLLOW) != 0) file_stat_ = {};
   dirty_ = false;
+  forget_least_recent(dir.get());
   return ok();
+}
+
+void WalkCache::forget_least_recent(int dir) {
+  // One file per run folder would pile up for ever: the folders walked
+  // longest ago go past kMaxFiles (a forgotten one is walked in full once).
+  DIR* d = ::fdopendir(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
+  if (!d) return;
+  std::vector<std::pair<std::int64_t, std::string>> files;
+  while (const dirent* e = ::readdir(d)) {
+    struct stat st {};
+    if (e->d_name[0] == '.' || ::fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    files.emplace_back(st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec, e->d_name);
+  }
+  ::closedir(d);
+  if (files.size() <= kMaxFiles) return;
+  std::sort(files.begin(), files.end());
+  for (std::size_t i = 0; i + kMaxFiles < files.size(); ++i) ::unlinkat(dir, files[i].second.c_str(), 0);
 }
 
 }  // namespace px::supervisor

@@ -53,6 +53,9 @@ class WalkCache {
   // At most this many folders are kept (a run can make 100,000): a walk
   // visits at most this many (each one, even from the cache, costs a stat).
   static constexpr std::size_t kMaxFolders = 16384;
+  // At most this many run folders' files are kept in the folder of the
+  // caches: saving one forgets those written longest ago.
+  static constexpr std::size_t kMaxFiles = 256;
 
   // A cache that trusts nothing and keeps nothing: every folder is read.
   WalkCache() = default;
@@ -119,6 +122,7 @@ class WalkCache {
   static WalkCache empty(const fs::path& dir, const fs::path& run_folder, int run_dir);
   bool parse(const std::string& bytes);
   std::string serialize() const;
+  static void forget_least_recent(int dir);
 
   bool enabled_ = false;
   bool dirty_ = false;

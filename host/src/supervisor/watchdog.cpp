@@ -32,6 +32,7 @@ struct Handed {
   int sweep_state = -1;
   int sweep_dir = -1;
   int first_process = -1;
+  int private_dirs = -1;  // runs-private: its dirs no live run holds are removed after the run
   // The run's pid namespace (its first process unshares it as it starts),
   // taken while that process lives.
   RunNamespace ns;
@@ -80,6 +81,8 @@ bool take_handed(int channel, Handed& handed) {
   if (tag == 's' && count == 2) {
     replace(handed.sweep_state, fds[0]);
     replace(handed.sweep_dir, fds[1]);
+  } else if (tag == 'r' && count == 1) {
+    replace(handed.private_dirs, fds[0]);
   } else if (tag == 'p' && count == 1) {
     replace(handed.first_process, fds[0]);
     handed.ns = {};
@@ -101,11 +104,21 @@ bool populated_zero(int cgroup_fd) {
   return std::strstr(buf, "populated 0") != nullptr;
 }
 
-// The supervisor's executable, exec'd for the sweep: fd 3 the state, fd 4
-// the run folder, nothing else open but 0-2 (/dev/null), an empty
-// environment (nothing of the supervisor's reaches it but what it was handed).
+// The supervisor's executable, exec'd for the sweep: fd 3 the state and fd
+// 4 the run folder (when handed), fd 5 the runs-private folder (when
+// handed), nothing else open but 0-2 (/dev/null), an empty environment
+// (nothing of the supervisor's reaches it but what it was handed). What is
+// not handed is closed by the exec (the watchdog's own 3-5 are close-on-exec).
 [[noreturn]] void exec_sweep(int exe_fd, const Handed& handed) {
-  if (::dup2(handed.sweep_state, 3) == 3 && ::dup2(handed.sweep_dir, 4) == 4) {
+  // Each first copied above 5, so that placing one at 3, 4 or 5 never
+  // closes another handed there (fds arrive at the lowest numbers free).
+  const auto high = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 6); };
+  const bool sweep = handed.sweep_state >= 0 && handed.sweep_dir >= 0;
+  const int state = sweep ? high(handed.sweep_state) : -1, dir = sweep ? high(handed.sweep_dir) : -1;
+  const int private_dirs = high(handed.private_dirs);
+  const bool moved = (!sweep || (state >= 0 && dir >= 0 && ::dup2(state, 3) == 3 && ::dup2(dir, 4) == 4)) &&
+                     (handed.private_dirs < 0 || (private_dirs >= 0 && ::dup2(private_dirs, 5) == 5));
+  if (moved) {
     static const char* const argv[] = {"parallex", kSweepArgument, nullptr};
     static const char* const envp[] = {nullptr};
     ::syscall(SYS_execveat, exe_fd, "", argv, envp, AT_EMPTY_PATH);
@@ -189,7 +202,9 @@ bool populated_zero(int cgroup_fd) {
       const timespec ts{0, 5'000'000};
       ::nanosleep(&ts, nullptr);
     }
-  if (run_dead && exe_fd >= 0 && handed.sweep_state >= 0 && handed.sweep_dir >= 0) exec_sweep(exe_fd, handed);
+  if (run_dead && exe_fd >= 0 &&
+      ((handed.sweep_state >= 0 && handed.sweep_dir >= 0) || handed.private_dirs >= 0))
+    exec_sweep(exe_fd, handed);
   ::_exit(0);
 }
 
@@ -287,6 +302,10 @@ bool hand_to_watchdog(const Watchdog& watchdog, int fd) {
 bool hand_sweep_to_watchdog(const Watchdog& watchdog, int state_fd, int run_dir_fd) {
   const int fds[2] = {state_fd, run_dir_fd};
   return send_to_watchdog(watchdog, 's', fds, 2);
+}
+
+bool hand_private_dirs_to_watchdog(const Watchdog& watchdog, int dir_fd) {
+  return send_to_watchdog(watchdog, 'r', &dir_fd, 1);
 }
 
 bool hand_first_process_to_watchdog(const Watchdog& watchdog, int pidfd) {

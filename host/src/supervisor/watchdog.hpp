@@ -65,6 +65,10 @@ bool hand_to_watchdog(const Watchdog& watchdog, int fd);
 // `state_fd` (a memfd holding Quarantine::state()) and the run folder's
 // descriptor. A later call replaces what an earlier one handed.
 bool hand_sweep_to_watchdog(const Watchdog& watchdog, int state_fd, int run_dir_fd);
+// Hands the watchdog the runs-private folder (run/private_dir.hpp): once the
+// run is dead after its supervisor's death, the sweep it execs removes the
+// private dirs no live run holds, this run's among them.
+bool hand_private_dirs_to_watchdog(const Watchdog& watchdog, int dir_fd);
 // Hands the watchdog a pidfd of the run's first process, for a run without a
 // cgroup. The watchdog takes from it the pid namespace that process makes as
 // it starts (it looks every 5 ms, two seconds at the most), and sweeps only

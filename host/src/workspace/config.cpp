@@ -4,6 +4,7 @@
 
 #include "common/read_file.hpp"
 #include "policy/policy.hpp"
+#include "policy/yaml_values.hpp"
 
 namespace px::workspace {
 
@@ -22,6 +23,7 @@ Error at(const std::string& file, const YAML::Node& node, const std::string& wha
 Result<ProjectConfig> parse_root(const YAML::Node& root, const std::string& file) {
   ProjectConfig config;
   if (!root || root.IsNull()) return config;  // an empty file is the default
+  PX_TRY(policy::refuse_nul_in_yaml(root, file));
   if (!root.IsMap())
     return at(file, root, "the config must be a mapping of keys (sandbox_workspaces, profile, allow)");
   for (const auto& kv : root) {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "backend/linux/sys.hpp"
+#include "common/shown.hpp"
 
 namespace px::seal::audit {
 
@@ -109,10 +110,10 @@ std::string describe_access(const Record& r) {
     return it == r.fields.end() ? std::string() : it->second;
   };
   std::string call = get("blockers");
-  if (const std::string path = get("path"); !path.empty()) return call + " " + printable(path);
+  if (const std::string path = get("path"); !path.empty()) return call + " " + shown(path);
   for (const auto& [k, v] : r.fields) {
     if (k == "domain" || k == "blockers" || k == "dev" || k == "ino") continue;
-    call += " " + k + "=" + printable(v);
+    call += " " + k + "=" + shown(v);
   }
   return call;
 }
@@ -210,7 +211,7 @@ void LandlockLog::take(const Record& r) {
       our_domains_.insert(field("domain"));
     if (field("status") == "deallocated") deallocated_.insert(field("domain"));
   } else if (r.type == kSyscall && comm_by_serial_.size() < kMaxComms) {
-    if (const std::string comm = field("comm"); !comm.empty()) comm_by_serial_[r.serial] = printable(comm);
+    if (const std::string comm = field("comm"); !comm.empty()) comm_by_serial_[r.serial] = shown(comm);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backend/linux/sys.hpp"
+#include "common/socket_request.hpp"
 
 namespace px::seal::net {
 
@@ -42,7 +43,7 @@ Result<std::pair<UniqueFd, std::uint16_t>> listen_on_loopback() {
   addr.sin_port = 0;
   if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     return sys_error("bind 127.0.0.1:0 for the proxy");
-  if (::listen(sock.get(), 128) != 0) return sys_error("listen on the proxy socket");
+  if (::listen(sock.get(), netns::kListenBacklog) != 0) return sys_error("listen on the proxy socket");
   socklen_t len = sizeof addr;
   if (::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
     return sys_error("getsockname of the proxy socket");

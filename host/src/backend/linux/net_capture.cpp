@@ -130,7 +130,7 @@ Result<UniqueFd> dns_socket(int family, int type) {
     rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&sin6), sizeof sin6);
   }
   if (rc != 0) return sys_error(std::string("bind the run's DNS on ") + what);
-  if (type == SOCK_STREAM && ::listen(fd.get(), 64) != 0)
+  if (type == SOCK_STREAM && ::listen(fd.get(), netns::kListenBacklog) != 0)
     return sys_error(std::string("listen for the run's DNS on ") + what);
   return fd;
 }
@@ -196,7 +196,7 @@ Result<UniqueFd> make_listener(const Address& a, std::uint16_t port, const std::
   sockaddr_storage ss{};
   const socklen_t len = to_sockaddr(a, port, ss);
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) return sys_error("bind " + shown);
-  if (::listen(fd.get(), 128) != 0) return sys_error("listen on " + shown);
+  if (::listen(fd.get(), netns::kListenBacklog) != 0) return sys_error("listen on " + shown);
   return fd;
 }
 

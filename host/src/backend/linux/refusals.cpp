@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "backend/linux/audit_log.hpp"
+#include "common/shown.hpp"
 
 namespace px::seal {
 
@@ -79,7 +80,7 @@ std::string comm_of(std::uint32_t pid) {
   if (n <= 0) return {};
   std::string comm(buf, static_cast<std::size_t>(n));
   while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.pop_back();
-  return printable(std::move(comm));
+  return shown(comm);
 }
 
 struct NotifyDeleter {
@@ -89,12 +90,6 @@ struct NotifyDeleter {
 };
 
 }  // namespace
-
-std::string printable(std::string text) {
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) c = '?';
-  return text;
-}
 
 std::string describe_refused_call(std::uint32_t arch, int nr, std::uint64_t arg0, std::uint64_t arg1) {
   std::unique_ptr<char, decltype(&std::free)> name(seccomp_syscall_resolve_num_arch(arch, nr), &std::free);

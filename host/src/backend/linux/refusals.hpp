@@ -15,10 +15,6 @@ namespace px::seal {
 using backend::Refusal;
 using backend::Refusals;
 
-// `text` with every control byte as '?': names a sealed process chose (its
-// comm, a path) reach terminals and records through here.
-std::string printable(std::string text);
-
 // A refused call named from its arch, number and first two arguments, as the filter saw it.
 std::string describe_refused_call(std::uint32_t arch, int nr, std::uint64_t arg0, std::uint64_t arg1);
 
