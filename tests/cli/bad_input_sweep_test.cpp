@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "common/paths.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -138,7 +139,7 @@ TEST(BadInputSweep, SpecialFilesWhereAFileIsRead) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& file : {fifo.string(), std::string("/dev/zero"), std::string("/dev/urandom"),
                                   home.path.string(), std::string("/proc/self/mem")}) {
-    for (const char* args : {"policy show --profile ", "run --profile ", "policy check "}) {
+    for (const char* args : {"policy show --profile ", "run --profile "}) {
       const Ran r = sh("cd " + home.path.string() + " && timeout 20 " + std::string(PARALLEX_EXE) + " " +
                            args + q(file) + " -- true",
                        {{"PARALLEX_HOME", home.path.string()}, {"XDG_RUNTIME_DIR", home.path.string()}});
@@ -177,7 +178,8 @@ TEST(BadInputSweep, ANulByteInAProfileAgentYamlOrMcpArgumentIsRefusedNamed) {
   EXPECT_NE(r.err.find("environment.set.A: the value holds a NUL byte"), std::string::npos) << r.err;
 
   // agent.yaml
-  r = sh(std::string(PARALLEX_EXE) + " agent new nulbot >/dev/null 2>&1; timeout 20 " + PARALLEX_EXE +
+  r = sh(std::string(PARALLEX_EXE) + " agent new nulbot --email nulbot@example.com >/dev/null 2>&1; timeout 20 " +
+             PARALLEX_EXE +
              " agent show nulbot",
          {{"PARALLEX_HOME", home.path.string()}, {"XDG_RUNTIME_DIR", home.path.string()}});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -204,13 +206,13 @@ TEST(BadInputSweep, ANulByteInAProfileAgentYamlOrMcpArgumentIsRefusedNamed) {
       "\n"
       R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
       "\n"
-      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_show","arguments":{"name":"nul\u0000bot"}}})"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_snapshots","arguments":{"agent":"nul\u0000bot"}}})"
       "\n";
   write(home.path / "mcp.in", messages);
   r = sh("timeout 20 " + std::string(PARALLEX_EXE) + " mcp < " + q((home.path / "mcp.in").string()),
          {{"PARALLEX_HOME", home.path.string()}, {"XDG_RUNTIME_DIR", home.path.string()}});
   EXPECT_NE(r.status, 124);
-  EXPECT_NE(r.out.find(R"(the argument \"name\": the value \"nul\\\\x00bot\" holds a NUL byte)"),
+  EXPECT_NE(r.out.find(R"(the argument \"agent\": the value \"nul\\x00bot\" holds a NUL byte)"),
             std::string::npos)
       << r.out;
 }
@@ -230,7 +232,8 @@ TEST(RunFolder, SystemFoldersAreRefusedUnlessInsistedOn) {
                                                {"HOME", home.path.string()}};
   for (const char* folder : {"/etc", "/etc/cron.d", "/usr", "/usr/local/bin", "/var", "/var/lib", "/boot",
                              "/opt", "/srv", "/root", "/tmp", "/home"}) {
-    if (!fs::is_directory(folder)) continue;
+    // A folder holding the home is refused as such (a test's home is under /tmp).
+    if (!fs::is_directory(folder) || px::is_within(home.path, folder)) continue;
     const Ran r = sh("timeout 20 " + std::string(PARALLEX_EXE) + " policy show --in " + folder, env);
     EXPECT_NE(r.status, 0) << folder;
     EXPECT_NE(r.err.find("the run would work in " + fs::canonical(folder).string()), std::string::npos)
@@ -240,6 +243,14 @@ TEST(RunFolder, SystemFoldersAreRefusedUnlessInsistedOn) {
   Ran r = sh("timeout 20 " + std::string(PARALLEX_EXE) + " policy show --allow-system-folder --in /etc", env);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("the run works in /etc, a system folder"), std::string::npos) << r.err;
+
+  // Below the user's own home (the user database's, /root for root, with
+  // $HOME set elsewhere) is the user's own, not a system folder.
+  const fs::path own = px::account_home() / ".cache" / ("px-own-" + home.path.filename().string());
+  fs::create_directories(own);
+  r = sh("timeout 20 " + std::string(PARALLEX_EXE) + " policy show --in " + own.string(), env);
+  EXPECT_EQ(r.status, 0) << own << ": " << r.err;
+  fs::remove_all(own);
 
   const fs::path project = fs::path("/var/tmp") / home.path.filename();
   fs::create_directories(project);
@@ -252,20 +263,32 @@ TEST(RunFolder, SystemFoldersAreRefusedUnlessInsistedOn) {
   fs::remove_all(project);
 }
 
-// A grant a deny (or a read-only path) wins over is said, not dropped in silence.
+// A grant a deny (or a read-only path) wins over is said, not dropped in
+// silence; a writable grant of Parallex's own state (where the run keeps its
+// temp dir, so it is denied entry by entry) is refused: the run could add a
+// plugins/ folder there that the next parallex loads outside any seal.
 TEST(RunFolder, AGrantADenyOverridesIsSaid) {
   Folder home, work;
   const std::map<std::string, std::string> env{{"PARALLEX_HOME", home.path.string()},
                                                {"XDG_RUNTIME_DIR", home.path.string()}};
-  // Parallex's own state, which every run is denied, granted writable.
-  const Ran r = sh("cd " + work.path.string() + " && timeout 20 " + std::string(PARALLEX_EXE) +
-                       " policy show --grant " + home.path.string() + ":rw",
-                   env);
+  Ran r = sh("cd " + work.path.string() + " && timeout 20 " + std::string(PARALLEX_EXE) +
+                 " policy show --grant /etc/shadow",
+             env);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("--grant " + home.path.string() + ":rw: " + home.path.string() + " stays"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("--grant /etc/shadow: /etc/shadow stays unreadable in the run"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("wins over a grant"), std::string::npos) << r.err;
+
+  fs::create_directories(home.path / "plugins");
+  for (const fs::path& granted : {home.path, home.path / "plugins"}) {
+    r = sh("cd " + work.path.string() + " && timeout 20 " + std::string(PARALLEX_EXE) + " run --grant " +
+               granted.string() + ":rw -- /bin/sh -c 'mkdir -p " + (home.path / "plugins/evil").string() + "'",
+           env);
+    EXPECT_EQ(r.status, 125) << r.err;
+    EXPECT_NE(r.err.find("writable, and it"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("Parallex's own state " + home.path.string()), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(home.path / "plugins/evil")) << "the run planted a plugin folder";
+  }
 }
 
 }  // namespace

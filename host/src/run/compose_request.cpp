@@ -112,6 +112,40 @@ void say_unreadable_env_paths(const std::vector<std::string>& env_flags, const p
 
 }  // namespace
 
+namespace {
+
+// Parallex's own folders are denied to every run; where a path the run keeps
+// lies inside one (an agent's home, the run's temp dir) it is denied entry by
+// entry, and the folder itself stays as the grants make it. A writable grant
+// that holds it, or lies in it, would then let the run add entries there
+// (plugins/, profiles) that the next `parallex` reads outside any seal:
+// refused, whichever rule made the grant.
+Status check_no_writable_own_state(const policy::Policy& composed, const policy::ComposeInputs& in) {
+  if (!in.own_state) return ok();
+  std::vector<fs::path> kept;
+  for (const auto& k : in.own_state->keep) kept.push_back(normal_absolute(k));
+  const auto is_kept = [&](const fs::path& p) {
+    return std::any_of(kept.begin(), kept.end(), [&](const fs::path& k) { return is_within(p, k); });
+  };
+  for (const auto& raw : in.own_state->roots) {
+    const fs::path root = normal_absolute(raw);
+    if (std::none_of(kept.begin(), kept.end(), [&](const fs::path& k) { return is_within(k, root); }))
+      continue;  // denied as a whole: nothing can be added to it
+    for (const auto& g : composed.grants()) {
+      if (g.access != policy::Access::write || is_kept(g.path)) continue;
+      if (is_within(g.path, root) || is_within(root, g.path))
+        return Error::policy(g.origin.describe() + " makes " + g.path.string() + " writable, and " +
+                             (g.path == root ? "it is" : is_within(g.path, root) ? "it lies in" : "it holds") + " Parallex's own state " +
+                             root.string() +
+                             ": the run could add files there that the next parallex reads outside any seal. "
+                             "Grant the folders you need beside it instead.");
+    }
+  }
+  return ok();
+}
+
+}  // namespace
+
 Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   const RunOptions& o = r.options;
   std::vector<Notice> notices;
@@ -229,12 +263,25 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   for (const auto& problem : choice.problems) notices.push_back({NoticeKind::alert, problem});
   for (const auto& problem : plugins->problems()) notices.push_back({NoticeKind::alert, problem});
   PX_TRY(check_profile_files(in.profiles, composed, notices));
-  // A grant a deny (or a read-only path) wins over is said, not dropped silently.
+  // A grant a deny (or a read-only path) wins over is said, not dropped
+  // silently; so is one inside Parallex's own state, which no run reaches
+  // (denied entry by entry where a path the run keeps lies inside it).
+  const auto in_own_state = [&](const fs::path& p) {
+    if (!in.own_state) return false;
+    for (const auto& k : in.own_state->keep)
+      if (is_within(p, normal_absolute(k))) return false;
+    for (const auto& root : in.own_state->roots)
+      if (is_within(p, normal_absolute(root))) return true;
+    return false;
+  };
+  PX_TRY(check_no_writable_own_state(composed, in));
   for (const auto& g : grants) {
     const bool write = g.access == policy::Access::write;
-    const auto decided = write ? composed.explain_write(g.path) : composed.explain_read(g.path);
+    auto decided = write ? composed.explain_write(g.path) : composed.explain_read(g.path);
+    if (decided.allowed && in_own_state(g.path))
+      decided = {false, "Parallex's own state (built in: never reachable from a run)"};
     if (decided.allowed) continue;
-    const bool readable = write && composed.may_read(g.path);
+    const bool readable = write && composed.may_read(g.path) && !in_own_state(g.path);
     notices.push_back({NoticeKind::seal, g.flag + ": " + g.path.string() + " stays " +
                                              (readable ? "read-only"
                                               : write  ? "out of reach"
