@@ -177,6 +177,15 @@ TEST_F(EscapeFrontDoor, SwappingGitForALinkWhileRunsStartNeverUnprotectsIt) {
     int ran = 0, started = 0, refused = 0, wrote = 0, moved_aside = 0;
     double seconds = 0;
   };
+  // A run that ends while the link is at .git moves that link aside into its
+  // record (a .git leading out of the run folder cannot be checked): the real
+  // folder is then at .git-flip, and the racer puts it back with a new link.
+  const auto recover_moved_link = [&] {
+    struct stat st {};
+    if (::lstat(dot_git.c_str(), &st) != 0 && ::lstat(flip.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+        ::rename(flip.c_str(), dot_git.c_str()) == 0)
+      ::symlink(decoy.c_str(), flip.c_str());
+  };
   // The real folder back at .git, as a user finds it once the racer stops.
   const auto put_back = [&] {
     struct stat st {};
@@ -184,6 +193,7 @@ TEST_F(EscapeFrontDoor, SwappingGitForALinkWhileRunsStartNeverUnprotectsIt) {
       ::unlink(dot_git.c_str());
       ::rename(away.c_str(), dot_git.c_str());
     }
+    recover_moved_link();
     if (::lstat(dot_git.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
       ::syscall(SYS_renameat2, AT_FDCWD, dot_git.c_str(), AT_FDCWD, flip.c_str(), RENAME_EXCHANGE);
   };
@@ -197,6 +207,8 @@ TEST_F(EscapeFrontDoor, SwappingGitForALinkWhileRunsStartNeverUnprotectsIt) {
           if (::syscall(SYS_renameat2, AT_FDCWD, dot_git.c_str(), AT_FDCWD, flip.c_str(), RENAME_EXCHANGE) ==
               0)
             ++swaps;
+          else
+            recover_moved_link();
           continue;
         }
         struct stat st {};

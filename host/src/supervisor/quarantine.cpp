@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstring>
 #include <ctime>
@@ -548,7 +549,7 @@ std::vector<fs::path> Quarantine::watch_dirs() const {
 
 std::optional<Quarantined> Quarantine::move_aside(int parent, const std::string& name, const fs::path& rel,
                                                   const std::string& why, const std::string& when,
-                                                  bool may_copy) {
+                                                  bool may_copy, const struct stat* checked) {
   Quarantined q;
   q.path = shown(rel);
   q.why = why;
@@ -556,6 +557,10 @@ std::optional<Quarantined> Quarantine::move_aside(int parent, const std::string&
   q.at = iso_utc_now();
   struct stat st {};
   if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  const auto same = [&](const struct stat& a) {
+    return !checked || (a.st_dev == checked->st_dev && a.st_ino == checked->st_ino);
+  };
+  if (!same(st)) return std::nullopt;
   q.kind = S_ISDIR(st.st_mode) ? "folder" : S_ISLNK(st.st_mode) ? "link" : "file";
   // Under the record folder, by the path it had (from outside the run
   // folder, by its whole path); a second one gets a suffix.
@@ -574,6 +579,13 @@ std::optional<Quarantined> Quarantine::move_aside(int parent, const std::string&
   }
   const std::string dest_name = dest.filename().string();
   if (::renameat(parent, name.c_str(), dest_dir.get(), dest_name.c_str()) == 0) {
+    struct stat moved {};
+    if (::fstatat(dest_dir.get(), dest_name.c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 && !same(moved)) {
+      // Swapped in between the look and the move: back where it was, unless
+      // something took that name meanwhile (then it stays, recorded).
+      if (::renameat2(dest_dir.get(), dest_name.c_str(), parent, name.c_str(), RENAME_NOREPLACE) == 0)
+        return std::nullopt;
+    }
     q.moved_to = dest;
     return q;
   }
@@ -914,7 +926,7 @@ void Quarantine::check_dot_git(const fs::path& dir, const std::string& when, boo
           "its config and hooks from that git dir, and change it";
   }
   if (why.empty()) return;
-  if (auto q = move_aside(parent.get(), ".git", rel, why, when, may_copy)) out.push_back(std::move(*q));
+  if (auto q = move_aside(parent.get(), ".git", rel, why, when, may_copy, &st)) out.push_back(std::move(*q));
 }
 
 // The gitlinks of the index in `git_dir` (the folders `git status` recurses

@@ -21,6 +21,7 @@
 // when the run started) without following a link: a link the run planted on
 // the way to a protected path is what gets moved aside, never what it points
 // to.
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <filesystem>
@@ -180,8 +181,13 @@ class Quarantine {
   // `rel` beneath the run folder (supervisor/beneath.hpp), .git and what is
   // in it through git_dir_ when there is one.
   UniqueFd at(const fs::path& rel, int flags) const;
+  // Moves `name` into the record. With `checked` (what the caller's check
+  // saw there), only that very file: one swapped in since by something
+  // outside the run is left in place (put back if the swap fell between the
+  // look and the move), to be checked again at the next sweep.
   std::optional<Quarantined> move_aside(int parent, const std::string& name, const fs::path& rel,
-                                        const std::string& why, const std::string& when, bool may_copy);
+                                        const std::string& why, const std::string& when, bool may_copy,
+                                        const struct stat* checked = nullptr);
 
   fs::path run_folder_;
   fs::path record_dir_;
