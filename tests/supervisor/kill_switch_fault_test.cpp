@@ -175,7 +175,7 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
   bool daemon_runs(const PxRun& r) const {
     std::error_code ec;
     const auto before = fs::file_size(r.dir / "alive", ec);
-    return wait_until([&] { return fs::file_size(r.dir / "alive", ec) > before; }, 1500);
+    return wait_until([&] { return fs::file_size(r.dir / "alive", ec) > before; }, 5000);
   }
   // The supervisor's exit status, once it ended (bounded).
   int wait_supervisor(PxRun& r) {

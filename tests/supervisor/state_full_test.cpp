@@ -119,13 +119,14 @@ TEST_F(StateFull, ARunDuringWhichTheFilesystemFillsKeepsItsOutcome) {
   const fs::path go = root_ / "work" / "go";
   const pid_t pid = ::fork();
   if (pid == 0) {
-    const std::string cmd = env() + "exec " + PARALLEX_EXE + " run --in " + (root_ / "work").string() +
+    const std::string cmd = env() + PARALLEX_EXE + " run --in " + (root_ / "work").string() +
                             " -- sh -c 'while [ ! -e " + go.string() + " ]; do sleep 0.05; done; exit 3' >" +
                             (root_ / "run.out").string() + " 2>&1";
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     ::_exit(127);
   }
-  ASSERT_TRUE(wait_until([&] { return fs::exists(runs()) && !fs::is_empty(runs()); }, 20000));
+  ASSERT_TRUE(wait_until([&] { return fs::exists(runs()) && !fs::is_empty(runs()); }, 20000))
+      << slurp(root_ / "run.out");
   // Something else fills the state folder's filesystem while the run goes on.
   (void)std::system(
       ("dd if=/dev/zero of=" + (root_ / "state" / "filler").string() + " bs=4k 2>/dev/null").c_str());

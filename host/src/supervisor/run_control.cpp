@@ -415,6 +415,7 @@ nlohmann::json RunControl::handle(const nlohmann::json& request) {
 }
 
 void RunControl::take_direct() {
+  std::lock_guard direct(direct_mu_);
   {
     std::lock_guard lock(mu_);
     if (finished_) return;

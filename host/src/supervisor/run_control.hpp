@@ -192,6 +192,10 @@ class RunControl {
   RunEntry entry_;
   Watchdog watchdog_;
   mutable std::mutex mu_;
+  // Held through take_direct(): the command's end (retire) and the record's
+  // (finish) may both take in a direct action; the second waits until the
+  // first has applied it, so finish() never marks the run ended in between.
+  std::mutex direct_mu_;
   RunState state_ = RunState::starting;
   bool pause_pending_ = false;
   bool killed_ = false;
