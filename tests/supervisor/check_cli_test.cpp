@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "supervisor/cgroup.hpp"
 #include "supervisor/run_control.hpp"
 #include "test_paths.hpp"
+#include "unprivileged_user.hpp"
 
 namespace {
 
@@ -39,6 +41,27 @@ TEST(CheckCommand, NamesTheTrackingMechanism) {
 
   const std::string text = run(std::string(PARALLEX_EXE) + " check");
   EXPECT_NE(text.find("Kill switch (process tracking): " + probe.description), std::string::npos) << text;
+}
+
+// The cgroup row of `check` agrees with the kill switch: where this user
+// may not make the run's cgroup (a user whose cgroup is not delegated) the
+// row is not "enforced" beside a process-tree fallback. As root, then again
+// as pxtest.
+TEST(CheckCommand, TheCgroupRowAgreesWithTheKillSwitch) {
+  auto j = nlohmann::json::parse(run(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  const nlohmann::json* row = nullptr;
+  for (const auto& g : j["guarantees"])
+    if (g["id"] == "cgroup2") row = &g;
+  ASSERT_NE(row, nullptr) << j.dump(2);
+  EXPECT_EQ((*row)["enforced"].get<bool>(), j["kill_switch"]["mechanism"] == "cgroup")
+      << "uid " << ::getuid() << ": " << row->dump() << " beside " << j["kill_switch"].dump();
+  if (::getuid() != 0 || std::getenv("PX_CHECK_AS_USER")) return;
+  const auto user = px::test::unprivileged_user();
+  ASSERT_TRUE(user) << "the unprivileged user could not be had";
+  const auto pass =
+      px::test::rerun_self_as(*user, "CheckCommand.TheCgroupRowAgreesWithTheKillSwitch", "PX_CHECK_AS_USER");
+  EXPECT_TRUE(pass.passed()) << pass.output;
 }
 
 // The seal's first process is born in the run's cgroup (clone3
@@ -168,21 +191,24 @@ TEST(Startup, OpenSslLoadsOnlyWhenUsed) {
   const std::string exe = PARALLEX_EXE;
   char templ[] = "/tmp/px-ssl-load-XXXXXX";
   ASSERT_NE(::mkdtemp(templ), nullptr);
-  const std::string home = "PARALLEX_HOME=" + std::string(templ) + " ";
+  // The run works in a folder beside Parallex's state, never inside it.
+  const std::string work = std::string(templ) + "/work";
+  ASSERT_EQ(::mkdir(work.c_str(), 0700), 0);
+  const std::string home = "PARALLEX_HOME=" + std::string(templ) + "/home ";
   const auto loads_openssl = [](const std::string& trace) {
     return trace.find("file=libssl") != std::string::npos ||
            trace.find("file=libcrypto") != std::string::npos;
   };
   EXPECT_FALSE(loads_openssl(run("LD_DEBUG=files " + exe + " --version 2>&1")));
   const std::string sealed =
-      run("cd /tmp && " + home + "LD_DEBUG=files " + exe + " run -- /bin/true 2>&1; echo exit=$?");
+      run("cd " + work + " && " + home + "LD_DEBUG=files " + exe + " run -- /bin/true 2>&1; echo exit=$?");
   EXPECT_NE(sealed.find("exit=0"), std::string::npos) << sealed.substr(0, 2000);
   EXPECT_FALSE(loads_openssl(sealed)) << sealed.substr(0, 2000);
   // Nor for a request through the run's proxy (its password is checked with
   // Parallex's own SHA-256): a host that does not resolve gets the proxy's 502.
   if (run("command -v curl").empty() == false) {
     const std::string proxied =
-        run("cd /tmp && " + home + "LD_DEBUG=files " + exe +
+        run("cd " + work + " && " + home + "LD_DEBUG=files " + exe +
             " run --allow parallex-test.invalid -- curl -s -o /dev/null -w 'status=%{http_code}' "
             "http://parallex-test.invalid/ 2>&1");
     EXPECT_NE(proxied.find("status=502"), std::string::npos) << proxied.substr(0, 2000);
@@ -209,7 +235,7 @@ TEST(Startup, OpenSslLoadsOnlyWhenUsed) {
       EXPECT_NE(out.find("apt-get install libssl3"), std::string::npos) << out;
       EXPECT_NE(out.find("exit=4"), std::string::npos) << out;
       // The key is made before anything else: no half-made agent stays.
-      EXPECT_EQ(run("ls -a " + std::string(templ) + "/agents"), ".\n..\nssl-bot\n");
+      EXPECT_EQ(run("ls -a " + std::string(templ) + "/home/agents"), ".\n..\nssl-bot\n");
     }
   }
   run(std::string("rm -rf ") + templ);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "supervisor/cgroup.hpp"
 #include "supervisor/proc.hpp"
 
 namespace px::supervisor {
@@ -198,6 +199,15 @@ std::optional<backend::Guarantee> process_limit_guarantee(const backend::Backend
 std::vector<backend::Guarantee> seal_guarantees(const backend::Backend& backend,
                                                 backend::Backend::Probe probe) {
   auto out = backend.guarantees(probe);
+  // The backend sees a cgroup v2 mount; whether this user may make the run's
+  // cgroup there is for the supervisor to say. A user whose cgroup is not
+  // delegated gets the process-tree fallback: never "enforced" for that.
+  for (auto& g : out)
+    if (g.id == "cgroup2" && g.enforced)
+      if (const auto cg = probe_cgroup(); !cg.usable) {
+        g.enforced = false;
+        g.detail += ", but " + cg.why_not;
+      }
   if (auto limit = process_limit_guarantee(backend, probe)) {
     if (const char* missing = std::getenv("PARALLEX_TEST_MISSING_GUARANTEE");
         missing && limit->id == missing) {
