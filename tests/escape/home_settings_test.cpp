@@ -26,74 +26,21 @@
 #include <string>
 
 #include "common/paths.hpp"
+#include "run_folder_test.hpp"
 #include "test_paths.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-using nlohmann::json;
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_text(const fs::path& p, const std::string& text, fs::perms mode = fs::perms::none) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-  if (mode != fs::perms::none) fs::permissions(p, mode);
-}
-
-int sh(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using namespace px::test;
 
 bool installed(const std::string& name) {
   return px::find_executable(name, "/usr/local/bin:/usr/bin:/bin").has_value();
 }
 
-struct Ran {
-  int status = -1;
-  std::string out, err;
-};
-
-class EscapeHomeSettings : public ::testing::Test {
+// The real clients' own follow-up needs their folder on PATH and a clean
+// environment: every command here runs under `env -i`.
+class EscapeHomeSettings : public RunFolderTest {
  protected:
-  void SetUp() override {
-    const char* home = std::getenv("HOME");
-    const fs::path base = fs::path(home && *home ? home : "/tmp") / ".cache/parallex-escape-tests";
-    fs::create_directories(base);
-    std::string templ = (base / "px-home-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    root_ = templ;
-    home_ = root_ / "home";
-    repo_ = root_ / "repo";
-    fs::create_directories(home_);
-    fs::create_directories(root_ / "runtime");
-    fs::permissions(root_ / "runtime", fs::perms::owner_all);
-    write_text(repo_ / "README", "hello\n");
-    ASSERT_EQ(sh("cd " + quote(repo_.string()) +
-                 " && git init -q && git add README && git -c user.name=t -c user.email=t@example.com "
-                 "commit -qm init"),
-              0);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure())
-      fs::remove_all(root_, ec);
-    else
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
-
   std::string env() const {
     return "env -i HOME=" + quote(home_.string()) + " PARALLEX_HOME=" + quote((root_ / "data").string()) +
            " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) +
@@ -103,7 +50,7 @@ class EscapeHomeSettings : public ::testing::Test {
   Ran run(const std::string& command, const fs::path& dir = {}) {
     static std::atomic<int> calls{0};
     const std::string n = std::to_string(calls++);
-    const fs::path out = root_ / ("stdout." + n), err = root_ / ("stderr." + n);
+    const fs::path out = root_ / ("home-stdout." + n), err = root_ / ("home-stderr." + n);
     Ran r;
     r.status = sh("cd " + quote((dir.empty() ? repo_ : dir).string()) + " && " + env() + " " + command +
                   " </dev/null >" + quote(out.string()) + " 2>" + quote(err.string()));
@@ -120,23 +67,6 @@ class EscapeHomeSettings : public ::testing::Test {
     return px("run --harness " + harness + " -- python3 -c " + quote(python));
   }
 
-  // The run started last, by its record's start time (milliseconds): two
-  // runs in one second have ids that sort by their random part.
-  fs::path last_run() const {
-    fs::path newest;
-    std::string newest_start;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root_ / "data/runs", ec)) {
-      const json r = json::parse(read_text(e.path() / "run.json"), nullptr, false);
-      const std::string start = r.is_object() ? r.value("started_at", "") : "";
-      if (newest.empty() || start > newest_start) {
-        newest = e.path();
-        newest_start = start;
-      }
-    }
-    return newest;
-  }
-  json last_record() const { return json::parse(read_text(last_run() / "run.json"), nullptr, false); }
   std::string last_id() const { return last_run().filename().string(); }
 
   static std::vector<std::string> held_paths(const json& record) {
@@ -144,8 +74,6 @@ class EscapeHomeSettings : public ::testing::Test {
     for (const auto& c : record.value("home_changes", json::array())) out.push_back(c.value("path", ""));
     return out;
   }
-
-  fs::path root_, home_, repo_;
 };
 
 // What a prompt-injected agent does to Claude Code's state file: an MCP

@@ -6,6 +6,7 @@
 // run there.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -39,9 +40,10 @@ inline std::string read_text(const fs::path& p) {
   return s.str();
 }
 
-inline void write_text(const fs::path& p, const std::string& text) {
+inline void write_text(const fs::path& p, const std::string& text, fs::perms mode = fs::perms::none) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
+  if (mode != fs::perms::none) fs::permissions(p, mode);
 }
 
 inline int sh(const std::string& cmd) {
@@ -73,7 +75,10 @@ class RunFolderTest : public ::testing::Test {
   }
   void TearDown() override {
     std::error_code ec;
-    fs::remove_all(root_, ec);
+    if (!HasFailure())
+      fs::remove_all(root_, ec);
+    else
+      std::printf("[ kept ] %s\n", root_.c_str());
   }
 
   int git(const fs::path& dir, const std::string& args) {
@@ -101,12 +106,20 @@ class RunFolderTest : public ::testing::Test {
     return r;
   }
 
-  // The newest ad-hoc run's record folder.
+  // The ad-hoc run started last, by its record's start time (milliseconds):
+  // two runs in one second have ids that sort by their random part.
   fs::path last_run() const {
     fs::path newest;
+    std::string newest_start;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root_ / "data/runs", ec))
-      if (newest.empty() || e.path().filename() > newest.filename()) newest = e.path();
+    for (const auto& e : fs::directory_iterator(root_ / "data/runs", ec)) {
+      const json r = json::parse(read_text(e.path() / "run.json"), nullptr, false);
+      const std::string start = r.is_object() ? r.value("started_at", "") : "";
+      if (newest.empty() || start > newest_start) {
+        newest = e.path();
+        newest_start = start;
+      }
+    }
     return newest;
   }
   json last_record() const { return json::parse(read_text(last_run() / "run.json"), nullptr, false); }

@@ -17,7 +17,11 @@ namespace px {
 
 fs::path user_home() {
   if (const char* home = std::getenv("HOME"); home && *home) return home;
-  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return account_home();
+}
+
+fs::path account_home() {
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir && *pw->pw_dir) return pw->pw_dir;
   return "/";
 }
 

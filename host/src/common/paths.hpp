@@ -12,6 +12,8 @@ namespace fs = std::filesystem;
 
 // $HOME, else the passwd entry of the real uid.
 fs::path user_home();
+// The home the user database gives this user, whatever $HOME says ("/" when it gives none).
+fs::path account_home();
 // Where things live (docs/packaging.md, `man parallex`). PARALLEX_HOME, when
 // set, is all three: one folder for everything, for tests and throw-away set-ups.
 // Agents, their homes and snapshots, user plugins: $XDG_DATA_HOME or ~/.local/share, then /parallex.

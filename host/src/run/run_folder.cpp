@@ -58,7 +58,10 @@ constexpr const char* kStartupFiles[] = {".bashrc",
 Status check_run_folder_place(const fs::path& folder, const fs::path& home, bool allowed,
                               std::vector<Notice>& notices) {
   const fs::path f = normal_absolute(folder);
-  if (!home.empty() && is_within(f, normal_absolute(home)) && f != normal_absolute(home)) return ok();
+  // Below the user's own home (as $HOME says, or as the user database does:
+  // root's projects in /root/src with HOME set elsewhere) is the user's own.
+  for (const fs::path& h : {home, account_home()})
+    if (!h.empty() && h != "/" && is_within(f, normal_absolute(h)) && f != normal_absolute(h)) return ok();
   std::string why;
   for (const char* shared : kSharedFolders)
     if (f == shared) why = "a folder every user's files (and other programs' sockets and temp files) are in";
