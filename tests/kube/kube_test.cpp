@@ -210,7 +210,7 @@ TEST_F(KubeTest, WhatThePodCannotHaveIsSaid) {
 TEST_F(KubeTest, ProfileFileAsConfigMap) {
   std::ofstream(tmp_ / "ci.yaml")
       << "network:\n  allow: [api.example.com]\ncredentials:\n  example:\n    secret: {env: "
-         "EXAMPLE_TOKEN}\n    hosts: [api.example.com]\n";
+         "EXAMPLE_TOKEN}\n    hosts: [api.example.com]\nlimits:\n  processes: 512\n";
   const auto o = kube({"--profile", (tmp_ / "ci.yaml").string(), "--memory", "8Gi", "--cpu", "500m",
                        "--image", "registry.example.com/parallex:1.0"});
   expect_golden("profile-file", o);
@@ -218,6 +218,8 @@ TEST_F(KubeTest, ProfileFileAsConfigMap) {
   ASSERT_FALSE(cm.is_null());
   EXPECT_EQ(cm["metadata"]["name"], "parallex-ci-profile");
   EXPECT_NE(o.err.find("credential example"), std::string::npos) << o.err;
+  // The profile's process limit, not the default, is the one Parallex holds in the pod.
+  EXPECT_NE(o.err.find("process limit 512:"), std::string::npos) << o.err;
   expect_valid(o);
 }
 

@@ -17,7 +17,6 @@
 #include "kube/pod_settings.hpp"
 #include "policy/profile.hpp"
 #include "run/stage.hpp"
-#include "supervisor/cgroup.hpp"
 
 namespace px::cli {
 namespace {
@@ -110,8 +109,8 @@ int render(const Options& o) {
   if (!o.agent.empty()) r.agent = o.agent;
   r.options = o.policy;
   r.command = o.command;
-  // The supervisor's limit for every run (supervisor/cgroup.hpp).
-  r.process_limit = supervisor::CgroupLimits{}.pids_max;
+  // The policy's (its profile's `limits: processes:`, the agent's, or the default).
+  r.process_limit = composed.value().policy.process_limit().max;
   r.parallex_exe = parallex_executable();
   if (o.policy.profile) {
     auto file = profile_file(*o.policy.profile);
