@@ -775,7 +775,9 @@ TEST_F(Network, ABurstOfCapturedConnectionsOpensAtOnceAndPastTheLimitEachRefusal
       "            a = base64.b64encode(f'{p.username}:{p.password}'.encode()).decode()\n"
       "            s.sendall(f'CONNECT localhost:" +
       port +
-      " HTTP/1.1\\r\\nHost: x\\r\\nProxy-Authorization: Basic {a}\\r\\n\\r\\n'.encode())\n"
+      " HTTP/1.1\\r\\nHost: localhost:" +
+      port +
+      "\\r\\nProxy-Authorization: Basic {a}\\r\\n\\r\\n'.encode())\n"
       "            head = b''\n"
       "            while b'\\r\\n\\r\\n' not in head:\n"
       "                c = s.recv(1)\n"
@@ -818,7 +820,7 @@ TEST_F(Network, ABurstOfCapturedConnectionsOpensAtOnceAndPastTheLimitEachRefusal
   EXPECT_EQ(named, 88u) << dump(refusals);
   EXPECT_NE(over.err.find("too-many-connections: localhost:" + port + " (x88)"), std::string::npos)
       << over.err;
-  json record;
+  json record = json::object();
   for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
     if (e.path().filename() == "run.json") {
       const json j = json::parse(slurp(e.path()));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bad_plugins.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "policy/compose.hpp"
 #include "spawn.hpp"
@@ -23,12 +24,9 @@
 namespace fs = std::filesystem;
 using namespace px;
 using namespace px::pluginhost;
+using px::test::bad;
 
 namespace {
-
-fs::path bad(const std::string& name) {
-  return fs::path(PARALLEX_BAD_PLUGIN_DIR) / name;
-}
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

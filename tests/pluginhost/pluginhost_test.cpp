@@ -13,6 +13,7 @@
 
 #include "pluginhost/detection.hpp"
 #include "pluginhost/plugin_check.hpp"
+#include "bad_plugins.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "policy/compose.hpp"
 #include "test_paths.hpp"
@@ -20,12 +21,9 @@
 namespace fs = std::filesystem;
 using namespace px;
 using namespace px::pluginhost;
+using px::test::bad;
 
 namespace {
-
-fs::path bad(const std::string& name) {
-  return fs::path(PARALLEX_BAD_PLUGIN_DIR) / name;
-}
 
 std::string only_failure(const PluginSet& set) {
   EXPECT_EQ(set.failures().size(), 1u);

@@ -267,19 +267,22 @@ INSTANTIATE_TEST_SUITE_P(Signals, StopSignal, ::testing::Values(SIGTERM, SIGHUP,
                            return std::string("SIG") + ::sigabbrev_np(param_info.param);
                          });
 
-// `timeout 2 parallex agent run ...`: timeout signals the supervisor and its
-// whole process group; the agent's run ends the same way, and its report
-// stops at that end.
+// `timeout 60 parallex agent run ...`: when its time is up timeout signals
+// the supervisor and its whole process group; the agent's run ends the same
+// way, and its report stops at that end. Its time is made up once the run is
+// going: SIGALRM is timeout's own timer (the same path as the minute
+// passing), so a slow start (ASan, a loaded machine) never ends the run early.
 TEST_F(RunEnd, TimeoutEndsAnAgentRun) {
   ASSERT_EQ(run_px({"agent", "new", "stopbot", "--email", "stopbot@example.com"}, env(), "new.log"), 0)
       << read_text(root_ / "new.log");
   const std::string token = random_token();
   const pid_t pid =
       spawn({"agent", "run", "stopbot", "--", "/bin/sh", "-c", "sleep " + token + " & echo up > ready; wait"},
-            env(), "timeout.log", {"/usr/bin/timeout", "-s", "TERM", "3"});
+            env(), "timeout.log", {"/usr/bin/timeout", "-s", "TERM", "60"});
   const fs::path log = root_ / "timeout.log";
   ASSERT_TRUE(wait_until([&] { return fs::exists(work_ / "ready"); }, 30000)) << read_text(log);
   const std::vector<Proc> tree = processes_with(token);
+  ASSERT_EQ(::kill(pid, SIGALRM), 0);
   EXPECT_EQ(wait_exit(pid), 124) << read_text(log);  // timeout's own status once the command ended
   for (const auto& p : tree) EXPECT_TRUE(wait_until([&] { return !still_there(p); }, 5000)) << p.pid;
 
