@@ -565,7 +565,13 @@ TEST_F(EscapeFrontDoor, ParallexsOwnStateIsDeniedWhateverTheGrants) {
   ASSERT_EQ(px("agent new me --email m@example.com").status, 0);
   const fs::path data = root_ / "data";
   write_text(data / "agents/other/gh/hosts.yml", "oauth_token: SECRET\n");
-  const Ran r = px("agent run me --grant " + quote(data.string()) + ":rw -- sh -c " +
+  // Granted writable, the state is refused outright (the run could add a
+  // plugins/ folder there: RunFolder.AGrantADenyOverridesIsSaid); granted to
+  // read, its entries stay denied.
+  const Ran refused = px("agent run me --grant " + quote(data.string()) + ":rw -- true");
+  EXPECT_EQ(refused.status, 125) << refused.err;
+  EXPECT_NE(refused.err.find("Parallex's own state"), std::string::npos) << refused.err;
+  const Ran r = px("agent run me --grant " + quote(data.string()) + " -- sh -c " +
                    quote("cat " + (data / "agents/other/gh/hosts.yml").string() +
                          " 2>/dev/null && echo READ; "
                          "echo x >> " +
