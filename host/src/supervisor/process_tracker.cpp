@@ -103,16 +103,24 @@ void ProcessTracker::reap_adopted_locked() {
 Status ProcessTracker::stop_all(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::set<std::pair<pid_t, std::uint64_t>> previous;
+  std::set<std::pair<pid_t, std::uint64_t>> previous, sent;
+  // Held: stopped, or in the kernel uninterruptibly (D: a sealed process
+  // waiting on a seccomp answer from a slow supervisor, a vfork parent) with
+  // our SIGSTOP pending, which it takes before it runs one more instruction
+  // of its own, and it cannot fork meanwhile.
+  const auto held = [&](const ProcStat& p) {
+    return is_stopped_state(p.state) || (p.state == 'D' && sent.count({p.pid, p.start_time}));
+  };
   for (int round = 0;; ++round) {
     const auto procs = scan_locked();
     std::set<std::pair<pid_t, std::uint64_t>> current;
     bool all_stopped = true;
     for (const auto& p : procs) {
       current.insert({p.pid, p.start_time});
-      if (!is_stopped_state(p.state)) {
+      if (!held(p)) {
         all_stopped = false;
         signal_process(p.pid, p.start_time, SIGSTOP);
+        sent.insert({p.pid, p.start_time});
       }
     }
     // Stable: the same set twice in a row, every member stopped, so none can fork.
@@ -121,7 +129,7 @@ Status ProcessTracker::stop_all(std::chrono::milliseconds timeout) {
     if (std::chrono::steady_clock::now() > deadline) {
       std::string names;
       for (const auto& p : procs)
-        if (!is_stopped_state(p.state)) names += " " + std::to_string(p.pid) + "(" + p.state + ")";
+        if (!held(p)) names += " " + std::to_string(p.pid) + "(" + p.state + ")";
       return Error::io("stop the run's processes (still running after the timeout:" + names + ")", ETIMEDOUT);
     }
     if (!all_stopped) std::this_thread::sleep_for(std::chrono::microseconds(round < 20 ? 50 : 500));
