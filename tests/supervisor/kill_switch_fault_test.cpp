@@ -233,7 +233,8 @@ TEST_P(KillSwitchFaults, PauseAllAndKillAllWinOverAStoppedSupervisor) {
   EXPECT_FALSE(daemon_runs(stopped)) << "the stopped supervisor's run kept running";
   std::string listed;
   ASSERT_EQ(px("runs --json", &listed), 0) << listed;
-  for (const auto& row : json::parse(listed)["runs"])
+  const json all_runs = json::parse(listed);  // held: a range-for over a temporary's member dangles
+  for (const auto& row : all_runs["runs"])
     if (row["id"] == stopped.id) {
       EXPECT_EQ(row["state"], "paused") << listed;
       EXPECT_NE(row.value("supervisor", "").find("stopped"), std::string::npos) << listed;

@@ -120,12 +120,13 @@ TEST_F(StateFull, ARunDuringWhichTheFilesystemFillsKeepsItsOutcome) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const std::string cmd = env() + PARALLEX_EXE + " run --in " + (root_ / "work").string() +
-                            " -- sh -c 'while [ ! -e " + go.string() + " ]; do sleep 0.05; done; exit 3' >" +
+                            " -- sh -c 'touch started; while [ ! -e " + go.string() + " ]; do sleep 0.05; done; exit 3' >" +
                             (root_ / "run.out").string() + " 2>&1";
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     ::_exit(127);
   }
-  ASSERT_TRUE(wait_until([&] { return fs::exists(runs()) && !fs::is_empty(runs()); }, 20000))
+  // The command runs (its record's room is reserved by then) before the disk fills.
+  ASSERT_TRUE(wait_until([&] { return fs::exists(root_ / "work" / "started"); }, 20000))
       << slurp(root_ / "run.out");
   // Something else fills the state folder's filesystem while the run goes on.
   (void)std::system(
