@@ -592,6 +592,56 @@ TEST_F(EscapeFrontDoor, ParallexsOwnStateIsDeniedWhateverTheGrants) {
   EXPECT_NE(r.out.find("OWN-HOME"), std::string::npos) << "the agent's own home stays writable: " << r.out;
 }
 
+// Item 4, a grant around the state: a writable grant of a folder that holds
+// Parallex's own state (here the folder holding the data and runtime dirs,
+// with the config dir not made yet) adds nothing there that the next
+// `parallex` reads: no plugin, no agent, no profile. Where the state holds a
+// path the run keeps (the agent's home, the run's temp dir) its entries are
+// fixed and the kept path stays writable; where it holds none, it is denied.
+TEST_F(EscapeFrontDoor, AWritableGrantAroundParallexsOwnStatePlantsNothingThere) {
+  // Parallex's data, state, runtime and config dirs in one folder the runs
+  // are granted (its XDG folders there, no PARALLEX_HOME).
+  const fs::path around = root_ / "around", data = around / "share/parallex", runtime = around / "runtime",
+                 config = around / "config/parallex";
+  fs::create_directories(runtime);
+  fs::permissions(runtime, fs::perms::owner_all);
+  const std::string env = "PARALLEX_HOME= XDG_DATA_HOME=" + quote((around / "share").string()) +
+                          " XDG_STATE_HOME=" + quote((around / "state").string()) +
+                          " XDG_CONFIG_HOME=" + quote((around / "config").string()) +
+                          " XDG_RUNTIME_DIR=" + quote(runtime.string());
+  ASSERT_EQ(px("agent new me --email m@example.com", env).status, 0);
+  ASSERT_FALSE(fs::exists(config)) << "the config dir is to be made by the run itself";
+  const std::string plant =
+      "mkdir -p " + quote((data / "plugins/evil").string()) + " 2>/dev/null && echo PLUGIN; " +
+      "mkdir " + quote((data / "agents/intruder").string()) + " 2>/dev/null && echo AGENT; " +
+      "mv " + quote((data / "agents/me").string()) + " " + quote((data / "agents/me-away").string()) +
+      " 2>/dev/null && echo MOVED; " + "mkdir -p " + quote((config / "profiles").string()) +
+      " 2>/dev/null && echo PROFILE; " + "touch " + quote((runtime / "parallex/planted").string()) +
+      " 2>/dev/null && echo RUNTIME; ";
+  const std::string grant = " --grant " + quote(around.string()) + ":rw -- sh -c ";
+  const Ran agent = px("agent run me" + grant + quote(plant + "echo x > $HOME/own-home && echo OWN-HOME"), env);
+  ASSERT_EQ(agent.status, 0) << agent.err;
+  EXPECT_NE(agent.out.find("OWN-HOME"), std::string::npos) << "the agent's own home stays writable: " << agent.out;
+  const Ran adhoc = px("run" + grant + quote(plant + "echo x > /tmp/own-tmp && echo OWN-TMP"), env);
+  ASSERT_EQ(adhoc.status, 0) << adhoc.err;
+  EXPECT_NE(adhoc.out.find("OWN-TMP"), std::string::npos) << adhoc.out;
+  for (const Ran* r : {&agent, &adhoc})
+    for (const char* planted : {"PLUGIN", "AGENT", "MOVED", "PROFILE", "RUNTIME"})
+      EXPECT_EQ(r->out.find(planted), std::string::npos) << planted << ": " << r->out;
+  EXPECT_FALSE(fs::exists(data / "plugins/evil"));
+  EXPECT_FALSE(fs::exists(data / "agents/intruder"));
+  EXPECT_TRUE(fs::exists(data / "agents/me/agent.yaml"));
+  EXPECT_FALSE(fs::exists(config / "profiles"));
+  EXPECT_FALSE(fs::exists(runtime / "parallex/planted"));
+  // The user's follow-up: the next parallex finds what it had.
+  const Ran agents = px("agent list", env);
+  EXPECT_EQ(agents.out.find("intruder"), std::string::npos) << agents.out;
+  EXPECT_NE(agents.out.find("me"), std::string::npos) << agents.out;
+  const Ran show = px("policy show --grant " + quote(around.string()) + ":rw -- true", env);
+  EXPECT_NE(show.out.find("fixed      " + (runtime / "parallex").string()), std::string::npos)
+      << show.out << show.err;
+}
+
 // Item 3: a package manager in an ad-hoc run, with the real npm against the
 // registry; the user's own cache is never written.
 TEST_F(EscapeFrontDoor, NpmInstallWorksInAnAdhocRun) {

@@ -45,6 +45,9 @@ std::string render_policy(const policy::Policy& p) {
   for (const auto& d : p.denies())
     out << "  " << pad("deny", 11) << pad(d.path.string(), 44) << origin_and_reason(d.origin, d.reason)
         << "\n";
+  for (const auto& f : p.fixed_folders())
+    out << "  " << pad("fixed", 11) << pad(f.path.string(), 44) << origin_and_reason(f.origin, f.reason)
+        << "\n";
   for (const auto& c : p.cache_layers())
     out << "  " << pad("cache", 11) << pad(c.lower.string() + " at " + c.view.string(), 44)
         << origin_and_reason(c.origin, c.reason) << "\n";

@@ -30,6 +30,12 @@ std::vector<fs::path> own_state_roots();
 // Adds the denies (origin: built-in).
 void deny_own_state(PolicyBuilder& builder, const OwnState& state);
 
+// Makes the roots that are missing (mode 0700). A deny holds a path in a
+// writable grant only where it exists: a run with `--grant ~/.local:rw` on a
+// machine without ~/.local/share/parallex yet could otherwise make it, and a
+// `plugins/` in it, which the next `parallex` loads outside any seal.
+Status make_own_state_roots(const OwnState& state);
+
 // An error when `run_folder` lies inside Parallex's own state (and not inside
 // a kept path): a run folder there would be hidden from its own run.
 Status check_run_folder_outside_own_state(const fs::path& run_folder, const OwnState& state);

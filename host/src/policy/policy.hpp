@@ -55,6 +55,18 @@ struct ReadOnlyPath {
   Origin origin;
 };
 
+// A folder whose entries are fixed for the run: nothing can be added to it,
+// removed from it or renamed in it, though a writable grant covers it; the
+// entries in `open` (on the way to a path the run keeps) keep their own
+// access beneath. Parallex's own state where a kept path lies inside it: a
+// new `plugins/` or profile there would be read by the next `parallex`.
+struct FixedFolder {
+  fs::path path;
+  std::vector<fs::path> open;  // absolute paths of its entries that stay as the grants make them
+  std::string reason;
+  Origin origin;
+};
+
 enum class NetworkMode { offline, allowlist, online };
 const char* to_string(NetworkMode mode);
 
@@ -156,6 +168,7 @@ class Policy {
   const std::vector<PathGrant>& grants() const { return grants_; }
   const std::vector<PathDeny>& denies() const { return denies_; }
   const std::vector<ReadOnlyPath>& read_only() const { return read_only_; }
+  const std::vector<FixedFolder>& fixed_folders() const { return fixed_folders_; }
   // Caches shown beneath the run's own (Linux only); one whose cache a deny
   // covers is left out when the policy is built (a deny beats everything).
   const std::vector<CacheLayer>& cache_layers() const { return cache_layers_; }
@@ -213,6 +226,7 @@ class Policy {
   std::vector<PathGrant> grants_;
   std::vector<PathDeny> denies_;
   std::vector<ReadOnlyPath> read_only_;
+  std::vector<FixedFolder> fixed_folders_;
   std::vector<CacheLayer> cache_layers_;
   bool forbid_new_git_ = true;
   Origin forbid_new_git_origin_;

@@ -121,6 +121,19 @@ PolicyBuilder& PolicyBuilder::read_only(const fs::path& path, std::string reason
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::fixed_entries(const fs::path& dir, std::vector<fs::path> open,
+                                            std::string reason, Origin origin) {
+  if (auto p = absolute(dir, origin, "folder of fixed entries")) {
+    if (std::none_of(policy_.fixed_folders_.begin(), policy_.fixed_folders_.end(),
+                     [&](auto& f) { return f.path == *p; })) {
+      for (auto& e : open) e = normal_absolute(e);
+      std::sort(open.begin(), open.end());
+      policy_.fixed_folders_.push_back({*p, std::move(open), std::move(reason), std::move(origin)});
+    }
+  }
+  return *this;
+}
+
 PolicyBuilder& PolicyBuilder::forbid_new_git(bool forbid, Origin origin) {
   policy_.forbid_new_git_ = forbid;
   policy_.forbid_new_git_origin_ = std::move(origin);
@@ -385,6 +398,8 @@ Result<Policy> PolicyBuilder::build() {
   std::sort(policy_.grants_.begin(), policy_.grants_.end(), [](auto& a, auto& b) { return a.path < b.path; });
   std::sort(policy_.denies_.begin(), policy_.denies_.end(), [](auto& a, auto& b) { return a.path < b.path; });
   std::sort(policy_.read_only_.begin(), policy_.read_only_.end(),
+            [](auto& a, auto& b) { return a.path < b.path; });
+  std::sort(policy_.fixed_folders_.begin(), policy_.fixed_folders_.end(),
             [](auto& a, auto& b) { return a.path < b.path; });
   return std::move(policy_);
 }

@@ -29,6 +29,9 @@ class PolicyBuilder {
   PolicyBuilder& allow_state_file(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& deny(const fs::path& path, std::string reason, Origin origin);
   PolicyBuilder& read_only(const fs::path& path, std::string reason, Origin origin);
+  // `dir`'s entries are fixed (FixedFolder); `open` are those that keep their access.
+  PolicyBuilder& fixed_entries(const fs::path& dir, std::vector<fs::path> open, std::string reason,
+                               Origin origin);
   PolicyBuilder& forbid_new_git(bool forbid, Origin origin);
   // The most processes a run may have at once (policy.hpp: ProcessLimit); a
   // later layer replaces an earlier one's. Out of range: an error naming `origin`.

@@ -88,6 +88,18 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   out["filesystem"]["read_only"] = std::move(read_only);
   out["filesystem"]["forbid_new_git"] = p.forbid_new_git();
   // Only when there is one: the digest of a policy without it stays as it was.
+  if (!p.fixed_folders().empty()) {
+    json fixed = json::array();
+    for (const auto& f : p.fixed_folders()) {
+      json open = json::array();
+      for (const auto& e : f.open) open.push_back(e.string());
+      json e{{"path", f.path.string()}, {"open", std::move(open)}, {"reason", f.reason}};
+      add_origin(e, f.origin, with_origins);
+      fixed.push_back(std::move(e));
+    }
+    out["filesystem"]["fixed_entries"] = std::move(fixed);
+  }
+  // Only when there is one: the digest of a policy without it stays as it was.
   if (!p.cache_layers().empty()) {
     json layers = json::array();
     for (const auto& c : p.cache_layers()) {

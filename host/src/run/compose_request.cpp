@@ -253,6 +253,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
       for (const auto& p : in.agent->read_only) own.keep.push_back(p);
       for (const auto& g : in.agent->grants) own.keep.push_back(g.path);
     }
+    PX_TRY(policy::make_own_state_roots(own));
     in.own_state = std::move(own);
   }
   in.default_credentials = r.default_credentials;

@@ -606,6 +606,15 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, i
   std::sort(plan.protected_paths.begin(), plan.protected_paths.end(), by_depth);
   for (const auto& d : policy.denies())
     if (under_a_bind(d.path)) plan.hidden.push_back(d.path);
+  // Only where a writable bind reaches: elsewhere no entry can be made anyway.
+  for (const auto& f : policy.fixed_folders()) {
+    const bool writable = std::any_of(plan.binds.begin(), plan.binds.end(), [&](const Bind& b) {
+      return b.writable && !b.scratch && b.symlink_target.empty() && is_within(f.path, b.view);
+    });
+    if (writable) plan.fixed.push_back({f.path, f.open});
+  }
+  std::stable_sort(plan.fixed.begin(), plan.fixed.end(),
+                   [&](const ViewPlan::Fixed& a, const ViewPlan::Fixed& b) { return by_depth(a.path, b.path); });
   return plan;
 }
 
@@ -926,6 +935,33 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
                   clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE,
                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, path.string()));
     PX_TRY(attach(tree.get(), target.get(), path.string()));
+  }
+  // 5b. Folders of fixed entries (Parallex's own state holding a path the run
+  // keeps, under a writable grant): read-only onto themselves, so the run can
+  // add no entry there (EROFS), nor remove or rename one. Each open entry is
+  // bound onto itself first, so the folder's read-only clone holds it as a
+  // mount of its own that keeps its access (the read-only attribute is set
+  // on the folder's own mount, not recursively). Parents first: a deeper
+  // fixed folder is an open entry of its parent, reached through it.
+  for (const auto& f : plan.fixed) {
+    UniqueFd dir = reach_or_resolve(walker, f.path, err);
+    if (!dir) {
+      if (err == ENOENT || err == ENOTDIR) continue;
+      return sys_error("fix the entries of " + f.path.string(), err);
+    }
+    for (const auto& entry : f.open) {
+      UniqueFd target = reach_or_resolve(walker, entry, err);
+      if (!target) {
+        if (err == ENOENT || err == ENOTDIR) continue;  // a kept path not made yet: nothing to keep
+        return sys_error("keep " + entry.string(), err);
+      }
+      PX_TRY_ASSIGN(UniqueFd tree, clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, 0, entry.string()));
+      PX_TRY(attach(tree.get(), target.get(), entry.string()));
+    }
+    UniqueFd tree(::open_tree(dir.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+    if (!tree) return sys_error("open_tree(OPEN_TREE_CLONE) " + f.path.string());
+    PX_TRY(set_attr(tree.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, f.path.string()));
+    PX_TRY(attach(tree.get(), dir.get(), f.path.string()));
   }
   // 6. Denied paths inside granted trees: an empty read-only tmpfs over a
   // directory, an empty read-only file over anything else, both mode 0000 (the

@@ -76,6 +76,14 @@ struct ViewPlan {
   };
   GitAtStart git;
   std::vector<fs::path> read_only;  // other read-only carve-ins inside writable binds (an agent's rc files)
+  // Folders whose entries are fixed (policy.hpp: FixedFolder) inside writable
+  // binds, parents first: each bound read-only onto itself, its `open`
+  // entries bound onto themselves first so that they keep their own access.
+  struct Fixed {
+    fs::path path;
+    std::vector<fs::path> open;
+  };
+  std::vector<Fixed> fixed;
   std::vector<fs::path> hidden;     // denied paths inside binds: covered by empty read-only mounts
   std::vector<run::Notice> notes;   // grants left out, and why
   // Read-only paths that do not exist yet but must not be created by the run:

@@ -175,6 +175,21 @@ Result<SeatbeltProfile> write_seatbelt_profile(const Policy& policy, std::uint16
     t += "(deny file-write* file-link " +
          params.filters(r.path, "READONLY", "subpath", describe(r.reason, r.origin)) + ")\n";
 
+  // Parallex's own state holding a path the run keeps: nothing new in it
+  // outside its open entries (a plugin or profile the next `parallex` reads).
+  if (!policy.fixed_folders().empty())
+    t += "\n; --- folders of fixed entries: nothing is made there but beneath their open entries ---\n";
+  for (const auto& f : policy.fixed_folders()) {
+    const auto any = [&](const fs::path& p, const std::string& what) {
+      const std::string filter = params.filters(p, "FIXED", "subpath", what);
+      return params.has_alias(p) ? "(require-any " + filter + ")" : filter;
+    };
+    std::string open;
+    for (const auto& e : f.open) open += "\n      " + any(e, "an entry kept as the grants make it");
+    t += "(deny file-write-create\n  (require-all\n    " + any(f.path, describe(f.reason, f.origin)) +
+         (open.empty() ? "" : "\n    (require-not (require-any" + open + "))") + "))\n";
+  }
+
   // Seatbelt checks a rename against the path renamed, not the paths under it:
   // without this, moving `.git` (or an agent home's `.config/gh`) away and back
   // would step around a deny below it. Folders above a denied or read-only path
