@@ -600,8 +600,9 @@ TEST_F(EscapeFrontDoor, ParallexsOwnStateIsDeniedWhateverTheGrants) {
 // fixed and the kept path stays writable; where it holds none, it is denied.
 TEST_F(EscapeFrontDoor, AWritableGrantAroundParallexsOwnStatePlantsNothingThere) {
   // Parallex's data, state, runtime and config dirs in one folder the runs
-  // are granted (its XDG folders there, no PARALLEX_HOME).
-  const fs::path around = root_ / "around", data = around / "share/parallex", runtime = around / "runtime",
+  // are granted (its XDG folders there, no PARALLEX_HOME). Short names: a
+  // control socket's path beneath the runtime dir has 108 bytes at most.
+  const fs::path around = root_ / "g", data = around / "share/parallex", runtime = around / "r",
                  config = around / "config/parallex";
   fs::create_directories(runtime);
   fs::permissions(runtime, fs::perms::owner_all);
