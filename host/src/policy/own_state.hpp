@@ -18,6 +18,7 @@ namespace px::policy {
 namespace fs = std::filesystem;
 
 class PolicyBuilder;
+class Policy;
 
 struct OwnState {
   std::vector<fs::path> roots;  // Parallex's own dirs (absolute); missing ones are skipped
@@ -30,11 +31,13 @@ std::vector<fs::path> own_state_roots();
 // Adds the denies (origin: built-in).
 void deny_own_state(PolicyBuilder& builder, const OwnState& state);
 
-// Makes the roots that are missing (mode 0700). A deny holds a path in a
-// writable grant only where it exists: a run with `--grant ~/.local:rw` on a
-// machine without ~/.local/share/parallex yet could otherwise make it, and a
-// `plugins/` in it, which the next `parallex` loads outside any seal.
-Status make_own_state_roots(const OwnState& state);
+// Makes the roots that are missing where a writable grant of `policy`
+// reaches them (mode 0700), once the policy is composed. A deny holds a path
+// in a writable grant only where it exists: a run with `--grant ~/.local:rw`
+// on a machine without ~/.local/share/parallex yet could otherwise make it,
+// and a `plugins/` in it, which the next `parallex` loads outside any seal.
+// Where no grant reaches, nothing is made.
+Status make_own_state_roots(const OwnState& state, const Policy& policy);
 
 // An error when `run_folder` lies inside Parallex's own state (and not inside
 // a kept path): a run folder there would be hidden from its own run.

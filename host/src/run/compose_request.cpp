@@ -253,12 +253,12 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
       for (const auto& p : in.agent->read_only) own.keep.push_back(p);
       for (const auto& g : in.agent->grants) own.keep.push_back(g.path);
     }
-    PX_TRY(policy::make_own_state_roots(own));
     in.own_state = std::move(own);
   }
   in.default_credentials = r.default_credentials;
   std::vector<std::string> left_out;
   PX_TRY_ASSIGN(auto composed, policy::compose(in, &left_out));
+  if (in.own_state) PX_TRY(policy::make_own_state_roots(*in.own_state, composed));
   for (auto& note : left_out) notices.push_back({NoticeKind::alert, std::move(note)});
   // What went wrong with a plugin, said by every command that composes a
   // policy (run, policy show): one that failed to load, crashed or hung.
