@@ -613,16 +613,18 @@ TEST_F(EscapeFrontDoor, AWritableGrantAroundParallexsOwnStatePlantsNothingThere)
   ASSERT_EQ(px("agent new me --email m@example.com", env).status, 0);
   ASSERT_FALSE(fs::exists(config)) << "the config dir is to be made by the run itself";
   const std::string plant =
-      "mkdir -p " + quote((data / "plugins/evil").string()) + " 2>/dev/null && echo PLUGIN; " +
-      "mkdir " + quote((data / "agents/intruder").string()) + " 2>/dev/null && echo AGENT; " +
-      "mv " + quote((data / "agents/me").string()) + " " + quote((data / "agents/me-away").string()) +
+      "mkdir -p " + quote((data / "plugins/evil").string()) + " 2>/dev/null && echo PLUGIN; " + "mkdir " +
+      quote((data / "agents/intruder").string()) + " 2>/dev/null && echo AGENT; " + "mv " +
+      quote((data / "agents/me").string()) + " " + quote((data / "agents/me-away").string()) +
       " 2>/dev/null && echo MOVED; " + "mkdir -p " + quote((config / "profiles").string()) +
       " 2>/dev/null && echo PROFILE; " + "touch " + quote((runtime / "parallex/planted").string()) +
       " 2>/dev/null && echo RUNTIME; ";
   const std::string grant = " --grant " + quote(around.string()) + ":rw -- sh -c ";
-  const Ran agent = px("agent run me" + grant + quote(plant + "echo x > $HOME/own-home && echo OWN-HOME"), env);
+  const Ran agent =
+      px("agent run me" + grant + quote(plant + "echo x > $HOME/own-home && echo OWN-HOME"), env);
   ASSERT_EQ(agent.status, 0) << agent.err;
-  EXPECT_NE(agent.out.find("OWN-HOME"), std::string::npos) << "the agent's own home stays writable: " << agent.out;
+  EXPECT_NE(agent.out.find("OWN-HOME"), std::string::npos)
+      << "the agent's own home stays writable: " << agent.out;
   const Ran adhoc = px("run" + grant + quote(plant + "echo x > /tmp/own-tmp && echo OWN-TMP"), env);
   ASSERT_EQ(adhoc.status, 0) << adhoc.err;
   EXPECT_NE(adhoc.out.find("OWN-TMP"), std::string::npos) << adhoc.out;

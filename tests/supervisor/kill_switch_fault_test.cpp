@@ -8,11 +8,11 @@
 // truth; nothing is left in the private or runtime folders after the next
 // `parallex`. With a cgroup and with the process-tree fallback.
 #include <gtest/gtest.h>
-#include <algorithm>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>

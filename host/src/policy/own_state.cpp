@@ -70,9 +70,9 @@ Status make_own_state_roots(const OwnState& state, const Policy& policy) {
     const fs::path root = normal_absolute(raw);
     std::error_code ec;
     if (fs::is_directory(root, ec)) continue;
-    const bool reachable = std::any_of(policy.grants().begin(), policy.grants().end(), [&](const PathGrant& g) {
-      return g.access == Access::write && is_within(root, g.path);
-    });
+    const bool reachable =
+        std::any_of(policy.grants().begin(), policy.grants().end(),
+                    [&](const PathGrant& g) { return g.access == Access::write && is_within(root, g.path); });
     if (!reachable) continue;  // the run cannot make it: nothing is made in the user's home
     fs::create_directories(root.parent_path(), ec);
     if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST)

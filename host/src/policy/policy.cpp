@@ -95,12 +95,14 @@ Decision Policy::explain_write(const fs::path& raw) const {
     return {false, describe_rule("read-only", r->path, r->reason, r->origin)};
   // Landlock grants the union of the rules along a path, so any writable root
   // above the path makes it writable; read-only carve-outs are separate rules.
-  if (const auto* g = most_specific(grants_, path, [](const PathGrant& e) { return e.access == Access::write; })) {
+  if (const auto* g =
+          most_specific(grants_, path, [](const PathGrant& e) { return e.access == Access::write; })) {
     // A folder of fixed entries (a read-only mount in the view): itself, and a new entry in it.
     for (const auto& f : fixed_folders_) {
       const bool new_entry =
           path.parent_path() == f.path && !std::binary_search(f.open.begin(), f.open.end(), path);
-      if (path == f.path || new_entry) return {false, describe_rule("fixed entries", f.path, f.reason, f.origin)};
+      if (path == f.path || new_entry)
+        return {false, describe_rule("fixed entries", f.path, f.reason, f.origin)};
     }
     return {true, describe_rule("read-write", g->path, g->reason, g->origin)};
   }

@@ -613,8 +613,9 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, i
     });
     if (writable) plan.fixed.push_back({f.path, f.open});
   }
-  std::stable_sort(plan.fixed.begin(), plan.fixed.end(),
-                   [&](const ViewPlan::Fixed& a, const ViewPlan::Fixed& b) { return by_depth(a.path, b.path); });
+  std::stable_sort(
+      plan.fixed.begin(), plan.fixed.end(),
+      [&](const ViewPlan::Fixed& a, const ViewPlan::Fixed& b) { return by_depth(a.path, b.path); });
   return plan;
 }
 
@@ -955,12 +956,15 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
         if (err == ENOENT || err == ENOTDIR) continue;  // a kept path not made yet: nothing to keep
         return sys_error("keep " + entry.string(), err);
       }
-      PX_TRY_ASSIGN(UniqueFd tree, clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, 0, entry.string()));
+      PX_TRY_ASSIGN(UniqueFd tree,
+                    clone_tree(target.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, 0, entry.string()));
       PX_TRY(attach(tree.get(), target.get(), entry.string()));
     }
-    UniqueFd tree(::open_tree(dir.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+    UniqueFd tree(
+        ::open_tree(dir.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
     if (!tree) return sys_error("open_tree(OPEN_TREE_CLONE) " + f.path.string());
-    PX_TRY(set_attr(tree.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, f.path.string()));
+    PX_TRY(set_attr(tree.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false,
+                    f.path.string()));
     PX_TRY(attach(tree.get(), dir.get(), f.path.string()));
   }
   // 6. Denied paths inside granted trees: an empty read-only tmpfs over a
