@@ -169,16 +169,18 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
   json entry_of(const PxRun& r) const {
     return json::parse(slurp(runtime() / "runs" / (r.id + ".json")), nullptr, false);
   }
-  // Every marked process of the run held: frozen in its cgroup, or stopped.
+  // A process of the run held: frozen in its cgroup, or stopped.
+  bool held(pid_t p, char state) const {
+    return GetParam() ? task_is_cgroup_frozen(p) || ended_or_ending(p) : is_stopped_state(state);
+  }
+  // Every marked process of the run held.
   bool all_held(const PxRun& r) const {
     const auto procs = marked_processes(r.mark);
     if (procs.empty()) return false;
     for (const pid_t p : procs) {
       const auto st = read_proc_stat(p);
       if (!st) continue;
-      const bool held =
-          GetParam() ? task_is_cgroup_frozen(p) || ended_or_ending(p) : is_stopped_state(st->state);
-      if (!held) return false;
+      if (!held(p, st->state)) return false;
     }
     return true;
   }
@@ -188,9 +190,7 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
     for (const pid_t p : marked_processes(r.mark)) {
       const auto st = read_proc_stat(p);
       if (!st) continue;
-      const bool held =
-          GetParam() ? task_is_cgroup_frozen(p) || ended_or_ending(p) : is_stopped_state(st->state);
-      if (!held)
+      if (!held(p, st->state))
         out += " pid " + std::to_string(p) + " state " + st->state + " (" +
                slurp("/proc/" + std::to_string(p) + "/comm") + ")";
     }
