@@ -141,10 +141,13 @@ TEST_F(EscapeFrontDoor, WithNothingToHoldTheProcessLimitARunRefuses) {
 //  2. the steps a shell takes, alternating with the atomic swap
 //     (`mv .git .git-away; ln -s DECOY .git; rm .git; mv .git-away .git`: for
 //     moments there is no .git at all). A run that found the real .git never
-//     writes it. One whose supervisor found no .git folder at all had nothing
-//     to protect: the folder moved back in afterwards is its to write, and
-//     its record says so (what it wrote moved aside at its end as for a
-//     repository the run made, or that a .git came and went unchecked).
+//     writes what it held (one that finds .git/config missing, an earlier
+//     run's moved aside, may make it: moved aside at its end). One whose
+//     supervisor found no .git folder at all had nothing to protect: the
+//     folder moved back in afterwards is its to write, and its record says so
+//     (what it wrote moved aside at its end as for a repository the run made,
+//     or that a .git came and went unchecked). Either way the user's .git
+//     ends with nothing a run wrote, and their git runs nothing.
 // The decoy never changes. PX_RACE_RUNS sets how many runs (200 by default,
 // half in each half); each half stops early once PX_RACE_SECONDS (60 by
 // default) have passed, so a loaded machine keeps CI's time budget, and says
@@ -236,8 +239,11 @@ TEST_F(EscapeFrontDoor, SwappingGitForALinkWhileRunsStartNeverUnprotectsIt) {
       const json rec = json::parse(read_text(root_ / "data/runs" / id / "run.json"), nullptr, false);
       // It started without a .git folder: its record says so.
       bool said = false, moved = false;
+      // What it wrote in .git moved aside: the whole folder (a repository the
+      // run made, as far as its supervisor knew), or the file it made there
+      // (a .git/config missing at its start, an earlier run's moved aside).
       for (const auto& q : rec.value("quarantined", json::array()))
-        if (q.value("why", "").find("the repository the run made") != std::string::npos) said = moved = true;
+        if (q.value("path", "").rfind(dot_git.string(), 0) == 0) said = moved = true;
       for (const auto& note : rec.value("notices", json::array()))
         if (note.value("text", "").find("came and went") != std::string::npos) said = true;
       EXPECT_TRUE(said) << "a run that found the real .git wrote it: " << r.out << rec.dump(2);
@@ -266,26 +272,28 @@ TEST_F(EscapeFrontDoor, SwappingGitForALinkWhileRunsStartNeverUnprotectsIt) {
   EXPECT_EQ(git(repo_, "commit -q --allow-empty -m after"), 0);
   EXPECT_FALSE(fs::exists(pwned)) << "the user's git ran what a run planted";
 
-  // The shell-steps half (the real .git renamed away and back by something
-  // outside while runs start and go on) runs only with PX_RACE_SHELL_STEPS=1:
-  // it finds an open gap (docs/linux-seal.md, "Open"): a rename on the host
-  // detaches the run's read-only mount of .git (the kernel drops the mounts
-  // on a renamed mount point in other namespaces), and an end check that
-  // falls while .git is away does not see what the run wrote into it.
-  if (!std::getenv("PX_RACE_SHELL_STEPS")) {
-    fs::remove(flip);
-    return;
-  }
   const Half shell = race(runs - runs / 2, true);
   std::printf(
-      "[  RACE    ] %s, shell steps too: %ld during %d runs (%.1f s): %d started, %d refused; %d started "
-      "with no .git at all and wrote the one moved back in (%d of them had it moved aside at their end)\n",
+      "[  RACE    ] %s, shell steps too: %ld during %d runs (%.1f s): %d started, %d refused; %d wrote in "
+      ".git (the folder moved back in after they found none, or a config missing at their start), %d of "
+      "them had it moved aside at their end\n",
       row_name().c_str(), shell.swaps, shell.ran, shell.seconds, shell.started, shell.refused, shell.wrote,
       shell.moved_aside);
   EXPECT_GE(shell.ran, runs / 20) << "too few runs within the time budget: the test proves too little";
   EXPECT_GT(shell.started, 0) << "no run started at all: the test proves nothing";
   EXPECT_EQ(read_text(decoy / "config"), "[core]\n\tdecoy = true\n");
   EXPECT_FALSE(fs::exists(decoy / "hooks/pre-commit"));
+  // What a run wrote into the folder moved back in was moved aside at its end
+  // (the whole .git, into its record) unless its record says a .git came and
+  // went unchecked: the user's .git, if it is still in the run folder, holds
+  // nothing a run wrote.
+  if (shell.wrote == shell.moved_aside && fs::is_directory(dot_git)) {
+    EXPECT_EQ(read_text(dot_git / "config").find("fsmonitor"), std::string::npos)
+        << "a run's write stayed in the user's .git/config";
+    EXPECT_FALSE(fs::exists(dot_git / "hooks/pre-commit"));
+    git(repo_, "status");
+    EXPECT_FALSE(fs::exists(pwned)) << "the user's git ran what a run planted";
+  }
   fs::remove(flip);
 }
 
