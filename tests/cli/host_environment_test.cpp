@@ -3,8 +3,11 @@
 // detection, and by the real `parallex check` and `parallex run`.
 #include "backend/linux/host_environment.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,6 +181,41 @@ TEST(ContainerStandIn, WithoutUserNamespacesAnAcceptedRunIsWeakerAndStillConfine
         ::px::test::slurp(e.path()).find("\"seal\": \"weaker\"") != std::string::npos)
       ++weaker;
   EXPECT_EQ(weaker, 1) << "the accepted run's record says its seal was weaker";
+
+  // The run shares the container's network: UDP (DNS to any server
+  // included) is refused, TCP reaches only the proxy, and with Local servers
+  // naming a port, that port too (a listener of this test on the loopback).
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  const std::string probe =
+      "(echo x > /dev/udp/127.0.0.1/53) 2>/dev/null && echo UDP-OPEN || echo UDP-REFUSED; "
+      "(echo x > /dev/udp/192.0.2.1/9) 2>/dev/null && echo UDP-OUT-OPEN || echo UDP-OUT-REFUSED; "
+      "(echo x > /dev/tcp/127.0.0.1/" +
+      port + ") 2>/dev/null && echo TCP-OPEN || echo TCP-REFUSED";
+  const auto net_run = [&](const std::string& options) {
+    return sh(container + PARALLEX_EXE + " run " + options + " --in " + q(work.string()) + " -- bash -c " +
+                  q(probe),
+              env, true);
+  };
+  const Ran net = net_run("");
+  ASSERT_EQ(net.status, 0) << net.out << net.err;
+  EXPECT_EQ(net.out, "UDP-REFUSED\nUDP-OUT-REFUSED\nTCP-REFUSED\n") << net.err;
+  EXPECT_NE(net.err.find("socket AF_INET SOCK_DGRAM"), std::string::npos) << "recorded: " << net.err;
+  const Ran local = net_run("--local-servers=" + port);
+  ASSERT_EQ(local.status, 0) << local.out << local.err;
+  EXPECT_EQ(local.out, "UDP-REFUSED\nUDP-OUT-REFUSED\nTCP-OPEN\n") << local.err;
+  const Ran every = net_run("--local-servers");
+  ASSERT_EQ(every.status, 0) << every.out << every.err;
+  EXPECT_EQ(every.out, "UDP-REFUSED\nUDP-OUT-REFUSED\nTCP-OPEN\n") << every.err;
+  EXPECT_NE(every.err.find("TCP reaches any address on any port"), std::string::npos) << every.err;
+  ::close(listener);
 
   // As root in the container (uid 0, no capability): a denied file inside a
   // read grant stays out of reach though its owner could read it.

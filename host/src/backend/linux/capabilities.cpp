@@ -144,9 +144,11 @@ std::vector<Guarantee> detect_guarantees(bool probe) {
   ll("landlock.scopes", "Landlock: no signal to, nor abstract socket of, a process outside the run", 6, false,
      landlock::supports_scopes());
   const bool sc = seccomp::available();
-  out.push_back({"seccomp", "seccomp: io_uring, bpf, keyctl, mount, new namespaces, TIOCSTI refused; ptrace only within the run",
-                 sc, true,
-                 sc ? "seccomp filters are available" : "the kernel has no seccomp filter support"});
+  out.push_back(
+      {"seccomp",
+       "seccomp: io_uring, bpf, keyctl, mount, new namespaces, TIOCSTI refused; ptrace only within the run; "
+       "without a network namespace, no IPv4/IPv6 socket but TCP (no UDP or DNS around the proxy)",
+       sc, true, sc ? "seccomp filters are available" : "the kernel has no seccomp filter support"});
   out.push_back(
       {"no_new_privs", "no_new_privs: setuid programs gain nothing", true, true, "always available"});
   std::string where;

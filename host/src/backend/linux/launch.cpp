@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "backend/linux/audit_log.hpp"
 #include "backend/linux/cgroup_spawn.hpp"
@@ -44,6 +45,10 @@ struct Prepared {
   landlock::Plan landlock_view;  // paths as the command sees them in the view
   landlock::Plan landlock_host;  // the weaker seal without namespaces: host paths
   seccomp::Program seccomp;      // from the supervisor's go-ahead (`released`)
+  // With a weaker seal accepted: the program for a run left without a network
+  // namespace (it also refuses IPv4/IPv6 sockets other than TCP), loaded
+  // instead when the namespaces cannot be made.
+  std::optional<seccomp::Program> seccomp_host_network;
   bool released = false;
   fs::path executable;
   fs::path cwd;
@@ -353,6 +358,11 @@ Status hold_process_limit(int control, const Prepared& p) {
   if (p.want_proxy) step(control, hand_off_network(control, p, plan, ns, channel, ranges, notes));
   lap("network hand-off");
   UniqueFd view = ns ? value_or_fail(control, mounts::build_view(p.view, notes)) : UniqueFd();
+  if (!ns && !plan.tcp_connect_ports)
+    notes.push_back({run::NoticeKind::weaker_seal,
+                     "Local servers for every port, without a network namespace: TCP reaches any address on "
+                     "any port (Landlock tells ports apart, not this machine from the internet); name the "
+                     "ports (--local-servers=3000,5432) to keep the rest to the proxy"});
   if (!ns && p.broker_files) {
     std::string masked;
     for (const auto& m : p.masked) masked += (masked.empty() ? "" : ", ") + m;
@@ -381,6 +391,7 @@ Status hold_process_limit(int control, const Prepared& p) {
   if (!ruleset) send_message(control, SealMessage::weakened, "no Landlock (" + ruleset.error().message + ")");
   if (ruleset) notes.insert(notes.end(), ruleset.value().notes.begin(), ruleset.value().notes.end());
   step(control, await_go(control, p));
+  if (!ns && p.seccomp_host_network) p.seccomp = std::move(*p.seccomp_host_network);
   lap("go-ahead");
   for (const auto& n : notes) send_message(control, SealMessage::notice, encode_notice(n));
 
@@ -563,8 +574,13 @@ landlock::Plan plan_landlock(const policy::Policy& policy, const mounts::ViewPla
   // the run's own servers (test suites, dev servers) bind and connect on any
   // port, and what lies outside is reachable only through the proxy's
   // listeners. Without a namespace (a weaker seal): no bind, and connect only
-  // to the proxy (unless Local servers).
-  if (!in_view && !policy.network().local_servers) plan.tcp_connect_ports = std::vector<std::uint16_t>{};
+  // to the proxy, and to the ports Local servers names (on any address:
+  // Landlock knows ports, not addresses); Local servers for every port lifts
+  // the rule (said at the run's start).
+  const policy::NetworkRule& net = policy.network();
+  if (!in_view && !net.local_servers) plan.tcp_connect_ports = std::vector<std::uint16_t>{};
+  if (!in_view && net.local_servers && !net.local_server_ports.empty())
+    plan.tcp_connect_ports = net.local_server_ports;
   return plan;
 }
 
@@ -616,6 +632,12 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   // held by another would stay held in the child).
   Background<Result<seccomp::Program>> program(
       [ptrace = p.ptrace_in_run] { return seccomp::prepare(ptrace); });
+  // The weaker seal's, only where it may be needed (the user accepted it).
+  if (request.accept_weaker_seal) {
+    auto host_network = seccomp::prepare(p.ptrace_in_run, seccomp::Network::host);
+    if (!host_network) return host_network.error();
+    p.seccomp_host_network = std::move(host_network.value());
+  }
   // The run folder's .git: the folder the supervisor opened once before the
   // run (its descriptor), or opened here once when it did not look.
   UniqueFd own_git;

@@ -32,7 +32,9 @@ std::string namespace_flags(std::uint64_t flags) {
 }
 
 std::string family_name(std::uint64_t family) {
-  static const std::pair<std::uint64_t, const char*> kNames[] = {{AF_AX25, "AF_AX25"},
+  static const std::pair<std::uint64_t, const char*> kNames[] = {{AF_INET, "AF_INET"},
+                                                                 {AF_INET6, "AF_INET6"},
+                                                                 {AF_AX25, "AF_AX25"},
                                                                  {AF_IPX, "AF_IPX"},
                                                                  {AF_APPLETALK, "AF_APPLETALK"},
                                                                  {AF_BRIDGE, "AF_BRIDGE"},
@@ -61,10 +63,31 @@ std::string family_name(std::uint64_t family) {
 // The errno a refused call gets: what a program expects from an unsupported
 // socket family, else "not permitted". Only native calls reach the listener
 // (another ABI is answered ENOSYS by the filter itself).
-int refusal_errno(int nr) {
+// An IPv4 or IPv6 socket other than TCP, refused where the run shares the
+// host's network (seccomp::Network::host), gets "access denied", as Landlock
+// answers a TCP connect outside the rule (a family with high bits set was
+// refused as unsupported).
+int refusal_errno(int nr, std::uint64_t family) {
   static const int socket_nr = seccomp_syscall_resolve_name("socket");
   static const int socketpair_nr = seccomp_syscall_resolve_name("socketpair");
+  if (nr == socket_nr && (family == AF_INET || family == AF_INET6)) return EACCES;
   return nr == socket_nr || nr == socketpair_nr ? EAFNOSUPPORT : EPERM;
+}
+
+// The type of a socket the rule above refused, as a program names it.
+std::string socket_type_name(std::uint64_t type) {
+  switch (type & 0xF) {
+    case SOCK_DGRAM:
+      return "SOCK_DGRAM";
+    case SOCK_RAW:
+      return "SOCK_RAW";
+    case SOCK_SEQPACKET:
+      return "SOCK_SEQPACKET";
+    case SOCK_STREAM:
+      return "SOCK_STREAM (not TCP)";
+    default:
+      return "type " + std::to_string(type & 0xF);
+  }
 }
 
 // The comm of `pid` in the supervisor's pid namespace; the process is blocked
@@ -99,6 +122,8 @@ std::string describe_refused_call(std::uint32_t arch, int nr, std::uint64_t arg0
     if (request == TIOCSTI) return "ioctl TIOCSTI";
     if (request == TIOCLINUX) return "ioctl TIOCLINUX";
   }
+  if (call == "socket" && (arg0 == AF_INET || arg0 == AF_INET6))
+    return call + " " + family_name(arg0) + " " + socket_type_name(arg1);
   if (call == "socket" || call == "socketpair") return call + " " + family_name(arg0);
   if (call == "unshare" || call == "clone") {
     const std::string flags = namespace_flags(arg0);
@@ -132,7 +157,7 @@ void serve_refusals(int listener, int seal_exited, audit::LandlockLog* landlock,
       out.add("seccomp", call, process);
       resp->id = req->id;
       resp->val = 0;
-      resp->error = -refusal_errno(req->data.nr);
+      resp->error = -refusal_errno(req->data.nr, req->data.args[0]);
       resp->flags = 0;
       seccomp_notify_respond(listener, resp);
       continue;

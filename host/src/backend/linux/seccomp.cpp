@@ -2,6 +2,7 @@
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
@@ -15,6 +16,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "backend/linux/sys.hpp"
 #include "common/unique_fd.hpp"
@@ -78,12 +80,13 @@ constexpr std::uint64_t kNamespaceFlags[] = {CLONE_NEWUSER,   CLONE_NEWNS,  CLON
                                              CLONE_NEWPID,    CLONE_NEWIPC, CLONE_NEWUTS,
                                              CLONE_NEWCGROUP, 0x00000080 /*CLONE_NEWTIME*/};
 
-Status rule(scmp_filter_ctx ctx, std::uint32_t action, const char* name, unsigned count = 0,
-            scmp_arg_cmp cmp = {}) {
+// A rule matching when every comparison holds (none: always).
+Status rule(scmp_filter_ctx ctx, std::uint32_t action, const char* name,
+            std::vector<scmp_arg_cmp> cmps = {}) {
   const int nr = seccomp_syscall_resolve_name(name);
   if (nr == __NR_SCMP_ERROR) return Error::internal(std::string("seccomp: unknown syscall ") + name);
-  const int rc =
-      count ? seccomp_rule_add_exact(ctx, action, nr, 1, cmp) : seccomp_rule_add_exact(ctx, action, nr, 0);
+  const int rc = seccomp_rule_add_exact_array(ctx, action, nr, static_cast<unsigned>(cmps.size()),
+                                              cmps.empty() ? nullptr : cmps.data());
   if (rc != 0) return sys_error(std::string("seccomp_rule_add ") + name, -rc);
   return ok();
 }
@@ -95,7 +98,7 @@ scmp_arg_cmp masked_eq(unsigned arg, std::uint64_t mask, std::uint64_t value) {
 
 }  // namespace
 
-Result<Program> prepare(bool ptrace_in_run) {
+Result<Program> prepare(bool ptrace_in_run, Network network) {
   std::unique_ptr<void, CtxDeleter> holder(seccomp_init(SCMP_ACT_ALLOW));
   scmp_filter_ctx ctx = holder.get();
   if (!ctx) return Error::internal("seccomp_init failed");
@@ -123,8 +126,8 @@ Result<Program> prepare(bool ptrace_in_run) {
   // fall back to clone, whose flags argument is checked below.
   PX_TRY(rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3"));
   for (std::uint64_t flag : kNamespaceFlags) {
-    PX_TRY(rule(ctx, eperm, "unshare", 1, masked_eq(0, flag, flag)));
-    PX_TRY(rule(ctx, eperm, "clone", 1, masked_eq(0, flag, flag)));
+    PX_TRY(rule(ctx, eperm, "unshare", {masked_eq(0, flag, flag)}));
+    PX_TRY(rule(ctx, eperm, "clone", {masked_eq(0, flag, flag)}));
   }
   // Socket families: the four a program needs (unix, IPv4, IPv6, netlink for
   // its own interfaces); every other family is kernel surface a sealed run has
@@ -134,16 +137,38 @@ Result<Program> prepare(bool ptrace_in_run) {
   for (const char* call : {"socket", "socketpair"}) {
     for (std::uint64_t family = 0; family < kLastFamily; ++family) {
       if (family == AF_UNIX || family == AF_INET || family == AF_INET6 || family == AF_NETLINK) continue;
-      PX_TRY(rule(ctx, notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1,
-                  masked_eq(0, 0xFFFFFFFFULL, family)));
+      PX_TRY(rule(ctx, notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EAFNOSUPPORT), call,
+                  {masked_eq(0, 0xFFFFFFFFULL, family)}));
     }
-    PX_TRY(rule(ctx, notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1,
-                scmp_arg_cmp{0, SCMP_CMP_GE, kLastFamily, 0}));
+    PX_TRY(rule(ctx, notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EAFNOSUPPORT), call,
+                {scmp_arg_cmp{0, SCMP_CMP_GE, kLastFamily, 0}}));
+  }
+  // Without a network namespace of its own (a weaker seal) the run shares the
+  // host's network, where Landlock governs TCP only (connect to the proxy's
+  // port): an IPv4 or IPv6 socket is TCP or nothing. UDP (DNS to any server
+  // included), raw and ICMP sockets, SCTP and MPTCP would reach the network
+  // around the proxy. The destination of a sendto cannot be checked instead:
+  // it lies in the process's memory, which it may change after a supervisor
+  // read it. Names resolve at the proxy, so proxied programs need no DNS.
+  if (network == Network::host) {
+    const std::uint32_t eacces = notifies ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EACCES);
+    for (const std::uint64_t family : {AF_INET, AF_INET6}) {
+      const scmp_arg_cmp inet = masked_eq(0, 0xFFFFFFFFULL, family);
+      // The type's low four bits (SOCK_NONBLOCK and SOCK_CLOEXEC lie above).
+      for (std::uint64_t type = 0; type <= 0xF; ++type)
+        if (type != SOCK_STREAM) PX_TRY(rule(ctx, eacces, "socket", {inet, masked_eq(1, 0xF, type)}));
+      // A stream socket of another protocol than TCP (0 is TCP): anything
+      // above 6 (with the high bits an int ignores, too) or 1-5.
+      const scmp_arg_cmp stream = masked_eq(1, 0xF, SOCK_STREAM);
+      PX_TRY(rule(ctx, eacces, "socket", {inet, stream, scmp_arg_cmp{2, SCMP_CMP_GT, IPPROTO_TCP, 0}}));
+      for (std::uint64_t protocol = 1; protocol < IPPROTO_TCP; ++protocol)
+        PX_TRY(rule(ctx, eacces, "socket", {inet, stream, masked_eq(2, 0xFFFFFFFFULL, protocol)}));
+    }
   }
   // The kernel truncates the ioctl request to 32 bits, so compare the low 32
   // bits only: TIOCSTI | 0x100000000 is still TIOCSTI.
   for (std::uint64_t request : {static_cast<std::uint64_t>(TIOCSTI), static_cast<std::uint64_t>(TIOCLINUX)})
-    PX_TRY(rule(ctx, eperm, "ioctl", 1, masked_eq(1, 0xFFFFFFFFULL, request)));
+    PX_TRY(rule(ctx, eperm, "ioctl", {masked_eq(1, 0xFFFFFFFFULL, request)}));
 
   // Export to memory through a memfd (libseccomp 2.5 has no export-to-buffer).
   UniqueFd mem(::memfd_create("px-seccomp", MFD_CLOEXEC));

@@ -41,7 +41,11 @@ struct Loaded {
 // trace only processes of its own domain (the run's; the seal's init and
 // everything outside stay out of reach), so debuggers and tracers of the run's
 // own processes work. Without Landlock, ptrace stays refused outright.
-Result<Program> prepare(bool ptrace_in_run = false);
+// `network`: `host` for a run without a network namespace of its own (a
+// weaker seal), which also refuses IPv4 and IPv6 sockets other than TCP (UDP,
+// raw, ICMP, SCTP, MPTCP: EACCES), the network around the proxy there.
+enum class Network { own_namespace, host };
+Result<Program> prepare(bool ptrace_in_run = false, Network network = Network::own_namespace);
 // The program as bytes, for the seal's control socket (the supervisor compiles
 // it while the seal builds its view, and sends it with its go-ahead), and back.
 std::string encode(const Program& program);
