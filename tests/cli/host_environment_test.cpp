@@ -181,6 +181,13 @@ TEST(ContainerStandIn, WithoutUserNamespacesAnAcceptedRunIsWeakerAndStillConfine
         ::px::test::slurp(e.path()).find("\"seal\": \"weaker\"") != std::string::npos)
       ++weaker;
   EXPECT_EQ(weaker, 1) << "the accepted run's record says its seal was weaker";
+  // What the policy puts in the run's /tmp (its tool caches: npm's) is in its
+  // temp dir, by the host path, and writable there.
+  const Ran caches = sh(container + PARALLEX_EXE + " run --in " + q(work.string()) + " -- sh -c " +
+                            q("case $npm_config_cache in \"$TMPDIR\"/*) ;; *) echo ELSEWHERE;; esac; "
+                              "mkdir -p \"$npm_config_cache\" && echo CACHE-OK"),
+                        env, true);
+  EXPECT_EQ(caches.out, "CACHE-OK\n") << caches.err;
 
   // The run shares the container's network: UDP (DNS to any server
   // included) is refused, TCP reaches only the proxy, and with Local servers

@@ -444,7 +444,15 @@ Status hold_process_limit(int control, const Prepared& p) {
         "no namespaces (" + entered.error().message +
             "): no private view, network or pid namespace; denied paths inside read grants are kept out by "
             "Landlock (their names stay listable), denied paths inside writable grants are NOT");
-    p.env["TMPDIR"] = p.temp_dir.string();
+    // The policy names the run's temp dir /tmp, where the view puts it
+    // (TMPDIR, the tool caches: npm's, pip's): without the view, the same
+    // folder is reached by its host path, and the host's /tmp is not the run's.
+    // (A value may hold it after an '=': MAVEN_OPTS=-Dmaven.repo.local=/tmp/...)
+    for (auto& [name, value] : p.env) {
+      if (value == "/tmp" || value.rfind("/tmp/", 0) == 0) value = p.temp_dir.string() + value.substr(4);
+      for (auto at = value.find("=/tmp/"); at != std::string::npos; at = value.find("=/tmp/", at + 1))
+        value.replace(at + 1, 4, p.temp_dir.string());
+    }
   } else {
     fail(control, entered.error());
   }
