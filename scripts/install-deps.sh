@@ -22,6 +22,9 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   # sshd that git clones from (the tests start their own on a free loopback port).
   packages+=(tinyproxy bubblewrap hyperfine chromium socat strace python3 keyutils openssh-client ripgrep
              golang-go openssh-server clang-tidy)
+  # A real container runtime and the default seccomp profile of Podman and
+  # CRI-O: Parallex in a runtime's default container (tests/containers).
+  packages+=(crun golang-github-containers-common)
   # The completion and man page tests run the real shells and man.
   packages+=(bash-completion zsh fish man-db)
   # gh (GitHub's CLI): the broker's tests run it in a seal with a brokered token.

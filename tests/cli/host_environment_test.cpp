@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli_support.hpp"
 #include "spawn.hpp"
@@ -235,6 +237,31 @@ TEST(ContainerStandIn, WithoutUserNamespacesAnAcceptedRunIsWeakerAndStillConfine
                           {"PARALLEX_ALLOW_WEAKER_SEAL", "1"}});
   ASSERT_EQ(as_root.status, 0) << as_root.out << as_root.err;
   EXPECT_NE(as_root.out.find("refused\nroot:"), std::string::npos) << as_root.out << as_root.err;
+}
+
+// The profile a container or pod needs for the full seal (tested in a real
+// runtime by tests/containers): JSON as runtimes take it, an allowlist whose
+// default refuses, with what the seal makes in its own user namespace and
+// without the kernel surface nothing of Parallex's uses.
+TEST(ContainerProfile, AllowsTheSealsNamespacesAndRefusesWhatNoRunUses) {
+  Folder home;
+  const Ran r = px("check --seccomp-profile", home.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto profile = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(profile.is_object()) << r.out;
+  EXPECT_EQ(profile["defaultAction"], "SCMP_ACT_ERRNO");
+  EXPECT_EQ(profile["architectures"], nlohmann::json({"SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"}));
+  ASSERT_EQ(profile["syscalls"].size(), 1u);
+  EXPECT_EQ(profile["syscalls"][0]["action"], "SCMP_ACT_ALLOW");
+  std::set<std::string> allowed;
+  for (const auto& n : profile["syscalls"][0]["names"]) allowed.insert(n.get<std::string>());
+  for (const char* needed :
+       {"unshare", "clone", "clone3", "mount", "pivot_root", "fsopen", "fsmount", "move_mount", "open_tree",
+        "mount_setattr", "setns", "seccomp", "landlock_restrict_self", "ptrace", "read", "execve"})
+    EXPECT_TRUE(allowed.count(needed)) << needed << " is refused";
+  for (const char* refused : {"open_by_handle_at", "keyctl", "bpf", "io_uring_setup", "userfaultfd",
+                              "perf_event_open", "init_module", "kexec_load", "reboot"})
+    EXPECT_FALSE(allowed.count(refused)) << refused << " is allowed";
 }
 
 TEST(HostEnvironment, NamesWslAndContainersAndWhatTheyCost) {

@@ -201,6 +201,10 @@ class Backend {
   // may build the seal (Ubuntu's AppArmor restriction of user namespaces);
   // empty where none is needed.
   virtual std::string security_module_profile() const { return {}; }
+  // The seccomp profile a container or pod must run Parallex under for the
+  // full seal (the runtime's default forbids new namespaces); empty where
+  // the platform has no such thing.
+  virtual std::string container_seccomp_profile() const { return {}; }
   // The seal for `policy` as the text the platform would run `command` under.
   // Unsupported where the seal is not a text (Linux's is system calls the
   // supervisor makes).

@@ -17,6 +17,7 @@ struct Options {
   bool sealed = false;
   bool allow_weaker = false;
   bool apparmor_profile = false;
+  bool seccomp_profile = false;
   std::string probe_results;        // internal: probe mode, inside the seal of --sealed
   std::vector<std::string> probes;  // NAME:ARG, with --probe-results
 };
@@ -26,6 +27,15 @@ int check(const Options& o) {
   const backend::Backend& sealing = backend::sealing_backend();
   if (o.apparmor_profile) {
     std::fputs(sealing.security_module_profile().c_str(), stdout);
+    return 0;
+  }
+  if (o.seccomp_profile) {
+    const std::string profile = sealing.container_seccomp_profile();
+    if (profile.empty()) {
+      std::fprintf(stderr, "parallex: the %s backend has no container seccomp profile\n", sealing.name());
+      return 2;
+    }
+    std::fputs(profile.c_str(), stdout);
     return 0;
   }
   if (o.sealed) return check_sealed(o.json, o.allow_weaker);
@@ -107,6 +117,9 @@ Action setup(CLI::App& app, GlobalOptions&) {
   app.add_flag("--apparmor-profile", o->apparmor_profile,
                "Print an AppArmor profile that lets this executable create user namespaces, and nothing more "
                "(for Ubuntu's restriction; the package installs its own)");
+  app.add_flag("--seccomp-profile", o->seccomp_profile,
+               "Print the seccomp profile a container or pod needs for the full seal (docker/podman "
+               "--security-opt seccomp=FILE, a Kubernetes Localhost profile)");
   app.add_option("--probe-results", o->probe_results)->group("");
   app.add_option("probes", o->probes)->group("");
   return [o] { return check(*o); };

@@ -40,7 +40,19 @@ int probe_namespaces() {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(3);
     if (::unshare(CLONE_NEWNET) != 0) ::_exit(4);
     if (::unshare(CLONE_NEWPID) != 0) ::_exit(5);
-    ::_exit(0);
+    // The run's own /proc: a container that masks parts of its /proc
+    // (maskedPaths) lets no new procfs be mounted (the kernel refuses one
+    // that would show more than the container's).
+    const pid_t init = ::fork();
+    if (init == 0) {
+      const int ctx = ::fsopen("proc", FSOPEN_CLOEXEC);
+      const bool made = ctx >= 0 && ::fsconfig(ctx, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0 &&
+                        ::fsmount(ctx, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) >= 0;
+      ::_exit(made ? 0 : 6);
+    }
+    int status = 0;
+    if (init < 0 || ::waitpid(init, &status, 0) != init || !WIFEXITED(status)) ::_exit(6);
+    ::_exit(WEXITSTATUS(status));
   }
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) return 9;
@@ -98,18 +110,22 @@ std::vector<Guarantee> detect_guarantees(bool probe) {
   // exact fix (`run` refuses with the same words).
   const std::optional<Guarantee> restricted = userns_restricted();
   const int ns = restricted ? 1 : probe ? probe_namespaces() : 0;
-  const bool userns = !restricted && (probe ? userns_works() : true);
+  // A user namespace whose uid map cannot be written (root without
+  // CAP_SETFCAP, Linux 5.12+: a container's default capabilities) is none.
+  const bool userns = !restricted && (probe ? userns_works() && ns != 2 : true);
   const std::string max_userns = probe ? read_text("/proc/sys/user/max_user_namespaces") : "not read";
   if (restricted)
     out.push_back(*restricted);
   else
-    out.push_back(
-        {"namespaces.user", kUserNamespace, userns || root, !root,
-         userns ? "unprivileged user namespaces work (user.max_user_namespaces=" + max_userns + ")"
-         : root ? "user namespaces are off; as root the seal drops every capability instead"
-                : "unshare(CLONE_NEWUSER) failed: user namespaces are off "
-                  "(user.max_user_namespaces=" +
-                      max_userns + ", or kernel.unprivileged_userns_clone)"});
+    out.push_back({"namespaces.user", kUserNamespace, userns || (root && ns != 2), !root,
+                   userns ? "unprivileged user namespaces work (user.max_user_namespaces=" + max_userns + ")"
+                   : ns == 2
+                       ? "a user namespace is made but its uid map cannot be written (as root that needs "
+                         "CAP_SETFCAP, which a container drops by default)"
+                   : root ? "user namespaces are off; as root the seal drops every capability instead"
+                          : "unshare(CLONE_NEWUSER) failed: user namespaces are off "
+                            "(user.max_user_namespaces=" +
+                                max_userns + ", or kernel.unprivileged_userns_clone)"});
   auto ns_row = [&](const char* id, const char* name, int failed_step, const char* what) {
     const bool enforced = ns == 0 || (ns > failed_step);
     out.push_back({id, name, enforced, true,
@@ -121,8 +137,14 @@ std::vector<Guarantee> detect_guarantees(bool probe) {
          "a private mount namespace");
   ns_row("namespaces.network", "network namespace: only lo; the proxy is the only way out", 4,
          "a network namespace");
-  ns_row("namespaces.pid", "pid namespace: no process outside the run is visible or signalable", 5,
-         "a pid namespace");
+  ns_row("namespaces.pid", "pid namespace: no process outside the run is visible or signalable", 6,
+         "a pid namespace and its own /proc");
+  if (ns == 6)
+    out.back().detail =
+        "a pid namespace is made, but no /proc of its own can be mounted: this container masks parts of "
+        "/proc. Unmask it (docker: --security-opt systempaths=unconfined; podman: --security-opt "
+        "unmask=ALL; Kubernetes: procMount: Unmasked), or accept the seal without it "
+        "(--allow-weaker-seal: the run sees the container's /proc)";
 
   const int abi = landlock::abi_version();
   auto ll = [&](const char* id, const char* name, int need, bool required, bool works = true) {
@@ -138,7 +160,8 @@ std::vector<Guarantee> detect_guarantees(bool probe) {
   ll("landlock.fs", "Landlock: files outside the grants cannot be opened", 1, true);
   ll("landlock.refer", "Landlock: no hard link or rename of a file into a grant from outside it", 2, false);
   ll("landlock.truncate", "Landlock: files outside the writable grants cannot be truncated", 3, false);
-  ll("landlock.tcp", "Landlock: without a network namespace, TCP bind refused and connect only to the proxy's port", 4, false,
+  ll("landlock.tcp",
+     "Landlock: without a network namespace, TCP bind refused and connect only to the proxy's port", 4, false,
      landlock::supports_tcp());
   ll("landlock.ioctl_dev", "Landlock: device ioctls only on the run's terminal devices", 5, false);
   ll("landlock.scopes", "Landlock: no signal to, nor abstract socket of, a process outside the run", 6, false,

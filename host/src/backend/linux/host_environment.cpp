@@ -202,9 +202,13 @@ HostEnvironment detect_environment(bool userns_works, int landlock_abi, bool cgr
         "with "
         "--allow-weaker-seal runs under Landlock and seccomp alone, without private mounts, network "
         "namespace or pid "
-        "namespace. Allow namespaces in the container (docker: --security-opt seccomp=unconfined "
-        "--security-opt "
-        "apparmor=unconfined) or run Parallex on the host.");
+        "namespace. For the full seal the container needs a seccomp profile that allows the seal's "
+        "namespaces (`parallex check --seccomp-profile > parallex.json`), /proc unmasked and no AppArmor "
+        "profile that forbids mounts: docker run --security-opt seccomp=parallex.json --security-opt "
+        "systempaths=unconfined --security-opt apparmor=unconfined (podman: unmask=ALL for "
+        "systempaths); Kubernetes: hostUsers: false, seccompProfile Localhost parallex.json, procMount: "
+        "Unmasked (`parallex kube` renders it). Or accept the seal without namespaces once: "
+        "PARALLEX_ALLOW_WEAKER_SEAL=1 in the image's environment.");
   if (const UsernsRestriction r = userns_restriction(); r.applies)
     env.costs.push_back(
         "Ubuntu's restriction of unprivileged user namespaces applies to this executable: without a user "

@@ -373,7 +373,19 @@ Status hold_process_limit(int control, const Prepared& p) {
                              : "; the run can read the secret in " + masked + ", not the placeholder")});
   }
   lap("view");
-  if (ns) step(control, pidns::mount_proc(view.get()));
+  if (ns)
+    if (auto proc = pidns::mount_proc(view.get()); !proc) {
+      const std::string why = "no /proc of the run's own (" + proc.error().message +
+                              "): this container masks parts of /proc; unmask it (docker: --security-opt "
+                              "systempaths=unconfined; podman: --security-opt unmask=ALL; Kubernetes: "
+                              "procMount: Unmasked)";
+      if (!p.allow_weaker) fail(control, Error::unsupported(why + ", or pass --allow-weaker-seal"));
+      step(control, pidns::bind_outer_proc(view.get()));
+      send_message(control, SealMessage::weakened,
+                   why +
+                       ". The run's /proc is the container's: it lists the container's processes "
+                       "(Landlock keeps them out of the run's reach)");
+    }
   lap("proc");
   if (ns && p.want_pid_max) {
     if (auto set = process_limit::limit_pid_numbers(view.get(), p.max_processes))

@@ -8,6 +8,7 @@
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/launch.hpp"
 #include "backend/linux/process_limit.hpp"
+#include "backend/linux/seccomp.hpp"
 
 namespace px::backend {
 
@@ -47,6 +48,7 @@ class LinuxBackend final : public Backend {
     std::error_code ec;
     return seal::apparmor_profile_for(std::filesystem::read_symlink("/proc/self/exe", ec));
   }
+  std::string container_seccomp_profile() const override { return seal::seccomp::container_profile(); }
   Result<LaunchResult> launch(const LaunchRequest& request) override {
     PX_TRY_ASSIGN(auto process, seal::spawn(request));
     // The supervisor's own set-up runs while the seal builds its view, on

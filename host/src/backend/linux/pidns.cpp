@@ -51,6 +51,18 @@ Status mount_proc(int view_root) {
   return ok();
 }
 
+Status bind_outer_proc(int view_root) {
+  UniqueFd dir(::openat(view_root, "proc", O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) return sys_error("open <view>/proc");
+  // Recursive: the masks are mounts over parts of /proc, locked to it in
+  // this user namespace, and must come along.
+  UniqueFd tree(::open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+  if (!tree) return sys_error("open_tree(/proc)");
+  if (::move_mount(tree.get(), "", dir.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+    return sys_error("move_mount the container's /proc onto <view>/proc");
+  return ok();
+}
+
 int exit_code(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -17,6 +17,12 @@ Status die_with_parent(int parent_pipe);
 
 // A fresh procfs for this pid namespace at `view_root`/proc (through fds).
 Status mount_proc(int view_root);
+// Where no procfs of the run's own can be mounted (a container that masks
+// parts of its /proc: the kernel refuses a procfs showing more), the
+// container's /proc with its masks, bound recursively onto <view>/proc: the
+// run sees the container's processes there (Landlock keeps them out of its
+// reach), so only with a weaker seal accepted.
+Status bind_outer_proc(int view_root);
 
 // Init's loop: reaps every child until `command` exits; returns its raw wait
 // status (exit_code() turns it into an exit code). With a `channel`, calls

@@ -14,8 +14,11 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "backend/linux/sys.hpp"
@@ -268,6 +271,40 @@ Status refuse_ptrace() {
 
 bool available() {
   return ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 1;
+}
+
+std::string container_profile() {
+  // What the seal itself does with the mount API, pivot_root and setns (in
+  // the run's own user namespace only): left to the container. Everything
+  // else the run is refused, the container refuses too: neither Parallex
+  // nor a sealed run uses it, and a container escape often starts there
+  // (open_by_handle_at, keyctl, bpf, io_uring, userfaultfd, modules).
+  const std::set<std::string_view> seal_needs = {"mount",     "umount2",       "pivot_root", "fsopen",
+                                                 "fsconfig",  "fsmount",       "fspick",     "move_mount",
+                                                 "open_tree", "mount_setattr", "setns"};
+  std::set<std::string> refused;
+  for (const char* name : kRefused)
+    if (!seal_needs.count(name)) refused.insert(name);
+  // An allowlist of every call libseccomp knows on the two architectures a
+  // node runs, but those: a call newer than this list is refused (EPERM)
+  // until Parallex knows it, as a runtime's own default profile does.
+  std::set<std::string> allowed;
+  for (const std::uint32_t arch : {SCMP_ARCH_X86_64, SCMP_ARCH_AARCH64})
+    for (int nr = 0; nr < 1024; ++nr) {
+      std::unique_ptr<char, decltype(&std::free)> name(seccomp_syscall_resolve_num_arch(arch, nr),
+                                                       &std::free);
+      if (name && !refused.count(name.get())) allowed.insert(name.get());
+    }
+  std::string out = "{\n  \"defaultAction\": \"SCMP_ACT_ERRNO\",\n  \"defaultErrnoRet\": 1,\n";
+  out += "  \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_AARCH64\"],\n";
+  out += "  \"syscalls\": [\n    {\n      \"action\": \"SCMP_ACT_ALLOW\",\n      \"names\": [";
+  bool first = true;
+  for (const auto& name : allowed) {
+    out += (first ? "\n        \"" : ",\n        \"") + name + "\"";
+    first = false;
+  }
+  out += "\n      ]\n    }\n  ]\n}\n";
+  return out;
 }
 
 }  // namespace px::seal::seccomp

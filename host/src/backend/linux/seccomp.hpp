@@ -60,6 +60,13 @@ void answer_in_kernel(Program& program);
 // kernel), for a command that was prepared with `ptrace_in_run` but gets no
 // Landlock domain after all (a weaker seal the user accepted). No allocation.
 Status refuse_ptrace();
+// The seccomp profile for a container or pod Parallex runs in, with the full
+// seal (JSON as Docker's and Podman's `--security-opt seccomp=FILE` and a
+// Kubernetes `Localhost` profile take it): every call this libseccomp knows
+// on x86-64 and arm64 allowed but those the run is refused and the seal
+// itself does not make (it makes its namespaces, mounts and pivot_root in
+// its own user namespace); anything else EPERM.
+std::string container_profile();
 // True when the kernel accepts a seccomp filter.
 bool available();
 
