@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/mountinfo.hpp"
 #include "supervisor/proc.hpp"
 
 namespace px::supervisor {
@@ -68,21 +69,8 @@ struct MountEntry {
 };
 
 std::optional<MountEntry> cgroup2_mount_entry() {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mountpoint options [optional...] - fstype source superopts
-    const auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream tail(line.substr(dash + 3));
-    std::string fstype;
-    tail >> fstype;
-    if (fstype != "cgroup2") continue;
-    std::istringstream head(line.substr(0, dash));
-    std::string id, parent, dev, root, mountpoint;
-    head >> id >> parent >> dev >> root >> mountpoint;
-    return MountEntry{root, mountpoint};
-  }
+  for (const MountInfo& m : read_mountinfo())
+    if (m.fstype == "cgroup2") return MountEntry{m.root, m.mountpoint};
   return std::nullopt;
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/mountinfo.hpp"
 #include "supervisor/cgroup.hpp"
 #include "supervisor/proc.hpp"
 
@@ -35,21 +36,8 @@ struct V1Mount {
 };
 
 std::optional<V1Mount> v1_pids_mount() {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mountpoint options [optional...] - fstype source superopts
-    const auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream tail(line.substr(dash + 3));
-    std::string fstype, source, superopts;
-    tail >> fstype >> source >> superopts;
-    if (fstype != "cgroup" || !has_word(superopts, "pids", ',')) continue;
-    std::istringstream head(line.substr(0, dash));
-    std::string id, parent, dev, root, mountpoint;
-    head >> id >> parent >> dev >> root >> mountpoint;
-    return V1Mount{mountpoint, root};
-  }
+  for (const MountInfo& m : read_mountinfo())
+    if (m.fstype == "cgroup" && m.has_super_option("pids")) return V1Mount{m.mountpoint, m.root.string()};
   return std::nullopt;
 }
 

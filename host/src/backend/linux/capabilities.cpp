@@ -16,6 +16,7 @@
 #include "backend/linux/landlock.hpp"
 #include "backend/linux/seccomp.hpp"
 #include "backend/linux/sys.hpp"
+#include "common/mountinfo.hpp"
 
 namespace px::seal {
 
@@ -76,17 +77,11 @@ std::string read_text(const char* path) {
 }
 
 bool cgroup2_mounted(std::string& where) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto dash = line.find(" - cgroup2 ");
-    if (dash == std::string::npos) continue;
-    std::istringstream f(line);
-    std::string id, parent, dev, root, mount_point;
-    f >> id >> parent >> dev >> root >> mount_point;
-    where = mount_point;
-    return true;
-  }
+  for (const MountInfo& m : read_mountinfo())
+    if (m.fstype == "cgroup2") {
+      where = m.mountpoint.string();
+      return true;
+    }
   return false;
 }
 
