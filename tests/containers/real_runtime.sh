@@ -126,7 +126,7 @@ grep -q control "$got" 2>/dev/null && echo "  UDP to the container's 127.0.0.1:$
 rm -f "$got"
 echo "--- probe run"
 cd "$W" || exit 1
-"$P" run --in "$W" -- bash -c 'echo made > made.txt; cat /etc/shadow || echo refused; cat /home/outside/secret || echo outside-refused; (echo x > /dev/udp/127.0.0.1/53) && echo UDP-OPEN || echo UDP-REFUSED; (echo escaped > /dev/udp/127.0.0.1/'$PORT') && echo UDP2-SENT || echo UDP2-REFUSED' >"$W.out" 2>"$W.err"
+"$P" run --in "$W" -- bash -c 'echo made > made.txt; cat /etc/shadow || echo refused; cat /home/outside/secret || echo outside-refused; (echo x > /dev/udp/127.0.0.1/53) && echo UDP-OPEN || echo UDP-REFUSED; (echo escaped > /dev/udp/127.0.0.1/'$PORT') && echo UDP2-SENT || echo UDP2-REFUSED; head -c1 /proc/1/environ >/dev/null 2>&1 && echo PROC1-ENVIRON-READ || echo proc1-environ-refused' >"$W.out" 2>"$W.err"
 rc=$?
 sleep 0.2
 kill "$listener" 2>/dev/null; wait "$listener" 2>/dev/null
@@ -137,6 +137,9 @@ if [ "$(cat made.txt 2>/dev/null)" = made ]; then echo "RESULT made=yes"; else e
 if grep -q '^root:' "$W.out"; then echo "RESULT shadow=READ"; else echo "RESULT shadow=refused"; fi
 if grep -q '^outside-secret' "$W.out"; then echo "RESULT outside=READ"; else echo "RESULT outside=refused"; fi
 if grep -q '^UDP-OPEN' "$W.out"; then echo "RESULT udp=OPEN"; elif grep -q '^UDP-REFUSED' "$W.out"; then echo "RESULT udp=refused"; else echo "RESULT udp=not-run"; fi
+# /proc/1: the container's first process where the run sees the container's
+# /proc, the seal's init otherwise: neither is the run's to read.
+if grep -q '^PROC1-ENVIRON-READ' "$W.out"; then echo "RESULT proc1=READ"; else echo "RESULT proc1=refused"; fi
 if grep -q escaped "$got" 2>/dev/null; then echo "RESULT udp_left_run=YES"; else echo "RESULT udp_left_run=no"; fi
 echo "--- git run"
 mkdir -p "$W/repo" && cd "$W/repo" || exit 1
@@ -248,6 +251,7 @@ PY
     # seal without namespaces); with its network namespace, 127.0.0.1 is the
     # run's own loopback.
     [ "$(r udp)" = OPEN ] && [ "$(r seal)" = weaker-no-namespaces ] && { verdict="$verdict${verdict:+; }ESCAPE: UDP open"; escapes=$((escapes + 1)); }
+    [ "$(r proc1)" = READ ] && { verdict="$verdict${verdict:+; }ESCAPE: /proc/1/environ read"; escapes=$((escapes + 1)); }
     [ "$(r udp_left_run)" = YES ] && { verdict="$verdict${verdict:+; }ESCAPE: UDP reached the container"; escapes=$((escapes + 1)); }
     # check's words match what the run got: never "every required guarantee
     # is enforced" for a run that was weaker.
