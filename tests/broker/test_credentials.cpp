@@ -214,6 +214,18 @@ TEST(SecretSource, ExpiredOrMisShapedSecretsAreRefused) {
   EXPECT_FALSE(jwt_expiry("a.b.c"));
 }
 
+// A token's claims are base64url, padded or not; the standard alphabet's
+// '+' and '/' are not base64url, so such a token has no expiry to read.
+TEST(SecretSource, TheExpiryIsReadFromBase64UrlClaims) {
+  // {"exp":1700000000,"n":"???>"}, encoded by Python's base64.urlsafe_b64encode.
+  const std::string claims = "eyJleHAiOjE3MDAwMDAwMDAsIm4iOiI_Pz8-In0";
+  EXPECT_EQ(jwt_expiry("eyJhbGciOiJSUzI1NiJ9." + claims + ".c2ln"), 1700000000);
+  EXPECT_EQ(jwt_expiry("eyJhbGciOiJSUzI1NiJ9." + claims + "=.c2ln"), 1700000000);
+  EXPECT_FALSE(jwt_expiry("eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3MDAwMDAwMDAsIm4iOiI/Pz8+In0.c2ln"));
+  EXPECT_FALSE(jwt_expiry("eyJhbGciOiJSUzI1NiJ9." + claims + "AA.c2ln"));
+  EXPECT_FALSE(jwt_expiry("eyJhbGciOiJSUzI1NiJ9.eyJleH AiOjF9.c2ln"));
+}
+
 TEST(Credentials, ResolveFailsClosedForTheWholeSet) {
   CredentialSpec ok;
   ok.name = "github";

@@ -14,7 +14,8 @@ ParseResult parse(const std::string& bytes, Request& r, HeadLimits limits = {}) 
 
 TEST(Parser, GoodConnect) {
   Request r;
-  const std::string head = "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nUser-Agent:  curl \r\n\r\n";
+  const std::string head =
+      "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nUser-Agent:  curl \r\n\r\n";
   auto p = parse(head + "extra", r);
   ASSERT_EQ(p.state, ParseState::good);
   EXPECT_EQ(r.method, "CONNECT");
@@ -113,10 +114,12 @@ TEST(Interpret, TargetsAndFraming) {
       {"CONNECT a.test:443 HTTP/1.1\r\nHost: b.test:443\r\n\r\n", reason::host_mismatch},
       {"CONNECT http://a.test:443 HTTP/1.1\r\n\r\n", reason::bad_port},
       {"CONNECT a.test HTTP/1.1\r\n\r\n", reason::bad_port},
-      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", reason::body_framing},
+      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+       reason::body_framing},
       {"POST http://a.test/ HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n", reason::body_framing},
       {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5, 6\r\n\r\n", reason::body_framing},
-      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", reason::body_framing},
+      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+       reason::body_framing},
       {"POST http://a.test/ HTTP/1.1\r\nContent-Length: +5\r\n\r\n", reason::body_framing},
       {"POST http://a.test/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", reason::body_framing},
   };
@@ -153,6 +156,32 @@ TEST(Auth, BasicOnlyAndConstantTime) {
   EXPECT_EQ(check("Proxy-Authorization: Basic\r\n"), AuthResult::wrong);
 }
 
+// The header's base64 is decoded strictly: each padding length, every byte
+// value, and nothing a lenient decoder would take (padding inside, spaces,
+// the URL-safe alphabet, missing or extra padding).
+TEST(Auth, TheCredentialsAreStrictBase64) {
+  const std::string pw = "0123456789abcdef0123456789abcdef";
+  const auto check = [](const std::string& encoded, const std::string& password) {
+    Request r;
+    const std::string head =
+        "CONNECT a.test:443 HTTP/1.1\r\nProxy-Authorization: Basic " + encoded + "\r\n\r\n";
+    EXPECT_EQ(parse_request_head(head, {}, r).state, ParseState::good) << head;
+    return check_proxy_auth(r, password);
+  };
+  // "px:" + the password, encoded by Python's base64 module.
+  EXPECT_EQ(check("cHg6MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", pw), AuthResult::ok);
+  EXPECT_EQ(check("cHg6MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWZ4", pw + "x"), AuthResult::ok);
+  EXPECT_EQ(check("cHg6MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWZ4eQ==", pw + "xy"), AuthResult::ok);
+  EXPECT_EQ(check("cHg6//4AcGFzcw==", std::string("\xff\xfe\0pass", 7)), AuthResult::ok);
+  EXPECT_EQ(check("cHg6__4AcGFzcw==", std::string("\xff\xfe\0pass", 7)), AuthResult::wrong);
+  EXPECT_EQ(check("cHg6MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWZ4eQ", pw + "xy"), AuthResult::wrong);
+  EXPECT_EQ(check("cHg6MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY==", pw), AuthResult::wrong);
+  EXPECT_EQ(check("cHg6MDEyMzQ1Njc4OWFi=2RlZjAxMjM0NTY3ODlhYmNkZWY", pw), AuthResult::wrong);
+  EXPECT_EQ(check("cHg6MDEyMzQ1 Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", pw), AuthResult::wrong);
+  EXPECT_EQ(check("cHg6YQ==cHg6YQ==", "a"), AuthResult::wrong);
+  EXPECT_EQ(check("cHg6YQ==", "a"), AuthResult::ok);
+}
+
 TEST(UpstreamHead, DropsProxyAndHopByHopHeaders) {
   Request r;
   const std::string head =
@@ -163,7 +192,8 @@ TEST(UpstreamHead, DropsProxyAndHopByHopHeaders) {
   Target t;
   ASSERT_TRUE(interpret(r, t).ok());
   EXPECT_EQ(upstream_head(r, t),
-            "POST /p HTTP/1.1\r\nHost: a.test:8080\r\nContent-Length: 3\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+            "POST /p HTTP/1.1\r\nHost: a.test:8080\r\nContent-Length: 3\r\nAccept: */*\r\nConnection: "
+            "close\r\n\r\n");
 }
 
 TEST(Chunked, FollowsOneBodyExactly) {
@@ -185,7 +215,8 @@ TEST(Chunked, FollowsOneBodyExactly) {
   }
   EXPECT_TRUE(done);
   EXPECT_EQ(total, body.size());
-  for (const char* bad : {"fffffffffffffffff\r\n", "5\nhello\r\n", "5\r\nhelloX\r\n", "x\r\n", " 5\r\n", "0\r\n\n"}) {
+  for (const char* bad :
+       {"fffffffffffffffff\r\n", "5\nhello\r\n", "5\r\nhelloX\r\n", "x\r\n", " 5\r\n", "0\r\n\n"}) {
     ChunkedTracker b;
     EXPECT_TRUE(b.feed(bad).error) << bad;
   }

@@ -1,5 +1,6 @@
 #include "agents/ssh_key.hpp"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -8,7 +9,6 @@
 #include <vector>
 
 #include "common/base64.hpp"
-#include "common/secure_wipe.hpp"
 #include "common/sha256.hpp"
 
 namespace px::agents {
@@ -20,7 +20,7 @@ using Bytes = std::vector<unsigned char>;
 // Wipes what it held when it goes (the private section holds the seed).
 struct SecretBytes {
   Bytes data;
-  ~SecretBytes() { secure_wipe(data.data(), data.size()); }
+  ~SecretBytes() { OPENSSL_cleanse(data.data(), data.size()); }
 };
 
 void put_u32(Bytes& out, std::uint32_t v) {
@@ -118,7 +118,7 @@ Result<SshKeyPair> generate_ed25519(const std::string& comment) {
   out.private_key = "-----BEGIN OPENSSH PRIVATE KEY-----\n";
   for (std::size_t i = 0; i < b64.size(); i += 70) out.private_key += b64.substr(i, 70) + "\n";
   out.private_key += "-----END OPENSSH PRIVATE KEY-----\n";
-  secure_wipe(b64);
+  OPENSSL_cleanse(b64.data(), b64.size());
   out.public_key =
       key_type + " " + base64(blob.data(), blob.size()) + (comment.empty() ? "" : " " + comment) + "\n";
   out.fingerprint = fingerprint_of_blob(blob);

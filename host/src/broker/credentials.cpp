@@ -1,12 +1,13 @@
 #include "broker/credentials.hpp"
 
+#include <openssl/crypto.h>
+
 #include <algorithm>
 
 #include "broker/placeholder.hpp"
 #include "common/base64.hpp"
 #include "common/host_rule.hpp"
 #include "common/redact.hpp"
-#include "common/secure_wipe.hpp"
 #include "proxy/host_rules.hpp"
 
 namespace px::broker {
@@ -51,7 +52,7 @@ bool substitute_authorization(std::string& value, const Credential& c) {
     if (!decoded) return false;
     const std::size_t n = replace_all(*decoded, c.placeholder, c.secret);
     if (n > 0) value = value.substr(0, start) + base64_encode(*decoded);
-    secure_wipe(*decoded);
+    OPENSSL_cleanse(decoded->data(), decoded->size());
     return n > 0;
   }
   return replace_all(value, c.placeholder, c.secret) > 0;
@@ -97,9 +98,9 @@ CredentialSet::CredentialSet(std::vector<Credential> credentials) : credentials_
 }
 
 CredentialSet::~CredentialSet() {
-  for (auto& c : credentials_) secure_wipe(c.secret);
+  for (auto& c : credentials_) OPENSSL_cleanse(c.secret.data(), c.secret.size());
   for (auto& forms : forms_) {
-    for (auto& f : forms) secure_wipe(f);
+    for (auto& f : forms) OPENSSL_cleanse(f.data(), f.size());
   }
 }
 
@@ -108,8 +109,8 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
   std::vector<Credential> out;
   std::vector<std::string> taken;  // secrets and placeholders a new placeholder must differ from
   const auto fail = [&](Error e) -> Result<CredentialSet> {
-    for (auto& c : out) secure_wipe(c.secret);
-    for (auto& t : taken) secure_wipe(t);
+    for (auto& c : out) OPENSSL_cleanse(c.secret.data(), c.secret.size());
+    for (auto& t : taken) OPENSSL_cleanse(t.data(), t.size());
     return e;
   };
   for (const auto& spec : specs) {
@@ -163,14 +164,14 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
     if (!secret) return fail(secret.error());
     c.secret = std::move(secret).value();
     if (auto checked = check_secret(spec.name, c.secret, spec.shape, spec.expires); !checked) {
-      secure_wipe(c.secret);
+      OPENSSL_cleanse(c.secret.data(), c.secret.size());
       return fail(checked.error());
     }
     register_secret(c.secret);
     taken.push_back(c.secret);
     auto placeholder = make_placeholder(spec.name, c.secret, taken);
     if (!placeholder) {
-      secure_wipe(c.secret);
+      OPENSSL_cleanse(c.secret.data(), c.secret.size());
       return fail(placeholder.error());
     }
     c.placeholder = std::move(placeholder).value();
@@ -178,7 +179,7 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
     taken.push_back(c.placeholder);
     out.push_back(std::move(c));
   }
-  for (auto& t : taken) secure_wipe(t);
+  for (auto& t : taken) OPENSSL_cleanse(t.data(), t.size());
   return CredentialSet(std::move(out));
 }
 
@@ -222,7 +223,7 @@ HeadOutcome CredentialSet::apply_to_head(std::string_view host, proxy::Request& 
       if (sp != std::string::npos) {
         if (auto decoded = decode_basic(std::string_view(h.value).substr(sp + 1))) {
           e = find_outbound(host, *decoded, "header authorization");
-          secure_wipe(*decoded);
+          OPENSSL_cleanse(decoded->data(), decoded->size());
         }
       }
     }

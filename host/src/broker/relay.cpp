@@ -1,5 +1,6 @@
 #include "broker/relay.hpp"
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -8,7 +9,6 @@
 
 #include "broker/reasons.hpp"
 #include "common/redact.hpp"
-#include "common/secure_wipe.hpp"
 #include "proxy/host_rules.hpp"
 #include "proxy/reasons.hpp"
 
@@ -459,7 +459,7 @@ void Relay::handle_request() {
   out_up_ += "\r\n";
   in_.erase(0, request_.head_size);
   if (holds_secret) {
-    for (auto& h : request_.headers) secure_wipe(h.value);
+    for (auto& h : request_.headers) OPENSSL_cleanse(h.value.data(), h.value.size());
   }
   request_ = {};
   ++requests_;
@@ -475,7 +475,7 @@ void Relay::handle_request() {
   asio::async_write(up_, asio::buffer(out_up_),
                     [self = shared_from_this()](const error_code& ec, std::size_t) {
                       // The head held a secret: it does not stay in memory longer than needed.
-                      secure_wipe(self->out_up_.data(), self->out_up_.size());
+                      OPENSSL_cleanse(self->out_up_.data(), self->out_up_.size());
                       if (self->ending()) return;
                       if (ec) return self->close("error");
                       self->forward_request_body();

@@ -87,8 +87,6 @@ Result<PkeyPtr> make_ec_key() {
   // P-256: every TLS stack accepts it (OpenSSL, BoringSSL, GnuTLS, Go,
   // rustls, Java, browsers). Ed25519 works with the CLI clients tested here
   // but not with browsers or older Java; see docs/broker.md.
-  // Through a key context rather than EVP_EC_gen, which is variadic
-  // underneath (EVP_PKEY_Q_keygen): common/openssl.cpp cannot forward that.
   EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, nullptr);
   EVP_PKEY* key = nullptr;
   const bool made = ctx != nullptr && EVP_PKEY_keygen_init(ctx) == 1 &&

@@ -1,6 +1,7 @@
 #include "broker/secret_source.hpp"
 
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -19,7 +20,6 @@
 #include "common/clock.hpp"
 #include "common/json_io.hpp"
 #include "common/redact.hpp"
-#include "common/secure_wipe.hpp"
 #include "common/unique_fd.hpp"
 
 extern char** environ;
@@ -63,7 +63,7 @@ std::string tidy(std::string text) {
     if (end < text.size()) masked += ' ';
     at = end + 1;
   }
-  secure_wipe(text);
+  OPENSSL_cleanse(text.data(), text.size());
   text = std::move(masked);
   while (!text.empty() && text.back() == ' ') text.pop_back();
   if (text.size() > 200) text = text.substr(0, 200) + "...";
@@ -101,7 +101,7 @@ Result<std::string> read_file_secret(std::string_view name, const std::filesyste
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > max) {
-      secure_wipe(text);
+      OPENSSL_cleanse(text.data(), text.size());
       return Error::invalid(where + " is larger than " + std::to_string(max) +
                             " bytes: it should hold one token.");
     }
@@ -111,9 +111,9 @@ Result<std::string> read_file_secret(std::string_view name, const std::filesyste
   std::string line = first_line(text);
   const std::string rest = text.substr(std::min(text.size(), line.size() + 1));
   const bool more = std::any_of(rest.begin(), rest.end(), [](char c) { return c != '\r' && c != '\n'; });
-  secure_wipe(text);
+  OPENSSL_cleanse(text.data(), text.size());
   if (more) {
-    secure_wipe(line);
+    OPENSSL_cleanse(line.data(), line.size());
     return Error::invalid(where + " holds more than one line; it should hold the token alone.");
   }
   return line;
@@ -191,9 +191,9 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   std::string line = first_line(out);
-  secure_wipe(out);
+  OPENSSL_cleanse(out.data(), out.size());
   const auto fail = [&](std::string message) -> Result<std::string> {
-    secure_wipe(line);
+    OPENSSL_cleanse(line.data(), line.size());
     return Error::invalid(std::move(message));
   };
   if (timed_out) {
@@ -211,7 +211,7 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
       for (std::size_t at = err.find(line); at != std::string::npos; at = err.find(line, at))
         err.replace(at, line.size(), "[REDACTED]");
     const std::string said = tidy(err);
-    secure_wipe(err);
+    OPENSSL_cleanse(err.data(), err.size());
     return fail(what + " failed (" + code + ")" + (said.empty() ? std::string() : ": " + said) +
                 "; the run is not started.");
   }

@@ -1,6 +1,10 @@
 #include "broker/trust_bundle.hpp"
 
 #include <fcntl.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +14,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/openssl.hpp"
 #include "common/unique_fd.hpp"
 
 namespace px::broker {

@@ -1,5 +1,7 @@
 #pragma once
-// Base64 (RFC 4648): the proxy's Basic credentials, the broker's
+// Base64 (RFC 4648) by OpenSSL (EVP_EncodeBlock, EVP_DecodeBlock), with the
+// strictness OpenSSL's decoder lacks (it skips surrounding whitespace and
+// takes '=' anywhere): the proxy's Basic credentials, the broker's
 // placeholders in their encoded forms, SSH key lines, JSON Web Tokens.
 #include <optional>
 #include <string>

@@ -1,10 +1,11 @@
 #include "proxy/request_parser.hpp"
 
+#include <openssl/crypto.h>
+
 #include <algorithm>
 #include <array>
 
 #include "common/base64.hpp"
-#include "common/secure_wipe.hpp"
 #include "common/sha256.hpp"
 #include "proxy/reasons.hpp"
 
@@ -266,17 +267,15 @@ AuthResult check_proxy_auth(const Request& request, std::string_view password) {
   const std::string_view credentials = *decoded;
   const std::size_t colon = credentials.find(':');
   if (colon == std::string_view::npos || colon == 0) {
-    secure_wipe(*decoded);
+    OPENSSL_cleanse(decoded->data(), decoded->size());
     return AuthResult::wrong;
   }
   // Comparing digests makes the time independent of the length of the guess
-  // as well as of its content; the comparison itself touches every byte.
+  // as well as of its content; CRYPTO_memcmp touches every byte.
   const auto given = sha256(credentials.substr(colon + 1));
   const auto expected = sha256(password);
-  unsigned char differ = 0;
-  for (std::size_t i = 0; i < given.size(); ++i) differ |= static_cast<unsigned char>(given[i] ^ expected[i]);
-  const bool equal = differ == 0;
-  secure_wipe(*decoded);
+  const bool equal = CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+  OPENSSL_cleanse(decoded->data(), decoded->size());
   return equal && !password.empty() ? AuthResult::ok : AuthResult::wrong;
 }
 

@@ -1,5 +1,6 @@
 #include "report/git_commits.hpp"
 
+#include <git2.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -7,7 +8,7 @@
 #include <memory>
 #include <set>
 
-#include "common/git2.hpp"
+#include "common/libgit2.hpp"
 #include "common/paths.hpp"
 #include "report/spawn.hpp"
 #include "report/time_text.hpp"
@@ -22,20 +23,20 @@ template <class T, void (*Free)(T*)>
 struct GitFree {
   void operator()(T* p) const { Free(p); }
 };
-using RepoPtr = std::unique_ptr<git_repository, GitFree<git_repository, git2::git_repository_free>>;
-using WalkPtr = std::unique_ptr<git_revwalk, GitFree<git_revwalk, git2::git_revwalk_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitFree<git_commit, git2::git_commit_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitFree<git_tree, git2::git_tree_free>>;
-using DiffPtr = std::unique_ptr<git_diff, GitFree<git_diff, git2::git_diff_free>>;
+using RepoPtr = std::unique_ptr<git_repository, GitFree<git_repository, git_repository_free>>;
+using WalkPtr = std::unique_ptr<git_revwalk, GitFree<git_revwalk, git_revwalk_free>>;
+using CommitPtr = std::unique_ptr<git_commit, GitFree<git_commit, git_commit_free>>;
+using TreePtr = std::unique_ptr<git_tree, GitFree<git_tree, git_tree_free>>;
+using DiffPtr = std::unique_ptr<git_diff, GitFree<git_diff, git_diff_free>>;
 
 std::string last_error() {
-  const git_error* e = git2::git_error_last();
+  const git_error* e = git_error_last();
   return e && e->message ? e->message : "unknown libgit2 error";
 }
 
 std::string hex(const git_oid* oid) {
   char buf[GIT_OID_HEXSZ + 1];
-  git2::git_oid_tostr(buf, sizeof buf, oid);
+  git_oid_tostr(buf, sizeof buf, oid);
   return buf;
 }
 
@@ -114,14 +115,14 @@ Json verify_ssh(const std::string& signature, const std::string& payload, const 
 
 Json signature_of(git_repository* repo, const git_oid* oid, const std::optional<fs::path>& allowed) {
   git_buf sig = GIT_BUF_INIT, data = GIT_BUF_INIT;
-  const int rc = git2::git_commit_extract_signature(&sig, &data, repo, const_cast<git_oid*>(oid), nullptr);
+  const int rc = git_commit_extract_signature(&sig, &data, repo, const_cast<git_oid*>(oid), nullptr);
   if (rc == GIT_ENOTFOUND)
     return Json{{"status", "unsigned"}, {"format", ""}, {"signer", ""}, {"detail", ""}};
   if (rc != 0)
     return Json{{"status", "signed, unverified"}, {"format", ""}, {"signer", ""}, {"detail", last_error()}};
   const std::string signature(sig.ptr, sig.size), payload(data.ptr, data.size);
-  git2::git_buf_dispose(&sig);
-  git2::git_buf_dispose(&data);
+  git_buf_dispose(&sig);
+  git_buf_dispose(&data);
   const bool ssh = signature.starts_with("-----BEGIN SSH SIGNATURE-----");
   if (!ssh) {
     const std::string format = signature.find("BEGIN PGP") != std::string::npos ? "openpgp" : "x509";
@@ -159,26 +160,26 @@ const char* delta_status(git_delta_t s) {
 Json files_of(git_repository* repo, git_commit* commit) {
   Json files = Json::array();
   git_tree* tree_raw = nullptr;
-  if (git2::git_commit_tree(&tree_raw, commit) != 0) return files;
+  if (git_commit_tree(&tree_raw, commit) != 0) return files;
   TreePtr tree(tree_raw);
   TreePtr parent_tree;
-  if (git2::git_commit_parentcount(commit) > 0) {
+  if (git_commit_parentcount(commit) > 0) {
     git_commit* parent_raw = nullptr;
-    if (git2::git_commit_parent(&parent_raw, commit, 0) == 0) {
+    if (git_commit_parent(&parent_raw, commit, 0) == 0) {
       CommitPtr parent(parent_raw);
       git_tree* pt = nullptr;
-      if (git2::git_commit_tree(&pt, parent.get()) == 0) parent_tree.reset(pt);
+      if (git_commit_tree(&pt, parent.get()) == 0) parent_tree.reset(pt);
     }
   }
   git_diff* diff_raw = nullptr;
-  if (git2::git_diff_tree_to_tree(&diff_raw, repo, parent_tree.get(), tree.get(), nullptr) != 0) return files;
+  if (git_diff_tree_to_tree(&diff_raw, repo, parent_tree.get(), tree.get(), nullptr) != 0) return files;
   DiffPtr diff(diff_raw);
   git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
   find.flags = GIT_DIFF_FIND_RENAMES;
-  git2::git_diff_find_similar(diff.get(), &find);
-  const std::size_t n = git2::git_diff_num_deltas(diff.get());
+  git_diff_find_similar(diff.get(), &find);
+  const std::size_t n = git_diff_num_deltas(diff.get());
   for (std::size_t i = 0; i < n; ++i) {
-    const git_diff_delta* d = git2::git_diff_get_delta(diff.get(), i);
+    const git_diff_delta* d = git_diff_get_delta(diff.get(), i);
     Json f{{"path", d->new_file.path ? d->new_file.path : ""}, {"status", delta_status(d->status)}};
     if (d->status == GIT_DELTA_DELETED && d->old_file.path) f["path"] = d->old_file.path;
     if ((d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED) && d->old_file.path)
@@ -190,13 +191,13 @@ Json files_of(git_repository* repo, git_commit* commit) {
 
 void push_oid_text(git_revwalk* walk, const std::string& text, bool hide) {
   git_oid oid;
-  if (git2::git_oid_fromstr(&oid, text.c_str()) != 0) return;
+  if (git_oid_fromstr(&oid, text.c_str()) != 0) return;
   // A ref to a tree or blob, or an object gone since, is not a commit to walk.
   if (hide)
-    git2::git_revwalk_hide(walk, &oid);
+    git_revwalk_hide(walk, &oid);
   else
-    git2::git_revwalk_push(walk, &oid);
-  git2::git_error_clear();
+    git_revwalk_push(walk, &oid);
+  git_error_clear();
 }
 
 }  // namespace
@@ -209,8 +210,9 @@ Json commits_made(const CommitQuery& q, Source& source) {
     source.message = "The run record names no run folder, so its commits cannot be found.";
     return commits;
   }
+  libgit2_init();
   git_repository* repo_raw = nullptr;
-  const int open_rc = git2::git_repository_open_ext(&repo_raw, q.run_folder.c_str(), 0, nullptr);
+  const int open_rc = git_repository_open_ext(&repo_raw, q.run_folder.c_str(), 0, nullptr);
   if (open_rc == GIT_ENOTFOUND) {
     source.status = "none";
     source.message = "The run folder " + q.run_folder.string() + " is not in a git repository.";
@@ -222,32 +224,32 @@ Json commits_made(const CommitQuery& q, Source& source) {
     return commits;
   }
   RepoPtr repo(repo_raw);
-  if (const char* wd = git2::git_repository_workdir(repo.get())) source.location = wd;
+  if (const char* wd = git_repository_workdir(repo.get())) source.location = wd;
   git_revwalk* walk_raw = nullptr;
-  if (git2::git_revwalk_new(&walk_raw, repo.get()) != 0) {
+  if (git_revwalk_new(&walk_raw, repo.get()) != 0) {
     source.status = "missing";
     source.message = "Cannot walk the history of " + source.location + ": " + last_error();
     return commits;
   }
   WalkPtr walk(walk_raw);
-  git2::git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME | GIT_SORT_REVERSE);
+  git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME | GIT_SORT_REVERSE);
   if (q.refs_end.is_object() && !q.refs_end.empty()) {
     for (const auto& [name, oid] : q.refs_end.items())
       if (oid.is_string()) push_oid_text(walk.get(), oid.get<std::string>(), false);
   } else {
     git_strarray names{};
-    if (git2::git_reference_list(&names, repo.get()) == 0) {
+    if (git_reference_list(&names, repo.get()) == 0) {
       for (std::size_t i = 0; i < names.count; ++i) {
         git_oid oid;
-        if (git2::git_reference_name_to_id(&oid, repo.get(), names.strings[i]) == 0)
+        if (git_reference_name_to_id(&oid, repo.get(), names.strings[i]) == 0)
           push_oid_text(walk.get(), hex(&oid), false);
       }
-      git2::git_strarray_dispose(&names);
+      git_strarray_dispose(&names);
     }
     git_oid head;
-    if (git2::git_reference_name_to_id(&head, repo.get(), "HEAD") == 0)
+    if (git_reference_name_to_id(&head, repo.get(), "HEAD") == 0)
       push_oid_text(walk.get(), hex(&head), false);
-    git2::git_error_clear();
+    git_error_clear();
   }
   const bool have_start = q.refs_start.is_object();
   // A run closed as lost has no refs at its end: what is reachable now may
@@ -272,11 +274,11 @@ Json commits_made(const CommitQuery& q, Source& source) {
   }
   git_oid oid;
   std::size_t seen = 0;
-  while (git2::git_revwalk_next(&oid, walk.get()) == 0) {
+  while (git_revwalk_next(&oid, walk.get()) == 0) {
     git_commit* c_raw = nullptr;
-    if (git2::git_commit_lookup(&c_raw, repo.get(), &oid) != 0) continue;
+    if (git_commit_lookup(&c_raw, repo.get(), &oid) != 0) continue;
     CommitPtr commit(c_raw);
-    const git_signature* committer = git2::git_commit_committer(commit.get());
+    const git_signature* committer = git_commit_committer(commit.get());
     if (!have_start || !have_end) {
       const std::int64_t t = committer ? static_cast<std::int64_t>(committer->when.time) * 1000 : 0;
       const std::int64_t slack = q.whole_seconds ? 0 : 1000;
@@ -288,13 +290,13 @@ Json commits_made(const CommitQuery& q, Source& source) {
       source.message = "More than " + std::to_string(q.limit) + " commits; only the first are listed.";
       break;
     }
-    const char* message = git2::git_commit_message(commit.get());
+    const char* message = git_commit_message(commit.get());
     std::string msg = message ? message : "";
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     const std::string id = hex(&oid);
     commits.push_back(Json{{"id", id},
                            {"short_id", id.substr(0, 10)},
-                           {"author", person(git2::git_commit_author(commit.get()))},
+                           {"author", person(git_commit_author(commit.get()))},
                            {"committer", person(committer)},
                            {"summary", first_line(msg)},
                            {"message", msg},

@@ -1,8 +1,10 @@
 #include "run/profile_trust.hpp"
 
+#include <git2.h>
+
 #include <memory>
 
-#include "common/git2.hpp"
+#include "common/libgit2.hpp"
 #include "common/paths.hpp"
 
 namespace px::run {
@@ -10,22 +12,23 @@ namespace px::run {
 namespace fs = std::filesystem;
 
 GitState git_state(const fs::path& file) {
+  libgit2_init();
   git_repository* raw = nullptr;
   const std::string dir = file.parent_path().string();
-  if (git2::git_repository_open_ext(&raw, dir.c_str(), 0, nullptr) != 0) {
-    git2::git_error_clear();
+  if (git_repository_open_ext(&raw, dir.c_str(), 0, nullptr) != 0) {
+    git_error_clear();
     return GitState::outside;
   }
-  std::unique_ptr<git_repository, void (*)(git_repository*)> repo(raw, git2::git_repository_free);
-  const char* workdir = git2::git_repository_workdir(repo.get());
+  std::unique_ptr<git_repository, void (*)(git_repository*)> repo(raw, git_repository_free);
+  const char* workdir = git_repository_workdir(repo.get());
   if (!workdir) return GitState::outside;
   std::error_code ec;
   const fs::path root = fs::canonical(workdir, ec);
   if (ec || !is_within(file, root)) return GitState::outside;
   const std::string relative = file.lexically_relative(root).generic_string();
   unsigned int flags = 0;
-  if (git2::git_status_file(&flags, repo.get(), relative.c_str()) != 0) {
-    git2::git_error_clear();
+  if (git_status_file(&flags, repo.get(), relative.c_str()) != 0) {
+    git_error_clear();
     return GitState::untracked_or_changed;  // in neither the index nor HEAD
   }
   return flags == GIT_STATUS_CURRENT ? GitState::tracked_unchanged : GitState::untracked_or_changed;

@@ -1,7 +1,9 @@
 #include "supervisor/git_reads.hpp"
 
 #include <fcntl.h>
+#include <git2.h>
 #include <git2/sys/odb_backend.h>
+#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -13,9 +15,7 @@
 #include <optional>
 #include <utility>
 
-#include "common/git2.hpp"
-#include "common/lazy_library.hpp"
-#include "common/openssl.hpp"
+#include "common/libgit2.hpp"
 #include "common/unique_fd.hpp"
 
 namespace px::supervisor {
@@ -26,30 +26,10 @@ constexpr off_t kMaxIndexBytes = 128 << 20;  // larger than any index git writes
 constexpr std::size_t kMaxNamed = 5;         // mismatched objects named in a report
 
 std::string last_error() {
-  const git_error* e = git2::git_error_last();
+  const git_error* e = git_error_last();
   std::string out = e && e->message ? e->message : "libgit2 gave no reason";
-  git2::git_error_clear();
+  git_error_clear();
   return out;
-}
-
-// zlib, loaded on first use like libgit2 and OpenSSL (common/lazy_library.hpp):
-// only a run that wrote loose objects needs it.
-struct Zlib {
-  decltype(&::inflateInit_) inflateInit_ = nullptr;
-  decltype(&::inflate) inflate = nullptr;
-  decltype(&::inflateEnd) inflateEnd = nullptr;
-};
-
-const Zlib& zlib() {
-  static const Zlib loaded = [] {
-    const LazyLibrary lib({"libz.so.1", "zlib", "checking the git objects a run wrote needs it", "zlib1g"});
-    Zlib z;
-    z.inflateInit_ = reinterpret_cast<decltype(z.inflateInit_)>(lib.symbol("inflateInit_"));
-    z.inflate = reinterpret_cast<decltype(z.inflate)>(lib.symbol("inflate"));
-    z.inflateEnd = reinterpret_cast<decltype(z.inflateEnd)>(lib.symbol("inflateEnd"));
-    return z;
-  }();
-  return loaded;
 }
 
 std::string fd_path(int fd) {
@@ -58,15 +38,15 @@ std::string fd_path(int fd) {
 
 std::string hex(const git_oid& oid) {
   char buf[GIT_OID_HEXSZ + 1] = {};
-  git2::git_oid_tostr(buf, sizeof buf, &oid);
+  git_oid_tostr(buf, sizeof buf, &oid);
   return buf;
 }
 
 struct OdbFree {
-  void operator()(git_odb* o) const { git2::git_odb_free(o); }
+  void operator()(git_odb* o) const { git_odb_free(o); }
 };
 struct ObjectFree {
-  void operator()(git_odb_object* o) const { git2::git_odb_object_free(o); }
+  void operator()(git_odb_object* o) const { git_odb_object_free(o); }
 };
 using Odb = std::unique_ptr<git_odb, OdbFree>;
 using OdbObject = std::unique_ptr<git_odb_object, ObjectFree>;
@@ -74,9 +54,9 @@ using OdbObject = std::unique_ptr<git_odb_object, ObjectFree>;
 // An object database of the one backend `backend` (a loose folder, a pack).
 Odb odb_of(git_odb_backend* backend) {
   git_odb* odb = nullptr;
-  if (!backend || git2::git_odb_new(&odb) != 0) return nullptr;
+  if (!backend || git_odb_new(&odb) != 0) return nullptr;
   Odb owned(odb);
-  if (git2::git_odb_add_backend(odb, backend, 1) != 0) {
+  if (git_odb_add_backend(odb, backend, 1) != 0) {
     backend->free(backend);
     return nullptr;
   }
@@ -89,7 +69,7 @@ Odb odb_of(git_odb_backend* backend) {
 // Adds to `check`; the object's size, or 0.
 std::size_t check_one(git_odb* odb, const git_oid& id, ObjectCheck& check) {
   git_odb_object* raw = nullptr;
-  const int rc = git2::git_odb_read(&raw, odb, &id);
+  const int rc = git_odb_read(&raw, odb, &id);
   if (rc == GIT_EMISMATCH) {
     if (check.mismatched.size() < kMaxNamed) check.mismatched.push_back(hex(id) + ": " + last_error());
     return 0;
@@ -100,9 +80,8 @@ std::size_t check_one(git_odb* odb, const git_oid& id, ObjectCheck& check) {
   }
   OdbObject object(raw);
   git_oid actual{};
-  const std::size_t size = git2::git_odb_object_size(raw);
-  if (git2::git_odb_hash(&actual, git2::git_odb_object_data(raw), size, git2::git_odb_object_type(raw)) !=
-      0) {
+  const std::size_t size = git_odb_object_size(raw);
+  if (git_odb_hash(&actual, git_odb_object_data(raw), size, git_odb_object_type(raw)) != 0) {
     if (check.problem.empty()) check.problem = "the object " + hex(id) + " cannot be hashed: " + last_error();
     return size;
   }
@@ -119,16 +98,17 @@ Result<std::vector<std::string>> index_gitlinks(int index_fd) {
     return Error::invalid("the index is not a file git can read");
   if (st.st_size > kMaxIndexBytes)
     return Error::invalid("the index is larger than " + std::to_string(kMaxIndexBytes >> 20) + " MiB");
+  libgit2_init();
   git_index* index = nullptr;
-  if (git2::git_index_open(&index, fd_path(index_fd).c_str()) != 0)
+  if (git_index_open(&index, fd_path(index_fd).c_str()) != 0)
     return Error::invalid("libgit2 cannot read the index: " + last_error());
   std::vector<std::string> out;
-  const std::size_t count = git2::git_index_entrycount(index);
+  const std::size_t count = git_index_entrycount(index);
   for (std::size_t i = 0; i < count; ++i) {
-    const git_index_entry* e = git2::git_index_get_byindex(index, i);
+    const git_index_entry* e = git_index_get_byindex(index, i);
     if (e && e->mode == GIT_FILEMODE_COMMIT && e->path) out.emplace_back(e->path);
   }
-  git2::git_index_free(index);
+  git_index_free(index);
   return out;
 }
 
@@ -154,7 +134,7 @@ struct ZStream {
   z_stream zs{};
   bool open = false;
   ~ZStream() {
-    if (open) zlib().inflateEnd(&zs);
+    if (open) inflateEnd(&zs);
   }
 };
 
@@ -186,7 +166,7 @@ ObjectCheck check_loose_object(int objects_fd, const std::string& name, std::uin
   // Inflated as git does (zlib), and hashed as git names it: SHA-1 of
   // "<type> <size>\0<contents>", the header included.
   ZStream z;
-  if (zlib().inflateInit_(&z.zs, ZLIB_VERSION, static_cast<int>(sizeof z.zs)) != Z_OK) {
+  if (inflateInit(&z.zs) != Z_OK) {
     check.problem = "zlib cannot start";
     return check;
   }
@@ -214,7 +194,7 @@ ObjectCheck check_loose_object(int objects_fd, const std::string& name, std::uin
     while (z.zs.avail_in > 0 && rc != Z_STREAM_END && bad.empty()) {
       z.zs.next_out = out;
       z.zs.avail_out = sizeof out;
-      rc = zlib().inflate(&z.zs, Z_NO_FLUSH);
+      rc = inflate(&z.zs, Z_NO_FLUSH);
       const std::size_t got = sizeof out - z.zs.avail_out;
       if ((rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) || (rc == Z_BUF_ERROR && got == 0)) {
         bad = "zlib cannot inflate it";
@@ -272,9 +252,9 @@ ObjectCheck check_loose_object(int objects_fd, const std::string& name, std::uin
 
 ObjectCheck check_pack(int pack_fd, const std::string& idx_name, std::uint64_t max_bytes) {
   ObjectCheck check;
+  libgit2_init();
   git_odb_backend* backend = nullptr;
-  if (git2::git_odb_backend_one_pack(&backend, (fd_path(pack_fd) + "/" + idx_name).c_str()) != 0)
-    backend = nullptr;
+  if (git_odb_backend_one_pack(&backend, (fd_path(pack_fd) + "/" + idx_name).c_str()) != 0) backend = nullptr;
   const Odb odb = odb_of(backend);
   if (!odb) {
     check.problem = "libgit2 cannot read the pack: " + last_error();
@@ -285,7 +265,7 @@ ObjectCheck check_pack(int pack_fd, const std::string& idx_name, std::uint64_t m
     static_cast<std::vector<git_oid>*>(payload)->push_back(*id);
     return 0;
   };
-  if (git2::git_odb_foreach(odb.get(), collect, &ids) != 0) {
+  if (git_odb_foreach(odb.get(), collect, &ids) != 0) {
     check.problem = "libgit2 cannot list the pack's objects: " + last_error();
     return check;
   }

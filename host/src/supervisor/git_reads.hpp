@@ -7,8 +7,8 @@
 // folder so opened after each name in it was checked to be a plain file,
 // while nothing of the run runs (it has not started, is frozen or is over).
 // A loose object, what a commit writes, is inflated with zlib and hashed with
-// OpenSSL: loading libgit2 and its TLS set-up cost a run that commits tens of
-// milliseconds.
+// OpenSSL: initialising libgit2 (its TLS set-up included) would cost a run
+// that commits tens of milliseconds.
 #include <cstdint>
 #include <string>
 #include <vector>

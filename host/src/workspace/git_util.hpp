@@ -1,11 +1,12 @@
 #pragma once
 // libgit2 at the edge: owning handles and the last libgit2 error as an Error.
 // Internal to px_workspace.
+#include <git2.h>
+
 #include <memory>
 #include <string>
 
 #include "common/error.hpp"
-#include "common/git2.hpp"
 
 namespace px::workspace::git {
 
@@ -15,14 +16,14 @@ struct Deleter {
     if (p) Free(p);
   }
 };
-using Repo = std::unique_ptr<git_repository, Deleter<git_repository, git2::git_repository_free>>;
-using Ref = std::unique_ptr<git_reference, Deleter<git_reference, git2::git_reference_free>>;
-using Commit = std::unique_ptr<git_commit, Deleter<git_commit, git2::git_commit_free>>;
-using Object = std::unique_ptr<git_object, Deleter<git_object, git2::git_object_free>>;
-using Worktree = std::unique_ptr<git_worktree, Deleter<git_worktree, git2::git_worktree_free>>;
-using StatusList = std::unique_ptr<git_status_list, Deleter<git_status_list, git2::git_status_list_free>>;
-using Revwalk = std::unique_ptr<git_revwalk, Deleter<git_revwalk, git2::git_revwalk_free>>;
-using Config = std::unique_ptr<git_config, Deleter<git_config, git2::git_config_free>>;
+using Repo = std::unique_ptr<git_repository, Deleter<git_repository, git_repository_free>>;
+using Ref = std::unique_ptr<git_reference, Deleter<git_reference, git_reference_free>>;
+using Commit = std::unique_ptr<git_commit, Deleter<git_commit, git_commit_free>>;
+using Object = std::unique_ptr<git_object, Deleter<git_object, git_object_free>>;
+using Worktree = std::unique_ptr<git_worktree, Deleter<git_worktree, git_worktree_free>>;
+using StatusList = std::unique_ptr<git_status_list, Deleter<git_status_list, git_status_list_free>>;
+using Revwalk = std::unique_ptr<git_revwalk, Deleter<git_revwalk, git_revwalk_free>>;
+using Config = std::unique_ptr<git_config, Deleter<git_config, git_config_free>>;
 
 // "<what>: <libgit2's message>" as an Error of `kind`.
 Error error(const std::string& what, ErrorKind kind = ErrorKind::io);

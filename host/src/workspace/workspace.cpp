@@ -114,27 +114,27 @@ bool at_its_place(const fs::path& git_path, const Project& p, const std::string&
 // Why a workspace name is taken, or "" when it is free.
 std::string taken_because(git_repository* repo, const Project& p, const std::string& name) {
   git_worktree* wt = nullptr;
-  if (git2::git_worktree_lookup(&wt, repo, name.c_str()) == 0) {
+  if (git_worktree_lookup(&wt, repo, name.c_str()) == 0) {
     git::Worktree owned(wt);
-    const fs::path path = git2::git_worktree_path(wt);
+    const fs::path path = git_worktree_path(wt);
     if (at_its_place(path, p, name))
       return "a workspace named '" + name + "' already exists at " + path.string() +
              "; pick another name, or remove it with `parallex workspace rm " + name + "`";
     return "the repository already has a worktree named '" + name + "' (at " + path.string() +
            ", see `git worktree list`); pick another name";
   }
-  git2::git_error_clear();
+  git_error_clear();
   if (exists_nofollow(p.common_dir / "worktrees" / name))
     return p.common_dir.string() + "/worktrees/" + name +
            " already exists (a stale worktree?); run `git worktree prune` or pick another name";
   git_reference* ref = nullptr;
-  if (git2::git_branch_lookup(&ref, repo, branch_for(name).c_str(), GIT_BRANCH_LOCAL) == 0) {
-    git2::git_reference_free(ref);
+  if (git_branch_lookup(&ref, repo, branch_for(name).c_str(), GIT_BRANCH_LOCAL) == 0) {
+    git_reference_free(ref);
     return "the branch " + branch_for(name) +
            " already exists; pick another name, or delete the branch (git branch -D " + branch_for(name) +
            ") if it holds nothing you need";
   }
-  git2::git_error_clear();
+  git_error_clear();
   if (exists_nofollow(p.workspaces_dir() / name))
     return (p.workspaces_dir() / name).string() +
            " already exists; pick another name, or move that folder away";
@@ -151,37 +151,36 @@ Result<Base> resolve_base(git_repository* repo, const Project& p, const std::opt
   if (from) {
     git_object* obj = nullptr;
     git_reference* ref = nullptr;
-    if (from->empty() || git2::git_revparse_ext(&obj, &ref, repo, from->c_str()) != 0)
+    if (from->empty() || git_revparse_ext(&obj, &ref, repo, from->c_str()) != 0)
       return git::error("--from " + *from + ": not a branch, tag or commit of " + p.root.string(),
                         ErrorKind::invalid_input);
     git::Object owned_obj(obj);
     git::Ref owned_ref(ref);
     git_object* peeled = nullptr;
-    if (git2::git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0)
+    if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0)
       return git::error("--from " + *from + ": does not name a commit", ErrorKind::invalid_input);
-    base.commit = *git2::git_object_id(peeled);
-    git2::git_object_free(peeled);
-    base.name = ref ? git2::git_reference_name(ref) : git::oid_hex(base.commit);
+    base.commit = *git_object_id(peeled);
+    git_object_free(peeled);
+    base.name = ref ? git_reference_name(ref) : git::oid_hex(base.commit);
     return base;
   }
-  if (git2::git_repository_head_unborn(repo) == 1)
+  if (git_repository_head_unborn(repo) == 1)
     return Error::invalid(p.root.string() +
                           " has no commits yet, so there is nothing to make a workspace from; commit first");
   git_reference* head = nullptr;
-  if (git2::git_repository_head(&head, repo) != 0)
-    return git::error("cannot read HEAD of " + p.root.string());
+  if (git_repository_head(&head, repo) != 0) return git::error("cannot read HEAD of " + p.root.string());
   git::Ref owned(head);
   git_object* peeled = nullptr;
-  if (git2::git_reference_peel(&peeled, head, GIT_OBJECT_COMMIT) != 0)
+  if (git_reference_peel(&peeled, head, GIT_OBJECT_COMMIT) != 0)
     return git::error("HEAD does not name a commit");
-  base.commit = *git2::git_object_id(peeled);
-  git2::git_object_free(peeled);
-  if (git2::git_repository_head_detached(repo) == 1)
+  base.commit = *git_object_id(peeled);
+  git_object_free(peeled);
+  if (git_repository_head_detached(repo) == 1)
     // A detached HEAD has no branch to measure the workspace against later.
     return Error::invalid("HEAD of " + p.root.string() + " is detached (at " + git::oid_hex(base.commit, 7) +
                           "), so there is no branch to base the workspace on; give the start explicitly: "
                           "--from HEAD (this commit) or --from BRANCH");
-  base.name = git2::git_reference_name(head);
+  base.name = git_reference_name(head);
   return base;
 }
 
@@ -195,14 +194,14 @@ void rollback(git_repository* repo, const Project& p, const std::string& name, b
   (void)remove_beneath(p.root, fs::path(".parallex/state") / (name + ".json"));
   if (made_branch) {
     git_reference* ref = nullptr;
-    if (git2::git_branch_lookup(&ref, repo, branch_for(name).c_str(), GIT_BRANCH_LOCAL) == 0) {
-      git2::git_reference_delete(ref);  // see remove_workspace on git_branch_delete
-      git2::git_reference_free(ref);
+    if (git_branch_lookup(&ref, repo, branch_for(name).c_str(), GIT_BRANCH_LOCAL) == 0) {
+      git_reference_delete(ref);  // see remove_workspace on git_branch_delete
+      git_reference_free(ref);
     }
     // Its reflog and the empty parallex/ folders it leaves.
     (void)remove_beneath(p.common_dir, fs::path("logs/refs/heads/parallex") / name);
   }
-  git2::git_error_clear();
+  git_error_clear();
 }
 
 Result<std::vector<std::string>> status_lines(git_repository* repo) {
@@ -211,11 +210,11 @@ Result<std::vector<std::string>> status_lines(git_repository* repo) {
   opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
                GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
   git_status_list* list = nullptr;
-  if (git2::git_status_list_new(&list, repo, &opts) != 0) return git::error("cannot read the status");
+  if (git_status_list_new(&list, repo, &opts) != 0) return git::error("cannot read the status");
   git::StatusList owned(list);
   std::vector<std::string> lines;
-  for (std::size_t i = 0; i < git2::git_status_list_entrycount(list); ++i) {
-    const git_status_entry* e = git2::git_status_byindex(list, i);
+  for (std::size_t i = 0; i < git_status_list_entrycount(list); ++i) {
+    const git_status_entry* e = git_status_byindex(list, i);
     const unsigned s = e->status;
     if (s == GIT_STATUS_CURRENT || (s & GIT_STATUS_IGNORED)) continue;
     if (s & GIT_STATUS_WT_NEW && !(s & GIT_STATUS_INDEX_NEW)) {
@@ -247,41 +246,41 @@ Result<std::vector<std::string>> status_lines(git_repository* repo) {
 Result<std::vector<std::string>> unreachable_elsewhere(git_repository* repo, const git_oid& tip,
                                                        const std::string& own_ref) {
   git_revwalk* walk = nullptr;
-  if (git2::git_revwalk_new(&walk, repo) != 0) return git::error("cannot walk the history");
+  if (git_revwalk_new(&walk, repo) != 0) return git::error("cannot walk the history");
   git::Revwalk owned(walk);
-  git2::git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
-  if (git2::git_revwalk_push(walk, &tip) != 0) return git::error("cannot walk from " + own_ref);
+  git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+  if (git_revwalk_push(walk, &tip) != 0) return git::error("cannot walk from " + own_ref);
   git_reference_iterator* it = nullptr;
-  if (git2::git_reference_iterator_new(&it, repo) != 0) return git::error("cannot list the references");
+  if (git_reference_iterator_new(&it, repo) != 0) return git::error("cannot list the references");
   git_reference* ref = nullptr;
-  while (git2::git_reference_next(&ref, it) == 0) {
+  while (git_reference_next(&ref, it) == 0) {
     git::Ref r(ref);
-    const std::string name = git2::git_reference_name(ref);
+    const std::string name = git_reference_name(ref);
     if (name == own_ref || name.rfind("refs/", 0) != 0) continue;
     git_object* target = nullptr;
-    if (git2::git_reference_peel(&target, ref, GIT_OBJECT_COMMIT) == 0) {
-      git2::git_revwalk_hide(walk, git2::git_object_id(target));
-      git2::git_object_free(target);
+    if (git_reference_peel(&target, ref, GIT_OBJECT_COMMIT) == 0) {
+      git_revwalk_hide(walk, git_object_id(target));
+      git_object_free(target);
     }
-    git2::git_error_clear();
+    git_error_clear();
   }
-  git2::git_reference_iterator_free(it);
-  if (git2::git_repository_head_detached(repo) == 1) {
+  git_reference_iterator_free(it);
+  if (git_repository_head_detached(repo) == 1) {
     git_oid head{};
-    if (git2::git_reference_name_to_id(&head, repo, "HEAD") == 0) git2::git_revwalk_hide(walk, &head);
+    if (git_reference_name_to_id(&head, repo, "HEAD") == 0) git_revwalk_hide(walk, &head);
   }
   std::vector<std::string> lost;
   git_oid oid{};
-  while (git2::git_revwalk_next(&oid, walk) == 0) {
+  while (git_revwalk_next(&oid, walk) == 0) {
     git_commit* c = nullptr;
     std::string summary;
-    if (git2::git_commit_lookup(&c, repo, &oid) == 0) {
-      summary = git2::git_commit_summary(c) ? git2::git_commit_summary(c) : "";
-      git2::git_commit_free(c);
+    if (git_commit_lookup(&c, repo, &oid) == 0) {
+      summary = git_commit_summary(c) ? git_commit_summary(c) : "";
+      git_commit_free(c);
     }
     lost.push_back(git::oid_hex(oid, 7) + " " + summary);
   }
-  git2::git_error_clear();
+  git_error_clear();
   return lost;
 }
 
@@ -293,29 +292,28 @@ void describe(git_repository* repo, const Project& p, WorkspaceInfo& w) {
   git_reference* branch = nullptr;
   git_oid tip{};
   bool have_tip = false;
-  if (git2::git_branch_lookup(&branch, repo, w.branch.c_str(), GIT_BRANCH_LOCAL) == 0) {
+  if (git_branch_lookup(&branch, repo, w.branch.c_str(), GIT_BRANCH_LOCAL) == 0) {
     git::Ref owned(branch);
     git_object* target = nullptr;
-    if (git2::git_reference_peel(&target, branch, GIT_OBJECT_COMMIT) == 0) {
-      tip = *git2::git_object_id(target);
+    if (git_reference_peel(&target, branch, GIT_OBJECT_COMMIT) == 0) {
+      tip = *git_object_id(target);
       have_tip = true;
       w.head_commit = git::oid_hex(tip);
-      git2::git_object_free(target);
+      git_object_free(target);
     }
   }
-  git2::git_error_clear();
+  git_error_clear();
   if (have_tip && !w.base.empty()) {
     git_oid base{};
     bool have_base = false;
-    if (w.base.rfind("refs/", 0) == 0)
-      have_base = git2::git_reference_name_to_id(&base, repo, w.base.c_str()) == 0;
-    if (!have_base) have_base = git2::git_oid_fromstr(&base, w.base_commit.c_str()) == 0;
+    if (w.base.rfind("refs/", 0) == 0) have_base = git_reference_name_to_id(&base, repo, w.base.c_str()) == 0;
+    if (!have_base) have_base = git_oid_fromstr(&base, w.base_commit.c_str()) == 0;
     std::size_t ahead = 0, behind = 0;
-    if (have_base && git2::git_graph_ahead_behind(&ahead, &behind, repo, &tip, &base) == 0) {
+    if (have_base && git_graph_ahead_behind(&ahead, &behind, repo, &tip, &base) == 0) {
       w.ahead = ahead;
       w.behind = behind;
     }
-    git2::git_error_clear();
+    git_error_clear();
   }
   std::error_code ec;
   // A link in its place is no workspace (whatever it names is not looked into).
@@ -331,8 +329,8 @@ void describe(git_repository* repo, const Project& p, WorkspaceInfo& w) {
 Result<WorkspaceInfo> lookup(git_repository* repo, const Project& p, const std::string& name) {
   PX_TRY(check_workspace_name(name));
   git_worktree* wt = nullptr;
-  if (git2::git_worktree_lookup(&wt, repo, name.c_str()) != 0) {
-    git2::git_error_clear();
+  if (git_worktree_lookup(&wt, repo, name.c_str()) != 0) {
+    git_error_clear();
     return Error::not_found("There is no workspace named '" + name + "' in " + p.root.string() +
                             "; `parallex workspace list` shows them");
   }
@@ -340,7 +338,7 @@ Result<WorkspaceInfo> lookup(git_repository* repo, const Project& p, const std::
   WorkspaceInfo w;
   w.name = name;
   w.branch = branch_for(name);
-  const fs::path recorded = git2::git_worktree_path(wt);
+  const fs::path recorded = git_worktree_path(wt);
   w.path = p.workspaces_dir() / name;
   w.git_dir = p.common_dir / "worktrees" / name;
   if (!at_its_place(recorded, p, name)) {
@@ -356,8 +354,8 @@ Result<WorkspaceInfo> lookup(git_repository* repo, const Project& p, const std::
                           ", not a Parallex workspace; manage it with `git worktree`");
   }
   git_buf reason = GIT_BUF_INIT;
-  if (git2::git_worktree_is_locked(&reason, wt) > 0) w.locked = reason.ptr ? reason.ptr : "";
-  git2::git_buf_dispose(&reason);
+  if (git_worktree_is_locked(&reason, wt) > 0) w.locked = reason.ptr ? reason.ptr : "";
+  git_buf_dispose(&reason);
   describe(repo, p, w);
   return w;
 }
@@ -478,11 +476,11 @@ Result<WorkspaceInfo> create_workspace(const Project& p, const NewOptions& o) {
   w.base_commit = git::oid_hex(base.commit);
 
   git_commit* commit = nullptr;
-  if (git2::git_commit_lookup(&commit, repo, &base.commit) != 0)
+  if (git_commit_lookup(&commit, repo, &base.commit) != 0)
     return git::error("cannot read the commit " + w.base_commit);
   git::Commit owned_commit(commit);
   git_reference* branch = nullptr;
-  if (git2::git_branch_create(&branch, repo, w.branch.c_str(), commit, 0) != 0) {
+  if (git_branch_create(&branch, repo, w.branch.c_str(), commit, 0) != 0) {
     auto err = git::error("cannot create the branch " + w.branch);
     rollback(repo, p, name, false, had_worktrees_dir);
     return err;
@@ -492,7 +490,7 @@ Result<WorkspaceInfo> create_workspace(const Project& p, const NewOptions& o) {
   git_worktree_add_options opts = GIT_WORKTREE_ADD_OPTIONS_INIT;
   opts.ref = branch;
   git_worktree* wt = nullptr;
-  if (git2::git_worktree_add(&wt, repo, name.c_str(), w.path.c_str(), &opts) != 0) {
+  if (git_worktree_add(&wt, repo, name.c_str(), w.path.c_str(), &opts) != 0) {
     auto err = git::error("cannot make the worktree " + w.path.string());
     rollback(repo, p, name, true, had_worktrees_dir);
     return err;
@@ -522,14 +520,14 @@ Result<WorkspaceInfo> create_workspace(const Project& p, const NewOptions& o) {
 Result<std::vector<WorkspaceInfo>> list_workspaces(const Project& p) {
   PX_TRY_ASSIGN(auto main, git::open(p.root.string()));
   git_strarray names{};
-  if (git2::git_worktree_list(&names, main.get()) != 0)
+  if (git_worktree_list(&names, main.get()) != 0)
     return git::error("cannot list the worktrees of " + p.root.string());
   std::vector<WorkspaceInfo> out;
   for (std::size_t i = 0; i < names.count; ++i) {
     auto w = lookup(main.get(), p, names.strings[i]);
     if (w) out.push_back(std::move(w).value());  // a worktree of the user's own is not listed
   }
-  git2::git_strarray_dispose(&names);
+  git_strarray_dispose(&names);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
@@ -547,7 +545,7 @@ Result<Removal> remove_workspace(const Project& p, const std::string& name, bool
   std::vector<std::string> lost;
   if (!w.head_commit.empty()) {
     git_oid tip{};
-    git2::git_oid_fromstr(&tip, w.head_commit.c_str());
+    git_oid_fromstr(&tip, w.head_commit.c_str());
     PX_TRY_ASSIGN(lost, unreachable_elsewhere(repo, tip, "refs/heads/" + w.branch));
   }
   std::vector<std::string> report;
@@ -584,15 +582,15 @@ Result<Removal> remove_workspace(const Project& p, const std::string& name, bool
   if (auto s = remove_beneath(p.common_dir, fs::path("worktrees") / name); !s)
     return Error{s.error().kind, s.error().message + "; then run `git worktree prune`"};
   git_reference* branch = nullptr;
-  if (git2::git_branch_lookup(&branch, repo, w.branch.c_str(), GIT_BRANCH_LOCAL) == 0) {
+  if (git_branch_lookup(&branch, repo, w.branch.c_str(), GIT_BRANCH_LOCAL) == 0) {
     git::Ref owned(branch);
     // The ref and its reflog. Not git_branch_delete: it also drops the
     // branch.NAME config section, which a workspace branch never has (the
     // run cannot write .git/config), and libgit2 1.5 leaks PCRE2 match data there.
-    if (git2::git_reference_delete(branch) != 0) return git::error("cannot delete the branch " + w.branch);
-    git2::git_reflog_delete(repo, ("refs/heads/" + w.branch).c_str());
+    if (git_reference_delete(branch) != 0) return git::error("cannot delete the branch " + w.branch);
+    git_reflog_delete(repo, ("refs/heads/" + w.branch).c_str());
   }
-  git2::git_error_clear();
+  git_error_clear();
   (void)remove_beneath(p.root, fs::path(".parallex/state") / (name + ".json"));
   Removal removal;
   if (!report.empty()) removal.discarded = report;
