@@ -50,10 +50,9 @@ cmds+=("$PARALLEX check --probe-results /dev/null")
 names+=("parallex policy show -- /bin/true (start-up + policy, no seal)")
 cmds+=("$PARALLEX policy show -- /bin/true")
 # The floor of any host built on the chosen libraries: an empty C program
-# linked with the shared libraries parallex loads at start (as ldd lists them;
-# libssl, libcrypto and libgit2 load on first use), so the dynamic loader maps
-# and relocates the same set; and an empty C++ program with libstdc++ linked
-# in as parallex has it (its start-up: the locale and iostreams).
+# linked with the shared libraries parallex loads at start (as ldd lists them),
+# so the dynamic loader maps and relocates the same set; and an empty C++
+# program (libstdc++'s own start-up: the locale and iostreams).
 if command -v cc >/dev/null; then
   libs=()
   while read -r lib; do libs+=("$lib"); done < <(ldd "$PARALLEX" | awk '$3 ~ /^\// {print $3}' | grep -v -e '/libc\.so' -e '/libm\.so' -e 'ld-linux')
@@ -65,8 +64,8 @@ if command -v cc >/dev/null; then
 fi
 if command -v c++ >/dev/null; then
   printf '#include <iostream>\nint main() { return 0; }\n' > "$work/floor.cpp"
-  if c++ -O2 -Wl,-z,now -static-libstdc++ -static-libgcc -o "$work/floor-cxx" "$work/floor.cpp" 2>/dev/null; then
-    names+=("empty C++ program, libstdc++ linked in (as parallex)")
+  if c++ -O2 -Wl,-z,now -o "$work/floor-cxx" "$work/floor.cpp" 2>/dev/null; then
+    names+=("empty C++ program")
     cmds+=("$work/floor-cxx")
   fi
 fi

@@ -1,7 +1,5 @@
 #include "pluginhost/plugin_library.hpp"
 
-#include <dlfcn.h>
-
 #include <boost/dll/shared_library_load_mode.hpp>
 #include <cstddef>
 #include <exception>
@@ -72,11 +70,7 @@ Result<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const fs::path& file,
   std::unique_ptr<PluginLibrary> plugin(new PluginLibrary());
   const std::string where = file.string();
   try {
-    // RTLD_NODELETE: a plugin stays mapped until its process ends.
-    const auto mode = static_cast<boost::dll::load_mode::type>(
-        static_cast<unsigned>(boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local) |
-        RTLD_NODELETE);
-    plugin->library_.load(file, mode);
+    plugin->library_.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     return Error::plugin(where + ": cannot be loaded as a shared library (" + std::string(e.what()) +
                          "); remove it from the plugin path or rebuild it");
