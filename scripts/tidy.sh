@@ -23,8 +23,9 @@ if [ ! -f "$build/compile_commands.json" ]; then
   exit 1
 fi
 
-# The database is GCC's: drop the flags clang does not know, so every file
-# is analysed rather than refused. Generated files (build/) are not ours.
+# The database is GCC's: drop the flags clang does not know and GCC's
+# precompiled header, so every file is analysed rather than refused.
+# Generated files (build/) are not ours.
 #
 # A file whose every input is unchanged since a clean check is not checked
 # again: its key is the hash of the checks, clang-tidy's version, its compile
@@ -60,10 +61,17 @@ def digest(path):
 entries, keys, unchanged = [], {}, 0
 for e in json.load(open(os.path.join(build, "compile_commands.json"))):
     f = e["file"]
-    if "/host/" not in f and "/plugins/" not in f:
+    if ("/host/" not in f and "/plugins/" not in f) or f.endswith("cmake_pch.hxx.cxx"):
         continue
     args = e.get("arguments") or shlex.split(e["command"])
-    e["arguments"] = [a for a in args if not a.startswith(gcc_only)]
+    # GCC's precompiled header (cmake_pch.hxx.gch) is not clang's: each file is read with its own includes.
+    kept = []
+    for a in args:
+        if kept and kept[-1] == "-include" and a.endswith("cmake_pch.hxx"):
+            kept.pop()
+        elif a != "-Winvalid-pch" and not a.startswith(gcc_only):
+            kept.append(a)
+    e["arguments"] = kept
     e.pop("command", None)
     output = e.get("output") or (args[args.index("-o") + 1] if "-o" in args[:-1] else None)
     inputs = deps.get(os.path.relpath(os.path.join(e["directory"], output), build)) if output else None

@@ -2,7 +2,12 @@
 // The project's error type and Result<T>. Library exceptions (yaml-cpp, CLI11,
 // Asio, plugin calls) are caught at the edges and become an Error there, so the
 // rest of the code passes errors as values.
-#include <boost/outcome/result.hpp>
+// basic_result, not result: result.hpp brings Boost.System's error codes
+// (60,000 lines every file including this one compiled) for a default this
+// project never uses.
+#include <boost/outcome/basic_result.hpp>
+#include <boost/outcome/policy/terminate.hpp>
+#include <boost/outcome/success_failure.hpp>
 
 #include <string>
 #include <string_view>
@@ -42,7 +47,7 @@ const char* to_string(ErrorKind kind);
 ErrorKind error_kind_from_string(std::string_view text);
 
 template <class T>
-using Result = boost::outcome_v2::result<T, Error, boost::outcome_v2::policy::terminate>;
+using Result = boost::outcome_v2::basic_result<T, Error, boost::outcome_v2::policy::terminate>;
 using Status = Result<void>;
 
 inline Status ok() { return boost::outcome_v2::success(); }
