@@ -64,9 +64,6 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
 
 set(CPACK_DEBIAN_PARALLEX_PACKAGE_NAME parallex)
 set(CPACK_DEBIAN_PARALLEX_PACKAGE_SECTION utils)
-# SQLite (the opencode plugin's transcripts, plugins/transcripts/src/common/sqlite.hpp)
-# is opened on first use, so dpkg-shlibdeps cannot see it.
-set(CPACK_DEBIAN_PARALLEX_PACKAGE_DEPENDS "libsqlite3-0")
 # `parallex demo` commits with git and fetches with curl inside the seal.
 set(CPACK_DEBIAN_PARALLEX_PACKAGE_RECOMMENDS "git, curl, ca-certificates")
 set(CPACK_DEBIAN_PARALLEX_PACKAGE_SUGGESTS "apparmor")

@@ -309,8 +309,7 @@ Status check_layout(const AgentPaths& paths) {
 Result<AgentPaths> create_agent(const fs::path& agents_root, const AgentConfig& config, const fs::path& exe) {
   PX_TRY(check_name(config.name));
   PX_TRY(check_email(config.email));
-  // The key first: it is what can fail for want of a library (OpenSSL loads
-  // on first use and exits if it cannot), and then nothing is made yet.
+  // The key first: when it cannot be made, nothing of the agent is made yet.
   PX_TRY_ASSIGN(auto key, generate_ed25519(config.name + " (agent) <" + config.email + ">"));
   const fs::path data_dir = agents_root.parent_path();
   std::error_code ec;

@@ -8,6 +8,8 @@
 //   part(id, message_id, session_id, time_created, time_updated, data) -- data: part JSON without ids
 #include "parallex_transcripts/opencode.hpp"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -17,7 +19,6 @@
 #include <sstream>
 
 #include "common/apply_patch.hpp"
-#include "common/sqlite.hpp"
 #include "common/util.hpp"
 
 namespace parallex::transcripts::opencode {
@@ -169,35 +170,30 @@ class Loader {
   }
 
   void database(const std::string& path) {
-    if (std::string why; !sq::load(why)) {
-      result_.warnings.push_back({path, "Cannot read opencode database " + path + ": " + why +
-                                            "; its sessions are missing from this report."});
-      return;
-    }
     sqlite3* db = nullptr;
-    int rc = sq::sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
     if (rc != SQLITE_OK) {
       db_warning(path, db);
-      sq::sqlite3_close(db);
+      sqlite3_close(db);
       return;
     }
-    sq::sqlite3_busy_timeout(db, 1500);
+    sqlite3_busy_timeout(db, 1500);
     std::map<std::string, Session> found;
     std::map<std::string, std::string> message_session;
     bool ok = query(db, path, "SELECT * FROM session", [&](sqlite3_stmt* st) {
       Session s;
-      for (int i = 0, n = sq::sqlite3_column_count(st); i < n; ++i) {
-        std::string col = sq::sqlite3_column_name(st, i);
+      for (int i = 0, n = sqlite3_column_count(st); i < n; ++i) {
+        std::string col = sqlite3_column_name(st, i);
         if (col == "id")
           s.id = text(st, i);
         else if (col == "parent_id")
           s.parent = text(st, i);
         else if (col == "directory")
           s.directory = text(st, i);
-        else if (col == "time_created" && sq::sqlite3_column_type(st, i) != SQLITE_NULL)
-          s.created = sq::sqlite3_column_int64(st, i);
-        else if (col == "time_updated" && sq::sqlite3_column_type(st, i) != SQLITE_NULL)
-          s.updated = sq::sqlite3_column_int64(st, i);
+        else if (col == "time_created" && sqlite3_column_type(st, i) != SQLITE_NULL)
+          s.created = sqlite3_column_int64(st, i);
+        else if (col == "time_updated" && sqlite3_column_type(st, i) != SQLITE_NULL)
+          s.updated = sqlite3_column_int64(st, i);
       }
       if (s.id.empty()) return;
       s.files.insert(path);
@@ -237,7 +233,7 @@ class Loader {
                        data["messageID"] = mid;
                        parts[mid].push_back(std::move(data));
                      });
-    sq::sqlite3_close(db);
+    sqlite3_close(db);
     if (!ok) return;
     for (auto& [sid, s] : found) {
       for (auto& m : s.messages) {
@@ -255,14 +251,14 @@ class Loader {
 
  private:
   static std::string text(sqlite3_stmt* st, int i) {
-    const unsigned char* t = sq::sqlite3_column_text(st, i);
-    int n = sq::sqlite3_column_bytes(st, i);
+    const unsigned char* t = sqlite3_column_text(st, i);
+    int n = sqlite3_column_bytes(st, i);
     return t ? std::string(reinterpret_cast<const char*>(t), static_cast<std::size_t>(n)) : std::string();
   }
 
   void db_warning(const std::string& path, sqlite3* db) {
-    int code = db ? sq::sqlite3_errcode(db) : SQLITE_NOMEM;
-    std::string why = db ? sq::sqlite3_errmsg(db) : "out of memory";
+    int code = db ? sqlite3_errcode(db) : SQLITE_NOMEM;
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
     std::string msg;
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
       msg = "opencode database " + path + " is locked by another process (" + why +
@@ -279,15 +275,15 @@ class Loader {
   template <class F>
   bool query(sqlite3* db, const std::string& path, const char* sql, F&& row) {
     sqlite3_stmt* st = nullptr;
-    if (sq::sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
       db_warning(path, db);
       return false;
     }
     int rc;
-    while ((rc = sq::sqlite3_step(st)) == SQLITE_ROW) row(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) row(st);
     bool ok = rc == SQLITE_DONE;
     if (!ok) db_warning(path, db);
-    sq::sqlite3_finalize(st);
+    sqlite3_finalize(st);
     return ok;
   }
 
