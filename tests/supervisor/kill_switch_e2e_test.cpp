@@ -297,7 +297,7 @@ TEST_P(KillSwitchE2E, PauseAllFreezesEveryProcessAndCutsTheNetworkUntilResume) {
     if (GetParam())
       EXPECT_TRUE(task_is_cgroup_frozen(p) || ended_or_ending(p)) << "pid " << p << " state " << st->state;
     else
-      EXPECT_TRUE(is_stopped_state(st->state)) << "pid " << p << " state " << st->state;
+      EXPECT_TRUE(stopped_or_stop_pending(p)) << "pid " << p << " state " << st->state;
   }
   // The tunnel in flight is cut: the host's server sees it close.
   EXPECT_TRUE(wait_until([&] { return echo.closed() >= 1; }, 3000)) << "the tunnel stayed open while paused";

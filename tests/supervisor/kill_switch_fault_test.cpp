@@ -169,9 +169,10 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
   json entry_of(const PxRun& r) const {
     return json::parse(slurp(runtime() / "runs" / (r.id + ".json")), nullptr, false);
   }
-  // A process of the run held: frozen in its cgroup, or stopped.
-  bool held(pid_t p, char state) const {
-    return GetParam() ? task_is_cgroup_frozen(p) || ended_or_ending(p) : is_stopped_state(state);
+  // A process of the run held: frozen in its cgroup, or stopped (or in D
+  // with SIGSTOP pending: a vfork parent whose child was stopped before its exec).
+  bool held(pid_t p) const {
+    return GetParam() ? task_is_cgroup_frozen(p) || ended_or_ending(p) : stopped_or_stop_pending(p);
   }
   // Every marked process of the run held.
   bool all_held(const PxRun& r) const {
@@ -180,19 +181,21 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
     for (const pid_t p : procs) {
       const auto st = read_proc_stat(p);
       if (!st) continue;
-      if (!held(p, st->state)) return false;
+      if (!held(p)) return false;
     }
     return true;
   }
-  // The marked processes not held, with their state: what a failed all_held() saw.
+  // The marked processes not held, with their state and where in the kernel
+  // they wait: what a failed all_held() saw.
   std::string unheld(const PxRun& r) const {
     std::string out;
     for (const pid_t p : marked_processes(r.mark)) {
       const auto st = read_proc_stat(p);
       if (!st) continue;
-      if (!held(p, st->state))
+      if (!held(p))
         out += " pid " + std::to_string(p) + " state " + st->state + " (" +
-               slurp("/proc/" + std::to_string(p) + "/comm") + ")";
+               slurp("/proc/" + std::to_string(p) + "/comm") + ", wchan " +
+               slurp("/proc/" + std::to_string(p) + "/wchan") + ")";
     }
     return out;
   }
@@ -254,7 +257,7 @@ TEST_P(KillSwitchFaults, PauseAllAndKillAllWinOverAStoppedSupervisor) {
             std::string::npos)
       << said;
   EXPECT_NE(said.find(GetParam() ? "froze its cgroup" : "stopped its"), std::string::npos) << said;
-  for (const auto& r : runs_) EXPECT_TRUE(wait_until([&] { return all_held(r); }, 1000)) << r.id;
+  for (const auto& r : runs_) EXPECT_TRUE(wait_until([&] { return all_held(r); }, 1000)) << r.id << unheld(r);
   EXPECT_FALSE(daemon_runs(stopped)) << "the stopped supervisor's run kept running";
   std::string listed;
   ASSERT_EQ(px("runs --json", &listed), 0) << listed;
@@ -292,7 +295,7 @@ TEST_P(KillSwitchFaults, ResumeAndKillIDWinOverASupervisorStoppedWhilePaused) {
   ASSERT_EQ(px("pause " + r.id, &said), 0) << said;
   // The supervisor counts a process with our SIGSTOP pending as held; /proc
   // shows it stopped once it is scheduled.
-  EXPECT_TRUE(wait_until([&] { return all_held(r); }, 1000));
+  EXPECT_TRUE(wait_until([&] { return all_held(r); }, 1000)) << unheld(r);
   ASSERT_EQ(::kill(r.pid, SIGSTOP), 0);
   double took = 0;
   const double floor_ms = start_up_floor_ms();

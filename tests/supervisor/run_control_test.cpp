@@ -64,7 +64,7 @@ class RunControlTest : public ::testing::TestWithParam<bool> {
             << "pid " << p << " state " << st->state << " wchan "
             << slurp_text("/proc/" + std::to_string(p) + "/wchan");
       else
-        EXPECT_TRUE(is_stopped_state(st->state)) << "pid " << p << " state " << st->state;
+        EXPECT_TRUE(stopped_or_stop_pending(p)) << "pid " << p << " state " << st->state;
     }
   }
 

@@ -123,7 +123,7 @@ TEST(SupervisorDeath, FallbackPausesATreeInAPidNamespace) {
   for (const pid_t p : marked_processes(tree.mark)) {
     const auto st = read_proc_stat(p);
     if (st) {
-      EXPECT_TRUE(is_stopped_state(st->state)) << "pid " << p << " state " << st->state;
+      EXPECT_TRUE(stopped_or_stop_pending(p)) << "pid " << p << " state " << st->state;
     }
   }
   ASSERT_TRUE(rc.value()->resume("test"));

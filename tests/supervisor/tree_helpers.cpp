@@ -58,6 +58,20 @@ bool ended_or_ending(pid_t pid) {
   return !st || st->state == 'Z' || st->state == 'X' || exiting(pid);
 }
 
+bool stopped_or_stop_pending(pid_t pid) {
+  const auto st = read_proc_stat(pid);
+  if (!st) return false;
+  if (is_stopped_state(st->state)) return true;
+  if (st->state != 'D') return false;
+  // SigPnd: pending for the thread; ShdPnd: for the process (kill(2) sends there).
+  std::istringstream status(read_proc_file("/proc/" + std::to_string(pid) + "/status").value_or(""));
+  const std::uint64_t stop_bit = std::uint64_t{1} << (SIGSTOP - 1);
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0)
+      if (std::stoull(line.substr(7), nullptr, 16) & stop_bit) return true;
+  return false;
+}
+
 bool wait_until(const std::function<bool()>& cond, int ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   while (std::chrono::steady_clock::now() < deadline) {
