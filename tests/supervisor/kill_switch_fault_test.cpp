@@ -166,6 +166,27 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
     }
     return "";
   }
+  // SIGSTOP to the run's supervisor, and true once every thread of it shows
+  // stopped: kill(2) only queues the signal, which the thread woken for it
+  // (the main one) takes when it next runs; until then, out of an
+  // uninterruptible wait or waiting for a CPU, the socket's thread still
+  // answers, and a `pause` sent meanwhile is the supervisor's own.
+  bool stop_supervisor(const PxRun& r) const {
+    if (::kill(r.pid, SIGSTOP) != 0) return false;
+    const fs::path tasks = "/proc/" + std::to_string(r.pid) + "/task";
+    return wait_until(
+        [&] {
+          std::error_code ec;
+          for (fs::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string stat = slurp(it->path() / "stat");
+            const auto close = stat.rfind(')');
+            if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T')
+              return false;
+          }
+          return !ec;
+        },
+        2000);
+  }
   json entry_of(const PxRun& r) const {
     return json::parse(slurp(runtime() / "runs" / (r.id + ".json")), nullptr, false);
   }
@@ -244,8 +265,7 @@ TEST_P(KillSwitchFaults, PauseAllAndKillAllWinOverAStoppedSupervisor) {
   for (int i = 0; i < 3; ++i) start_run();
   ASSERT_FALSE(HasFailure());
   PxRun& stopped = runs_[1];
-  ASSERT_EQ(::kill(stopped.pid, SIGSTOP), 0);
-  ASSERT_TRUE(wait_until([&] { return read_proc_stat(stopped.pid)->state == 'T'; }, 2000));
+  ASSERT_TRUE(stop_supervisor(stopped));
 
   std::string said;
   double took = 0;
@@ -296,7 +316,7 @@ TEST_P(KillSwitchFaults, ResumeAndKillIDWinOverASupervisorStoppedWhilePaused) {
   // The supervisor counts a process with our SIGSTOP pending as held; /proc
   // shows it stopped once it is scheduled.
   EXPECT_TRUE(wait_until([&] { return all_held(r); }, 1000)) << unheld(r);
-  ASSERT_EQ(::kill(r.pid, SIGSTOP), 0);
+  ASSERT_TRUE(stop_supervisor(r));
   double took = 0;
   const double floor_ms = start_up_floor_ms();
   ASSERT_EQ(px("resume " + r.id, &said, &took), 0) << said;
@@ -317,7 +337,7 @@ TEST_P(KillSwitchFaults, ResumeAndKillIDWinOverASupervisorStoppedWhilePaused) {
 TEST_P(KillSwitchFaults, ASupervisorContinuedLaterHonoursTheGlobalPause) {
   PxRun& r = start_run();
   ASSERT_FALSE(HasFailure());
-  ASSERT_EQ(::kill(r.pid, SIGSTOP), 0);
+  ASSERT_TRUE(stop_supervisor(r));
   std::string said;
   ASSERT_EQ(px("pause --all", &said), 0) << said;
   ASSERT_EQ(::kill(r.pid, SIGCONT), 0);
