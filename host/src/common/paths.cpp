@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 extern char** environ;
@@ -99,11 +100,15 @@ bool is_within(const fs::path& path, const fs::path& root) {
   // begins with the folder's parts and names another place, and after a link
   // `a/link/..` is not even `a`, so no reading of the text says where it
   // leads. `.` and empty parts (a doubled or trailing separator) say nothing.
+  // The parts are compared as text: comparing a part with a literal would
+  // build a path (and parse it) per part, and a policy asks this thousands of
+  // times per run.
   const auto parts = [](const fs::path& p, bool& up) {
-    std::vector<fs::path> out;
+    std::vector<std::string_view> out;
     for (const auto& part : p) {
-      if (part == "..") up = true;
-      if (!part.empty() && part != ".") out.push_back(part);
+      const std::string_view text = part.native();
+      if (text == "..") up = true;
+      if (!text.empty() && text != ".") out.push_back(text);
     }
     return out;
   };
