@@ -12,6 +12,7 @@
 #include <linux/seccomp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -130,9 +132,36 @@ fs::path test_base() {
 
 // The seal of an agent run over a fresh layout: a git repository as the run
 // folder, an agent home holding canary secrets, a user home with its own.
+// The kernel audit log is machine-wide: while LandlockRefusalsFromTheAuditLog
+// has it on, every other run's refusal record also lists Landlock's refusals,
+// and the tests that count a run's refusals exactly would fail beside it (ctest
+// runs tests side by side, as root and as the unprivileged user at once). Those
+// tests hold this lock shared; the audit test holds it alone.
+class KernelAuditLock {
+ public:
+  explicit KernelAuditLock(int how) {
+    const char* path = "/tmp/parallex-tests-kernel-audit.lock";
+    // Opened without O_CREAT first: in a sticky /tmp, protected_regular refuses
+    // O_CREAT on a file another user made (root and pxtest share it).
+    fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fd_ = ::open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd_ >= 0) ::flock(fd_, how);
+  }
+  ~KernelAuditLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  KernelAuditLock(const KernelAuditLock&) = delete;
+  KernelAuditLock& operator=(const KernelAuditLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 class Escape : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!holds_kernel_audit()) audit_lock_.emplace(LOCK_SH);
     std::string templ = (test_base() / "px-escape-XXXXXX").string();
     ASSERT_NE(::mkdtemp(templ.data()), nullptr);
     base_ = templ;
@@ -185,8 +214,15 @@ class Escape : public ::testing::Test {
     return run_sealed(*policy_, argv);
   }
 
+  // The audit test takes the lock alone instead (KernelAuditLock).
+  static bool holds_kernel_audit() {
+    return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) ==
+           "LandlockRefusalsFromTheAuditLog";
+  }
+
   fs::path base_, ws_, agent_, user_, temp_;
   std::optional<policy::Policy> policy_;
+  std::optional<KernelAuditLock> audit_lock_;
 };
 
 #define EXPECT_DENIED(outcome, tokens)                                                   \
@@ -615,6 +651,7 @@ TEST_F(Escape, RefusedCallsAreRecorded) {
 // for this test when it is off, and back off after.
 TEST_F(Escape, LandlockRefusalsFromTheAuditLog) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to switch the kernel audit on";
+  const KernelAuditLock alone(LOCK_EX);
   const audit::KernelAudit before = audit::kernel_audit();
   if (before == audit::KernelAudit::unknown) GTEST_SKIP() << "the kernel audit status cannot be read here";
   if (before == audit::KernelAudit::off) {
