@@ -18,6 +18,7 @@
 #include "agents/ssh_key.hpp"
 #include "agents/token.hpp"
 #include "common/paths.hpp"
+#include "common/port.hpp"
 #include "common/read_file.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/broker_yaml.hpp"
@@ -215,10 +216,9 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
       if (local.IsSequence()) {
         // `local_servers: [3000, 5432]`: on, for these ports only.
         for (const auto& port : local) {
-          const int value = port.as<int>();
-          if (value < 1 || value > 65535)
-            return corrupt("'network.local_servers' lists a port that is not 1-65535");
-          c.local_server_ports.push_back(static_cast<std::uint16_t>(value));
+          const auto value = parse_port(port.IsScalar() ? port.Scalar() : "");
+          if (!value) return corrupt("'network.local_servers' lists a port that is not 1-65535");
+          c.local_server_ports.push_back(*value);
         }
         c.local_servers = !c.local_server_ports.empty();
       } else {

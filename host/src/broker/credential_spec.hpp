@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "broker/secret_source.hpp"
+#include "common/port.hpp"
 
 namespace px::broker {
 
@@ -36,15 +37,7 @@ inline std::string local_server_binding(std::uint16_t port) {
 inline std::optional<std::uint16_t> local_server_port(std::string_view binding) {
   constexpr std::string_view prefix = "localhost:";
   if (binding.substr(0, prefix.size()) != prefix) return std::nullopt;
-  const std::string_view digits = binding.substr(prefix.size());
-  if (digits.empty() || digits.size() > 5 || digits.front() == '0') return std::nullopt;
-  unsigned port = 0;
-  for (const char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    port = port * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (port > 65535) return std::nullopt;
-  return static_cast<std::uint16_t>(port);
+  return parse_port(binding.substr(prefix.size()));
 }
 
 }  // namespace px::broker

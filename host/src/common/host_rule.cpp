@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "common/port.hpp"
+
 namespace px {
 namespace {
 
@@ -175,12 +177,11 @@ Result<HostRuleSpec> parse_host_rule(std::string_view text) {
                             shown(host) + ":5432 --allow " + shown(host) + ":5433.");
     if (!std::all_of(port.begin(), port.end(), is_digit))
       return rule_error(text, "has a port that is not a number; give a port between 1 and 65535.");
-    unsigned long value = 0;
-    for (char c : port.substr(0, 6)) value = value * 10 + static_cast<unsigned long>(c - '0');
-    if (port.size() > 5 || value == 0 || value > 65535 || port.front() == '0')
+    const auto value = parse_port(port);
+    if (!value)
       return rule_error(text, "has the port " + shown(port) +
                                   ", which is not a port: give one between 1 and 65535 (no leading zero).");
-    spec.port = static_cast<std::uint16_t>(value);
+    spec.port = *value;
   }
   std::string_view name = host;
   const bool wildcard = name.rfind("*.", 0) == 0;
@@ -238,8 +239,9 @@ bool is_public_suffix(std::string_view name) {
 Result<std::string> parse_exact_host(std::string_view text) {
   PX_TRY_ASSIGN(auto rule, parse_host_rule(text));
   if (rule.port || rule.pattern.rfind("*.", 0) == 0)
-    return Error::invalid("'" + std::string(text.substr(0, 100)) +
-                          "' is not one host name: give the exact name (no '*.', no port), e.g. api.github.com");
+    return Error::invalid(
+        "'" + std::string(text.substr(0, 100)) +
+        "' is not one host name: give the exact name (no '*.', no port), e.g. api.github.com");
   return rule.pattern;
 }
 

@@ -1,7 +1,8 @@
 #include "policy/local_servers.hpp"
 
 #include <algorithm>
-#include <charconv>
+
+#include "common/port.hpp"
 
 namespace px::policy {
 
@@ -36,11 +37,9 @@ Result<LocalServers> parse_local_servers(std::string_view text, const std::strin
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string_view item = text.substr(start, comma - start);
-    int value = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 1 || value > 65535)
-      return bad(item);
-    out.ports.push_back(static_cast<std::uint16_t>(value));
+    const auto value = parse_port(item);
+    if (!value) return bad(item);
+    out.ports.push_back(*value);
     start = comma + 1;
   }
   std::sort(out.ports.begin(), out.ports.end());

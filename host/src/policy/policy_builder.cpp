@@ -4,6 +4,7 @@
 
 #include "common/host_rule.hpp"
 #include "common/paths.hpp"
+#include "common/port.hpp"
 #include "common/shown.hpp"
 #include "policy/value_checks.hpp"
 
@@ -174,13 +175,7 @@ PolicyBuilder& PolicyBuilder::publish(const std::string& spec, Origin origin) {
     return fail(Error::invalid(origin.describe() + ": '" + spec.substr(0, 100) + "' " + why +
                                "; write PORT or PORT:HOSTPORT, e.g. --publish 3000 or --publish 3000:8080."));
   };
-  const auto port_of = [](std::string_view text) -> int {
-    if (text.empty() || text.size() > 5 || text.front() == '0' ||
-        text.find_first_not_of("0123456789") != std::string_view::npos)
-      return 0;
-    const int v = std::stoi(std::string(text));
-    return v <= 65535 ? v : 0;
-  };
+  const auto port_of = [](std::string_view text) -> int { return parse_port(text).value_or(0); };
   const std::size_t colon = spec.find(':');
   const int inside = port_of(std::string_view(spec).substr(0, colon));
   const int host = colon == std::string::npos ? inside : port_of(std::string_view(spec).substr(colon + 1));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/paths.hpp"
+#include "common/port.hpp"
 #include "common/shown.hpp"
 #include "policy/broker_yaml.hpp"
 #include "policy/profile_reader.hpp"
@@ -107,11 +108,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
         }
         p.ports = r.entries(net["ports"], "network.ports", "port");
         for (const auto& port : p.ports) {
-          int value = 0;
-          auto [end, ec] = std::from_chars(port.value.data(), port.value.data() + port.value.size(), value);
-          if ((ec != std::errc() || end != port.value.data() + port.value.size() || value < 1 ||
-               value > 65535) &&
-              !r.error)
+          if (!parse_port(port.value) && !r.error)
             r.error = Error::invalid(name + ":" + std::to_string(port.line) + ": network.ports: '" +
                                      port.value + "' is not a port between 1 and 65535");
         }
@@ -120,16 +117,14 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
           if (l.IsSequence()) {
             // `local_servers: [3000, 5432]`: on, for these ports only.
             for (const auto& item : l) {
-              int value = 0;
               const std::string port_text = item.IsScalar() ? item.Scalar() : "";
-              auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
-              if (ec != std::errc() || end != port_text.data() + port_text.size() || value < 1 ||
-                  value > 65535) {
+              const auto value = parse_port(port_text);
+              if (!value) {
                 r.fail(item, "network.local_servers",
                        "'" + port_text + "' is not a port between 1 and 65535");
                 break;
               }
-              p.local_server_ports.push_back(static_cast<std::uint16_t>(value));
+              p.local_server_ports.push_back(*value);
             }
             if (p.local_server_ports.empty() && !r.error)
               r.fail(l, "network.local_servers",
