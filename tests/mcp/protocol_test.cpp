@@ -147,6 +147,25 @@ TEST(McpProtocol, UnknownAgentIsAToolError) {
   EXPECT_NE(reply_to(replies, 99), nullptr);
 }
 
+// The MCP server takes the names `parallex agent` takes and no other: an agent
+// stored as `reviewer` is not found as `Reviewer` (the store refuses capitals,
+// and a separate pattern here once accepted them).
+TEST(McpProtocol, AgentNamesFollowTheStoresRule) {
+  TempHome home;
+  home.add_agent("reviewer", "allowlist", {"github.com"});
+  auto replies = serve(init() + call(1, "list_snapshots", {{"agent", "Reviewer"}}) +
+                       call(2, "list_snapshots", {{"agent", "reviewer"}}));
+  const Json* capital = reply_to(replies, 1);
+  ASSERT_NE(capital, nullptr);
+  EXPECT_TRUE((*capital)["result"]["isError"].get<bool>()) << capital->dump();
+  EXPECT_NE(text_of(*capital).find("The agent name 'Reviewer' must start with a lowercase letter"),
+            std::string::npos)
+      << capital->dump();
+  const Json* lower = reply_to(replies, 2);
+  ASSERT_NE(lower, nullptr);
+  EXPECT_FALSE((*lower)["result"]["isError"].get<bool>()) << lower->dump();
+}
+
 TEST(McpProtocol, StructuredContentComesWithTextContent) {
   TempHome home;
   home.add_agent("reviewer", "allowlist", {"github.com"});

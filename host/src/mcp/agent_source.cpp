@@ -1,11 +1,10 @@
 #include "mcp/agent_source.hpp"
 
 #include <algorithm>
-#include <regex>
 
-#include "common/paths.hpp"
-
+#include "agents/names.hpp"
 #include "agents/store.hpp"
+#include "common/paths.hpp"
 
 namespace px::mcp {
 
@@ -34,10 +33,11 @@ fs::path agents_root() {
 
 namespace {
 
+// The store's own rule (agents/names.hpp), so the MCP server never accepts a
+// name `parallex agent` refuses (a separate pattern here once took capitals).
 Status check_agent_name(const std::string& name) {
-  static const std::regex ok("^[a-z0-9][a-z0-9._-]{0,63}$", std::regex::icase);
-  if (!std::regex_match(name, ok))
-    return Error::invalid("\"" + name + "\" is not an agent name; list_workspaces lists the agents.");
+  if (auto checked = agents::check_name(name); !checked)
+    return Error::invalid(checked.error().message + " list_workspaces lists the agents.");
   return px::ok();
 }
 
@@ -48,7 +48,6 @@ Error unknown_agent(const std::string& name) {
 }
 
 }  // namespace
-
 
 Result<std::vector<std::string>> list_agent_names() {
   return agents::list_agents(agents_root());
@@ -76,6 +75,5 @@ Result<AgentView> load_agent(const std::string& name) {
   v.root = paths.value().root;
   return v;
 }
-
 
 }  // namespace px::mcp
