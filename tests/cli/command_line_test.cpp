@@ -68,16 +68,50 @@ TEST(CommandLine, TheWorkspacedTabsOptionsAreNotDroppedOnOtherSubcommands) {
                            "agent list --events out.jsonl"}) {
     const Ran r = px(args, home.path);
     EXPECT_EQ(r.status, 2) << args << ": " << r.err;
-    EXPECT_NE(r.err.find("belong to `parallex agent -w NAME -- CMD`"), std::string::npos)
+    EXPECT_NE(r.err.find("belongs to `parallex agent -w NAME -- CMD`; it does not combine with `agent "),
+              std::string::npos)
         << args << ": " << r.err;
   }
   const Ran alone = px("agent --offline", home.path);
   EXPECT_EQ(alone.status, 2) << alone.err;
   EXPECT_NE(alone.err.find("--offline belongs to `parallex agent -w NAME -- CMD`"), std::string::npos)
       << alone.err;
+  // Every option -w takes, --env included (a hand-kept list once missed it and
+  // `agent --env X set bot` dropped the variable without a word).
+  const Ran env = px("agent --env FOO=1 list", home.path);
+  EXPECT_EQ(env.status, 2) << env.err;
+  EXPECT_NE(
+      env.err.find("--env belongs to `parallex agent -w NAME -- CMD`; it does not combine with `agent list`"),
+      std::string::npos)
+      << env.err;
+  const Ran with_w = px("agent -w bot list", home.path);
+  EXPECT_EQ(with_w.status, 2) << with_w.err;
+  EXPECT_NE(with_w.err.find("it does not combine with `agent list`"), std::string::npos) << with_w.err;
+  const Ran before_set = px("agent --env FOO=1 set bot", home.path);
+  EXPECT_EQ(before_set.status, 2) << before_set.err;
+  EXPECT_NE(before_set.err.find("give it after `set`"), std::string::npos) << before_set.err;
   const Ran empty = px("agent -w '' -- true", home.path);
   EXPECT_EQ(empty.status, 2) << empty.err;
   EXPECT_NE(empty.err.find("-w needs the agent's name"), std::string::npos) << empty.err;
+}
+
+// A port is read the same way by every input (common/port.hpp): `0443` (read as
+// 443 by one program and as octal by another) is refused by each, as are 0 and
+// 65536, and the message names the input.
+TEST(CommandLine, EveryInputRefusesTheSamePorts) {
+  Folder home;
+  for (const char* bad : {"0443", "0", "65536"}) {
+    for (const std::string& args : {std::string("run --allow example.com:") + bad + " -- true",
+                                    std::string("run --local-servers=") + bad + " -- true",
+                                    std::string("run --publish ") + bad + " -- true"}) {
+      const Ran r = px(args, home.path);
+      EXPECT_EQ(r.status, 125) << args << ": " << r.err;  // refused before anything ran
+      EXPECT_NE(r.err.find(bad), std::string::npos) << args << ": " << r.err;
+    }
+  }
+  const Ran good =
+      px("policy show --allow example.com:8443 --local-servers=5432 --publish 3000 -- true", home.path);
+  EXPECT_EQ(good.status, 0) << good.err;
 }
 
 TEST(CommandLine, UsageSaysParallexNotThePathItWasRunBy) {

@@ -616,18 +616,11 @@ Action setup(CLI::App& app, GlobalOptions&) {
   std::vector<std::function<Action()>> extensions;
   for (const auto& ext : extension_registry())
     if (std::string_view(ext.parent) == "agent") extensions.push_back(ext.setup(app));
-  return [chosen, extensions, &app] {
-    for (const auto& resolve : extensions) {
-      if (Action action = resolve()) {
-        if (*chosen)
-          return report_error(Error::invalid(
-              "-w and its options (--harness, --profile, --grant, --offline, --online, --allow, --name, "
-              "--from, "
-              "--events, ...) belong to `parallex agent -w NAME -- CMD`; they do not combine with `agent " +
-              app.get_subcommands().front()->get_name() + "` (see its --help)."));
-        return action();
-      }
-    }
+  return [chosen, extensions] {
+    // An extension (`agent -w NAME -- CMD`) checks its own options against a
+    // chosen sub-command and says which option went where.
+    for (const auto& resolve : extensions)
+      if (Action action = resolve()) return action();
     if (*chosen) return (*chosen)();
     return report_error(
         Error::invalid("`parallex agent` needs a sub-command (new, list, show, run, ...) or -w NAME "

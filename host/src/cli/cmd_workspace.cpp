@@ -140,14 +140,27 @@ Action setup(CLI::App& app, GlobalOptions&) {
 // `workspace agent NAME ...`, spelled as the seed spells it.
 std::function<Action()> setup_agent_workspace(CLI::App& agent_app) {
   auto run = std::make_shared<workspace_cmd::WorkspacedRun>();
-  CLI::Option* w = agent_app.add_option("-w,--workspace", run->agent,
-                                        "Run as agent NAME in a fresh workspace, sealed to it: -w NAME -- CMD");
+  CLI::Option* w = agent_app.add_option(
+      "-w,--workspace", run->agent, "Run as agent NAME in a fresh workspace, sealed to it: -w NAME -- CMD");
+  // The options -w takes are the ones add_workspaced_run_options declares, read
+  // back from the app rather than listed again (a second list drifted: it
+  // missed --env, and `agent --env X set bot` dropped it without a word).
+  const std::vector<CLI::Option*> before = agent_app.get_options();
   workspace_cmd::add_workspaced_run_options(agent_app, *run);
+  std::vector<CLI::Option*> of_w;
+  for (CLI::Option* opt : agent_app.get_options())
+    if (std::find(before.begin(), before.end(), opt) == before.end()) of_w.push_back(opt);
   // In `parallex agent --help` these belong to -w, apart from the sub-commands.
-  for (const auto& name : workspace_cmd::workspaced_run_option_names())
-    if (CLI::Option* opt = agent_app.get_option_no_throw(name)) opt->group("With -w NAME (a workspaced tab)");
+  for (CLI::Option* opt : of_w) opt->group("With -w NAME (a workspaced tab)");
   w->group("With -w NAME (a workspaced tab)");
-  return [run, w, &agent_app]() -> Action {
+  return [run, w, of_w, &agent_app]() -> Action {
+    if (w->count() > 0 && !agent_app.get_subcommands().empty())
+      return [sub = agent_app.get_subcommands().front()->get_name()] {
+        return report_error(
+            Error::invalid("-w belongs to `parallex agent -w NAME -- CMD`; it does not combine "
+                           "with `agent " +
+                           sub + "` (see its --help)."));
+      };
     if (w->count() > 0 && run->agent.empty())
       return [] {
         return report_error(Error::invalid("-w needs the agent's name: `parallex agent -w NAME -- CMD`"));
@@ -155,13 +168,28 @@ std::function<Action()> setup_agent_workspace(CLI::App& agent_app) {
     if (w->count() == 0) {
       // Options of -w given to a sub-command (`agent set bot --offline`) are
       // not silently dropped: the sub-command does not take them.
-      for (const auto& name : workspace_cmd::workspaced_run_option_names()) {
-        const CLI::Option* opt = agent_app.get_option_no_throw(name);
-        if (name != "command" && opt && opt->count() > 0)
-          return [name] {
-            return report_error(
-                Error::invalid(name + " belongs to `parallex agent -w NAME -- CMD`: give -w NAME with it"));
+      for (const CLI::Option* opt : of_w) {
+        if (opt->get_positional() || opt->count() == 0) continue;  // the command: checked below
+        const std::string name = opt->get_name();
+        // Given before a sub-command that takes it too (`agent --env X set bot`).
+        for (const CLI::App* sub : agent_app.get_subcommands())
+          if (sub->get_option_no_throw(name))
+            return [name, sub = sub->get_name()] {
+              return report_error(Error::invalid(name + " was given before `" + sub +
+                                                 "`, where `agent` reads it " +
+                                                 "as an option of -w: give it after `" + sub +
+                                                 "` (`parallex agent " + sub + " … " + name + " …`)"));
+            };
+        if (!agent_app.get_subcommands().empty())
+          return [name, sub = agent_app.get_subcommands().front()->get_name()] {
+            return report_error(Error::invalid(name +
+                                               " belongs to `parallex agent -w NAME -- CMD`; it does not " +
+                                               "combine with `agent " + sub + "` (see its --help)."));
           };
+        return [name] {
+          return report_error(
+              Error::invalid(name + " belongs to `parallex agent -w NAME -- CMD`: give -w NAME with it"));
+        };
       }
       if (!run->command.empty())
         return [run] {

@@ -1,10 +1,9 @@
 // A workspaced run (`harness -w`, `agent -w`, `workspace agent`): checks every
 // input, makes a fresh workspace, and runs the command sealed to it through
-// the run stage (the workspace's git paths and variables as one more profile,
-// its scoped GitHub token). Events for the tab host go out as it happens
-// (schema: docs/workspaces.md).
-#include <sys/stat.h>
-
+// the run stage, with what workspace/run_inputs decides (the seal, the
+// network, the workspace's git paths and variables, its scoped GitHub token).
+// This file only shows it: messages, and the events the tab host reads as it
+// happens (schema: docs/workspaces.md).
 #include <cstdio>
 #include <cstdlib>
 
@@ -13,14 +12,13 @@
 #include "cli/run_command.hpp"
 #include "cli/run_options.hpp"
 #include "cli/workspace_cli.hpp"
-#include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "run/stage.hpp"
 #include "workspace/config.hpp"
 #include "workspace/events.hpp"
 #include "workspace/github_token.hpp"
 #include "workspace/project.hpp"
-#include "workspace/sealed_git.hpp"
+#include "workspace/run_inputs.hpp"
 #include "workspace/workspace.hpp"
 
 namespace px::cli::workspace_cmd {
@@ -29,9 +27,6 @@ namespace {
 
 namespace ws = px::workspace;
 using nlohmann::json;
-
-// Inside the seal the run's temp dir is mounted at /tmp.
-constexpr const char* kGhConfigInside = "/tmp/parallex-gh";
 
 int fail(ws::EventSink& events, const Error& error) {
   events.emit("error", {{"message", redact(error.message)}});
@@ -47,12 +42,6 @@ void add_workspaced_run_options(CLI::App& app, WorkspacedRun& o) {
                  "Start the workspace from this branch, tag or commit (default: the current branch)");
   app.add_option("--events", o.events, "Write JSON-lines events to FILE or fd:N (see docs/workspaces.md)");
   add_run_options(app, o.options, RunOptionSet::workspace, &o.command);
-}
-
-std::vector<std::string> workspaced_run_option_names() {
-  return {"--name",   "--from",    "--events", "--harness",       "--profile",  "--grant",
-          "--online", "--offline", "--allow",  "--local-servers", "--unsealed", "--allow-weaker-seal",
-          "command"};
 }
 
 int run_workspaced(const WorkspacedRun& o) {
@@ -86,17 +75,9 @@ int run_workspaced(const WorkspacedRun& o) {
   if (o.name)
     if (auto s = ws::check_workspace_name(*o.name); !s) return fail(events, s.error());
 
-  run::RunInputs inputs;
-  inputs.kind = run::RunKind::workspace;
-  inputs.options = o.options;
-  inputs.agent = o.agent;
-  inputs.command = o.command;
-  if (!config.value().sandbox_workspaces) {
-    inputs.options.unsealed = true;
-    inputs.unsealed_because = "sandbox_workspaces is false in " + p.config_file().string() + ":" +
-                              std::to_string(config.value().sandbox_workspaces_line);
-  }
-  if (auto seal = run::check_seal(inputs.options); !seal) return fail(events, seal.error());
+  auto prepared = ws::prepare_inputs(p, config.value(), {o.options, o.agent, o.command});
+  if (!prepared) return fail(events, prepared.error());
+  run::RunInputs inputs = std::move(prepared).value();
   // Said first, before anything is made: it is the first line of the tab's output.
   RunHooks hooks;
   if (inputs.options.unsealed) {
@@ -107,17 +88,6 @@ int run_workspaced(const WorkspacedRun& o) {
     hooks.said_already.push_back(unsealed);
   }
   const bool sealed = !inputs.options.unsealed;
-  // The network: the flags win; an agent keeps its own rules; else the
-  // project's hosts, or online (through the run's proxy, logged).
-  const run::RunOptions& given = o.options;
-  if (!given.offline && !given.online && given.allow.empty() && o.agent.empty()) {
-    if (config.value().has_allow)
-      inputs.options.allow = config.value().allow;
-    else
-      inputs.options.online = true;
-  }
-  if (!given.profile && config.value().profile) inputs.options.profile = config.value().profile;
-  if (auto checked = run::check_options(inputs.options); !checked) return fail(events, checked.error());
 
   auto created = ws::create_workspace(p, {o.name, o.from});
   if (!created) return fail(events, created.error());
@@ -131,62 +101,13 @@ int run_workspaced(const WorkspacedRun& o) {
   say("workspace " + w.name + " at " + w.path.string() + " (branch " + w.branch + ", from " + w.base + ")");
   // Until the command starts, a failure takes the fresh (clean) workspace back.
   bool started = false;
-  auto abandon = [&](const Error& error) {
-    if (!started) (void)ws::remove_workspace(p, w.name, true);
-    return fail(events, error);
-  };
-
-  auto git_paths = ws::sealed_git_paths(p, w);
-  if (!git_paths) return abandon(git_paths.error());
-
-  std::map<std::string, std::string> env;
-  env["PARALLEX_WORKSPACE"] = w.name;
-  const char* path_env = std::getenv("PATH");
-  if (const auto node = find_executable("node", path_env ? path_env : ""))
-    env["PARALLEX_NODE"] = fs::absolute(*node).lexically_normal().string();
-  if (o.agent.empty()) {
-    // gh reads hosts.yml from its config dir on every call: an empty private
-    // one, so it sees the scoped token or nothing (never the user's hosts.yml).
-    env["GH_CONFIG_DIR"] = kGhConfigInside;
-    if (!sealed) {
-      // Unsealed, /tmp is the host's: a private dir of the workspace's own instead.
-      const fs::path gh = parallex_runtime_dir() / "workspace-gh" / w.name;
-      std::error_code ec;
-      fs::create_directories(gh, ec);
-      ::chmod(gh.c_str(), 0700);
-      env["GH_CONFIG_DIR"] = gh.string();
-    }
-    env["GIT_TERMINAL_PROMPT"] = "0";  // without a token, push fails at once instead of asking
-    if (token) {
-      // The one variable of the strip list that comes back, brokered: the run
-      // gets a placeholder of the token's shape in GH_TOKEN, and the proxy
-      // swaps the token in on GitHub's hosts only.
-      inputs.held_credentials.push_back({ws::brokered_github_token(p.token_file()), *token});
-      // git push over HTTPS with that token alone (the helper reads the
-      // variable; the token itself is not written in any config), and GitHub
-      // SSH remotes turned to HTTPS, since ~/.ssh and SSH_AUTH_SOCK are gone.
-      env["GIT_CONFIG_COUNT"] = "3";
-      env["GIT_CONFIG_KEY_0"] = "credential.https://github.com.helper";
-      env["GIT_CONFIG_VALUE_0"] =
-          "!f() { test \"$1\" = get && echo username=x-access-token && echo \"password=$GH_TOKEN\"; }; f";
-      env["GIT_CONFIG_KEY_1"] = "url.https://github.com/.insteadOf";
-      env["GIT_CONFIG_VALUE_1"] = "git@github.com:";
-      env["GIT_CONFIG_KEY_2"] = "url.https://github.com/.pushInsteadOf";
-      env["GIT_CONFIG_VALUE_2"] = "ssh://git@github.com/";
-    }
+  if (auto added = ws::add_workspace(inputs, p, w, token); !added) {
+    (void)ws::remove_workspace(p, w.name, true);
+    return fail(events, added.error());
   }
-  inputs.options.in = w.path.string();
-  // Parallex's own variables (PARALLEX_*: only Parallex sets them) go to the
-  // run as the front door's; the rest are rules of the workspace's profile.
-  std::map<std::string, std::string> rules;
-  for (const auto& [name, value] : env)
-    (name.rfind("PARALLEX_", 0) == 0 ? inputs.extra_env : rules)[name] = value;
-  inputs.extra_profiles.push_back(ws::workspace_profile(w, git_paths.value(), rules));
-  inputs.cwd = w.path;
-  inputs.record.workspace = run::WorkspaceRef{w.name, w.branch, w.base, w.base_commit, w.path, p.root};
-  inputs.on_finish = [path = w.path](run::RunRecord& record) {
-    if (auto changes = ws::workspace_changes(path)) record.changed_files = changes.value();
-  };
+  const auto node = inputs.extra_env.find("PARALLEX_NODE");
+  const std::optional<std::string> parallex_node =
+      node != inputs.extra_env.end() ? std::optional<std::string>(node->second) : std::nullopt;
 
   hooks.failed = [&](const Error& error) {
     if (!started) (void)ws::remove_workspace(p, w.name, true);
@@ -198,9 +119,8 @@ int run_workspaced(const WorkspacedRun& o) {
     for (const auto& h : plan.policy.network().hosts) hosts.push_back(h.text());
     std::string command;
     for (const auto& a : o.command) command += (command.empty() ? "" : " ") + a;
-    const auto node = env.find("PARALLEX_NODE");
-    if (node != env.end() && sealed && !plan.policy.may_read(node->second))
-      events.emit("notice", {{"message", "PARALLEX_NODE is " + node->second +
+    if (parallex_node && sealed && !plan.policy.may_read(*parallex_node))
+      events.emit("notice", {{"message", "PARALLEX_NODE is " + *parallex_node +
                                              ", which the seal does not let the run read"},
                              {"kind", "environment"}});
     events.emit("run_started",
@@ -213,7 +133,7 @@ int run_workspaced(const WorkspacedRun& o) {
                  {"network", {{"mode", policy::to_string(plan.policy.network().mode)}, {"hosts", hosts}}},
                  {"policy_digest", plan.policy.digest()},
                  {"github_token", token.has_value()},
-                 {"parallex_node", node != env.end() ? json(node->second) : json()}});
+                 {"parallex_node", parallex_node ? json(*parallex_node) : json()}});
   };
   hooks.notice = [&](const run::Notice& n) {
     events.emit("notice", {{"message", redact(n.text)}, {"kind", run::to_string(n.kind)}});

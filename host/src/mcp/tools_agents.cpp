@@ -111,7 +111,7 @@ ToolResult list_workspaces(ToolContext& ctx, const Json& args) {
       Json rules{{"sandbox_workspaces", true}, {"network", "online"}, {"allowed_hosts", Json::array()}};
       if (auto c = workspace::load_project_config(p.value().config_file())) {
         rules["sandbox_workspaces"] = c.value().sandbox_workspaces;
-        rules["network"] = c.value().has_allow ? "allowlist" : "online";
+        rules["network"] = policy::to_string(workspace::project_network(c.value()));
         rules["allowed_hosts"] = c.value().allow;
         if (c.value().profile) rules["profile"] = *c.value().profile;
       } else {

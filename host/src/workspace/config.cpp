@@ -60,6 +60,10 @@ Result<ProjectConfig> parse_root(const YAML::Node& root, const std::string& file
 
 }  // namespace
 
+policy::NetworkMode project_network(const ProjectConfig& config) {
+  return config.has_allow ? policy::NetworkMode::allowlist : policy::NetworkMode::online;
+}
+
 Result<ProjectConfig> parse_project_config(std::string_view yaml_text, const std::string& display_name) {
   try {
     return parse_root(YAML::Load(std::string(yaml_text)), display_name);

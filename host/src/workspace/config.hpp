@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "policy/policy.hpp"
 #include "workspace/project.hpp"
 
 namespace px::workspace {
@@ -24,6 +25,11 @@ struct ProjectConfig {
   std::vector<std::string> allow;  // empty: online (every host, through the proxy)
   bool has_allow = false;
 };
+
+// The network of the project's workspaced runs when neither the command line
+// nor an agent names one: its hosts (`allow:`), or online (every host, through
+// the run's proxy, logged). The one place this default is decided.
+policy::NetworkMode project_network(const ProjectConfig& config);
 
 Result<ProjectConfig> parse_project_config(std::string_view yaml_text, const std::string& display_name);
 // A missing file is the default config; an unreadable or malformed one is an error.
