@@ -15,9 +15,7 @@ namespace px::pluginhost {
 namespace {
 
 fs::path executable_dir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
+  return parallex_executable().parent_path();
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/paths.hpp"
+
 namespace px::seal {
 
 extern const char* const kAppArmorProfileTemplate;
@@ -44,12 +46,6 @@ std::string whole_file(const std::string& absolute) {
 bool exists(const std::string& absolute) {
   std::error_code ec;
   return fs::exists(under_root(absolute), ec);
-}
-
-fs::path this_executable() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path("parallex") : exe;
 }
 
 // The profile name for a parallex outside /usr/bin: its path with '/' as '.',
@@ -106,7 +102,7 @@ fs::path host_view_root() {
 
 UsernsRestriction userns_restriction() {
   UsernsRestriction r;
-  r.exe = this_executable();
+  r.exe = parallex_executable();
   // The restriction is AppArmor's: with AppArmor off at boot it restricts nothing.
   const std::string enabled = first_line("/sys/module/apparmor/parameters/enabled");
   r.restricted =

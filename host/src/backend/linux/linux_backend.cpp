@@ -9,6 +9,7 @@
 #include "backend/linux/launch.hpp"
 #include "backend/linux/process_limit.hpp"
 #include "backend/linux/seccomp.hpp"
+#include "common/paths.hpp"
 
 namespace px::backend {
 
@@ -45,8 +46,7 @@ class LinuxBackend final : public Backend {
     return {std::move(e.kind), std::move(e.name), std::move(e.costs), e.supported};
   }
   std::string security_module_profile() const override {
-    std::error_code ec;
-    return seal::apparmor_profile_for(std::filesystem::read_symlink("/proc/self/exe", ec));
+    return seal::apparmor_profile_for(parallex_executable());
   }
   std::string container_seccomp_profile() const override { return seal::seccomp::container_profile(); }
   Result<LaunchResult> launch(const LaunchRequest& request) override {
