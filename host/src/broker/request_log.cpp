@@ -1,9 +1,5 @@
 #include "broker/request_log.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include "common/clock.hpp"
@@ -19,7 +15,7 @@ std::string loggable_path(std::string_view target) {
   return out;
 }
 
-std::string to_json_line(const RequestRecord& r, std::chrono::system_clock::time_point when) {
+nlohmann::ordered_json to_json(const RequestRecord& r, std::chrono::system_clock::time_point when) {
   nlohmann::ordered_json j;
   j["time"] =
       iso_utc_ms(std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count());
@@ -38,22 +34,23 @@ std::string to_json_line(const RequestRecord& r, std::chrono::system_clock::time
   j["bytes_up"] = r.bytes_up;
   j["bytes_down"] = r.bytes_down;
   j["duration_ms"] = r.duration.count();
-  return to_json_text(j) + "\n";
+  return j;
+}
+
+std::string to_json_line(const RequestRecord& r, std::chrono::system_clock::time_point when) {
+  return to_json_text(to_json(r, when)) + "\n";
 }
 
 Result<std::unique_ptr<RequestLog>> RequestLog::open(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Error::io("open the request log " + path.string(), errno);
+  PX_TRY_ASSIGN(auto file, JsonLinesWriter::open(path, "the request log"));
   auto log = std::make_unique<RequestLog>();
-  log->fd_.reset(fd);
+  log->file_ = std::move(file);
   return log;
 }
 
 void RequestLog::write(const RequestRecord& r) {
-  if (!fd_) return;
-  const std::string line = to_json_line(r, std::chrono::system_clock::now());
   // A full disk loses log lines, not requests.
-  [[maybe_unused]] const ssize_t n = ::write(fd_.get(), line.data(), line.size());
+  file_.append(to_json(r, std::chrono::system_clock::now()));
 }
 
 }  // namespace px::broker

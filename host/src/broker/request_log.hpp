@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "common/unique_fd.hpp"
+#include "common/json_lines.hpp"
 
 namespace px::broker {
 
@@ -44,7 +44,7 @@ class RequestLog {
   void write(const RequestRecord& r);
 
  private:
-  UniqueFd fd_;
+  JsonLinesWriter file_;
 };
 
 }  // namespace px::broker

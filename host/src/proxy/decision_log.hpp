@@ -8,13 +8,13 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "common/unique_fd.hpp"
+#include "common/json_lines.hpp"
 
 namespace px::proxy {
 
 struct Decision {
   std::string method;  // the request's; "TCP" for a captured connection, "DNS" for a query, "PUBLISH"
-  std::string host;  // as requested (escaped by the JSON writer, cut at 256 bytes)
+  std::string host;    // as requested (escaped by the JSON writer, cut at 256 bytes)
   std::uint16_t port = 0;
   std::string_view verdict;  // allowed, denied, paused, failed
   std::string_view reason;   // a constant from reasons.hpp
@@ -40,7 +40,7 @@ class DecisionLog {
   void write(const Decision& d);
 
  private:
-  UniqueFd fd_;
+  JsonLinesWriter file_;
 };
 
 }  // namespace px::proxy

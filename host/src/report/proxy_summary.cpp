@@ -1,9 +1,10 @@
 #include "report/proxy_summary.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <tuple>
+
+#include "common/json_lines.hpp"
 
 namespace px::report {
 
@@ -59,50 +60,46 @@ std::uint64_t number_or_zero(const nlohmann::json& j, const char* key) {
 
 Json summarize_proxy_log(const std::filesystem::path& log, Source& source) {
   source.location = log.string();
-  Json out{{"reached", Json::array()}, {"refused", Json::array()}, {"failed", Json::array()},
-           {"lines", 0},               {"bad_lines", 0}};
-  std::error_code ec;
-  if (!std::filesystem::exists(log, ec)) {
-    source.status = "missing";
-    source.message = "The proxy log " + log.string() +
-                     " does not exist: the run was offline, or the log was removed. No host is listed.";
-    return out;
-  }
-  std::ifstream in(log, std::ios::binary);
-  if (!in) {
-    source.status = "missing";
-    source.message = "The proxy log " + log.string() + " cannot be read; check its permissions.";
-    return out;
-  }
+  Json out{{"reached", Json::array()},
+           {"refused", Json::array()},
+           {"failed", Json::array()},
+           {"lines", 0},
+           {"bad_lines", 0}};
   Group reached, refused, failed;
-  std::uint64_t lines = 0, bad = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    ++lines;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("host") || !j["host"].is_string() ||
-        !j.contains("verdict") || !j["verdict"].is_string()) {
-      ++bad;
-      continue;
-    }
+  const auto read = read_json_lines(log, [&](const nlohmann::json& j) {
+    if (!j.contains("host") || !j["host"].is_string() || !j.contains("verdict") || !j["verdict"].is_string())
+      return false;
     const std::string host = j["host"].get<std::string>();
     const std::string verdict = j["verdict"].get<std::string>();
-    const std::string reason = j.contains("reason") && j["reason"].is_string() ? j["reason"].get<std::string>() : "";
+    const std::string reason =
+        j.contains("reason") && j["reason"].is_string() ? j["reason"].get<std::string>() : "";
     const std::uint64_t port = number_or_zero(j, "port");
     const std::uint64_t up = number_or_zero(j, "bytes_up"), down = number_or_zero(j, "bytes_down");
     // A DNS answer is not a connection: only the run's refused questions are
     // listed (as refused, "host:53"); the connections that followed are.
     const bool dns = j.contains("method") && j["method"] == "DNS";
-    if (dns && verdict != "denied") continue;
-    if (verdict == "allowed") reached.add(host, port, up, down, reason);
-    else if (verdict == "failed") failed.add(host, port, up, down, reason);
+    if (dns && verdict != "denied") return true;
+    if (verdict == "allowed")
+      reached.add(host, port, up, down, reason);
+    else if (verdict == "failed")
+      failed.add(host, port, up, down, reason);
     else
       refused.add(host, port, up, down,
                   dns                   ? "dns: " + reason
                   : verdict == "denied" ? reason
                                         : verdict + (reason.empty() ? "" : ": " + reason));
+    return true;
+  });
+  if (!read) {
+    source.status = "missing";
+    source.message =
+        read.error().kind == ErrorKind::not_found
+            ? "The proxy log " + log.string() +
+                  " does not exist: the run was offline, or the log was removed. No host is listed."
+            : "The proxy log " + log.string() + " cannot be read; check its permissions.";
+    return out;
   }
+  const std::uint64_t lines = read.value().lines, bad = read.value().bad;
   out["reached"] = reached.to_json();
   out["refused"] = refused.to_json();
   out["failed"] = failed.to_json();

@@ -1,8 +1,9 @@
 #include "report/request_summary.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
+
+#include "common/json_lines.hpp"
 
 namespace px::report {
 
@@ -49,34 +50,19 @@ Json summarize_request_log(const std::filesystem::path& log, Source& source) {
            {"connections_refused", Json::array()},
            {"lines", 0},
            {"bad_lines", 0}};
-  std::ifstream in(log, std::ios::binary);
-  if (!in) {
-    source.status = "missing";
-    source.message = "The request log " + log.string() +
-                     " cannot be read: it was removed, or the run ended "
-                     "before its broker started. No request is listed.";
-    return out;
-  }
   std::vector<std::string> order;
   std::map<std::string, Json> hosts;
   Counted attempts, refused_connections;
-  std::uint64_t lines = 0, bad = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    ++lines;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    const std::string host = j.is_object() ? text(j, "host") : "";
-    if (host.empty() || text(j, "verdict").empty()) {
-      ++bad;
-      continue;
-    }
+  const auto read = read_json_lines(log, [&](const nlohmann::json& j) {
+    const std::string host = text(j, "host");
+    if (host.empty() || text(j, "verdict").empty()) return false;
     const std::string reason = text(j, "reason");
     if (reason == "credential-exfiltration") attempts.add(host, text(j, "detail"));
     if (text(j, "method").empty()) {
       // A connection line (refused before its first request), or a
       // placeholder seen outside a terminated connection.
       if (reason != "credential-exfiltration") refused_connections.add(host, reason);
-      continue;
+      return true;
     }
     auto [it, inserted] = hosts.try_emplace(host);
     if (inserted) {
@@ -103,7 +89,16 @@ Json summarize_request_log(const std::filesystem::path& log, Source& source) {
       add_once(h["credentials"], creds.substr(start, comma - start));
       start = comma + 1;
     }
+    return true;
+  });
+  if (!read) {
+    source.status = "missing";
+    source.message = "The request log " + log.string() +
+                     " cannot be read: it was removed, or the run ended "
+                     "before its broker started. No request is listed.";
+    return out;
   }
+  const std::uint64_t lines = read.value().lines, bad = read.value().bad;
   for (const auto& host : order) out["hosts"].push_back(hosts[host]);
   out["exfiltration"] = attempts.to_json("detail");
   out["connections_refused"] = refused_connections.to_json("reason");
