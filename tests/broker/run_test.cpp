@@ -330,7 +330,8 @@ TEST_F(BrokerRun, CurlGitNodeAndPythonUseThePlaceholderAndTheServerGetsTheSecret
 // SSL_CERT_FILE) passed, the run's bundle is the system's + the run's CA +
 // theirs, so Node's fetch (and curl) reach the user's own dev server, whose
 // certificate a CA of theirs signed, while the broker still terminates its
-// hosts. A file the run may not read is said at the start, with its grant.
+// hosts. A file the run may not read is said at the start, with its grant,
+// whether passed with --env or kept from the user's environment.
 TEST_F(BrokerRun, TheUsersOwnCasJoinTheRunsBundle) {
   if (!have("node")) GTEST_SKIP() << "node is needed for its fetch";
   const fs::path dev = folder_.root() / "dev-ca";
@@ -382,6 +383,21 @@ TEST_F(BrokerRun, TheUsersOwnCasJoinTheRunsBundle) {
                                           ", which the run may not read: grant it with --grant " +
                                           mine.string()))
       << ungranted.err;
+  // Exported in the user's shell, kept by the default profile (no --env): said the same way.
+  const Outcome kept = run_sh({"--profile", profile.string(), "--allow", "bound.test:" + port()}, "true",
+                              {"NODE_EXTRA_CA_CERTS=" + mine.string()});
+  EXPECT_EQ(kept.status, 0) << kept.err;
+  EXPECT_TRUE(contains(kept.err, "NODE_EXTRA_CA_CERTS (kept from your environment) names " + mine.string() +
+                                     ", which the run may not read: grant it with --grant " + mine.string()))
+      << kept.err;
+  const Outcome kept_granted =
+      run_sh({"--profile", profile.string(), "--allow", "bound.test:" + port(), "--grant", mine.string()},
+             "true", {"NODE_EXTRA_CA_CERTS=" + mine.string()});
+  EXPECT_EQ(kept_granted.status, 0) << kept_granted.err;
+  EXPECT_TRUE(
+      contains(kept_granted.err, "the run's CA bundle holds the 1 certificate of NODE_EXTRA_CA_CERTS"))
+      << kept_granted.err;
+  EXPECT_FALSE(contains(kept_granted.err, "which the run may not read")) << kept_granted.err;
   std::vector<std::string> granted = flags;
   granted.insert(granted.end(), {"--grant", mine.string()});
   const Outcome r = run_sh(granted, script);

@@ -5,6 +5,7 @@
 
 #include "common/paths.hpp"
 #include "policy/local_servers.hpp"
+#include "run/env_paths.hpp"
 #include "run/git_paths.hpp"
 #include "run/profile_trust.hpp"
 #include "run/run_folder.hpp"
@@ -54,63 +55,6 @@ Result<policy::PathFlag> parse_grant(const std::string& text, std::vector<Notice
   flag.path = real;
   return flag;
 }
-
-namespace {
-
-// The absolute paths a variable's value names: the whole value, the items of
-// a ':' list (NODE_PATH), or the words of a command (GIT_SSH_COMMAND="ssh -i
-// ~/keys/deploy"), '~' expanded. Only paths that exist: a word that merely
-// starts with '/' is not said.
-std::vector<fs::path> paths_named(const std::string& value) {
-  std::vector<fs::path> out;
-  auto consider = [&](std::string word) {
-    if (word.size() >= 2 && (word.front() == '"' || word.front() == '\'') && word.back() == word.front())
-      word = word.substr(1, word.size() - 2);
-    if (const auto eq = word.find('='); eq != std::string::npos && word.front() == '-')
-      word = word.substr(eq + 1);
-    if (word.empty() || (word.front() != '/' && word.rfind("~/", 0) != 0)) return;
-    const fs::path p = normal_absolute(expand_home(word, user_home()));
-    std::error_code ec;
-    if (fs::exists(p, ec) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-  };
-  std::string word;
-  for (const char c : value + " ") {
-    if (c == ' ' || c == '\t' || c == ':' || c == '\n') {
-      consider(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  return out;
-}
-
-// A variable passed with --env that names a file or folder the run may not
-// read: the program inside fails later with an error of its own, far from the
-// cause. Said at the start, with the grant that fixes it (or the rule that
-// no grant lifts).
-void say_unreadable_env_paths(const std::vector<std::string>& env_flags, const policy::Policy& policy,
-                              std::vector<Notice>& notices) {
-  for (const auto& spec : env_flags) {
-    const auto eq = spec.find('=');
-    const std::string name = spec.substr(0, eq);
-    const char* from_env = eq == std::string::npos ? std::getenv(name.c_str()) : nullptr;
-    const std::string value = eq != std::string::npos ? spec.substr(eq + 1) : from_env ? from_env : "";
-    for (const auto& path : paths_named(value)) {
-      const policy::Decision d = policy.explain_read(path);
-      if (d.allowed) continue;
-      const bool denied = d.rule.rfind("deny", 0) == 0;
-      notices.push_back(
-          {NoticeKind::environment,
-           "--env " + name + " names " + path.string() + ", which the run may not read" +
-               (denied
-                    ? " (" + d.rule + "; no --grant opens it): pass another file, or leave " + name + " out"
-                    : ": grant it with --grant " + path.string())});
-    }
-  }
-}
-
-}  // namespace
 
 namespace {
 
@@ -293,7 +237,8 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   std::vector<std::string> passed = o.env;
   if (r.agent) passed.insert(passed.end(), r.agent->passed_env.begin(), r.agent->passed_env.end());
   say_unreadable_env_paths(passed, composed, notices);
-  return ComposedPolicy{std::move(plugins), choice, std::move(command), std::move(composed), std::move(notices)};
+  return ComposedPolicy{std::move(plugins), choice, std::move(command), std::move(composed),
+                        std::move(notices)};
 }
 
 }  // namespace px::run

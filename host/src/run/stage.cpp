@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include "agents/git_config.hpp"
 #include "agents/repo.hpp"
@@ -14,9 +15,10 @@
 #include "common/redact.hpp"
 #include "run/command.hpp"
 #include "run/compose_request.hpp"
+#include "run/env_paths.hpp"
 #include "run/git_paths.hpp"
-#include "supervisor/pids_limit.hpp"
 #include "run/private_dir.hpp"
+#include "supervisor/pids_limit.hpp"
 
 namespace px::run {
 
@@ -180,6 +182,13 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   const auto host_env = in.host_env.empty() ? process_environment() : in.host_env;
   plan.env = plan.policy.environment().apply(host_env);
   for (const auto& [k, v] : in.extra_env) plan.env[k] = v;
+  if (seal.level != SealLevel::none) {
+    std::set<std::string> given;  // passed with --env: said by the policy's composition
+    for (const auto& spec : in.options.env) given.insert(spec.substr(0, spec.find('=')));
+    if (request.agent)
+      for (const auto& spec : request.agent->passed_env) given.insert(spec.substr(0, spec.find('=')));
+    say_unreadable_kept_paths(plan.env, host_env, given, plan.policy, plan.notices);
+  }
   // .git/config stays read-only in a sealed run, so `git submodule update
   // --init` gets the registrations it would write there from git's own
   // variables, for this run only (run/git_paths.hpp).
