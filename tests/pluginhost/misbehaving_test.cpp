@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -333,9 +335,45 @@ TEST(MisbehavingUnprivileged, AsUnprivilegedUser) {
   if (std::getenv("PX_MISBEHAVING_CHILD")) GTEST_SKIP() << "nested";
   const auto user = test::unprivileged_user();
   if (!user) GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
-  const test::Pass pass =
-      test::rerun_self_as(*user, "MisbehavingExecutable.*:MisbehavingLoad.*", "PX_MISBEHAVING_CHILD");
+  const test::Pass pass = test::rerun_self_as(
+      *user, "MisbehavingExecutable.*:MisbehavingLoad.*:PluginStateFile.*", "PX_MISBEHAVING_CHILD");
   std::printf("---- as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user->name.c_str(), user->uid,
               pass.inner_skips, pass.output.c_str());
   EXPECT_TRUE(pass.passed()) << "the unprivileged pass failed (status " << pass.status << ")";
+}
+
+// A state file a plugin declares (greedy's ~/.greedy.json) that does not
+// exist in the user's fresh home: a real sealed run can create it, and it is
+// there for the next run, 0600 whatever mode the run gave it; a run that
+// does not write it leaves nothing, and nothing written beside it reaches the home.
+TEST(PluginStateFile, AMissingOneInTheUsersHomeIsMadeByTheRunAndKept) {
+  Folder f;
+  ASSERT_FALSE(f.root().empty());
+  const fs::path state = f.root() / "userhome/.greedy.json";
+  const std::vector<std::string> greedy{bad("greedy").string()};
+  const std::vector<std::string> fine{"GREEDY_MODE=fine"};
+  const auto idle = f.parallex(
+      {"run", "--harness", "greedy", "--", "sh", "-c", "test -e ~/.greedy.json; echo seen=$?"}, greedy, fine);
+  ASSERT_EQ(idle.status, 0) << idle.err;
+  EXPECT_TRUE(has(idle.out, "seen=0")) << "the run sees the file it may write: " << idle.out;
+  EXPECT_FALSE(fs::exists(state)) << "a run that did not write it leaves none";
+
+  const auto first = f.parallex({"run", "--harness", "greedy", "--", "sh", "-c",
+                                 "echo one >> ~/.greedy.json && chmod 755 ~/.greedy.json; "
+                                 "echo x > ~/.greedy.json.tmp; true"},
+                                greedy, fine);
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_TRUE(has(first.err, "kept what the run wrote to " + state.string())) << first.err;
+  ASSERT_TRUE(fs::is_regular_file(state)) << first.err;
+  EXPECT_EQ(fs::status(state).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_FALSE(fs::exists(f.root() / "userhome/.greedy.json.tmp"));
+
+  const auto second = f.parallex(
+      {"run", "--harness", "greedy", "--", "sh", "-c", "cat ~/.greedy.json; echo two >> ~/.greedy.json"},
+      greedy, fine);
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_TRUE(has(second.out, "one")) << second.out << second.err;
+  std::ifstream in(state);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "one\ntwo\n");
 }

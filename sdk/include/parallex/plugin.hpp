@@ -142,7 +142,8 @@ class Contribution {
   }
   // A file of the harness's own state, writable, and not its folder (ABI 1.5).
   // In an agent's home the host makes it when missing; in the user's own
-  // home a missing one stays missing in the run.
+  // home a missing one is an empty file of the run's own in the view, made
+  // there (0600) after the run only if the run wrote into it.
   void state_file(const std::string& path, const std::string& reason) {
     path_(PX_ACCESS_STATE_FILE, path, reason);
   }

@@ -451,7 +451,8 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, i
   for (const auto& l : home_layers) layers[normal_absolute(l.view)] = &l;
   struct Wanted {
     bool writable = false;
-    bool state_dir = false;  // a harness state dir (the plugin said it is a directory)
+    bool state_dir = false;   // a harness state dir (the plugin said it is a directory)
+    bool state_file = false;  // a harness state file (the plugin said it is a file)
   };
   std::map<fs::path, Wanted> grants;
   for (const auto& g : policy.grants()) {
@@ -465,9 +466,8 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, i
     if (!policy.may_read(path)) continue;  // inside a deny: the deny wins
     Wanted& w = grants[path];
     w.writable = w.writable || g.access == policy::Access::write;
-    // A missing state file is not made in the user's home (its type is a
-    // file: an empty dir there would break the harness); it stays absent.
     w.state_dir = w.state_dir || (g.create_if_missing && !g.state_file);
+    w.state_file = w.state_file || (g.create_if_missing && g.state_file);
   }
   std::size_t fresh_count = 0;
   for (const auto& [path, wanted] : grants) {
@@ -481,12 +481,16 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, i
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
       // Missing. Nothing is made in the user's tree for it: optional tool
-      // dirs and state files not written yet are simply absent. A harness
-      // state dir (its type is known) is an empty dir of the run's own in the
-      // view, kept afterwards only if the run wrote into it. (In an agent's
-      // own home the supervisor made it already, so it is not missing there.)
-      if (wanted.state_dir && writable && !backing_root.empty())
-        plan.binds.push_back({backing_root / std::to_string(fresh_count++), path, true, false, {}, true});
+      // dirs and files not written yet are simply absent. A harness state
+      // dir or state file (its type is known) is an empty one of the run's
+      // own in the view, kept afterwards only if the run wrote into it, so
+      // only the path the plugin declared can appear. (In an agent's own home
+      // the supervisor made it already, so it is not missing there.)
+      if ((wanted.state_dir || wanted.state_file) && writable && !backing_root.empty()) {
+        Bind fresh{backing_root / std::to_string(fresh_count++), path, true, false, {}, true};
+        fresh.fresh_file = !wanted.state_dir;
+        plan.binds.push_back(std::move(fresh));
+      }
       continue;
     }
     Bind bind{path, path, writable, false, {}, false};
@@ -678,6 +682,18 @@ void create_placeholders(ViewPlan& plan, int run_git) {
   for (auto& b : plan.binds) {
     if (!b.fresh) continue;
     std::error_code ec;
+    if (b.fresh_file) {
+      fs::create_directories(b.host.parent_path(), ec);
+      UniqueFd f(ec ? -1
+                    : ::open(b.host.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (!f) {
+        plan.notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() +
+                                                         ": cannot make its empty file in the run's state (" +
+                                                         errno_name(ec ? ec.value() : errno) + ")"});
+        b.host.clear();
+      }
+      continue;
+    }
     fs::create_directories(b.host, ec);
     if (ec) {
       plan.notes.push_back({run::NoticeKind::seal, "left out " + b.view.string() +

@@ -37,6 +37,10 @@ struct Bind {
   // run's private state), and what the run writes there is kept afterwards
   // (keep_new_state). Nothing is made in the user's tree before the run.
   bool fresh = false;
+  // With fresh: a harness state file (the plugin said it is a file) rather
+  // than a dir: `host` is an empty file of the run's own, kept afterwards only
+  // if the run wrote into it.
+  bool fresh_file = false;
   // A harness's folder in the user's home shown as an overlay: `host` is the
   // user's folder (the lower layer, never written), these the run's own upper
   // and work dirs (backend::HomeLayer::overlay). One that cannot be mounted is
@@ -84,8 +88,8 @@ struct ViewPlan {
     std::vector<fs::path> open;
   };
   std::vector<Fixed> fixed;
-  std::vector<fs::path> hidden;     // denied paths inside binds: covered by empty read-only mounts
-  std::vector<run::Notice> notes;   // grants left out, and why
+  std::vector<fs::path> hidden;    // denied paths inside binds: covered by empty read-only mounts
+  std::vector<run::Notice> notes;  // grants left out, and why
   // Read-only paths that do not exist yet but must not be created by the run:
   // made empty first, so that they can be bound read-only. Only ever in trees
   // a run may change anyway: a `.git/hooks` dir in the run folder's existing

@@ -35,11 +35,36 @@ UniqueFd open_or_make_dir(const fs::path& target) {
   return cur;
 }
 
+// A state file the run wrote (the backing file holds bytes): made at the
+// target, 0600 whatever mode the run gave it (data, never a program), only
+// if nothing is there by now.
+void keep_new_file(const NewStateDir& d, std::vector<std::string>& notes) {
+  UniqueFd file(::open(d.backing.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return;
+  ::fchmod(file.get(), 0600);
+  UniqueFd from(::open(d.backing.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd to = open_or_make_dir(d.target.parent_path());
+  CopyCounts counts;
+  if (from && to)
+    copy_entry(from.get(), d.backing.filename().string(), to.get(), d.target.filename().string(), counts);
+  notes.push_back(
+      counts.kept
+          ? "kept what the run wrote to " + d.target.string() + " (it did not exist before the run)"
+          : "what the run wrote to " + d.target.string() + " (which did not exist before it) was not kept: " +
+                (to ? "something is there by now" : "its folder cannot be made"));
+}
+
 }  // namespace
 
 std::vector<std::string> keep_new_state(const std::vector<NewStateDir>& dirs) {
   std::vector<std::string> notes;
   for (const auto& d : dirs) {
+    struct stat st {};
+    if (::lstat(d.backing.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      keep_new_file(d, notes);
+      continue;
+    }
     UniqueFd backing(::open(d.backing.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!backing || is_empty_dir(backing.get())) continue;
     UniqueFd target = open_or_make_dir(d.target);
@@ -100,7 +125,10 @@ std::vector<std::string> hold_guarded_new_state(const std::vector<NewStateDir>& 
       const fs::path to = held_dir / (rel == "." ? d.target : d.target / rel).relative_path();
       std::error_code ec;
       fs::create_directories(to.parent_path(), ec);
-      if (!ec && rel == ".") {
+      if (!ec && rel == "." && S_ISREG(st.st_mode)) {
+        // A fresh state file that is itself guarded: the file moves.
+        fs::rename(from, to, ec);
+      } else if (!ec && rel == ".") {
         // The whole backing dir is a setting: its entries move, the dir stays
         // (the seal's own bookkeeping removes it).
         fs::create_directories(to, ec);
