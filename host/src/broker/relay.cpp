@@ -10,6 +10,7 @@
 #include "broker/reasons.hpp"
 #include "common/redact.hpp"
 #include "proxy/host_rules.hpp"
+#include "proxy/http_status.hpp"
 #include "proxy/reasons.hpp"
 
 namespace px::broker {
@@ -26,33 +27,12 @@ constexpr auto kShutdownGrace = std::chrono::seconds(2);
 // is not read until answers go out: its queue cannot grow without bound.
 constexpr std::size_t kMaxPipelined = 32;
 
-std::string_view status_text(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 408:
-      return "Request Timeout";
-    case 414:
-      return "URI Too Long";
-    case 421:
-      return "Misdirected Request";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 502:
-      return "Bad Gateway";
-    default:
-      return "Error";
-  }
-}
-
 // A refusal inside the terminated connection: the client reads it as the
 // server's answer, with the reason in x-proxy-error (as the proxy's own
 // refusals) and a sentence in the body.
 std::string refusal(int status, std::string_view reason, const std::string& message) {
   const std::string body = redact(message) + "\n";
-  return "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) +
+  return "HTTP/1.1 " + std::to_string(status) + " " + std::string(proxy::status_text(status)) +
          "\r\nx-proxy-error: " + std::string(reason) +
          "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
          "\r\nConnection: close\r\n\r\n" + body;

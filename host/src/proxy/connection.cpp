@@ -12,6 +12,7 @@
 
 #include "proxy/destination.hpp"
 #include "proxy/host_rules.hpp"
+#include "proxy/http_status.hpp"
 #include "proxy/reasons.hpp"
 #include "proxy/run_network.hpp"
 #include "proxy/server_core.hpp"
@@ -28,8 +29,10 @@ namespace {
 // (host[:port]), never a path or a query. Origin-form targets have none.
 std::string authority_of(std::string_view target) {
   const auto scheme = target.find("://");
-  if (scheme != std::string_view::npos) target.remove_prefix(scheme + 3);
-  else if (!target.empty() && target.front() == '/') return {};
+  if (scheme != std::string_view::npos)
+    target.remove_prefix(scheme + 3);
+  else if (!target.empty() && target.front() == '/')
+    return {};
   target = target.substr(0, target.find_first_of("/?#\\"));
   return std::string(target.substr(0, 255));
 }
@@ -43,33 +46,20 @@ constexpr int kPipeBytes = 1 << 20;
 // A ClientHello larger than this is not what any TLS client sends.
 constexpr std::size_t kMaxHelloBytes = 32 * 1024;
 
-std::string_view status_text(int status) {
-  switch (status) {
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 407: return "Proxy Authentication Required";
-    case 408: return "Request Timeout";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "Error";
-  }
-}
-
 // The body names what was refused and why; it echoes a host only once that
 // host passed the name check, so no client bytes are reflected.
 std::string explain(std::string_view reason, const std::string& host) {
   const std::string what = host.empty() ? std::string("this request") : host;
   if (reason == reason::not_allowed) {
-    return "parallex proxy: " + what + " is outside this run's network rule. Add it to the run's allowed hosts to let it through.\n";
+    return "parallex proxy: " + what +
+           " is outside this run's network rule. Add it to the run's allowed hosts to let it through.\n";
   }
   if (reason == reason::auth_required || reason == reason::auth_failed) {
     return "parallex proxy: this proxy needs the run's password (Proxy-Authorization: Basic).\n";
   }
   if (reason == reason::local_servers_off || reason == reason::local_address) {
-    return "parallex proxy: " + what + " is on this machine or a private network; turn Local servers on to reach it.\n";
+    return "parallex proxy: " + what +
+           " is on this machine or a private network; turn Local servers on to reach it.\n";
   }
   if (reason == reason::paused) return "parallex proxy: the network of this run is paused.\n";
   if (reason == reason::credential_exfiltration) {
@@ -517,7 +507,8 @@ void Connection::on_connected(const tcp::endpoint& ep) {
       break;
     case Target::Body::length:
       up_.limited = true;
-      body = body.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(body.size(), target_.content_length)));
+      body = body.substr(
+          0, static_cast<std::size_t>(std::min<std::uint64_t>(body.size(), target_.content_length)));
       up_.remaining = target_.content_length - body.size();
       up_.done = up_.remaining == 0;
       break;
@@ -747,13 +738,14 @@ void Connection::copy_readable(Direction& d) {
       // The receiver is slow: keep the rest, stop reading this side until it
       // is delivered. Back-pressure instead of buffering without bound.
       d.pending.assign(buf.data() + written, buf.data() + forward);
-      asio::async_write(*d.to, asio::buffer(d.pending), [self = shared_from_this(), &d](const error_code& e, std::size_t) {
-        if (self->state_ != State::relaying) return;
-        if (e) return self->close("error");
-        std::vector<char>().swap(d.pending);
-        self->last_activity_ = Clock::now();
-        if (!d.done) self->arm(d);
-      });
+      asio::async_write(*d.to, asio::buffer(d.pending),
+                        [self = shared_from_this(), &d](const error_code& e, std::size_t) {
+                          if (self->state_ != State::relaying) return;
+                          if (e) return self->close("error");
+                          std::vector<char>().swap(d.pending);
+                          self->last_activity_ = Clock::now();
+                          if (!d.done) self->arm(d);
+                        });
       return;
     }
     if (d.done) return;  // plain HTTP body sent; the client side is not read again
@@ -845,13 +837,14 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
   request_ = {};
   state_ = State::lingering;
   deadline_ = Clock::now() + kLinger;
-  asio::async_write(client_, asio::buffer(outgoing_), [self = shared_from_this()](const error_code& ec, std::size_t) {
-    if (self->state_ != State::lingering) return;
-    if (ec) return self->close("error");
-    error_code e;
-    self->client_.shutdown(tcp::socket::shutdown_send, e);
-    self->linger();
-  });
+  asio::async_write(client_, asio::buffer(outgoing_),
+                    [self = shared_from_this()](const error_code& ec, std::size_t) {
+                      if (self->state_ != State::lingering) return;
+                      if (ec) return self->close("error");
+                      error_code e;
+                      self->client_.shutdown(tcp::socket::shutdown_send, e);
+                      self->linger();
+                    });
 }
 
 void Connection::reset(std::string_view why, std::string_view verdict, bool by_rule) {
