@@ -293,7 +293,7 @@ int check_sealed(bool json, bool allow_weaker) {
   inputs.host_env = {{"PATH", "/usr/bin:/bin"}, {"HOME", home.string()}};
   // What the seal recorded refusing, per way out (by the probe's process name).
   std::vector<std::string> recorded(ways.size());
-  RunHooks hooks;
+  RunCommandHooks hooks;
   hooks.finished = [&recorded](const supervisor::RunResult& r) {
     if (!r.record.seal_refusals.is_object() || !r.record.seal_refusals.contains("refused")) return;
     for (const auto& item : r.record.seal_refusals["refused"])

@@ -72,9 +72,10 @@ Result<fs::path> prepare_demo_folder() {
   fs::remove_all(folder, ec);
   fs::create_directories(folder, ec);
   if (ec) return Error::io("cannot create the demo folder " + folder.string(), ec.value());
-  const std::string init = "cd '" + folder.string() +
-                           "' && git init -q && git -c user.name=demo -c user.email=demo@example.com commit -q "
-                           "--allow-empty -m start";
+  const std::string init =
+      "cd '" + folder.string() +
+      "' && git init -q && git -c user.name=demo -c user.email=demo@example.com commit -q "
+      "--allow-empty -m start";
   if (std::system(init.c_str()) != 0)
     return Error::unsupported("the demo needs git to make its run folder; install git (apt-get install git)");
   std::ofstream probe(folder / "probe.sh");
@@ -113,7 +114,7 @@ int run_demo() {
   std::printf("Parallex demo: a sealed run with the default profile, allowing %s\n", kAllowedHost);
   std::printf("  run folder  %s\n\n", folder.value().c_str());
   fs::path record_dir;
-  RunHooks hooks;
+  RunCommandHooks hooks;
   hooks.finished = [&record_dir](const supervisor::RunResult& r) { record_dir = r.record_dir; };
   const int status = run_command(std::move(inputs), hooks);
   if (record_dir.empty()) return status;
@@ -150,14 +151,17 @@ int run_demo() {
     const bool as_expected = seen[i] >= 0 && (seen[i] == 1) == step.expect_allowed;
     if (!as_expected) ++surprises;
     std::printf("%-58s %-9s %s\n", step.label, result,
-                as_expected ? "" : step.expect_allowed ? "(expected allowed: see below)" : "(EXPECTED REFUSED)");
+                as_expected           ? ""
+                : step.expect_allowed ? "(expected allowed: see below)"
+                                      : "(EXPECTED REFUSED)");
   }
   std::printf("\nRun record: %s\n", record_dir.c_str());
   if (surprises) {
-    std::printf("\n%d step(s) did not go as expected. An allowed step can fail for reasons outside the seal "
-                "(no network on this machine, curl or git missing); a refused step that was allowed is a hole: "
-                "see `parallex check`.\n",
-                surprises);
+    std::printf(
+        "\n%d step(s) did not go as expected. An allowed step can fail for reasons outside the seal "
+        "(no network on this machine, curl or git missing); a refused step that was allowed is a hole: "
+        "see `parallex check`.\n",
+        surprises);
     return 1;
   }
   std::printf("\nEvery way out was refused, and the ordinary work was allowed.\n");

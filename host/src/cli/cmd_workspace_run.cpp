@@ -79,7 +79,7 @@ int run_workspaced(const WorkspacedRun& o) {
   if (!prepared) return fail(events, prepared.error());
   run::RunInputs inputs = std::move(prepared).value();
   // Said first, before anything is made: it is the first line of the tab's output.
-  RunHooks hooks;
+  RunCommandHooks hooks;
   if (inputs.options.unsealed) {
     const std::string unsealed = run::unsealed_notice(inputs.unsealed_because);
     say(unsealed);

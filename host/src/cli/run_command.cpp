@@ -18,7 +18,8 @@ namespace {
 // Prints each notice once (a live notice is also in the final record).
 class NoticePrinter {
  public:
-  explicit NoticePrinter(const RunHooks& hooks) : hooks_(hooks), seen_(hooks.said_already.begin(), hooks.said_already.end()) {}
+  explicit NoticePrinter(const RunCommandHooks& hooks)
+      : hooks_(hooks), seen_(hooks.said_already.begin(), hooks.said_already.end()) {}
   void print(const run::Notice& n) {
     std::lock_guard lock(mu_);
     if (!seen_.insert(n.text).second) return;
@@ -33,7 +34,7 @@ class NoticePrinter {
   }
 
  private:
-  const RunHooks& hooks_;
+  const RunCommandHooks& hooks_;
   std::mutex mu_;
   std::set<std::string> seen_;
 };
@@ -133,9 +134,10 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
   }
   // The run's DNS refuses names as its proxy refuses connections: both are said.
   const bool all_dns = std::all_of(refused.begin(), refused.end(), [](const auto& r) { return r.dns; });
-  std::string out = std::string("parallex: the run's ") + (all_dns ? "DNS" : "proxy") + " refused " +
-                    std::to_string(total) +
-                    (all_dns ? (total == 1 ? " query" : " queries") : (total == 1 ? " request" : " requests"));
+  std::string out =
+      std::string("parallex: the run's ") + (all_dns ? "DNS" : "proxy") + " refused " +
+      std::to_string(total) +
+      (all_dns ? (total == 1 ? " query" : " queries") : (total == 1 ? " request" : " requests"));
   if (!log_name.empty()) out += " (see " + std::string(log_name) + ")";
   out += ":\n";
   for (const auto& [reason, items] : by_reason) {
@@ -164,7 +166,7 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
   return out;
 }
 
-int run_command(run::RunInputs inputs, const RunHooks& hooks) {
+int run_command(run::RunInputs inputs, const RunCommandHooks& hooks) {
   auto prepared = run::prepare_run(std::move(inputs));
   if (!prepared) {
     if (hooks.failed) hooks.failed(prepared.error());

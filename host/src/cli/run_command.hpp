@@ -15,18 +15,18 @@
 namespace px::cli {
 
 // For front doors that say more than the terminal lines (a workspace's events).
-struct RunHooks {
-  std::function<void(const run::RunPlan&)> prepared;         // before the run starts
-  std::function<void(const run::Notice&)> notice;            // every notice, printed or not
+struct RunCommandHooks {
+  std::function<void(const run::RunPlan&)> prepared;           // before the run starts
+  std::function<void(const run::Notice&)> notice;              // every notice, printed or not
   std::function<void(const supervisor::RunResult&)> finished;  // the record is final
-  std::function<void(const Error&)> failed;                  // nothing ran
-  std::vector<std::string> said_already;                    // notices the front door printed itself
+  std::function<void(const Error&)> failed;                    // nothing ran
+  std::vector<std::string> said_already;                       // notices the front door printed itself
 };
 
 // prepare_run -> execute -> print; returns the exit status: the command's,
 // 128+N for a signal, 127/126 when it cannot be found or run, 125 when
 // Parallex could not start the run.
-int run_command(run::RunInputs inputs, const RunHooks& hooks = {});
+int run_command(run::RunInputs inputs, const RunCommandHooks& hooks = {});
 
 // The end-of-run lines for refused requests, grouped by reason; log_name
 // (when not empty) says where each decision is written:
