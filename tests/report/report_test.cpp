@@ -60,12 +60,12 @@ class Report : public ::testing::Test {
 
 TEST(ReportTime, ParsesRecordTimesAndSince) {
   using namespace px::report;
-  EXPECT_EQ(parse_iso_ms("1970-01-01T00:00:01.500Z"), 1500);
-  EXPECT_EQ(parse_iso_ms("1970-01-01T01:00:00+01:00"), 0);
-  EXPECT_EQ(parse_iso_ms("1970-01-02"), 86'400'000);
+  EXPECT_EQ(px::parse_iso_ms("1970-01-01T00:00:01.500Z"), 1500);
+  EXPECT_EQ(px::parse_iso_ms("1970-01-01T01:00:00+01:00"), 0);
+  EXPECT_EQ(px::parse_iso_ms("1970-01-02"), 86'400'000);
   EXPECT_EQ(format_iso_ms(1500), "1970-01-01T00:00:01.500Z");
-  EXPECT_FALSE(parse_iso_ms("yesterday"));
-  EXPECT_FALSE(parse_iso_ms("2026-13-01"));
+  EXPECT_FALSE(px::parse_iso_ms("yesterday"));
+  EXPECT_FALSE(px::parse_iso_ms("2026-13-01"));
   EXPECT_EQ(parse_since("2h", 10'000'000).value(), 10'000'000 - 7'200'000);
   EXPECT_EQ(parse_since("1970-01-01T00:00:02Z", 0).value(), 2000);
   EXPECT_FALSE(parse_since("soon", 0));
@@ -364,9 +364,9 @@ TEST_F(Report, AnUnknownRunIdIsAProblemNamingTheKnownOnes) {
 TEST_F(Report, SinceSelectsRunsThatEndedAfterIt) {
   auto req = request();
   req.selection.last = false;
-  req.selection.since_ms = *px::report::parse_iso_ms("2026-11-20T10:04:00Z");
+  req.selection.since_ms = *px::parse_iso_ms("2026-11-20T10:04:00Z");
   EXPECT_EQ(px::report::build_report(req)["runs"].size(), 1u);
-  req.selection.since_ms = *px::report::parse_iso_ms("2026-11-21T00:00:00Z");
+  req.selection.since_ms = *px::parse_iso_ms("2026-11-21T00:00:00Z");
   const Json rep = px::report::build_report(req);
   EXPECT_TRUE(rep["runs"].empty());
   EXPECT_FALSE(rep["problems"].empty());

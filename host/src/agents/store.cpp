@@ -17,6 +17,7 @@
 #include "agents/names.hpp"
 #include "agents/ssh_key.hpp"
 #include "agents/token.hpp"
+#include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "common/port.hpp"
 #include "common/read_file.hpp"
@@ -29,12 +30,7 @@ namespace px::agents {
 namespace {
 
 std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return iso_utc_seconds(std::time(nullptr));
 }
 
 Status make_dir(const fs::path& dir, mode_t mode) {

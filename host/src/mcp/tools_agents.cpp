@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "mcp/agent_source.hpp"
 #include "mcp/tools.hpp"
@@ -36,12 +37,7 @@ Json open_object() {
 }
 
 std::string iso_utc(std::int64_t ns) {
-  std::time_t t = static_cast<std::time_t>(ns / 1000000000);
-  struct tm tm {};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return iso_utc_seconds(static_cast<std::time_t>(ns / 1000000000));
 }
 
 // Loads the agent a tool names, after the in-run scope check.

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "common/clock.hpp"
 #include "policy/yaml_values.hpp"
 
 namespace px::policy {
@@ -29,27 +30,12 @@ std::vector<std::string> strings(ProfileReader& r, const YAML::Node& node, const
   return out;
 }
 
-// "2026-12-31" (that day, 00:00 UTC) or "2026-12-31T18:00:00Z".
+// "2026-12-31" (that day, 00:00 UTC), "2026-12-31T18:00:00Z", or any time
+// parse_iso_ms reads.
 std::optional<std::chrono::system_clock::time_point> parse_date(const std::string& text) {
-  std::tm tm{};
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%c", &y, &mo, &d, &h, &mi, &s, &tail) == 6) {
-  } else if (std::sscanf(text.c_str(), "%4d-%2d-%2d%c", &y, &mo, &d, &tail) == 3) {
-    h = mi = s = 0;
-  } else {
-    return std::nullopt;
-  }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = s;
-  const std::time_t t = ::timegm(&tm);
-  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(t);
+  const auto ms = parse_iso_ms(text);
+  if (!ms) return std::nullopt;
+  return std::chrono::system_clock::time_point(std::chrono::milliseconds(*ms));
 }
 
 void read_rules(ProfileReader& r, const std::string& host, const YAML::Node& node, RequestRulesSection& out) {

@@ -5,13 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
 
 namespace px::report {
 
-// "2026-11-29T19:04:33.123Z", "2026-11-29T19:04:33+02:00", "2026-11-29 19:04", "2026-11-29".
-// A time without a zone is UTC. nullopt when `text` is none of these.
-std::optional<std::int64_t> parse_iso_ms(const std::string& text);
+// parse_iso_ms (common/clock.hpp) reads the times records, transcripts and users give.
 // "2026-11-29T19:04:33.123Z".
 std::string format_iso_ms(std::int64_t ms);
 std::int64_t now_ms();

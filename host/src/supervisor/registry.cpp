@@ -10,6 +10,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "common/clock.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/read_file.hpp"
@@ -95,12 +96,7 @@ void remove_entry(const fs::path& runs, const std::string& id) {
 }
 
 std::string utc_now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return iso_utc_seconds(std::time(nullptr));
 }
 
 bool process_alive(pid_t pid, std::uint64_t start_time) {
