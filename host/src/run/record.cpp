@@ -356,14 +356,6 @@ std::string policy_text(const json& policy) {
   return out;
 }
 
-Status make_record_dir(const fs::path& run_dir) {
-  std::error_code ec;
-  fs::create_directories(run_dir, ec);
-  if (ec) return Error::io("create the run's record folder " + run_dir.string(), ec.value());
-  ::chmod(run_dir.c_str(), 0700);
-  return ok();
-}
-
 Status write_record(const fs::path& run_dir, const RunRecord& record, std::string_view policy) {
   std::string text = to_json_text(record.to_json_without_policy(), 2);
   // The object ends with "\n}": the policy goes in as its last member.

@@ -139,10 +139,7 @@ void release_record_space(const fs::path& run_dir);
 // notices, no quarantined contents), for when the whole one does not fit.
 Status write_outcome_only(const fs::path& run_dir, const RunRecord& record);
 
-// The run's record folder (its parents too), 0700. Made once the command's
-// first process exists, or earlier by what writes into it first (the broker's
-// request log).
-Status make_record_dir(const fs::path& run_dir);
+// A new run's record folder is made with its id (run/record_dir.hpp).
 // `policy` as write_record() writes it.
 std::string policy_text(const nlohmann::json& policy);
 

@@ -26,6 +26,7 @@
 #include "policy/policy_json.hpp"
 #include "proxy/proxy.hpp"
 #include "run/private_dir.hpp"
+#include "run/record_dir.hpp"
 #include "supervisor/decoys.hpp"
 #include "supervisor/global_pause.hpp"
 #include "supervisor/home_settings.hpp"
@@ -87,12 +88,14 @@ class Run {
 
   // ---- the steps, in the order run() calls them ----------------------------
 
-  // The run's id and the record as the plan has it; make_record() makes its
-  // folder and fills it in while the seal builds its view.
+  // The run's id, claimed with its record folder (made by this run alone: an
+  // id another run drew in the same second is drawn again), and the record as
+  // the plan has it; make_record() fills it in while the seal builds its view.
   Status open_record() {
     PX_TRY(injected_fault("record"));
-    id_ = new_run_id();
-    dir_ = plan_.dirs.runs_dir / id_;
+    PX_TRY_ASSIGN(auto claimed, run::claim_record_dir(plan_.dirs.runs_dir, new_run_id));
+    id_ = std::move(claimed.id);
+    dir_ = std::move(claimed.dir);
     record_ = plan_.record;
     for (const auto& n : plan_.notices) record_.notices.push_back(redacted(n));
     // The policy as the record holds it (most of it: to_json and dump cost
@@ -106,7 +109,6 @@ class Run {
   // Once: by the seal's start, or by finish() when the run ended before it.
   Status make_record() {
     if (record_made_) return ok();
-    PX_TRY(run::make_record_dir(dir_));
     record_made_ = true;
     const policy::Policy& p = plan_.policy;
     run::RunRecord& r = record_;
@@ -820,7 +822,7 @@ class Run {
   std::string id_;
   fs::path dir_;
   bool record_made_ = false;
-  bool no_room_ = false;  // the record's room could not be reserved: nothing ran, no record is kept
+  bool no_room_ = false;   // the record's room could not be reserved: nothing ran, no record is kept
   run::RunRecord record_;  // its `policy` stays empty: the file gets policy_text_
   std::string policy_text_;
   std::optional<Background<std::string>> policy_text_made_;  // open_record() starts it; taken before the fork

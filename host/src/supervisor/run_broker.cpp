@@ -159,7 +159,8 @@ std::string users_own_cas(const run::RunPlan& plan, RunBroker& out) {
     if (!file.is_absolute() || !plan.policy.may_read(file) || !fs::is_regular_file(file, ec)) continue;
     // The system's own bundle (where many environments point these variables) is in already.
     const fs::path real = fs::canonical(file, ec);
-    if (std::any_of(system.begin(), system.end(), [&](const fs::path& b) { return fs::canonical(b, ec) == real; }))
+    if (std::any_of(system.begin(), system.end(),
+                    [&](const fs::path& b) { return fs::canonical(b, ec) == real; }))
       continue;
     auto text = read_regular_file(file, {.max_bytes = 16 << 20});
     if (!text) continue;
@@ -209,7 +210,6 @@ Result<RunBroker> start_run_broker(const run::RunPlan& plan, const fs::path& run
   config.local_servers = out.local_servers;
   if (config.hosts.empty() && config.credentials.empty()) return out;
   config.state_dir = plan.dirs.private_dir;
-  PX_TRY(run::make_record_dir(run_dir));  // before the request log is opened there
   config.request_log = run_dir / "requests.jsonl";
   const auto bundles = broker::system_bundle_paths();
   if (!bundles.empty()) config.system_bundle = bundles.front();

@@ -39,7 +39,8 @@ struct RunBroker {
   std::vector<broker::BrokerConfig::LocalServer> local_servers;
 };
 
-// `run_dir` is the run's record folder (requests.jsonl goes there).
+// `run_dir` is the run's record folder, made when its id was claimed
+// (requests.jsonl goes there).
 Result<RunBroker> start_run_broker(const run::RunPlan& plan, const std::filesystem::path& run_dir);
 
 // Every secret in `env` replaced by its placeholder: a variable the policy
