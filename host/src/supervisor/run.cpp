@@ -25,6 +25,7 @@
 #include "common/redact.hpp"
 #include "policy/policy_json.hpp"
 #include "proxy/proxy.hpp"
+#include "run/classify.hpp"
 #include "run/private_dir.hpp"
 #include "run/record_dir.hpp"
 #include "supervisor/decoys.hpp"
@@ -660,6 +661,11 @@ class Run {
     lap("quarantine");
     run::RunRecord& r = record_;
     const int stop_signal = stop_ ? stop_->received() : 0;
+    run::RunOutcome outcome;
+    outcome.stop_signal = stop_signal;
+    outcome.killed = control_ && control_->was_killed();
+    outcome.step_failed = launch_error_.has_value() || step_error.has_value();
+    if (plan_.command_problem) outcome.command_problem = plan_.command_problem->status;
     if (launched_) {
       const backend::LaunchResult& l = *launched_;
       for (const auto& n : l.notes) r.notices.push_back(redacted(n));
@@ -678,24 +684,19 @@ class Run {
       if (!l.message.empty()) r.setup_error = redact(l.message);
       r.exit_code = l.exit_code;
       if (l.signal) r.signal = l.signal;
-      if (stop_signal) {
-        r.status = RunStatus::interrupted;
-        r.signal = stop_signal;
-      } else if (control_ && control_->was_killed()) {
-        r.status = RunStatus::killed;
-      } else if (l.signal) {
-        r.status = RunStatus::signaled;
-      } else if (!l.message.empty() && l.exit_code == run::kExitNotFound) {
-        r.status = RunStatus::not_found;
-      } else if (!l.message.empty() && l.exit_code == run::kExitNotExecutable) {
-        r.status = RunStatus::not_executable;
-      } else {
-        r.status = RunStatus::exited;
-      }
-    } else if (plan_.command_problem && !step_error) {
-      r.status = plan_.command_problem->status;
+      outcome.launched = true;
+      outcome.exit_code = l.exit_code;
+      outcome.signal = l.signal;
+      outcome.launch_said = !l.message.empty();
+      // What failed after the command ended does not change how it ended.
+      if (step_error)
+        r.notices.push_back({NoticeKind::alert, redact("after the command ended, " + step_error->message)});
+    }
+    r.status = run::classify(outcome);
+    if (r.status == RunStatus::interrupted) r.signal = stop_signal;
+    if (!launched_ && plan_.command_problem && r.status == plan_.command_problem->status) {
       r.setup_error = redact(plan_.command_problem->message);
-    } else {
+    } else if (!launched_) {
       const std::optional<Error>& e = launch_error_ ? launch_error_ : step_error;
       std::string why = e ? e->message : std::string("the run ended before its command started");
       if (e && e->kind == ErrorKind::unsupported)
@@ -703,8 +704,6 @@ class Run {
             ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to "
             "run with a weaker seal anyway";
       r.setup_error = redact(why);
-      r.status = stop_signal ? RunStatus::interrupted : RunStatus::setup_failed;
-      if (stop_signal) r.signal = stop_signal;
     }
     {
       std::lock_guard lock(say_mu_);
