@@ -296,6 +296,43 @@ TEST_F(RunEnd, TimeoutEndsAnAgentRun) {
   expect_no_private_dir();
 }
 
+// ---- a run killed with `parallex kill` -------------------------------------
+
+// `parallex kill ID` from outside: the supervisor answers, the kill switch
+// kills the tree, and the record says the run was killed (not that its
+// command died of a signal) with the exit status the supervisor ended with.
+// With a cgroup and with the process-tree fallback.
+class KilledRun : public RunEnd, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(KilledRun, ItsRecordSaysKilled) {
+  const std::string token = random_token();
+  const std::vector<std::string> environment = GetParam() ? env() : env({"PARALLEX_NO_CGROUP=1"});
+  std::vector<std::string> args{"run", "--", "/bin/sh", "-c",
+                                "sleep " + token + " & setsid sleep " + token + " & echo up > ready; wait"};
+  const pid_t supervisor = spawn(args, environment);
+  ASSERT_TRUE(
+      wait_until([&] { return fs::exists(work_ / "ready") && processes_with(token).size() >= 2; }, 30000))
+      << read_text(root_ / "px.log");
+  const std::vector<Proc> tree = processes_with(token);
+  const fs::path run_dir = only_run(adhoc_runs());
+  ASSERT_FALSE(run_dir.empty());
+  const std::string id = run_dir.filename().string();
+
+  ASSERT_EQ(run_px({"kill", id}, environment, "kill.log"), 0) << read_text(root_ / "kill.log");
+  EXPECT_EQ(wait_exit(supervisor), 128 + SIGKILL) << read_text(root_ / "px.log");
+  for (const auto& p : tree) EXPECT_TRUE(wait_until([&] { return !still_there(p); }, 5000)) << p.pid;
+
+  const json record = json::parse(read_text(run_dir / "run.json"));
+  EXPECT_EQ(record["status"], "killed") << record.dump(1);
+  EXPECT_EQ(record["exit_status"], 128 + SIGKILL) << record.dump(1);
+  EXPECT_TRUE(record["ended_at"].is_string()) << record.dump(1);
+  EXPECT_NE(record["kill_switch"].dump().find("parallex kill " + id), std::string::npos)
+      << record["kill_switch"].dump(1);
+  expect_no_private_dir();
+}
+INSTANTIATE_TEST_SUITE_P(Tracking, KilledRun, ::testing::Values(true, false),
+                         [](const auto& p) { return p.param ? "Cgroup" : "ProcessTree"; });
+
 // ---- a supervisor killed with SIGKILL ------------------------------------
 
 // Nothing can finish the record then: the next `parallex runs` closes it as
