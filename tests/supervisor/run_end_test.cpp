@@ -522,6 +522,51 @@ TEST_F(RunEnd, AnUnsealedCommandWaitsForTheKillSwitchAndNeverRunsWhenItCannotBeA
   EXPECT_EQ(record["status"], "setup-failed") << record.dump(1);
 }
 
+// PARALLEX_TEST_THROW_AT=STEP makes that step throw what a thread that
+// cannot start throws (std::system_error): the guard ends the run as a step
+// that failed, the record finished (not left `starting` or `running`) with
+// the reason, the private dir gone, nothing of the run still running. At
+// `stop-signals` the record was not made yet; at `arm` the seal's first
+// process waits for the go-ahead; at `started` the record said `running`.
+class ThrowingStep : public RunEnd, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ThrowingStep, FinishesTheRecordAndLeavesNoPrivateDir) {
+  const std::string step = GetParam();
+  const std::string marker = (work_ / "ran").string();
+  const std::string token = random_token();
+  const int status = run_px({"run", "--", "/bin/sh", "-c", "touch '" + marker + "'; sleep " + token},
+                            env({"PARALLEX_TEST_THROW_AT=" + step}), "throw.log");
+  const std::string log = read_text(root_ / "throw.log");
+  EXPECT_EQ(status, 125) << log;
+  EXPECT_FALSE(fs::exists(marker)) << "the command ran although " << step << " threw";
+  EXPECT_TRUE(wait_until([&] { return processes_with(token).empty(); }, 5000));
+  EXPECT_NE(log.find("fault thrown at " + step), std::string::npos) << log;
+  expect_no_private_dir();
+  const fs::path run_dir = only_run(adhoc_runs());
+  ASSERT_FALSE(run_dir.empty()) << log;
+  const json record = json::parse(read_text(run_dir / "run.json"));
+  EXPECT_TRUE(record["ended_at"].is_string()) << record.dump(1);
+  EXPECT_EQ(record["status"], "setup-failed") << record.dump(1);
+  EXPECT_EQ(record["exit_status"], 125);
+  EXPECT_NE(record["setup_error"].get<std::string>().find("fault thrown at " + step), std::string::npos)
+      << record.dump(1);
+  // Nothing of the run is left registered as live.
+  std::error_code ec;
+  for (fs::directory_iterator it(root_ / "runtime/parallex/runs", ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->path().extension() == ".json" || it->path().extension() == ".sock")
+      ADD_FAILURE() << "left in the registry: " << it->path();
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, ThrowingStep,
+                         ::testing::Values("stop-signals", "kill-switch", "arm", "started"),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Steps, FailingStep,
                          ::testing::Values("record", "kill-switch", "global-pause", "state-dirs",
                                            "environment", "launch", "arm"),

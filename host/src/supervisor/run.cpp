@@ -18,6 +18,7 @@
 #include <ctime>
 #include <mutex>
 #include <random>
+#include <system_error>
 
 #include "common/background.hpp"
 #include "common/clock.hpp"
@@ -69,10 +70,18 @@ std::string join(const std::vector<std::string>& argv) {
 // is 30-60 KB (the policy most of it), written next to the one before.
 constexpr std::size_t kRecordReserve = 256 * 1024;
 
-// Test-only fault injection: PARALLEX_TEST_FAIL_AT=STEP makes that set-up
-// step fail, so tests can check that the record is finished whatever fails.
-// It can only make a run fail, never widen one.
+// Test-only fault injection, so tests can check that the record is finished
+// whatever fails: PARALLEX_TEST_FAIL_AT=STEP makes that set-up step return
+// an error; PARALLEX_TEST_THROW_AT=STEP makes it throw what a thread that
+// cannot start throws. Either can only make a run fail, never widen one.
+void throw_if_injected(const char* step) {
+  static const char* at = std::getenv("PARALLEX_TEST_THROW_AT");
+  if (at && std::string(at) == step)
+    throw std::system_error(EAGAIN, std::generic_category(),
+                            std::string("fault thrown at ") + step + " (PARALLEX_TEST_THROW_AT)");
+}
 Status injected_fault(const char* step) {
+  throw_if_injected(step);
   static const char* at = std::getenv("PARALLEX_TEST_FAIL_AT");
   if (at && std::string(at) == step)
     return Error::internal(std::string("fault injected at ") + step + " (PARALLEX_TEST_FAIL_AT)");
@@ -162,6 +171,7 @@ class Run {
   }
 
   void stop_on_signals() {
+    throw_if_injected("stop-signals");
     stop_ = std::make_unique<StopSignals>([this](int sig) {
       say({NoticeKind::alert, "parallex received " + sigabbrev(sig) + ": ending the run"});
       kill_if_stopped();
@@ -506,61 +516,24 @@ class Run {
     }
     if (wants_network()) {
       request.on_proxy_socket = [this](backend::NetworkHandOff handoff) -> Result<backend::EnvMap> {
-        const policy::Policy& p = plan_.policy;
-        const std::uint16_t port = handoff.proxy_port;
-        PX_TRY_ASSIGN(auto started,
-                      start_run_proxy(p, password_, record_.proxy_log, std::move(handoff), broker_.broker));
-        std::lock_guard lock(mu_);
-        proxy_ = std::move(started);
-        if (network_cut_) proxy_->cut();
-        backend::EnvMap extra;
-        // Offline, the proxy reaches nothing: no program is pointed at it.
-        if (p.network().mode != policy::NetworkMode::offline)
-          for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers))
-            extra[k] = v;
-        return extra;
+        try {
+          return start_proxy(std::move(handoff));
+        } catch (const std::exception& e) {
+          return thrown(e.what());
+        }
       };
     }
     // The seal builds its view now, on the other core, and its command waits
     // until this returns: the supervisor's own set-up goes here, off the path
-    // to the command's start. An error ends the run before its command starts.
+    // to the command's start. An error ends the run before its command starts;
+    // so does an exception, which must not cross the backend (it abandons the
+    // seal it is building only when told by an error).
     request.on_started = [this](pid_t pid, bool enters_cgroup) -> Status {
-      lap("seal spawned");
-      {
-        const std::uint64_t start = run::process_start_ticks(pid);
-        std::lock_guard lock(mu_);
-        first_pid_ = pid;
-        first_start_ = start;
+      try {
+        return seal_started(pid, enters_cgroup);
+      } catch (const std::exception& e) {
+        return thrown(e.what());
       }
-      PX_TRY(make_record());
-      PX_TRY(arm_kill_switch());
-      if (auto attached = control_->attach(pid, enters_cgroup); !attached)
-        say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
-      kill_if_stopped();
-      watch_decoys();
-      watch_protected_files();
-      if (home_) {
-        home_->start_watch();
-        if (home_->watch_descriptor() >= 0) hold_until_exit(home_->watch_descriptor());
-      }
-      lap("armed, watched");
-      record_.status = RunStatus::running;
-      if (auto first = write_record(); !first) {
-        // The room reserved above is for the last write; the filesystem filled
-        // meanwhile (by something else: the run has not started).
-        if (first.error().message.find(std::strerror(ENOSPC)) != std::string::npos ||
-            first.error().message.find(std::strerror(EDQUOT)) != std::string::npos) {
-          no_room_ = true;
-          run::release_record_space(dir_);
-          return run::state_folder_full(dir_, kRecordReserve + policy_text_.size() + 16 * 1024);
-        }
-        return first.error();
-      }
-      lap("record");
-      if (observer_.started) observer_.started(record_);
-      hand_quarantine_to_watchdog();
-      lap("sweep state");
-      return ok();
     };
     // The socket stops and the registry entry goes while the seal's
     // namespaces are torn down. Not under mu_: the socket's thread may be
@@ -580,6 +553,71 @@ class Run {
       return;
     }
     launched_ = std::move(launched).value();
+  }
+
+  // The run's proxy, on the socket the seal hands over (launch()).
+  Result<backend::EnvMap> start_proxy(backend::NetworkHandOff handoff) {
+    const policy::Policy& p = plan_.policy;
+    const std::uint16_t port = handoff.proxy_port;
+    PX_TRY_ASSIGN(auto started,
+                  start_run_proxy(p, password_, record_.proxy_log, std::move(handoff), broker_.broker));
+    std::lock_guard lock(mu_);
+    proxy_ = std::move(started);
+    if (network_cut_) proxy_->cut();
+    backend::EnvMap extra;
+    // Offline, the proxy reaches nothing: no program is pointed at it.
+    if (p.network().mode != policy::NetworkMode::offline)
+      for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers)) extra[k] = v;
+    return extra;
+  }
+
+  // The supervisor's set-up while the seal builds its view (launch()).
+  Status seal_started(pid_t pid, bool enters_cgroup) {
+    lap("seal spawned");
+    {
+      const std::uint64_t start = run::process_start_ticks(pid);
+      std::lock_guard lock(mu_);
+      first_pid_ = pid;
+      first_start_ = start;
+    }
+    PX_TRY(make_record());
+    PX_TRY(arm_kill_switch());
+    if (auto attached = control_->attach(pid, enters_cgroup); !attached)
+      say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
+    kill_if_stopped();
+    watch_decoys();
+    watch_protected_files();
+    if (home_) {
+      home_->start_watch();
+      if (home_->watch_descriptor() >= 0) hold_until_exit(home_->watch_descriptor());
+    }
+    lap("armed, watched");
+    record_.status = RunStatus::running;
+    if (auto first = write_record(); !first) {
+      // The room reserved above is for the last write; the filesystem filled
+      // meanwhile (by something else: the run has not started).
+      if (first.error().message.find(std::strerror(ENOSPC)) != std::string::npos ||
+          first.error().message.find(std::strerror(EDQUOT)) != std::string::npos) {
+        no_room_ = true;
+        run::release_record_space(dir_);
+        return run::state_folder_full(dir_, kRecordReserve + policy_text_.size() + 16 * 1024);
+      }
+      return first.error();
+    }
+    lap("record");
+    if (observer_.started) observer_.started(record_);
+    hand_quarantine_to_watchdog();
+    lap("sweep state");
+    PX_TRY(injected_fault("started"));
+    return ok();
+  }
+
+  // What the guard records when a step threw (a thread that could not start,
+  // an allocation that failed): a failure of parallex, not of the command.
+  static Error thrown(const std::string& what) {
+    return Error::internal("parallex failed while starting or ending the run (" + what +
+                           "); the run was ended. If the machine is not short of memory or processes, "
+                           "this is a bug: please report it");
   }
 
   void stop_decoys() {
@@ -757,6 +795,25 @@ class Run {
 
   bool finished() const { return finished_; }
 
+  // The guard's end, when a step threw: the run's processes are killed and
+  // its record finished as a step that failed, with what was thrown; its
+  // private dir goes. Before the run had a record folder, nothing of it is
+  // left and the error comes back.
+  Result<RunResult> end_after_exception(const std::string& what) {
+    const Error e = thrown(what);
+    if (dir_.empty() || finished_) {
+      discard();
+      return e;
+    }
+    try {
+      release_resources();
+      return finish(e);
+    } catch (...) {
+      discard();
+      return e;
+    }
+  }
+
   // PARALLEX_SEAL_TIMING=1: how long each step took, as timing notices.
   void lap(const char* step) {
     static const bool timing = [] {
@@ -865,15 +922,10 @@ std::string new_run_id() {
   return std::string(stamp) + "-" + suffix;
 }
 
-Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObserver& observer) {
-  if (plan.argv.empty()) return Error::invalid("no command to run: give it after --");
-  // Runs nothing swept (their supervisor and watchdog both died, or the
-  // machine went down) are swept before this one starts, perhaps in the same folder.
-  if (sweep_available() && observer.notice)
-    for (const auto& line : sweep_unswept_runs()) observer.notice({NoticeKind::alert, line});
-  // And the private dirs of runs whose supervisor and watchdog both died.
-  run::sweep_private_dirs();
-  Run r(std::move(plan), backend, observer);
+namespace {
+
+// The steps, one call a line, in the order they happen.
+Result<RunResult> carry_out(Run& r) {
   if (auto opened = r.open_record(); !opened) {
     r.discard();
     return opened.error();
@@ -908,6 +960,28 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   r.settle_home_settings();
   r.lap("home settings");
   return r.finish();
+}
+
+}  // namespace
+
+Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObserver& observer) {
+  if (plan.argv.empty()) return Error::invalid("no command to run: give it after --");
+  // Runs nothing swept (their supervisor and watchdog both died, or the
+  // machine went down) are swept before this one starts, perhaps in the same folder.
+  if (sweep_available() && observer.notice)
+    for (const auto& line : sweep_unswept_runs()) observer.notice({NoticeKind::alert, line});
+  // And the private dirs of runs whose supervisor and watchdog both died.
+  run::sweep_private_dirs();
+  Run r(std::move(plan), backend, observer);
+  // The guard: a step that throws ends the run as one that failed does,
+  // rather than leaving its record unfinished and its private dir on disk.
+  try {
+    return carry_out(r);
+  } catch (const std::exception& e) {
+    return r.end_after_exception(e.what());
+  } catch (...) {
+    return r.end_after_exception("an exception of unknown type");
+  }
 }
 
 }  // namespace px::supervisor

@@ -36,9 +36,10 @@ struct RunResult {
 // A new run id: time-sortable and unique ("20261129-190433-4f2a").
 std::string new_run_id();
 
-// Carries out `plan` with `backend`. Whatever fails once the record exists,
-// the record is finished (end time, status, exit status) and the run's
-// private dir removed; an Error comes back only when no record could be made.
+// Carries out `plan` with `backend`. Whatever fails (or throws) once the
+// record exists, the record is finished (end time, status, exit status) and
+// the run's private dir removed; an Error comes back only when no record
+// could be made.
 // SIGTERM, SIGHUP and a SIGINT sent to the supervisor (not the terminal's
 // ^C, which reaches the command) end the run: its processes are killed and
 // the status says so.
