@@ -333,6 +333,32 @@ TEST_P(KilledRun, ItsRecordSaysKilled) {
 INSTANTIATE_TEST_SUITE_P(Tracking, KilledRun, ::testing::Values(true, false),
                          [](const auto& p) { return p.param ? "Cgroup" : "ProcessTree"; });
 
+// ---- the seal's fork --------------------------------------------------------
+
+// The seal is forked while the supervisor runs no thread but the forking one
+// (a fork copies only it, and a lock another thread held, the allocator's or
+// stdio's, would stay held in the seal, which allocates and prints): checked
+// at each fork (PARALLEX_TEST_THREADS_AT_FORK), for four sealed runs started
+// at once on this machine's two cores, each run's supervisor already holding
+// its stop signals.
+TEST_F(RunEnd, TheSealIsForkedWithNoOtherThreadOfTheSupervisorRunning) {
+  constexpr int kRuns = 4;
+  std::vector<pid_t> supervisors;
+  for (int i = 0; i < kRuns; ++i) {
+    const std::string count = (root_ / ("threads-" + std::to_string(i))).string();
+    supervisors.push_back(spawn({"run", "--", "/bin/sh", "-c", "echo ran"},
+                                env({"PARALLEX_TEST_THREADS_AT_FORK=" + count}),
+                                "fork-" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < kRuns; ++i) {
+    const int status = wait_exit(supervisors[i], 120000);
+    const std::string log = read_text(root_ / ("fork-" + std::to_string(i) + ".log"));
+    EXPECT_EQ(status, 0) << log;
+    EXPECT_EQ(read_text(root_ / ("threads-" + std::to_string(i))), "1\n")
+        << "threads of the supervisor as it forked the seal, run " << i << ": " << log;
+  }
+}
+
 // ---- a supervisor killed with SIGKILL ------------------------------------
 
 // Nothing can finish the record then: the next `parallex runs` closes it as

@@ -170,6 +170,8 @@ class Run {
     policy_text_made_.reset();
   }
 
+  // Held from here on; read on this thread until the seal is forked, then by
+  // a thread of their own (start_reading_stop_signals()).
   void stop_on_signals() {
     throw_if_injected("stop-signals");
     stop_ = std::make_unique<StopSignals>([this](int sig) {
@@ -486,6 +488,7 @@ class Run {
   // finish(); nothing here returns early past a started process.
   void launch() {
     if (plan_.command_problem) return;  // recorded by finish(): nothing starts
+    if (stop_) stop_->take_pending();
     if (stop_ && stop_->received()) {
       launch_error_ = Error::conflict("the run was stopped before its command started");
       return;
@@ -573,6 +576,8 @@ class Run {
 
   // The supervisor's set-up while the seal builds its view (launch()).
   Status seal_started(pid_t pid, bool enters_cgroup) {
+    // The seal is forked: a thread of ours may run now (none did at the fork).
+    if (stop_) stop_->start();
     lap("seal spawned");
     {
       const std::uint64_t start = run::process_start_ticks(pid);
@@ -698,6 +703,7 @@ class Run {
     quarantine();
     lap("quarantine");
     run::RunRecord& r = record_;
+    if (stop_) stop_->take_pending();  // the run ended before its seal was forked
     const int stop_signal = stop_ ? stop_->received() : 0;
     run::RunOutcome outcome;
     outcome.stop_signal = stop_signal;

@@ -5,7 +5,11 @@
 // so a SIGINT the kernel sent for the terminal is left alone.
 //
 // While a StopSignals lives, the calling thread (and every thread it starts)
-// has them blocked; a thread of its own reads them and calls `on_stop` once.
+// has them blocked, so none is lost or acted on by its default action. Its
+// own thread, which reads them and calls `on_stop` once, starts only with
+// start(): the run's seal is forked before it, and a fork copies only the
+// forking thread (a lock another thread held stays held in the child).
+// Until then take_pending() reads what came, on the caller's thread.
 #include <atomic>
 #include <functional>
 #include <thread>
@@ -21,11 +25,17 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
+  // The thread that reads the signals from now on, calling `on_stop`.
+  void start();
+  // Before start(): reads the signals that came, calling `on_stop` for the
+  // first. Nothing once the thread reads them.
+  void take_pending();
   // The signal that asked to stop, 0 while none did.
   int received() const { return received_.load(); }
 
  private:
   void loop();
+  void read_pending(bool notify);
 
   std::function<void(int)> on_stop_;
   std::atomic<int> received_{0};

@@ -638,6 +638,25 @@ Result<NetworkHandOff> network_hand_off(const std::string& text, std::vector<Uni
 
 }  // namespace
 
+namespace {
+
+// Test-only: PARALLEX_TEST_THREADS_AT_FORK=FILE writes how many threads this
+// process has as the seal is forked (one, the forking thread, is the claim
+// spawn() makes), so a test can check that claim. It changes nothing else.
+void note_threads_at_fork() {
+  const char* file = std::getenv("PARALLEX_TEST_THREADS_AT_FORK");
+  if (!file || !*file) return;
+  std::error_code ec;
+  int threads = 0;
+  for (fs::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++threads;
+  if (FILE* out = std::fopen(file, "w")) {
+    std::fprintf(out, "%d\n", threads);
+    std::fclose(out);
+  }
+}
+
+}  // namespace
+
 Result<SealedProcess> spawn(const LaunchRequest& request) {
   if (!request.policy) return Error::internal("seal::spawn without a policy");
   if (request.executable.empty() || !request.executable.is_absolute())
@@ -726,6 +745,7 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   ::setsockopt(mine.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
   std::optional<Result<seccomp::Program>> compiled(program.take());
   const pid_t supervisor = ::getpid();
+  note_threads_at_fork();
   const int cgroup_fd = request.cgroup_fd;
   pid_t pid = 0;
   pid_t helper = 0;
