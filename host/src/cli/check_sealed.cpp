@@ -24,6 +24,7 @@
 #include "cli/output.hpp"
 #include "cli/run_command.hpp"
 #include "common/paths.hpp"
+#include "common/temp_dir.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
 
@@ -237,17 +238,9 @@ int check_sealed(bool json, bool allow_weaker) {
   const fs::path base = parallex_scratch_dir();
   std::error_code ec;
   fs::create_directories(base, ec);
-  std::string templ = (base / "check-XXXXXX").string();
-  if (!::mkdtemp(templ.data()))
-    return report_error(Error::io("create a run folder under " + base.string(), errno));
-  const fs::path folder = templ;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(dir, e);
-    }
-  } cleanup{folder};
+  auto scratch = TempDir::make(base, "check-");
+  if (!scratch) return report_error(scratch.error());
+  const fs::path folder = scratch.value().path();
   const fs::path ws = folder / "ws";
   fs::create_directories(ws / ".git/hooks", ec);
   // A repository's config too, so the seal protects it as in a real one

@@ -16,6 +16,7 @@
 
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "common/temp_dir.hpp"
 #include "common/unique_fd.hpp"
 
 extern char** environ;
@@ -129,12 +130,9 @@ std::string tail_of(const fs::path& file, std::size_t n) {
 }
 
 Result<fs::path> make_temp_dir(const std::string& prefix) {
-  std::error_code ec;
-  fs::path base = fs::temp_directory_path(ec);
-  if (ec) base = "/tmp";
-  std::string templ = (base / (prefix + "XXXXXX")).string();
-  if (!::mkdtemp(templ.data())) return Error::io("create a temporary folder in " + base.string(), errno);
-  return fs::path(templ);
+  // Kept: the browser's profile outlives this call (removed when it quits).
+  PX_TRY_ASSIGN(auto dir, TempDir::make(prefix));
+  return dir.release();
 }
 
 std::size_t count_entries(const fs::path& dir) {

@@ -10,6 +10,7 @@
 
 #include "common/libgit2.hpp"
 #include "common/paths.hpp"
+#include "common/temp_dir.hpp"
 #include "report/spawn.hpp"
 #include "report/time_text.hpp"
 
@@ -47,21 +48,6 @@ Json person(const git_signature* s) {
               {"time", format_iso_ms(static_cast<std::int64_t>(s->when.time) * 1000)}};
 }
 
-// A private temp dir for the signature files, removed on scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "parallex-sig-XXXXXX").string();
-    if (::mkdtemp(tmpl.data())) path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
 bool write_file(const fs::path& p, const char* data, std::size_t size) {
   std::ofstream out(p, std::ios::binary);
   out.write(data, static_cast<std::streamsize>(size));
@@ -82,14 +68,16 @@ Json verify_ssh(const std::string& signature, const std::string& payload, const 
     out["detail"] = "ssh-keygen is not installed, so the signature was not checked.";
     return out;
   }
-  TempDir dir;
-  if (dir.path.empty() || !write_file(dir.path / "sig", signature.data(), signature.size()) ||
-      !write_file(dir.path / "payload", payload.data(), payload.size())) {
+  // The signature files in a private folder, removed on scope exit.
+  auto made = TempDir::make("parallex-sig-");
+  const fs::path dir = made ? made.value().path() : fs::path();
+  if (dir.empty() || !write_file(dir / "sig", signature.data(), signature.size()) ||
+      !write_file(dir / "payload", payload.data(), payload.size())) {
     out["detail"] = "The signature could not be written to a temporary file to check it.";
     return out;
   }
   auto found = run_capture(
-      {keygen->string(), "-Y", "find-principals", "-f", allowed.string(), "-s", (dir.path / "sig").string()},
+      {keygen->string(), "-Y", "find-principals", "-f", allowed.string(), "-s", (dir / "sig").string()},
       "/dev/null");
   if (!found || found.value().exit_status != 0) {
     out["status"] = "bad";
@@ -99,8 +87,8 @@ Json verify_ssh(const std::string& signature, const std::string& payload, const 
   }
   const std::string principal = first_line(found.value().output);
   auto verified = run_capture({keygen->string(), "-Y", "verify", "-f", allowed.string(), "-I", principal,
-                               "-n", "git", "-s", (dir.path / "sig").string()},
-                              dir.path / "payload");
+                               "-n", "git", "-s", (dir / "sig").string()},
+                              dir / "payload");
   out["signer"] = principal;
   if (verified && verified.value().exit_status == 0) {
     out["status"] = "verified";

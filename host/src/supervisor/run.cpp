@@ -922,9 +922,13 @@ std::string new_run_id() {
   gmtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  // 32 random bits: the record folder is claimed exclusively (a collision in
+  // one runs folder draws again), but ad-hoc and agent runs keep records in
+  // different folders and share the registry, the control socket and the
+  // cgroup's name, where two runs of the same second must not meet.
   std::random_device rd;
-  char suffix[8];
-  std::snprintf(suffix, sizeof suffix, "%04x", static_cast<unsigned>(rd() & 0xffff));
+  char suffix[12];
+  std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(rd()));
   return std::string(stamp) + "-" + suffix;
 }
 
