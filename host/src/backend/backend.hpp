@@ -107,7 +107,7 @@ struct LaunchRequest {
   EnvMap env;                              // the final environment, less what the proxy hook adds
   fs::path cwd;
   fs::path state_dir;                // the run's private state on the host, never in its view
-  bool accept_weaker_seal = false;   // run with what the kernel allows when a guarantee is missing
+  bool allow_weaker_seal = false;    // run with what the kernel allows when a guarantee is missing
   ProxySocketHook on_proxy_socket;   // empty: the run is offline
   std::vector<ViewFile> view_files;  // the run's broker: its CA bundle, masked secret files
   int cgroup_fd = -1;                // the run's cgroup (O_DIRECTORY), or -1
@@ -124,7 +124,7 @@ struct LaunchRequest {
   int run_git_fd = -1;
   // The process limit (the policy's process_limit()): what the supervisor
   // put in place already (the run's pids cgroup); a seal adds its own
-  // mechanisms, and fails closed (unless accept_weaker_seal) when nothing at
+  // mechanisms, and fails closed (unless allow_weaker_seal) when nothing at
   // all holds it. `pids_cgroup_fd` (O_DIRECTORY), when >= 0: a cgroup of the
   // v1 pids hierarchy the seal's first process enters before anything else
   // (v1 has no CLONE_INTO_CGROUP).

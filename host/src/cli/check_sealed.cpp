@@ -233,7 +233,7 @@ int run_probes(const std::vector<std::string>& probes, const std::string& result
   return 0;
 }
 
-int check_sealed(bool json, bool allow_weaker) {
+int check_sealed(bool json, bool allow_weaker_seal) {
   // The scratch dir: the rest of Parallex's own state is denied to every run.
   const fs::path base = parallex_scratch_dir();
   std::error_code ec;
@@ -280,7 +280,7 @@ int check_sealed(bool json, bool allow_weaker) {
   inputs.kind = run::RunKind::check;
   inputs.options.in = ws.string();
   inputs.options.grants.push_back(self.string() + ":ro");
-  inputs.options.accept_weaker_seal = allow_weaker;
+  inputs.options.allow_weaker_seal = allow_weaker_seal;
   inputs.command = {self.string(), "check", "--probe-results", (ws / "results.txt").string()};
   for (const auto& w : ways) inputs.command.push_back(w.probe + ":" + w.arg);
   inputs.host_env = {{"PATH", "/usr/bin:/bin"}, {"HOME", home.string()}};

@@ -7,7 +7,7 @@
 
 namespace px::cli {
 
-int check_sealed(bool json, bool allow_weaker);
+int check_sealed(bool json, bool allow_weaker_seal);
 
 // Probe mode, inside the seal: runs each "NAME:ARG" probe in a child of its
 // own and writes "INDEX TOKEN" lines to `results` (a token is an errno name,

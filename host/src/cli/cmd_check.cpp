@@ -15,7 +15,7 @@ namespace {
 struct Options {
   bool json = false;
   bool sealed = false;
-  bool allow_weaker = false;
+  bool allow_weaker_seal = false;
   bool apparmor_profile = false;
   bool seccomp_profile = false;
   std::string probe_results;        // internal: probe mode, inside the seal of --sealed
@@ -38,7 +38,7 @@ int check(const Options& o) {
     std::fputs(profile.c_str(), stdout);
     return 0;
   }
-  if (o.sealed) return check_sealed(o.json, o.allow_weaker);
+  if (o.sealed) return check_sealed(o.json, o.allow_weaker_seal);
   const auto guarantees = supervisor::seal_guarantees(sealing, backend::Backend::Probe::thorough);
   const auto recording = sealing.refusal_recording();
   bool required_missing = false;
@@ -113,7 +113,8 @@ Action setup(CLI::App& app, GlobalOptions&) {
   auto o = std::make_shared<Options>();
   app.add_flag("--json", o->json, "Print JSON");
   app.add_flag("--sealed", o->sealed, "Run a real sealed run and try each way out from inside it");
-  app.add_flag("--allow-weaker-seal", o->allow_weaker, "With --sealed: run even if a guarantee is missing");
+  app.add_flag("--allow-weaker-seal", o->allow_weaker_seal,
+               "With --sealed: run even if a guarantee is missing");
   app.add_flag("--apparmor-profile", o->apparmor_profile,
                "Print an AppArmor profile that lets this executable create user namespaces, and nothing more "
                "(for Ubuntu's restriction; the package installs its own)");

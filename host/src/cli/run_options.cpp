@@ -67,14 +67,14 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
     app.add_flag("--unsealed", o.unsealed, "Run without the seal (it can then read and write what you can)");
     // The environment variable is the one-time choice a container image makes
     // (ENV in its Containerfile, env: in a pod), not a flag on every command.
-    app.add_flag("--allow-weaker-seal", o.accept_weaker_seal,
+    app.add_flag("--allow-weaker-seal", o.allow_weaker_seal,
                  "Run even when this kernel cannot give every guarantee of the seal (see `parallex check`)")
         ->envname("PARALLEX_ALLOW_WEAKER_SEAL");
     // The spelling `agent run` used to have: still accepted, said to be old.
     app.add_flag_callback(
            "--accept-weaker-seal",
            [&o] {
-             o.accept_weaker_seal = true;
+             o.allow_weaker_seal = true;
              say("--accept-weaker-seal is now --allow-weaker-seal (the old name still works for now)");
            },
            "")

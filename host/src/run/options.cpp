@@ -16,11 +16,12 @@ std::vector<std::string> RunOptions::describe() const {
   for (const auto& p : publish) out.push_back("--publish " + p);
   for (const auto& e : env) {
     const auto eq = e.find('=');
-    out.push_back(eq == std::string::npos ? "--env " + e : "--env " + e.substr(0, eq) + "=(value not recorded)");
+    out.push_back(eq == std::string::npos ? "--env " + e
+                                          : "--env " + e.substr(0, eq) + "=(value not recorded)");
   }
   for (const auto& w : dangerously_writable) out.push_back("--dangerously-writable " + w);
   if (unsealed) out.push_back("--unsealed");
-  if (accept_weaker_seal) out.push_back("--allow-weaker-seal");
+  if (allow_weaker_seal) out.push_back("--allow-weaker-seal");
   if (allow_system_folder) out.push_back("--allow-system-folder");
   return out;
 }

@@ -23,7 +23,7 @@ struct RunOptions {
   std::vector<std::string> env;                   // --env NAME | --env NAME=VALUE
   std::vector<std::string> dangerously_writable;  // --dangerously-writable PATH (relative: to the run folder)
   bool unsealed = false;                          // --unsealed: no seal at all
-  bool accept_weaker_seal = false;                // --allow-weaker-seal: run where a guarantee is missing
+  bool allow_weaker_seal = false;                 // --allow-weaker-seal: run where a guarantee is missing
   bool allow_system_folder = false;  // --allow-system-folder: work in /etc, /usr, ... (run/run_folder.hpp)
 
   // "--allow example.com --local-servers": what was given, for the record

@@ -55,7 +55,7 @@ struct RunPlan {
   // missing at launch that the quick probe cannot see (a container runtime's
   // seccomp profile refusing new user namespaces), and then runs weaker and
   // says so instead of refusing.
-  bool weaker_accepted = false;
+  bool allow_weaker_seal = false;
   std::string backend;                        // "linux", "none" (unsealed), "seatbelt"
   std::vector<Notice> notices;                // said before the run starts (weaker seal, grants resolved)
   std::string agent;                          // empty for ad-hoc runs

@@ -58,7 +58,7 @@ Result<SealChoice> choose_seal(const RunInputs& in) {
   const auto guarantees = supervisor::seal_guarantees(*c.backend, backend::Backend::Probe::quick);
   const std::string missing = missing_guarantees(guarantees);
   if (missing.empty()) return c;
-  if (!in.options.accept_weaker_seal)
+  if (!in.options.allow_weaker_seal)
     return Error::unsupported(
         "refusing to run: the seal would lack " + missing +
         ". See `parallex check`; pass --allow-weaker-seal to run with a weaker seal anyway");
@@ -165,7 +165,7 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   RunPlan& plan = out.plan;
   plan.argv = in.command;
   plan.seal = seal.level;
-  plan.weaker_accepted = in.options.accept_weaker_seal;
+  plan.allow_weaker_seal = in.options.allow_weaker_seal;
   plan.backend = seal.backend->name();
   plan.notices = seal.notices;
   for (auto& n : composed.notices) plan.notices.push_back(std::move(n));

@@ -504,7 +504,7 @@ class Run {
     request.env = env_;
     request.cwd = plan_.cwd.empty() ? plan_.policy.run_folder() : plan_.cwd;
     request.state_dir = plan_.dirs.private_dir;
-    request.accept_weaker_seal = plan_.seal == run::SealLevel::weaker || plan_.weaker_accepted;
+    request.allow_weaker_seal = plan_.seal == run::SealLevel::weaker || plan_.allow_weaker_seal;
     request.cgroup_fd = control_->cgroup_fd();
     request.process_limit_held_by = control_->process_limit_held_by();
     request.pids_cgroup_fd = control_->pids_cgroup_fd();

@@ -55,7 +55,7 @@ struct Prepared {
   fs::path temp_dir;
   std::vector<std::string> argv;
   EnvMap env;
-  bool allow_weaker = false;
+  bool allow_weaker_seal = false;
   bool want_proxy = false;
   // seccomp lets ptrace through, for Landlock to scope it to the run: a
   // command that ends up without a Landlock domain loads a second filter.
@@ -327,7 +327,7 @@ Status hold_process_limit(int control, const Prepared& p) {
       "nothing holds the run's process limit of " + std::to_string(p.max_processes) +
       " here: no pids cgroup the supervisor may write, RLIMIT_NPROC does not bind the host's "
       "root, and pid_max of a pid namespace needs Linux 6.14 (see `parallex check`)";
-  if (!p.allow_weaker) return Error::unsupported(why);
+  if (!p.allow_weaker_seal) return Error::unsupported(why);
   send_message(control, SealMessage::weakened, "no process limit: " + why);
   return ok();
 }
@@ -379,7 +379,7 @@ Status hold_process_limit(int control, const Prepared& p) {
                               "): this container masks parts of /proc; unmask it (docker: --security-opt "
                               "systempaths=unconfined; podman: --security-opt unmask=ALL; Kubernetes: "
                               "procMount: Unmasked)";
-      if (!p.allow_weaker) fail(control, Error::unsupported(why + ", or pass --allow-weaker-seal"));
+      if (!p.allow_weaker_seal) fail(control, Error::unsupported(why + ", or pass --allow-weaker-seal"));
       step(control, pidns::bind_outer_proc(view.get()));
       send_message(control, SealMessage::weakened,
                    why +
@@ -399,7 +399,7 @@ Status hold_process_limit(int control, const Prepared& p) {
   lap("pivot");
   auto ruleset = landlock::prepare(plan);
   lap("landlock ruleset");
-  if (!ruleset && !p.allow_weaker) fail(control, ruleset.error());
+  if (!ruleset && !p.allow_weaker_seal) fail(control, ruleset.error());
   if (!ruleset) send_message(control, SealMessage::weakened, "no Landlock (" + ruleset.error().message + ")");
   if (ruleset) notes.insert(notes.end(), ruleset.value().notes.begin(), ruleset.value().notes.end());
   step(control, await_go(control, p));
@@ -450,7 +450,7 @@ Status hold_process_limit(int control, const Prepared& p) {
   userns::Mode mode = userns::Mode::none;
   if (auto entered = userns::enter()) {
     mode = entered.value();
-  } else if (p.allow_weaker) {
+  } else if (p.allow_weaker_seal) {
     send_message(
         control, SealMessage::weakened,
         "no namespaces (" + entered.error().message +
@@ -672,7 +672,7 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   Background<Result<seccomp::Program>> program(
       [ptrace = p.ptrace_in_run] { return seccomp::prepare(ptrace); });
   // The weaker seal's, only where it may be needed (the user accepted it).
-  if (request.accept_weaker_seal) {
+  if (request.allow_weaker_seal) {
     auto host_network = seccomp::prepare(p.ptrace_in_run, seccomp::Network::host);
     if (!host_network) return host_network.error();
     p.seccomp_host_network = std::move(host_network.value());
@@ -694,7 +694,7 @@ Result<SealedProcess> spawn(const LaunchRequest& request) {
   p.env = request.env;
   p.cwd = request.cwd.empty() ? policy.run_folder() : request.cwd;
   p.temp_dir = policy.temp_dir();
-  p.allow_weaker = request.accept_weaker_seal;
+  p.allow_weaker_seal = request.allow_weaker_seal;
   p.want_proxy = static_cast<bool>(request.on_proxy_socket);
   p.max_processes = policy.process_limit().max;
   p.limit_held_outside = !request.process_limit_held_by.empty();
