@@ -1,6 +1,6 @@
 #pragma once
 // A new run's record folder, claimed: RUNS_DIR/RUN-ID made by this run and no
-// other. A run id is a second's stamp and 32 random bits, so two runs started
+// other. A run id is a second's stamp and 16 random bits, so two runs started
 // in the same second can draw the same one; the folder is made exclusively
 // (mkdir, which fails on a folder that exists) and the later run draws again,
 // so no two runs ever write one record.

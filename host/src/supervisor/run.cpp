@@ -922,13 +922,14 @@ std::string new_run_id() {
   gmtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  // 32 random bits: the record folder is claimed exclusively (a collision in
-  // one runs folder draws again), but ad-hoc and agent runs keep records in
-  // different folders and share the registry, the control socket and the
-  // cgroup's name, where two runs of the same second must not meet.
+  // 16 random bits: the record folder is claimed exclusively (a collision in
+  // one runs folder draws again). Ad-hoc and agent runs keep records in
+  // different folders and share the registry's names; a wider id would make
+  // the control socket's path (108 bytes at most) too long under a long
+  // XDG_RUNTIME_DIR, so that collision is left (docs/architecture.md).
   std::random_device rd;
-  char suffix[12];
-  std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(rd()));
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%04x", static_cast<unsigned>(rd() & 0xffff));
   return std::string(stamp) + "-" + suffix;
 }
 
