@@ -194,10 +194,10 @@ class KillSwitchE2E : public ::testing::TestWithParam<bool> {
   void start_run(int echo_port) {
     run_pid_ = ::fork();
     if (run_pid_ == 0) {
-      const std::string cmd = "exec env " + env() + " " + PARALLEX_EXE + " run --online --local-servers --in " +
-                              work_.string() + " -- python3 " + (work_ / "inside.py").string() + " " +
-                              work_.string() + " " + std::to_string(echo_port) + " 200 " + mark_ + " >" +
-                              (root_ / "run.out").string() + " 2>&1";
+      const std::string cmd =
+          "exec env " + env() + " " + PARALLEX_EXE + " run --online --local-servers --in " + work_.string() +
+          " -- python3 " + (work_ / "inside.py").string() + " " + work_.string() + " " +
+          std::to_string(echo_port) + " 200 " + mark_ + " >" + (root_ / "run.out").string() + " 2>&1";
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
       _exit(127);
     }
@@ -227,8 +227,8 @@ std::string connect_from_run_netns(const fs::path& dir, pid_t any_run_pid, const
       "print(r)\n";
   const fs::path script = dir / "connect.py";
   std::ofstream(script) << py;
-  const std::string cmd = "nsenter -t " + std::to_string(any_run_pid) + " -n python3 " + script.string() + " '" +
-                          proxy_url + "' " + std::to_string(port) + " 2>&1";
+  const std::string cmd = "nsenter -t " + std::to_string(any_run_pid) + " -n python3 " + script.string() +
+                          " '" + proxy_url + "' " + std::to_string(port) + " 2>&1";
   std::string out;
   if (FILE* f = ::popen(cmd.c_str(), "r")) {
     char buf[256];
@@ -273,8 +273,8 @@ TEST_P(KillSwitchE2E, PauseAllFreezesEveryProcessAndCutsTheNetworkUntilResume) {
   const int inside_status =
       px("run --in " + work_.string() + " --grant " + fs::path(PARALLEX_EXE).parent_path().string() +
              ":ro --grant " + (root_ / "runtime").string() + ":rw -- sh -c '" + PARALLEX_EXE +
-             " pause --all; echo pause-status=$?; python3 " + (work_ / "raw.py").string() + " " + runtime.string() +
-             "'",
+             " pause --all; echo pause-status=$?; python3 " + (work_ / "raw.py").string() + " " +
+             runtime.string() + "'",
          &inside);
   EXPECT_EQ(inside_status, 0) << inside;
   EXPECT_NE(inside.find("inside a Parallex run"), std::string::npos) << inside;
@@ -285,7 +285,8 @@ TEST_P(KillSwitchE2E, PauseAllFreezesEveryProcessAndCutsTheNetworkUntilResume) {
   EXPECT_EQ(inside.find("\"ok\":true"), std::string::npos) << inside;
   EXPECT_EQ(inside.find("\"ok\": true"), std::string::npos) << inside;
   const auto before = fs::file_size(work_ / "alive");
-  EXPECT_TRUE(wait_until([&] { return fs::file_size(work_ / "alive") > before; }, 2000)) << "paused from inside";
+  EXPECT_TRUE(wait_until([&] { return fs::file_size(work_ / "alive") > before; }, 2000))
+      << "paused from inside";
 
   std::string said;
   ASSERT_EQ(px("pause --all", &said), 0) << said;

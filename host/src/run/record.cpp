@@ -536,7 +536,8 @@ bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
     if (auto notices = j.find("notices"); notices != j.end() && notices->is_array())
       notices->push_back({{"kind", run::to_string(NoticeKind::alert)}, {"text", kLostNotice}});
     else if (notices == j.end())
-      j["notices"] = ordered_json::array({{{"kind", run::to_string(NoticeKind::alert)}, {"text", kLostNotice}}});
+      j["notices"] =
+          ordered_json::array({{{"kind", run::to_string(NoticeKind::alert)}, {"text", kLostNotice}}});
     if (auto typed = RunRecord::from_json(json(j))) closed = std::move(typed).value();
     return closed.has_value();
   });
