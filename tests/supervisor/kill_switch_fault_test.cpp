@@ -220,10 +220,31 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
     }
     return out;
   }
+  // Every process of the run with where it waits (state, wchan, the system
+  // call it is in), for a failure that says why the run did not go on.
+  std::string where_each_waits(const PxRun& r) const {
+    std::string out;
+    for (const pid_t p : marked_processes(r.mark)) {
+      const std::string proc = "/proc/" + std::to_string(p);
+      const auto st = read_proc_stat(p);
+      out += " pid " + std::to_string(p) + " state " + (st ? std::string(1, st->state) : "?") + " (" +
+             slurp(proc + "/comm") + ", wchan " + slurp(proc + "/wchan") + ", syscall " +
+             slurp(proc + "/syscall") + ")";
+    }
+    return out;
+  }
+  // Whether the run's daemon appends to `alive` within 5 s. A file not there
+  // yet counts as empty: on a busy machine the daemon's first line may come
+  // after the run started (file_size's error value, the largest number, made
+  // every later size look smaller: 1 in 3 runs under two busy loops).
   bool daemon_runs(const PxRun& r) const {
-    std::error_code ec;
-    const auto before = fs::file_size(r.dir / "alive", ec);
-    return wait_until([&] { return fs::file_size(r.dir / "alive", ec) > before; }, 5000);
+    const auto size = [&] {
+      std::error_code ec;
+      const auto n = fs::file_size(r.dir / "alive", ec);
+      return ec ? std::uintmax_t{0} : n;
+    };
+    const auto before = size();
+    return wait_until([&] { return size() > before; }, 5000);
   }
   // The supervisor's exit status, once it ended (bounded).
   int wait_supervisor(PxRun& r) {
@@ -382,7 +403,7 @@ TEST_P(KillSwitchFaults, KillIDWinsOverAHungSupervisor) {
   std::ofstream(hang_cgroup_ / "cgroup.freeze") << "1";
   ASSERT_TRUE(wait_until(
       [&] { return slurp(hang_cgroup_ / "cgroup.events").find("frozen 1") != std::string::npos; }, 3000));
-  EXPECT_TRUE(daemon_runs(r)) << "the run itself is not frozen";
+  EXPECT_TRUE(daemon_runs(r)) << "the run itself is not frozen:" << where_each_waits(r);
   std::string said;
   double took = 0;
   const double floor_ms = start_up_floor_ms();
