@@ -10,21 +10,17 @@
 #include <thread>
 #include <vector>
 
+#include "common/temp_dir.hpp"
+
 namespace px {
 namespace {
 
 namespace fs = std::filesystem;
 
+// The one scratch folder of the tree (common/temp_dir.hpp).
 struct Folder {
-  Folder() {
-    std::string templ = (fs::temp_directory_path() / "px-jsonl-XXXXXX").string();
-    EXPECT_NE(::mkdtemp(templ.data()), nullptr);
-    path = templ;
-  }
-  ~Folder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+  Folder() : dir(TempDir::make("px-jsonl-").value()), path(dir.path()) {}
+  TempDir dir;
   fs::path path;
 };
 
