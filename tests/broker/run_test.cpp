@@ -13,18 +13,17 @@
 #include <thread>
 
 #include "broker_harness.hpp"
+#include "contains.hpp"
 #include "run_harness.hpp"
 #include "test_paths.hpp"
 
 namespace px::broker::test {
 namespace {
 
+using px::test::contains;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-bool contains(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
 
 // The value after "KEY=" on a line of `text`.
 std::string field(const std::string& text, const std::string& key) {

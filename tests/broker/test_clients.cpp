@@ -8,13 +8,12 @@
 #include "broker/reasons.hpp"
 #include "broker/run_ca.hpp"
 #include "broker_harness.hpp"
+#include "contains.hpp"
 
 namespace px::broker::test {
 namespace {
 
-bool contains(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
+using px::test::contains;
 
 class ClientsTest : public BrokerTest {
  protected:

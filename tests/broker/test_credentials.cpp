@@ -9,15 +9,14 @@
 #include "broker_harness.hpp"
 #include "common/base64.hpp"
 #include "common/redact.hpp"
+#include "contains.hpp"
 
 namespace px::broker::test {
 namespace {
 
-using proxy::test::basic_auth;
+using px::test::contains;
 
-bool has(const std::string& text, std::string_view needle) {
-  return text.find(needle) != std::string::npos;
-}
+using proxy::test::basic_auth;
 
 std::string shape_signature(std::string_view s) {
   std::string out;
@@ -41,7 +40,8 @@ TEST(Placeholder, KeepsTheShapeNeverTheSecret) {
     EXPECT_EQ(shape_signature(ph), shape_signature(secret)) << ph;
     // Shares no run of 8 characters with the secret after the prefix.
     const std::size_t from = known_prefix(secret).size();
-    for (std::size_t i = from; i + 8 <= secret.size(); ++i) EXPECT_FALSE(has(ph, secret.substr(i, 8))) << ph;
+    for (std::size_t i = from; i + 8 <= secret.size(); ++i)
+      EXPECT_FALSE(contains(ph, secret.substr(i, 8))) << ph;
   }
   EXPECT_EQ(shape_of(kGithubSecret), "github-token");
   EXPECT_EQ(shape_of(kAnthropicSecret), "anthropic-key");
@@ -58,11 +58,11 @@ TEST(Placeholder, RandomPerRunAndRefusedWhenTooShortOrOdd) {
   EXPECT_EQ(seen.size(), 50u);
   auto short_one = make_placeholder("short", "ghp_abc123");
   ASSERT_FALSE(short_one);
-  EXPECT_TRUE(has(short_one.error().message, "too short to broker")) << short_one.error().message;
-  EXPECT_FALSE(has(short_one.error().message, "abc123"));
+  EXPECT_TRUE(contains(short_one.error().message, "too short to broker")) << short_one.error().message;
+  EXPECT_FALSE(contains(short_one.error().message, "abc123"));
   auto spaced = make_placeholder("spaced", "token with spaces in it and more words here");
   ASSERT_FALSE(spaced);
-  EXPECT_TRUE(has(spaced.error().message, "one token on one line"));
+  EXPECT_TRUE(contains(spaced.error().message, "one token on one line"));
 }
 
 // 80 random bits at least, counted exactly at the edges: 20 hex digits are
@@ -71,12 +71,12 @@ TEST(Placeholder, TheEightyBitFloorIsCountedExactly) {
   EXPECT_TRUE(make_placeholder("t", std::string(20, 'a')).has_value());
   auto hex19 = make_placeholder("t", std::string(19, 'a'));
   ASSERT_FALSE(hex19);
-  EXPECT_TRUE(has(hex19.error().message, "(76 random bits after its prefix, 80 needed)"))
+  EXPECT_TRUE(contains(hex19.error().message, "(76 random bits after its prefix, 80 needed)"))
       << hex19.error().message;
   EXPECT_TRUE(make_placeholder("t", "Zz0123456789Ab").has_value());
   auto b62 = make_placeholder("t", "Zz0123456789A");
   ASSERT_FALSE(b62);
-  EXPECT_TRUE(has(b62.error().message, "(77 random bits after its prefix, 80 needed)"))
+  EXPECT_TRUE(contains(b62.error().message, "(77 random bits after its prefix, 80 needed)"))
       << b62.error().message;
 }
 
@@ -117,9 +117,9 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
   for (const auto& [source, expected] : cases) {
     auto r = read_secret("gh", source);
     ASSERT_FALSE(r) << source.describe();
-    EXPECT_TRUE(has(r.error().message, expected)) << r.error().message;
-    EXPECT_TRUE(has(r.error().message, "credential \"gh\"")) << r.error().message;
-    EXPECT_FALSE(has(r.error().message, kGithubSecret));
+    EXPECT_TRUE(contains(r.error().message, expected)) << r.error().message;
+    EXPECT_TRUE(contains(r.error().message, "credential \"gh\"")) << r.error().message;
+    EXPECT_FALSE(contains(r.error().message, kGithubSecret));
   }
   // A command that hangs (waiting for a passphrase) is stopped.
   SecretLimits quick;
@@ -127,14 +127,14 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
   const auto t0 = std::chrono::steady_clock::now();
   auto hung = read_secret("gh", SecretSource::from_command({"sleep", "30"}), quick);
   ASSERT_FALSE(hung);
-  EXPECT_TRUE(has(hung.error().message, "did not finish")) << hung.error().message;
+  EXPECT_TRUE(contains(hung.error().message, "did not finish")) << hung.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
   // A helper that leaks the token on stderr does not leak it into the message.
   register_secret(kGithubSecret);
   auto leaky =
       read_secret("gh", SecretSource::from_command({"sh", "-c", "echo " + kGithubSecret + " >&2; exit 1"}));
   ASSERT_FALSE(leaky);
-  EXPECT_FALSE(has(leaky.error().message, kGithubSecret)) << leaky.error().message;
+  EXPECT_FALSE(contains(leaky.error().message, kGithubSecret)) << leaky.error().message;
   // An opaque secret (no shape the redactor knows) printed on stdout and on
   // stderr by a helper that then fails: not in the message either.
   const std::string opaque = "3f9a1c7be04d5a6f28c913e7b5d04a6c1e2f8b97";
@@ -142,8 +142,8 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
       "key",
       SecretSource::from_command({"sh", "-c", "echo " + opaque + "; echo oops " + opaque + " >&2; exit 1"}));
   ASSERT_FALSE(opaque_leak);
-  EXPECT_FALSE(has(opaque_leak.error().message, opaque)) << opaque_leak.error().message;
-  EXPECT_TRUE(has(opaque_leak.error().message, "oops")) << opaque_leak.error().message;
+  EXPECT_FALSE(contains(opaque_leak.error().message, opaque)) << opaque_leak.error().message;
+  EXPECT_TRUE(contains(opaque_leak.error().message, "oops")) << opaque_leak.error().message;
   // Printed on stderr only (stdout empty), an opaque word is masked too; the
   // helper's own words stay, to say what went wrong.
   const std::string stderr_only = "Zk3q9Lm2Xv8Rt4Wy7Bn1Pc6D";
@@ -151,8 +151,8 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
       read_secret("key", SecretSource::from_command(
                              {"sh", "-c", "echo 'vault: token " + stderr_only + " expired' >&2; exit 2"}));
   ASSERT_FALSE(stderr_leak);
-  EXPECT_FALSE(has(stderr_leak.error().message, stderr_only)) << stderr_leak.error().message;
-  EXPECT_TRUE(has(stderr_leak.error().message, "vault: token [REDACTED] expired"))
+  EXPECT_FALSE(contains(stderr_leak.error().message, stderr_only)) << stderr_leak.error().message;
+  EXPECT_TRUE(contains(stderr_leak.error().message, "vault: token [REDACTED] expired"))
       << stderr_leak.error().message;
   // A FIFO named as the secret file is refused at once, never waited on.
   const std::filesystem::path fifo = std::filesystem::path(dir) / "secret.fifo";
@@ -160,7 +160,7 @@ TEST(SecretSource, FailuresNameTheSourceNeverTheSecret) {
   const auto f0 = std::chrono::steady_clock::now();
   auto from_fifo = read_secret("key", SecretSource::from_file(fifo));
   ASSERT_FALSE(from_fifo);
-  EXPECT_TRUE(has(from_fifo.error().message, "is not a regular file")) << from_fifo.error().message;
+  EXPECT_TRUE(contains(from_fifo.error().message, "is not a regular file")) << from_fifo.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - f0, std::chrono::seconds(2));
   std::filesystem::remove_all(dir);
 }
@@ -195,20 +195,20 @@ TEST(SecretSource, ExpiredOrMisShapedSecretsAreRefused) {
   EXPECT_TRUE(check_secret("gh", kGithubSecret, "github-token", std::nullopt, now));
   auto wrong_shape = check_secret("gh", kAnthropicSecret, "github-token", std::nullopt, now);
   ASSERT_FALSE(wrong_shape);
-  EXPECT_TRUE(has(wrong_shape.error().message, "not shaped like a github-token"))
+  EXPECT_TRUE(contains(wrong_shape.error().message, "not shaped like a github-token"))
       << wrong_shape.error().message;
-  EXPECT_FALSE(has(wrong_shape.error().message, kAnthropicSecret));
+  EXPECT_FALSE(contains(wrong_shape.error().message, kAnthropicSecret));
   auto spaces = check_secret("gh", "ghp_abc def", "", std::nullopt, now);
   ASSERT_FALSE(spaces);
-  EXPECT_TRUE(has(spaces.error().message, "whitespace"));
+  EXPECT_TRUE(contains(spaces.error().message, "whitespace"));
   auto expired = check_secret("gh", kGithubSecret, "", now - std::chrono::hours(1), now);
   ASSERT_FALSE(expired);
-  EXPECT_TRUE(has(expired.error().message, "expired at"));
+  EXPECT_TRUE(contains(expired.error().message, "expired at"));
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
   EXPECT_EQ(jwt_expiry(jwt_with_exp(secs - 60)), secs - 60);
   auto old_jwt = check_secret("codex", jwt_with_exp(secs - 60), "", std::nullopt, now);
   ASSERT_FALSE(old_jwt);
-  EXPECT_TRUE(has(old_jwt.error().message, "sign in again"));
+  EXPECT_TRUE(contains(old_jwt.error().message, "sign in again"));
   EXPECT_TRUE(check_secret("codex", jwt_with_exp(secs + 3600), "", std::nullopt, now));
   EXPECT_FALSE(jwt_expiry(kGithubSecret));
   EXPECT_FALSE(jwt_expiry("a.b.c"));
@@ -236,14 +236,14 @@ TEST(Credentials, ResolveFailsClosedForTheWholeSet) {
   broken.source = SecretSource::from_command({"false"});
   auto set = CredentialSet::resolve({ok, broken});
   ASSERT_FALSE(set);
-  EXPECT_TRUE(has(set.error().message, "credential \"broken\""));
+  EXPECT_TRUE(contains(set.error().message, "credential \"broken\""));
   auto good = CredentialSet::resolve({ok});
   ASSERT_TRUE(good) << good.error().message;
   EXPECT_EQ(good.value().credentials()[0].hosts, (std::vector<std::string>{"github.com", "api.github.com"}));
   // Secrets and placeholders are registered with the redactor.
   const std::string ph = good.value().credentials()[0].placeholder;
-  EXPECT_FALSE(has(redact("x " + ph + " y"), ph));
-  EXPECT_FALSE(has(redact("x " + kGithubSecret + " y"), kGithubSecret));
+  EXPECT_FALSE(contains(redact("x " + ph + " y"), ph));
+  EXPECT_FALSE(contains(redact("x " + kGithubSecret + " y"), kGithubSecret));
 
   CredentialSpec bad_host = ok;
   bad_host.hosts = {"https://github.com/"};
@@ -291,7 +291,7 @@ TEST(Credentials, SwapsInBoundHeadersOnly) {
   ASSERT_TRUE(out.exfiltration);
   EXPECT_EQ(out.exfiltration->credential, "anthropic");
   EXPECT_EQ(out.exfiltration->where, "header x-api-key");
-  EXPECT_FALSE(has(r.headers[0].value, kGithubSecret)) << "a refused request is left untouched";
+  EXPECT_FALSE(contains(r.headers[0].value, kGithubSecret)) << "a refused request is left untouched";
 
   auto r2 = request("/user", {{"Authorization", "token " + gh}, {"X-Other", gh}});
   auto out2 = set.apply_to_head("api.github.com", r2);
@@ -382,8 +382,8 @@ TEST(Credentials, ResponseReplacerHidesAnEchoedSecretWithoutDelayingOtherBytes) 
     }
     out += r.finish();
     EXPECT_EQ(out.size(), text.size());
-    EXPECT_FALSE(has(out, kGithubSecret)) << out;
-    EXPECT_TRUE(has(out, gh));
+    EXPECT_FALSE(contains(out, kGithubSecret)) << out;
+    EXPECT_TRUE(contains(out, gh));
   }
   // An event that ends in "\n\n" is passed on whole at once: nothing held back.
   StreamReplacer r = set.response_replacer("api.github.com");

@@ -13,10 +13,13 @@
 
 #include "broker/reasons.hpp"
 #include "broker_harness.hpp"
+#include "contains.hpp"
 #include "proxy/reasons.hpp"
 
 namespace px::broker::test {
 namespace {
+
+using px::test::contains;
 
 using proxy::test::basic_auth;
 using proxy::test::connect_to;
@@ -25,10 +28,6 @@ using proxy::test::read_until;
 using proxy::test::roundtrip;
 using proxy::test::send_all;
 using proxy::test::status_of;
-
-bool contains(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
 
 // 40 lower-case hex digits: a token that fits in a DNS label, so that its
 // placeholder can be tried as a name.
@@ -349,9 +348,10 @@ TEST_F(ProxyWiringTest, APlaceholderToALocalServerPassesAsItIs) {
                           "\r\nAuthorization: Bearer " + ph + "\r\n" + auth() + "\r\n"),
             200);
   const std::string body = "token=" + ph;
-  EXPECT_EQ(plain_request("POST http://localhost:" + port + "/local HTTP/1.1\r\nHost: localhost:" + port +
-                          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + auth() + "\r\n" + body),
-            200);
+  EXPECT_EQ(
+      plain_request("POST http://localhost:" + port + "/local HTTP/1.1\r\nHost: localhost:" + port +
+                    "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + auth() + "\r\n" + body),
+      200);
   EXPECT_TRUE(plain_saw("Bearer " + ph)) << "the local server got the placeholder, unchanged";
   EXPECT_FALSE(plain_saw(kGithubSecret));
   EXPECT_TRUE(broker_->report().exfiltration.empty());

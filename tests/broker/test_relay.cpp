@@ -3,9 +3,12 @@
 #include "broker/reasons.hpp"
 #include "broker_harness.hpp"
 #include "common/base64.hpp"
+#include "contains.hpp"
 
 namespace px::broker::test {
 namespace {
+
+using px::test::contains;
 
 using proxy::test::basic_auth;
 using proxy::test::header_of;
@@ -15,10 +18,6 @@ std::string get(const std::string& host, std::uint16_t port, const std::string& 
                 const std::string& extra = {}) {
   return "GET " + path + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) + "\r\n" + extra +
          "Connection: close\r\n\r\n";
-}
-
-bool contains(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
 }
 
 std::string all_text(const std::vector<nlohmann::json>& lines) {

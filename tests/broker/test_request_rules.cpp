@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "broker/request_rules.hpp"
+#include "contains.hpp"
 
 namespace px::broker {
 namespace {
+
+using px::test::contains;
 
 RequestRule rule(std::string_view line, std::string reason = {}) {
   auto r = parse_request_rule_line(line, std::move(reason));
@@ -16,10 +19,6 @@ std::string error_of(std::string_view line) {
   auto r = parse_request_rule_line(line);
   EXPECT_FALSE(r) << line << " should be refused";
   return r ? std::string() : r.error().message;
-}
-
-bool has(const std::string& text, std::string_view needle) {
-  return text.find(needle) != std::string::npos;
 }
 
 TEST(RequestRules, ParsesMethodsAndPatterns) {
@@ -35,25 +34,26 @@ TEST(RequestRules, ParsesMethodsAndPatterns) {
 }
 
 TEST(RequestRules, BadRulesSayWhatToWrite) {
-  EXPECT_TRUE(has(error_of("allow GTE /x"), "\"GTE\" is not an HTTP method")) << error_of("allow GTE /x");
-  EXPECT_TRUE(has(error_of("allow get /x"), "write GET"));
-  EXPECT_TRUE(has(error_of("allow CONNECT /x"), "is not an HTTP method a rule can name"));
-  EXPECT_TRUE(has(error_of("allow GET,,POST /x"), "empty method"));
-  EXPECT_TRUE(has(error_of("allow GET,* /x"), "'*' stands alone"));
-  EXPECT_TRUE(has(error_of("permit GET /x"), "write allow or deny"));
-  EXPECT_TRUE(has(error_of("allow GET x/y"), "starts with '/'"));
-  EXPECT_TRUE(has(error_of("allow GET /x?y=1"), "remove the query"));
-  EXPECT_TRUE(has(error_of("allow GET /a%2Fb"), "without percent-escapes"));
-  EXPECT_TRUE(has(error_of("allow GET /a**"), "'**' must be a whole segment"));
-  EXPECT_TRUE(has(error_of("allow GET /a//b"), "empty path segment"));
-  EXPECT_TRUE(has(error_of("allow GET /a/../b"), "'.' and '..'"));
-  EXPECT_TRUE(has(error_of("allow GET /a b"), "has a space"));
-  EXPECT_TRUE(has(error_of("allow GET /a\\b"), "cannot"));
-  EXPECT_TRUE(has(error_of("allow"), "ACTION METHODS"));
-  EXPECT_TRUE(has(error_of("allow GET /" + std::string(1100, 'a')), "1024"));
+  EXPECT_TRUE(contains(error_of("allow GTE /x"), "\"GTE\" is not an HTTP method"))
+      << error_of("allow GTE /x");
+  EXPECT_TRUE(contains(error_of("allow get /x"), "write GET"));
+  EXPECT_TRUE(contains(error_of("allow CONNECT /x"), "is not an HTTP method a rule can name"));
+  EXPECT_TRUE(contains(error_of("allow GET,,POST /x"), "empty method"));
+  EXPECT_TRUE(contains(error_of("allow GET,* /x"), "'*' stands alone"));
+  EXPECT_TRUE(contains(error_of("permit GET /x"), "write allow or deny"));
+  EXPECT_TRUE(contains(error_of("allow GET x/y"), "starts with '/'"));
+  EXPECT_TRUE(contains(error_of("allow GET /x?y=1"), "remove the query"));
+  EXPECT_TRUE(contains(error_of("allow GET /a%2Fb"), "without percent-escapes"));
+  EXPECT_TRUE(contains(error_of("allow GET /a**"), "'**' must be a whole segment"));
+  EXPECT_TRUE(contains(error_of("allow GET /a//b"), "empty path segment"));
+  EXPECT_TRUE(contains(error_of("allow GET /a/../b"), "'.' and '..'"));
+  EXPECT_TRUE(contains(error_of("allow GET /a b"), "has a space"));
+  EXPECT_TRUE(contains(error_of("allow GET /a\\b"), "cannot"));
+  EXPECT_TRUE(contains(error_of("allow"), "ACTION METHODS"));
+  EXPECT_TRUE(contains(error_of("allow GET /" + std::string(1100, 'a')), "1024"));
   auto multi = parse_request_rule("allow", "GET /x", "two\nlines");
   ASSERT_FALSE(multi);
-  EXPECT_TRUE(has(multi.error().message, "one line"));
+  EXPECT_TRUE(contains(multi.error().message, "one line"));
 }
 
 TEST(RequestRules, CanonicalPathRefusesWhatAServerCouldReadDifferently) {

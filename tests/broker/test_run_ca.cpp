@@ -8,13 +8,12 @@
 #include "broker/run_ca.hpp"
 #include "broker/trust_bundle.hpp"
 #include "broker_harness.hpp"
+#include "contains.hpp"
 
 namespace px::broker::test {
 namespace {
 
-bool has(const std::string& text, std::string_view needle) {
-  return text.find(needle) != std::string::npos;
-}
+using px::test::contains;
 
 // Verifies `leaf` against `ca` alone, for `host`; the X509_V_ error.
 int verify(X509* ca, X509* leaf, const std::string& host) {
@@ -44,12 +43,12 @@ TEST(RunCa, ConstrainedToTheTerminatedHostsAndNoAddress) {
   auto ca = RunCa::create({"GitHub.com", "api.anthropic.com"});
   ASSERT_TRUE(ca) << ca.error().message;
   const std::string text = text_of(ca.value()->certificate());
-  EXPECT_TRUE(has(text, "CA:TRUE, pathlen:0")) << text;
-  EXPECT_TRUE(has(text, "X509v3 Name Constraints: critical")) << text;
-  EXPECT_TRUE(has(text, "DNS:github.com")) << text;
-  EXPECT_TRUE(has(text, "DNS:api.anthropic.com")) << text;
-  EXPECT_TRUE(has(text, "IP:0.0.0.0/0.0.0.0")) << text;
-  EXPECT_TRUE(has(text, "ASN1 OID: prime256v1")) << text;
+  EXPECT_TRUE(contains(text, "CA:TRUE, pathlen:0")) << text;
+  EXPECT_TRUE(contains(text, "X509v3 Name Constraints: critical")) << text;
+  EXPECT_TRUE(contains(text, "DNS:github.com")) << text;
+  EXPECT_TRUE(contains(text, "DNS:api.anthropic.com")) << text;
+  EXPECT_TRUE(contains(text, "IP:0.0.0.0/0.0.0.0")) << text;
+  EXPECT_TRUE(contains(text, "ASN1 OID: prime256v1")) << text;
   EXPECT_EQ(ca.value()->hosts(), (std::vector<std::string>{"api.anthropic.com", "github.com"}));
   // Two runs, two CAs.
   auto other = RunCa::create({"github.com"});
@@ -70,8 +69,8 @@ TEST(RunCa, LeavesAreMintedOncePerHostAndVerify) {
   EXPECT_EQ(verify(ca.certificate(), leaf.value()->certificate.get(), "api.github.com"),
             X509_V_ERR_HOSTNAME_MISMATCH);
   const std::string text = text_of(leaf.value()->certificate.get());
-  EXPECT_TRUE(has(text, "TLS Web Server Authentication")) << text;
-  EXPECT_TRUE(has(text, "CA:FALSE")) << text;
+  EXPECT_TRUE(contains(text, "TLS Web Server Authentication")) << text;
+  EXPECT_TRUE(contains(text, "CA:FALSE")) << text;
   // Not for a host the CA was not made for, and a leaf minted for one anyway
   // fails verification: the name constraints hold.
   EXPECT_FALSE(ca.leaf_for("evil.example"));
@@ -95,18 +94,18 @@ TEST(TrustBundle, SystemBundlePlusTheRunCaInPrivateState) {
   ASSERT_TRUE(files) << files.error().message;
   const std::string bundle = read_file(files.value().bundle);
   EXPECT_EQ(bundle.rfind(system_before, 0), 0u) << "the bundle starts with the system's";
-  EXPECT_TRUE(has(bundle, ca.value()->certificate_pem()));
+  EXPECT_TRUE(contains(bundle, ca.value()->certificate_pem()));
   EXPECT_EQ(read_file(files.value().ca), ca.value()->certificate_pem());
   EXPECT_EQ(read_file(kSystemBundle), system_before) << "the host's trust store is never changed";
   struct stat st {};
   ASSERT_EQ(::stat(files.value().bundle.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
-  EXPECT_FALSE(has(bundle, "PRIVATE KEY"));
+  EXPECT_FALSE(contains(bundle, "PRIVATE KEY"));
   // Never reused: a second write into the same folder is refused.
   EXPECT_FALSE(write_trust_files(dir, ca.value()->certificate_pem()));
   auto missing = write_trust_files(dir / "x", ca.value()->certificate_pem(), dir / "no-such-bundle.crt");
   ASSERT_FALSE(missing);
-  EXPECT_TRUE(has(missing.error().message, "install ca-certificates"));
+  EXPECT_TRUE(contains(missing.error().message, "install ca-certificates"));
   std::filesystem::remove_all(dir);
 }
 
@@ -135,7 +134,7 @@ TEST(Broker, ConfigurationErrorsAreClearAndNothingIsHalfMade) {
   c.credentials = {cred};
   auto contradiction = Broker::create(c);
   ASSERT_FALSE(contradiction);
-  EXPECT_TRUE(has(contradiction.error().message, "passthrough")) << contradiction.error().message;
+  EXPECT_TRUE(contains(contradiction.error().message, "passthrough")) << contradiction.error().message;
 
   pinned.rules = {parse_request_rule("allow", "GET").value()};
   c.hosts = {pinned};
@@ -149,7 +148,7 @@ TEST(Broker, ConfigurationErrorsAreClearAndNothingIsHalfMade) {
   c.credentials = {cred};
   auto failed = Broker::create(c);
   ASSERT_FALSE(failed);
-  EXPECT_TRUE(has(failed.error().message, "exit status 3"));
+  EXPECT_TRUE(contains(failed.error().message, "exit status 3"));
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 
   // Passthrough alone: nothing terminated, no CA, no variables.

@@ -64,8 +64,6 @@ std::vector<PluginPlatform> all_combinations() {
   return out;
 }
 
-}  // namespace
-
 // ---- rules every plugin keeps, on both platforms ---------------------------------
 
 class EveryPlugin : public ::testing::TestWithParam<PluginPlatform> {};
@@ -363,3 +361,5 @@ TEST_F(InstallDirs, NothingForASystemInstallOrAPlainBinaryInHome) {
   fs::path exe = touch("bin/codex");  // ~/bin holds other things: never offered
   EXPECT_TRUE(dirs(run("codex", args({{"codex"}, exe.string(), exe.string()}))).empty());
 }
+
+}  // namespace

@@ -93,8 +93,6 @@ std::vector<Case> cases() {
   };
 }
 
-}  // namespace
-
 class Detect : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Detect, PicksTheRightPlugin) {
@@ -180,3 +178,5 @@ TEST(Detect, GenericClaimsAnythingAtConfidenceOne) {
     EXPECT_NE(r.claims[0].reason.find(fs::path(c.argv[0]).filename().string()), std::string::npos);
   }
 }
+
+}  // namespace

@@ -26,8 +26,6 @@ std::vector<Wiring> wirings() {
   };
 }
 
-}  // namespace
-
 class Transcripts : public ::testing::TestWithParam<Wiring> {
  protected:
   const px_plugin* plugin() {
@@ -92,3 +90,5 @@ INSTANTIATE_TEST_SUITE_P(Parsers, Transcripts, ::testing::ValuesIn(wirings()), [
     if (c == '-') c = '_';
   return n;
 });
+
+}  // namespace

@@ -4,16 +4,14 @@
 // the checks that stop a run before anything starts.
 #include <gtest/gtest.h>
 
+#include "contains.hpp"
 #include "policy/compose.hpp"
 #include "policy/profile.hpp"
 
 namespace px::policy {
 namespace {
 
-void expect_contains(const std::string& text, std::initializer_list<const char*> parts) {
-  for (const char* part : parts)
-    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
+using px::test::expect_contains;
 
 // The default profile, a run folder, the network allowing `allow`, and the
 // profile `yaml` (named user.yaml) over it.

@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "contains.hpp"
+
 namespace px::expectations {
 namespace {
 
@@ -27,10 +29,7 @@ class LoaderTest : public ::testing::Test {
   std::optional<Layout> layout_;
 };
 
-void expect_contains(const std::string& text, std::initializer_list<const char*> parts) {
-  for (const char* part : parts)
-    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
+using px::test::expect_contains;
 
 TEST_F(LoaderTest, ErrorsNameFileLineAndKey) {
   expect_contains(error_for("rows:\n  - {op: read, path: /x, expect: allowed, extra: 1}\n"),

@@ -3,6 +3,7 @@
 // composition (a plugin cannot widen the seal).
 #include <gtest/gtest.h>
 
+#include "contains.hpp"
 #include "policy/compose.hpp"
 #include "policy/policy_builder.hpp"
 #include "policy/policy_json.hpp"
@@ -18,10 +19,7 @@ std::string parse_error(const std::string& yaml) {
   return p ? std::string() : p.error().message;
 }
 
-void expect_contains(const std::string& text, std::initializer_list<const char*> parts) {
-  for (const char* part : parts)
-    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
+using px::test::expect_contains;
 
 TEST(ProfileParsing, EmbeddedProfilesParse) {
   for (const char* name : {"default", "offline", "developer"}) {

@@ -58,14 +58,16 @@ TEST(Cgroup, FreezeThawKillTreeOf200) {
   // Nothing escaped: every marked process (detached ones included) is in the cgroup.
   auto in = cg.value().pids();
   for (const pid_t p : marked)
-    EXPECT_TRUE(std::find(in.begin(), in.end(), p) != in.end() || ended_or_ending(p)) << "pid " << p << " escaped";
+    EXPECT_TRUE(std::find(in.begin(), in.end(), p) != in.end() || ended_or_ending(p))
+        << "pid " << p << " escaped";
 
   ASSERT_TRUE(cg.value().freeze());
   EXPECT_TRUE(cg.value().frozen().value());
   marked = marked_processes(tree.mark);
   for (const pid_t p : marked)
-    EXPECT_TRUE(task_is_cgroup_frozen(p) || ended_or_ending(p)) << "pid " << p << " not frozen, wchan "
-                                          << read_proc_file("/proc/" + std::to_string(p) + "/wchan").value_or("?");
+    EXPECT_TRUE(task_is_cgroup_frozen(p) || ended_or_ending(p))
+        << "pid " << p << " not frozen, wchan "
+        << read_proc_file("/proc/" + std::to_string(p) + "/wchan").value_or("?");
   const auto size = alive_size(tree);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(alive_size(tree), size) << "the setsid daemon kept writing while frozen";

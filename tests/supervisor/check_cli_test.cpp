@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "spawn.hpp"
 #include "supervisor/cgroup.hpp"
 #include "supervisor/run_control.hpp"
 #include "test_paths.hpp"
@@ -20,26 +21,19 @@
 
 namespace {
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(cmd.c_str(), "r"), ::pclose);
-  if (!p) return out;
-  std::array<char, 4096> buf{};
-  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p.get())) > 0;) out.append(buf.data(), n);
-  return out;
-}
+using px::test::shell_output;
 
 }  // namespace
 
 TEST(CheckCommand, NamesTheTrackingMechanism) {
   const auto probe = px::supervisor::probe_tracking();
-  auto j = nlohmann::json::parse(run(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
+  auto j = nlohmann::json::parse(shell_output(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   ASSERT_TRUE(j.contains("kill_switch")) << j.dump(2);
   EXPECT_EQ(j["kill_switch"]["mechanism"], px::supervisor::to_string(probe.mechanism));
   EXPECT_FALSE(j["kill_switch"]["cannot_catch"].get<std::string>().empty());
 
-  const std::string text = run(std::string(PARALLEX_EXE) + " check");
+  const std::string text = shell_output(std::string(PARALLEX_EXE) + " check");
   EXPECT_NE(text.find("Kill switch (process tracking): " + probe.description), std::string::npos) << text;
 }
 
@@ -48,7 +42,7 @@ TEST(CheckCommand, NamesTheTrackingMechanism) {
 // row is not "enforced" beside a process-tree fallback. As root, then again
 // as pxtest.
 TEST(CheckCommand, TheCgroupRowAgreesWithTheKillSwitch) {
-  auto j = nlohmann::json::parse(run(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
+  auto j = nlohmann::json::parse(shell_output(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
   ASSERT_TRUE(j.is_object());
   const nlohmann::json* row = nullptr;
   for (const auto& g : j["guarantees"])
@@ -70,8 +64,8 @@ TEST(CheckCommand, TheCgroupRowAgreesWithTheKillSwitch) {
 TEST(SealedRun, IsInItsCgroupFromTheStart) {
   if (!px::supervisor::probe_cgroup().usable) GTEST_SKIP() << px::supervisor::probe_cgroup().why_not;
   for (const std::string env : {"", "PARALLEX_NO_CLONE_INTO_CGROUP=1 "}) {
-    const std::string out = run(std::string("cd ") + PARALLEX_BINARY_DIR + " && env " + env + PARALLEX_EXE +
-                                " run -- cat /proc/self/cgroup 2>&1");
+    const std::string out = shell_output(std::string("cd ") + PARALLEX_BINARY_DIR + " && env " + env +
+                                         PARALLEX_EXE + " run -- cat /proc/self/cgroup 2>&1");
     EXPECT_NE(out.find("/parallex/"), std::string::npos) << env << out;
   }
 }
@@ -82,11 +76,12 @@ TEST(SealedRun, PrintsAndRecordsWhatTheSealRefused) {
   char templ[] = "/tmp/px-refusals-XXXXXX";
   ASSERT_NE(::mkdtemp(templ), nullptr);
   const std::string home = templ;
-  const std::string out = run("cd " + std::string(PARALLEX_BINARY_DIR) + " && PARALLEX_HOME=" + home + " " +
-                              PARALLEX_EXE + " run -- /usr/bin/unshare -U /bin/true 2>&1");
+  const std::string out =
+      shell_output("cd " + std::string(PARALLEX_BINARY_DIR) + " && PARALLEX_HOME=" + home + " " +
+                   PARALLEX_EXE + " run -- /usr/bin/unshare -U /bin/true 2>&1");
   EXPECT_NE(out.find("the seal refused 1 request: unshare CLONE_NEWUSER (unshare)"), std::string::npos)
       << out;
-  const std::string records = run("cat " + home + "/runs/*/run.json");
+  const std::string records = shell_output("cat " + home + "/runs/*/run.json");
   auto record = nlohmann::json::parse(records, nullptr, false);
   ASSERT_FALSE(record.is_discarded()) << records;
   const auto& refusals = record["seal_refusals"];
@@ -101,11 +96,11 @@ TEST(SealedRun, PrintsAndRecordsWhatTheSealRefused) {
   const bool landlock_collected = refusals["collected_from"].size() == 2;
   EXPECT_TRUE(landlock_collected || refusals["not_collected"].dump().find("Landlock") != std::string::npos)
       << refusals.dump(2);
-  run("rm -rf " + home);
+  shell_output("rm -rf " + home);
 }
 
 TEST(CheckCommand, SaysWhatARunRecordsOfRefusals) {
-  auto j = nlohmann::json::parse(run(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
+  auto j = nlohmann::json::parse(shell_output(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   ASSERT_TRUE(j.contains("refusals_recorded")) << j.dump(2);
   std::set<std::string> ids;
@@ -127,7 +122,7 @@ TEST(CheckCommand, SealedEveryWayOutHoldsAndSeccompRefusalsAreRecorded) {
 #endif
   const std::string cmd =
       "cd /tmp && " + std::string(PARALLEX_EXE) + " check --sealed --json; echo \"exit=$?\"";
-  const std::string out = run(cmd);
+  const std::string out = shell_output(cmd);
   const auto exit_at = out.rfind("exit=");
   ASSERT_NE(exit_at, std::string::npos) << out;
   if (out.find("could not be set up") != std::string::npos)

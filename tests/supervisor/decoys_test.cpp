@@ -11,6 +11,8 @@
 #include <regex>
 #include <thread>
 
+#include "spawn.hpp"
+
 namespace px::supervisor {
 namespace {
 
@@ -24,10 +26,7 @@ class DecoyTest : public ::testing::Test {
   fs::path home;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using px::test::slurp;
 
 TEST_F(DecoyTest, PlantsLookAlikesOutsideTheDeniedSecretPaths) {
   auto planted = plant_decoys(home);

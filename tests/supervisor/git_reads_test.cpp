@@ -19,6 +19,7 @@
 #include <string>
 
 #include "common/unique_fd.hpp"
+#include "spawn.hpp"
 
 namespace {
 
@@ -35,13 +36,9 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  ::pclose(p);
+// A shell command's output without its last newlines.
+std::string output_of(const std::string& cmd) {
+  std::string out = px::test::shell_output(cmd);
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
 }
@@ -63,7 +60,8 @@ class GitReads : public ::testing::Test {
 
   // The id of `text` written as a blob by git.
   std::string git_blob(const std::string& text) {
-    return run("printf %s " + quote(text) + " | git -C " + quote(dir_.string()) + " hash-object -w --stdin");
+    return output_of("printf %s " + quote(text) + " | git -C " + quote(dir_.string()) +
+                     " hash-object -w --stdin");
   }
   fs::path file_of(const std::string& id) const {
     return dir_ / ".git/objects" / id.substr(0, 2) / id.substr(2);
@@ -93,9 +91,9 @@ TEST_F(GitReads, AnObjectGitWroteReadsThroughAndMatchesItsName) {
   EXPECT_EQ(c.read, 6u);
   // A tree and a commit too.
   const std::string commit =
-      run("cd " + quote(dir_.string()) +
-          " && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm m "
-          "--allow-empty && git rev-parse HEAD");
+      output_of("cd " + quote(dir_.string()) +
+                " && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm m "
+                "--allow-empty && git rev-parse HEAD");
   ASSERT_EQ(commit.size(), 40u);
   EXPECT_TRUE(check(commit).checked) << check(commit).problem;
 }

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "spawn.hpp"
 #include "supervisor/cgroup.hpp"
 #include "supervisor/proc.hpp"
 #include "test_paths.hpp"
@@ -147,12 +148,7 @@ class EchoServer {
   std::thread thread_;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using px::test::slurp;
 
 class KillSwitchE2E : public ::testing::TestWithParam<bool> {
  protected:

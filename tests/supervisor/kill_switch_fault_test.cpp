@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "spawn.hpp"
 #include "supervisor/cgroup.hpp"
 #include "supervisor/proc.hpp"
 #include "test_paths.hpp"
@@ -41,7 +42,7 @@ namespace {
 
 // Inside the seal: a detached daemon appending to `alive`, a double fork and
 // a few sleepers, every one marked.
-const char* kTree = R"SH(
+const char* kMarkedTree = R"SH(
 d=$1
 setsid sh -c 'while :; do echo x >> "$0/alive"; sleep 0.02; done' "$d" </dev/null >/dev/null 2>&1 &
 (sh -c 'sleep 1000 & exit 0' &)
@@ -51,12 +52,7 @@ echo ok > "$d/ready"
 wait
 )SH";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using px::test::slurp;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -81,7 +77,7 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
     fs::create_directories(work_);
     fs::create_directories(root_ / "runtime");
     fs::permissions(root_ / "runtime", fs::perms::owner_all);
-    std::ofstream(work_ / "tree.sh") << kTree;
+    std::ofstream(work_ / "tree.sh") << kMarkedTree;
   }
   void TearDown() override {
     for (auto& r : runs_) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "spawn.hpp"
 #include "test_paths.hpp"
 #include "tree_helpers.hpp"
 
@@ -27,12 +28,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using px::supervisor::testing::wait_until;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using px::test::slurp;
 
 class StateFull : public ::testing::Test {
  protected:
@@ -120,8 +116,8 @@ TEST_F(StateFull, ARunDuringWhichTheFilesystemFillsKeepsItsOutcome) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const std::string cmd = env() + PARALLEX_EXE + " run --in " + (root_ / "work").string() +
-                            " -- sh -c 'touch started; while [ ! -e " + go.string() + " ]; do sleep 0.05; done; exit 3' >" +
-                            (root_ / "run.out").string() + " 2>&1";
+                            " -- sh -c 'touch started; while [ ! -e " + go.string() +
+                            " ]; do sleep 0.05; done; exit 3' >" + (root_ / "run.out").string() + " 2>&1";
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     ::_exit(127);
   }

@@ -38,6 +38,10 @@ class Background {
   pid_t pid_ = -1;
 };
 
+// What a shell command (sh -c) writes to its standard output, whole ("" when
+// it cannot be started); its exit status is not looked at.
+std::string shell_output(const std::string& command);
+
 // The whole file ("" when it cannot be read).
 std::string slurp(const std::filesystem::path& file);
 

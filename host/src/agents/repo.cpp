@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "common/ascii.hpp"
 #include "common/libgit2.hpp"
 
 namespace px::agents {
@@ -99,8 +100,7 @@ Result<std::vector<std::string>> config_keys_with_tokens(const fs::path& dir) {
     // A plain extraheader with a bearer or basic token is as much a credential.
     const std::string name = entry->name;
     if (entry->value && name.size() > 12 && name.ends_with(".extraheader")) {
-      std::string v = entry->value;
-      for (auto& c : v) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      const std::string v = ascii_lower(entry->value);
       if (v.find("authorization:") != std::string::npos) keys.push_back(name);
     }
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "broker/placeholder.hpp"
+#include "common/ascii.hpp"
 #include "common/base64.hpp"
 #include "common/host_rule.hpp"
 #include "common/redact.hpp"
@@ -12,16 +13,6 @@
 
 namespace px::broker {
 namespace {
-
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string lowered(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), lower);
-  return out;
-}
 
 bool is_token_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
@@ -90,7 +81,7 @@ Result<CredentialSet> CredentialSet::from_resolved(std::vector<Credential> crede
 
 CredentialSet::CredentialSet(std::vector<Credential> credentials) : credentials_(std::move(credentials)) {
   for (auto& c : credentials_) {
-    for (auto& h : c.headers) h = lowered(h);
+    for (auto& h : c.headers) h = ascii_lower(h);
     auto forms = encoded_forms(c.placeholder);
     for (auto& f : encoded_forms(c.secret)) forms.push_back(std::move(f));
     forms_.push_back(std::move(forms));
@@ -139,7 +130,7 @@ Result<CredentialSet> CredentialSet::resolve(const std::vector<CredentialSpec>& 
       if (!c.bound_to(normalized.value())) c.hosts.push_back(normalized.value());
     }
     for (const auto& h : spec.headers) {
-      const std::string name = lowered(h);
+      const std::string name = ascii_lower(h);
       if (name.empty() || !std::all_of(name.begin(), name.end(), is_token_char)) {
         return fail(Error::invalid(who + ": \"" + h + "\" is not a header name."));
       }
@@ -216,7 +207,7 @@ HeadOutcome CredentialSet::apply_to_head(std::string_view host, proxy::Request& 
   }
   for (const auto& h : request.headers) {
     std::string line = h.name + ": " + h.value;
-    auto e = find_outbound(host, line, "header " + lowered(h.name));
+    auto e = find_outbound(host, line, "header " + ascii_lower(h.name));
     if (!e && proxy::iequals(h.name, "authorization")) {
       // Basic credentials at any alignment are also caught decoded.
       const std::size_t sp = h.value.find(' ');
@@ -236,7 +227,7 @@ HeadOutcome CredentialSet::apply_to_head(std::string_view host, proxy::Request& 
     if (!c.bound_to(host)) continue;
     bool used = false;
     for (auto& h : request.headers) {
-      const std::string name = lowered(h.name);
+      const std::string name = ascii_lower(h.name);
       if (name == "authorization") {
         used = substitute_authorization(h.value, c) || used;
       } else if (name == "x-api-key" ||

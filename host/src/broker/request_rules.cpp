@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "common/ascii.hpp"
+
 namespace px::broker {
 namespace {
 
@@ -13,13 +15,6 @@ constexpr std::array<std::string_view, 14> kMethods = {"GET",    "HEAD",    "POS
                                                        "COPY",   "MOVE",    "LOCK",     "UNLOCK"};
 
 constexpr std::size_t kMaxPattern = 1024;
-
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-char upper(char c) {
-  return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
-}
 
 bool is_unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
@@ -77,7 +72,7 @@ Result<std::vector<std::string>> parse_methods(std::string_view action, std::str
     if (m.empty()) return rule_error(action, spec, "an empty method in the list; write e.g. GET,HEAD");
     if (m == "*") return rule_error(action, spec, "'*' stands alone; it cannot be part of a list");
     std::string up(m);
-    std::transform(up.begin(), up.end(), up.begin(), upper);
+    for (char& c : up) c = ascii_upper(c);
     if (std::find(kMethods.begin(), kMethods.end(), up) == kMethods.end()) {
       return rule_error(
           action, spec,
@@ -134,7 +129,7 @@ Result<std::vector<std::string>> parse_pattern(std::string_view action, std::str
 // '*' within one segment; iterative with one backtrack point (linear in practice).
 bool segment_matches(std::string_view pat, std::string_view text, bool ci) {
   std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  const auto eq = [ci](char a, char b) { return ci ? lower(a) == lower(b) : a == b; };
+  const auto eq = [ci](char a, char b) { return ci ? ascii_lower(a) == ascii_lower(b) : a == b; };
   while (t < text.size()) {
     if (p < pat.size() && pat[p] == '*') {
       star = p++;
@@ -242,8 +237,8 @@ std::optional<std::string> canonical_path(std::string_view target) {
       out += static_cast<char>(byte);
     } else {
       out += '%';
-      out += upper(target[i + 1]);
-      out += upper(target[i + 2]);
+      out += ascii_upper(target[i + 1]);
+      out += ascii_upper(target[i + 2]);
     }
     i += 2;
   }

@@ -13,13 +13,13 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct AgentBrowserOptions {
   std::string name;
   std::string url = "about:blank";
   bool create_only = false;
 };
 
-int run(const Options& o) {
+int run(const AgentBrowserOptions& o) {
   auto agent = mcp::load_agent(o.name);
   if (!agent) return report_error(agent.error());
   const auto home = agent.value().home();
@@ -40,8 +40,8 @@ int run(const Options& o) {
   return 0;
 }
 
-Action setup(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+Action setup_agent_browser(CLI::App& app) {
+  auto o = std::make_shared<AgentBrowserOptions>();
   app.add_option("name", o->name, "The agent")->required();
   app.add_option("url", o->url, "The address to open (default about:blank)");
   app.add_flag("--create-only", o->create_only, "Make the profile without opening the browser");
@@ -51,6 +51,7 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 PARALLEX_SUBCOMMAND("agent", "browser",
-                    "Open an agent's own Chromium (red, its name in the title, signed in to nothing)", 60, setup);
+                    "Open an agent's own Chromium (red, its name in the title, signed in to nothing)", 60,
+                    setup_agent_browser);
 
 }  // namespace px::cli

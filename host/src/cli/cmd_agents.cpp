@@ -543,7 +543,7 @@ int do_key(const std::string& name) {
 
 // ---- registration ------------------------------------------------------
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_agents(CLI::App& app, GlobalOptions&) {
   // One sub-command, or an option another component adds (`agent -w NAME -- CMD`).
   app.require_subcommand(0, 1);
   auto chosen = std::make_shared<Action>();
@@ -630,6 +630,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("agent", "Agent workspaces: an identity of their own, sealed runs", 20, setup);
+PARALLEX_COMMAND("agent", "Agent workspaces: an identity of their own, sealed runs", 20, setup_agents);
 
 }  // namespace px::cli::agent_cmd

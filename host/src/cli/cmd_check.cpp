@@ -12,7 +12,7 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct CheckOptions {
   bool json = false;
   bool sealed = false;
   bool allow_weaker_seal = false;
@@ -22,7 +22,7 @@ struct Options {
   std::vector<std::string> probes;  // NAME:ARG, with --probe-results
 };
 
-int check(const Options& o) {
+int check(const CheckOptions& o) {
   if (!o.probe_results.empty()) return run_probes(o.probes, o.probe_results);
   const backend::Backend& sealing = backend::sealing_backend();
   if (o.apparmor_profile) {
@@ -109,8 +109,8 @@ int check(const Options& o) {
   return required_missing ? 1 : 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
-  auto o = std::make_shared<Options>();
+Action setup_check(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<CheckOptions>();
   app.add_flag("--json", o->json, "Print JSON");
   app.add_flag("--sealed", o->sealed, "Run a real sealed run and try each way out from inside it");
   app.add_flag("--allow-weaker-seal", o->allow_weaker_seal,
@@ -129,6 +129,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 }  // namespace
 
 PARALLEX_COMMAND("check", "Show what the seal guarantees on this machine; --sealed tries the ways out", 25,
-                 setup);
+                 setup_check);
 
 }  // namespace px::cli

@@ -289,7 +289,7 @@ end
   return s;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_completion(CLI::App& app, GlobalOptions&) {
   auto shell = std::make_shared<std::string>();
   app.add_option("shell", *shell, "The shell to print the script for")
       ->required()
@@ -306,6 +306,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("completion", "Print a shell completion script: bash, zsh or fish", 90, setup);
+PARALLEX_COMMAND("completion", "Print a shell completion script: bash, zsh or fish", 90, setup_completion);
 
 }  // namespace px::cli

@@ -168,12 +168,12 @@ int run_demo() {
   return 0;
 }
 
-Action setup(CLI::App&, GlobalOptions&) {
+Action setup_demo(CLI::App&, GlobalOptions&) {
   return [] { return run_demo(); };
 }
 
 }  // namespace
 
-PARALLEX_COMMAND("demo", "Run a sealed demo: ordinary work allowed, ways out refused", 1, setup);
+PARALLEX_COMMAND("demo", "Run a sealed demo: ordinary work allowed, ways out refused", 1, setup_demo);
 
 }  // namespace px::cli

@@ -8,12 +8,12 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct DetectOptions {
   bool json = false;
   std::vector<std::string> command;
 };
 
-int run(const Options& o) {
+int run(const DetectOptions& o) {
   if (o.command.empty())
     return report_error(
         Error::invalid("give the command to inspect after --, e.g. parallex detect -- claude"));
@@ -50,8 +50,8 @@ int run(const Options& o) {
   return 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
-  auto o = std::make_shared<Options>();
+Action setup_detect(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<DetectOptions>();
   app.add_flag("--json", o->json, "Print JSON");
   app.add_option("command", o->command, "The command line, after --")->required();
   return [o] { return run(*o); };
@@ -59,6 +59,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("detect", "Say which harness plugin claims a command line, and why", 11, setup);
+PARALLEX_COMMAND("detect", "Say which harness plugin claims a command line, and why", 11, setup_detect);
 
 }  // namespace px::cli

@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/run_options.hpp"
+#include "common/ascii.hpp"
 #include "common/paths.hpp"
 #include "common/read_file.hpp"
 #include "kube/manifests.hpp"
@@ -21,7 +22,7 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct KubeOptions {
   run::RunOptions policy;
   std::vector<std::string> command;
   std::string agent;
@@ -44,8 +45,7 @@ bool plain_yaml(const std::string& s) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) ||
           std::string_view("_./@-").find(c) != std::string_view::npos))
       return false;
-  std::string lower;
-  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(s);
   for (const char* word : {"true", "false", "yes", "no", "on", "off", "y", "n", "null"})
     if (lower == word) return false;
   return true;
@@ -96,7 +96,7 @@ Result<std::optional<kube::ProfileFile>> profile_file(const std::string& name_or
   return std::optional<kube::ProfileFile>{kube::ProfileFile{file.filename().string(), std::move(text)}};
 }
 
-int render(const Options& o) {
+int render(const KubeOptions& o) {
   auto composed = run::compose_run_policy(o.policy, o.command, o.agent);
   if (!composed) return report_error(composed.error());
 
@@ -150,8 +150,8 @@ int render(const Options& o) {
   return 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
-  auto o = std::make_shared<Options>();
+Action setup_kube(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<KubeOptions>();
   add_run_options(app, o->policy, RunOptionSet::policy, &o->command);
   app.add_option("--agent", o->agent, "Render the runs of this agent (its store and token as volumes)");
   app.add_option("--seal", o->seal,
@@ -173,6 +173,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 }  // namespace
 
 PARALLEX_COMMAND("kube", "Print Kubernetes manifests (Pod, NetworkPolicy, SandboxTemplate) for a run", 13,
-                 setup);
+                 setup_kube);
 
 }  // namespace px::cli

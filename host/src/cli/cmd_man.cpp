@@ -170,7 +170,7 @@ Status write_page(const std::filesystem::path& dir, const CommandDoc& c, const C
   return ok();
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_man(CLI::App& app, GlobalOptions&) {
   auto dir = std::make_shared<std::string>();
   app.add_option("--dir", *dir, "Folder to write the pages to")->required();
   return [dir, &app]() -> int {
@@ -185,6 +185,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_HIDDEN_COMMAND("man", "Write the man pages (run by the build)", setup);
+PARALLEX_HIDDEN_COMMAND("man", "Write the man pages (run by the build)", setup_man);
 
 }  // namespace px::cli

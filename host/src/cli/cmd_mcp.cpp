@@ -26,7 +26,7 @@ int install(const std::string& client) {
   return 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_mcp(CLI::App& app, GlobalOptions&) {
   app.require_subcommand(0, 1);
   auto timeout = std::make_shared<int>(30);
   app.add_option("--browser-timeout", *timeout, "Seconds open_browser waits for a headless page (default 30)")
@@ -57,6 +57,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 PARALLEX_COMMAND("mcp",
                  "The MCP server for Claude Code, Codex, opencode and other MCP clients (stdio); mcp install "
                  "CLIENT adds it",
-                 40, setup);
+                 40, setup_mcp);
 
 }  // namespace px::cli

@@ -14,13 +14,13 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct PauseOptions {
   bool all = false;
   bool json = false;
   std::string target;
 };
 
-Result<supervisor::RunSelection> selection_of(const Options& o, const char* verb) {
+Result<supervisor::RunSelection> selection_of(const PauseOptions& o, const char* verb) {
   if (o.all && !o.target.empty())
     return Error::invalid(std::string("give --all or a run, not both, to ") + verb + ".");
   if (!o.all && o.target.empty())
@@ -29,8 +29,8 @@ Result<supervisor::RunSelection> selection_of(const Options& o, const char* verb
   return supervisor::RunSelection{o.all, o.target};
 }
 
-int report(const Result<std::vector<supervisor::RunOpOutcome>>& result, const Options& o, const char* done,
-           const std::string& extra) {
+int report(const Result<std::vector<supervisor::RunOpOutcome>>& result, const PauseOptions& o,
+           const char* done, const std::string& extra) {
   if (!result) return report_error(result.error());
   int status = 0;
   nlohmann::json rows = nlohmann::json::array();
@@ -57,7 +57,7 @@ int report(const Result<std::vector<supervisor::RunOpOutcome>>& result, const Op
   return status;
 }
 
-int pause(const Options& o) {
+int pause(const PauseOptions& o) {
   auto sel = selection_of(o, "pause");
   if (!sel) return report_error(sel.error());
   const auto result = supervisor::pause_runs(parallex_runtime_dir(), sel.value());
@@ -69,7 +69,7 @@ int pause(const Options& o) {
   return report(result, o, "paused", extra);
 }
 
-int resume(const Options& o) {
+int resume(const PauseOptions& o) {
   auto sel = selection_of(o, "resume");
   if (!sel) return report_error(sel.error());
   const auto result = supervisor::resume_runs(parallex_runtime_dir(), sel.value());
@@ -79,15 +79,15 @@ int resume(const Options& o) {
   return report(result, o, "resumed", extra);
 }
 
-int kill(const Options& o) {
+int kill(const PauseOptions& o) {
   auto sel = selection_of(o, "kill");
   if (!sel) return report_error(sel.error());
   return report(supervisor::kill_runs(parallex_runtime_dir(), sel.value()), o, "killed", "");
 }
 
 // `all_help`: what --all does for this verb, in its own words.
-Action setup_common(CLI::App& app, const char* all_help, int (*fn)(const Options&)) {
-  auto o = std::make_shared<Options>();
+Action setup_common(CLI::App& app, const char* all_help, int (*fn)(const PauseOptions&)) {
+  auto o = std::make_shared<PauseOptions>();
   app.add_flag("--all", o->all, all_help);
   app.add_flag("--json", o->json, "Print JSON");
   app.add_option("run", o->target, "A run id (or the start of one) or an agent name");

@@ -9,12 +9,12 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct PluginsOptions {
   bool json = false;
   bool check = false;
 };
 
-int run(const Options& o) {
+int run(const PluginsOptions& o) {
   const auto path = pluginhost::plugin_search_path();
   const auto& dirs = path.dirs;
   if (o.check) {
@@ -72,8 +72,8 @@ int run(const Options& o) {
   return set.failures().empty() ? 0 : 1;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
-  auto o = std::make_shared<Options>();
+Action setup_plugins(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<PluginsOptions>();
   app.add_flag("--json", o->json, "Print JSON");
   app.add_flag("--check", o->check,
                "Load each plugin alone and call each of its callbacks once, reporting crashes and hangs");
@@ -82,6 +82,7 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("plugins", "List the harness plugins found, and those that failed to load", 10, setup);
+PARALLEX_COMMAND("plugins", "List the harness plugins found, and those that failed to load", 10,
+                 setup_plugins);
 
 }  // namespace px::cli

@@ -12,7 +12,7 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct PolicyOptions {
   run::RunOptions policy;
   std::vector<std::string> command;
   bool json = false;
@@ -23,14 +23,16 @@ struct Options {
 
 // Shell-quotes one argument for display ('...' with ' escaped).
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@,+") == std::string::npos)
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@,+") ==
+          std::string::npos)
     return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
-int show_seatbelt(const run::ComposedPolicy& p, const Options& o) {
+int show_seatbelt(const run::ComposedPolicy& p, const PolicyOptions& o) {
   const std::vector<std::string> command =
       o.command.empty() ? std::vector<std::string>{"/bin/zsh"} : o.command;
   auto seal =
@@ -49,7 +51,7 @@ int show_seatbelt(const run::ComposedPolicy& p, const Options& o) {
   return 0;
 }
 
-int show(const Options& o) {
+int show(const PolicyOptions& o) {
   run::ComposeRequest request;
   request.options = o.policy;
   request.command = o.command;
@@ -73,7 +75,8 @@ int show(const Options& o) {
   }
   if (o.json || o.format == "json") {
     auto j = policy::to_json(p.policy);
-    j["harness_detection"] = {{"plugin", p.harness.plugin ? p.harness.plugin->name() : ""}, {"why", p.harness.why}};
+    j["harness_detection"] = {{"plugin", p.harness.plugin ? p.harness.plugin->name() : ""},
+                              {"why", p.harness.why}};
     j["digest"] = p.policy.digest();
     print_json(j);
     return 0;
@@ -83,21 +86,26 @@ int show(const Options& o) {
     for (const auto& a : o.command) cmd += (cmd.empty() ? "" : " ") + a;
     std::printf("Command     %s\n", cmd.c_str());
   }
-  if (p.harness.plugin) std::printf("Detected    %s: %s\n", p.harness.plugin->name().c_str(), p.harness.why.c_str());
+  if (p.harness.plugin)
+    std::printf("Detected    %s: %s\n", p.harness.plugin->name().c_str(), p.harness.why.c_str());
   std::fputs(render_policy(p.policy).c_str(), stdout);
   return 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_policy(CLI::App& app, GlobalOptions&) {
   app.require_subcommand(1);
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<PolicyOptions>();
   CLI::App* show_cmd = app.add_subcommand("show", "Print the composed policy, each entry with its origin");
   add_run_options(*show_cmd, o->policy, RunOptionSet::policy, &o->command);
   show_cmd->add_flag("--json", o->json, "Print JSON");
-  show_cmd->add_option("--format", o->format,
-                       "text, json, sbpl (the macOS Seatbelt profile) or sbpl-args (the sandbox-exec command line)")
+  show_cmd
+      ->add_option(
+          "--format", o->format,
+          "text, json, sbpl (the macOS Seatbelt profile) or sbpl-args (the sandbox-exec command line)")
       ->check(CLI::IsMember({"text", "json", "sbpl", "sbpl-args"}));
-  show_cmd->add_option("--proxy-port", o->proxy_port, "The proxy port written into a Seatbelt profile (a run uses its own)")
+  show_cmd
+      ->add_option("--proxy-port", o->proxy_port,
+                   "The proxy port written into a Seatbelt profile (a run uses its own)")
       ->check(CLI::Range(1, 65535));
   show_cmd->add_option("--why", o->why, "Explain whether PATH may be read and written, and by which rule");
   return [o] { return show(*o); };
@@ -105,6 +113,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("policy", "Show the policy a command would run under", 12, setup);
+PARALLEX_COMMAND("policy", "Show the policy a command would run under", 12, setup_policy);
 
 }  // namespace px::cli

@@ -61,7 +61,8 @@ int run(const ProxyOptions& o) {
   using namespace px::proxy;
   const std::size_t colon = o.listen.rfind(':');
   if (colon == std::string::npos) {
-    return fail(px::Error::invalid("--listen wants ADDRESS:PORT, such as 127.0.0.1:0, not '" + o.listen + "'."));
+    return fail(
+        px::Error::invalid("--listen wants ADDRESS:PORT, such as 127.0.0.1:0, not '" + o.listen + "'."));
   }
   std::string host = o.listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -112,14 +113,16 @@ int run(const ProxyOptions& o) {
   // The password file this command made goes with it (one the user named stays).
   if (o.password_file.empty()) ::unlink(password_path.c_str());
   std::vector<run::RefusedRequest> refused;
-  for (const auto& h : server.value()->refused_hosts()) refused.push_back({h.host, h.port, h.reason, h.count, h.dns});
+  for (const auto& h : server.value()->refused_hosts())
+    refused.push_back({h.host, h.port, h.reason, h.count, h.dns});
   std::fputs(cli::format_refused(refused, o.log).c_str(), stderr);
   return 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions& /*global*/) {
+Action setup_proxy(CLI::App& app, GlobalOptions& /*global*/) {
   auto o = std::make_shared<ProxyOptions>();
-  app.add_option("--listen", o->listen, "ADDRESS:PORT to listen on; port 0 picks a free one")->capture_default_str();
+  app.add_option("--listen", o->listen, "ADDRESS:PORT to listen on; port 0 picks a free one")
+      ->capture_default_str();
   app.add_option("--allow", o->allow,
                  "Allow HOST and its subdomains, HOST:PORT on that port only, \"*.HOST\" its subdomains only "
                  "(repeatable)");
@@ -140,6 +143,6 @@ Action setup(CLI::App& app, GlobalOptions& /*global*/) {
 
 }  // namespace
 
-PARALLEX_COMMAND("proxy", "Run the network proxy on its own (host rules, password, log)", 60, setup);
+PARALLEX_COMMAND("proxy", "Run the network proxy on its own (host rules, password, log)", 60, setup_proxy);
 
 }  // namespace px::cli

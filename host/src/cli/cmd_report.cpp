@@ -23,7 +23,7 @@
 namespace px::cli {
 namespace {
 
-struct Options {
+struct ReportOptions {
   std::string agent;
   std::string runs_dir;
   std::string home;
@@ -51,7 +51,7 @@ Status write_html(const fs::path& file, const std::string& page) {
   return ok();
 }
 
-int run(const Options& o) {
+int run(const ReportOptions& o) {
   report::ReportRequest req;
   if (!o.agent.empty()) {
     if (!plain_name(o.agent))
@@ -59,8 +59,8 @@ int run(const Options& o) {
     const fs::path root = parallex_data_dir() / "agents" / o.agent;
     std::error_code ec;
     if (!fs::is_directory(root, ec))
-      return report_error(Error::not_found("There is no agent named " + o.agent + " (no folder " + root.string() +
-                                           "); `parallex agent list` shows the agents."));
+      return report_error(Error::not_found("There is no agent named " + o.agent + " (no folder " +
+                                           root.string() + "); `parallex agent list` shows the agents."));
     req = report::agent_request(o.agent, root);
     if (!o.runs_dir.empty()) {
       req.runs_dir = o.runs_dir;
@@ -106,7 +106,7 @@ int run(const Options& o) {
 namespace report_cmd {
 
 Action setup_report(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<ReportOptions>();
   auto* agent = app.add_option("--agent", o->agent, "The agent whose runs to report");
   app.add_option("name", o->agent, "The agent (same as --agent)")->excludes(agent);
   app.add_option(
@@ -129,13 +129,14 @@ Action setup_report(CLI::App& app) {
 
 namespace {
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_report(CLI::App& app, GlobalOptions&) {
   return report_cmd::setup_report(app);
 }
 
 }  // namespace
 
-PARALLEX_COMMAND("report", "What an agent did in its runs: files, commands, hosts, commits", 22, setup);
+PARALLEX_COMMAND("report", "What an agent did in its runs: files, commands, hosts, commits", 22,
+                 setup_report);
 PARALLEX_SUBCOMMAND("agent", "report", "What the agent did in its runs: files, commands, hosts, commits", 40,
                     report_cmd::setup_report);
 

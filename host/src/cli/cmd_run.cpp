@@ -7,7 +7,7 @@
 namespace px::cli {
 namespace {
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_run(CLI::App& app, GlobalOptions&) {
   auto inputs = std::make_shared<run::RunInputs>();
   inputs->kind = run::RunKind::adhoc;
   add_run_options(app, inputs->options, RunOptionSet::run, &inputs->command);
@@ -16,6 +16,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("run", "Run a command under the seal (ad hoc, without an agent)", 20, setup);
+PARALLEX_COMMAND("run", "Run a command under the seal (ad hoc, without an agent)", 20, setup_run);
 
 }  // namespace px::cli

@@ -30,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Options {
+struct RunsOptions {
   bool json = false;
 };
 
@@ -94,7 +94,7 @@ std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
   return closed;
 }
 
-int run(const Options& o) {
+int run(const RunsOptions& o) {
   // Runs whose supervisor and watchdog both died are swept first
   // (supervisor/unswept.hpp), so what is moved is in their records below.
   for (const auto& line : supervisor::sweep_unswept_runs()) say(line);
@@ -263,8 +263,8 @@ int apply(const ApplyOptions& o) {
   return status;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
-  auto o = std::make_shared<Options>();
+Action setup_runs(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<RunsOptions>();
   app.add_flag("--json", o->json, "Print JSON");
   auto a = std::make_shared<ApplyOptions>();
   CLI::App* sub = app.add_subcommand(
@@ -278,6 +278,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("runs", "List the runs going now (id, agent, command, pid, state, since)", 30, setup);
+PARALLEX_COMMAND("runs", "List the runs going now (id, agent, command, pid, state, since)", 30, setup_runs);
 
 }  // namespace px::cli

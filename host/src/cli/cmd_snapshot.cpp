@@ -23,14 +23,14 @@ namespace snap = px::snapshot;
 
 using namespace snapshot_output;
 
-struct Options {
+struct SnapshotOptions {
   std::string source, store, label, to;
   std::vector<std::string> excludes;
   bool json = false, dry_run = false;
   std::size_t keep = 0;
 };
 
-int do_take(const Options& o) {
+int do_take(const SnapshotOptions& o) {
   if (auto st = snap::check_store_location(o.source, o.store); !st) return report_error(st.error());
   auto store = snap::Store::open(o.store);
   if (!store) return report_error(store.error());
@@ -47,7 +47,7 @@ int do_take(const Options& o) {
   return 0;
 }
 
-int do_list(const Options& o) {
+int do_list(const SnapshotOptions& o) {
   auto store = snap::Store::open(o.store, false);
   if (!store) return report_error(store.error());
   auto list = store.value().list();
@@ -56,7 +56,7 @@ int do_list(const Options& o) {
   return 0;
 }
 
-int do_rewind(const Options& o) {
+int do_rewind(const SnapshotOptions& o) {
   auto store = snap::Store::open(o.store, false);
   if (!store) return report_error(store.error());
   ProgressBar bar;
@@ -74,7 +74,7 @@ int do_rewind(const Options& o) {
   return 0;
 }
 
-int do_prune(const Options& o) {
+int do_prune(const SnapshotOptions& o) {
   auto store = snap::Store::open(o.store, false);
   if (!store) return report_error(store.error());
   auto r = store.value().prune(o.keep);
@@ -83,8 +83,8 @@ int do_prune(const Options& o) {
   return 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
-  auto o = std::make_shared<Options>();
+Action setup_snapshot(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<SnapshotOptions>();
   app.require_subcommand(1);
   auto* take = app.add_subcommand("take", "Snapshot a folder into a store");
   take->add_option("--source", o->source, "Folder to snapshot")->required();
@@ -120,6 +120,6 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("snapshot", "Take, list, rewind and prune snapshots of a folder", 60, setup);
+PARALLEX_COMMAND("snapshot", "Take, list, rewind and prune snapshots of a folder", 60, setup_snapshot);
 
 }  // namespace px::cli

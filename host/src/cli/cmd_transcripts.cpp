@@ -17,7 +17,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-struct Options {
+struct TranscriptsOptions {
   std::string harness;
   bool json = false;
   std::vector<std::string> paths;
@@ -84,7 +84,7 @@ void print_summary(const Json& s) {
   std::printf("\n");
 }
 
-int run(const Options& o) {
+int run(const TranscriptsOptions& o) {
   const auto set = pluginhost::PluginSet::load_default();
   auto plugin = set.require(o.harness);
   if (!plugin) return report_error(plugin.error());
@@ -117,8 +117,8 @@ int run(const Options& o) {
   return sessions.empty() && !parsed.value().warnings.empty() ? 1 : 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
-  auto o = std::make_shared<Options>();
+Action setup_transcripts(CLI::App& app, GlobalOptions&) {
+  auto o = std::make_shared<TranscriptsOptions>();
   app.add_option("--harness", o->harness,
                  "The harness plugin whose parser reads them (claude-code, codex, opencode)")
       ->required();
@@ -129,6 +129,7 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("transcripts", "Print the sessions a harness plugin reads from transcript files", 60, setup);
+PARALLEX_COMMAND("transcripts", "Print the sessions a harness plugin reads from transcript files", 60,
+                 setup_transcripts);
 
 }  // namespace px::cli

@@ -100,7 +100,7 @@ int do_rm(const std::string& name, bool force) {
   return 0;
 }
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_workspace(CLI::App& app, GlobalOptions&) {
   app.require_subcommand(1);
   struct Options {
     std::optional<std::string> name, from;
@@ -207,6 +207,6 @@ std::function<Action()> setup_agent_workspace(CLI::App& agent_app) {
 PARALLEX_COMMAND_EXTENSION("agent", setup_agent_workspace);
 
 PARALLEX_COMMAND("workspace", "Disposable git workspaces of this repository: new, list, rm, agent", 13,
-                 setup);
+                 setup_workspace);
 
 }  // namespace px::cli

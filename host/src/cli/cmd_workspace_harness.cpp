@@ -17,7 +17,7 @@ struct HarnessOptions {
   workspace_cmd::WorkspacedRun run;
 };
 
-Action setup(CLI::App& app, GlobalOptions&) {
+Action setup_workspace_harness(CLI::App& app, GlobalOptions&) {
   auto o = std::make_shared<HarnessOptions>();
   app.add_flag("-w,--workspace", o->workspace,
                "Run in a fresh disposable workspace (git worktree), sealed to it");
@@ -34,6 +34,7 @@ Action setup(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("harness", "Run a harness (any command) in a fresh workspace, sealed to it (-w)", 12, setup);
+PARALLEX_COMMAND("harness", "Run a harness (any command) in a fresh workspace, sealed to it (-w)", 12,
+                 setup_workspace_harness);
 
 }  // namespace px::cli

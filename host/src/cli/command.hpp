@@ -4,7 +4,6 @@
 // A command's setup() declares its options on the CLI11 sub-app and returns the
 // action to run once parsing succeeded; the action returns the exit status.
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,7 +22,7 @@ struct CommandInfo {
   const char* name;
   const char* summary;
   Setup setup;
-  int order;  // position in `parallex --help`
+  int order;            // position in `parallex --help`
   bool hidden = false;  // internal (generators run by the build): not in help, man pages or completions
 };
 
@@ -62,7 +61,9 @@ struct SubcommandRegistrar {
   }
 };
 struct ExtensionRegistrar {
-  ExtensionRegistrar(const char* parent, ExtensionSetup setup) { extension_registry().push_back({parent, setup}); }
+  ExtensionRegistrar(const char* parent, ExtensionSetup setup) {
+    extension_registry().push_back({parent, setup});
+  }
 };
 
 struct CommandRegistrar {
@@ -75,13 +76,14 @@ struct CommandRegistrar {
 
 #define PX_CLI_CONCAT2(a, b) a##b
 #define PX_CLI_CONCAT(a, b) PX_CLI_CONCAT2(a, b)
-#define PARALLEX_COMMAND(name, summary, order, setup_fn) \
-  static const ::px::cli::CommandRegistrar PX_CLI_CONCAT(px_command_, __LINE__)(name, summary, setup_fn, order)
-#define PARALLEX_HIDDEN_COMMAND(name, summary, setup_fn)                                                 \
-  static const ::px::cli::CommandRegistrar PX_CLI_CONCAT(px_command_, __LINE__)(name, summary, setup_fn, \
-                                                                                1000, true)
-#define PARALLEX_SUBCOMMAND(parent, name, summary, order, setup_fn)                                    \
-  static const ::px::cli::SubcommandRegistrar PX_CLI_CONCAT(px_subcommand_, __LINE__)(parent, name, summary, \
-                                                                                      setup_fn, order)
+#define PARALLEX_COMMAND(name, summary, order, setup_fn)                                                    \
+  static const ::px::cli::CommandRegistrar PX_CLI_CONCAT(px_command_, __COUNTER__)(name, summary, setup_fn, \
+                                                                                   order)
+#define PARALLEX_HIDDEN_COMMAND(name, summary, setup_fn)                                                    \
+  static const ::px::cli::CommandRegistrar PX_CLI_CONCAT(px_command_, __COUNTER__)(name, summary, setup_fn, \
+                                                                                   1000, true)
+#define PARALLEX_SUBCOMMAND(parent, name, summary, order, setup_fn)                       \
+  static const ::px::cli::SubcommandRegistrar PX_CLI_CONCAT(px_subcommand_, __COUNTER__)( \
+      parent, name, summary, setup_fn, order)
 #define PARALLEX_COMMAND_EXTENSION(parent, setup_fn) \
-  static const ::px::cli::ExtensionRegistrar PX_CLI_CONCAT(px_extension_, __LINE__)(parent, setup_fn)
+  static const ::px::cli::ExtensionRegistrar PX_CLI_CONCAT(px_extension_, __COUNTER__)(parent, setup_fn)

@@ -4,15 +4,11 @@
 #include <cctype>
 #include <set>
 
+#include "common/ascii.hpp"
+
 namespace px {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -93,7 +89,7 @@ const std::set<std::string> kSubmoduleKeys = {"url",     "active", "branch",
 const std::set<std::string> kNotData = {"user.signingkey"};
 
 bool program_url(std::string_view url) {
-  const std::string u = lower(trim(url));
+  const std::string u = ascii_lower(trim(url));
   return u.rfind("ext::", 0) == 0 || u.rfind("fd::", 0) == 0;
 }
 
@@ -139,10 +135,10 @@ std::vector<GitConfigEntry> parse_git_config(std::string_view text, bool& ok) {
           if (sub[i] == '\\' && i + 2 < sub.size()) ++i;
           subsection += sub[i];
         }
-        section = lower(head.substr(0, space)) + "." + subsection;
+        section = ascii_lower(head.substr(0, space)) + "." + subsection;
       } else {
         // [section] or the old [section.subsection] (lowercased whole).
-        section = lower(head);
+        section = ascii_lower(head);
       }
       l = trim(l.substr(close + 1));
       if (l.empty() || l.front() == '#' || l.front() == ';') continue;
@@ -152,7 +148,7 @@ std::vector<GitConfigEntry> parse_git_config(std::string_view text, bool& ok) {
       continue;
     }
     const std::size_t eq = l.find('=');
-    const std::string name = lower(trim(l.substr(0, eq)));
+    const std::string name = ascii_lower(trim(l.substr(0, eq)));
     if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
         })) {
@@ -221,8 +217,8 @@ std::vector<std::string> unsafe_git_attributes(std::string_view text) {
       at = stop;
       const std::size_t eq = attr.find('=');
       if (eq == std::string_view::npos) continue;  // set, unset or unspecified: no driver named
-      const std::string name = lower(attr.substr(0, eq));
-      const std::string value = lower(attr.substr(eq + 1));
+      const std::string name = ascii_lower(attr.substr(0, eq));
+      const std::string value = ascii_lower(attr.substr(eq + 1));
       const bool driver =
           name == "filter" || name == "merge" || (name == "diff" && !kBuiltinDiff.count(value));
       if (driver && !(name == "merge" && (value == "text" || value == "binary" || value == "union"))) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <iterator>
 
+#include "common/ascii.hpp"
 #include "common/port.hpp"
+#include "common/shown.hpp"
 
 namespace px {
 namespace {
@@ -11,11 +13,8 @@ namespace {
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
 bool is_hex(char c) {
-  return is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f');
+  return is_digit(c) || (ascii_lower(c) >= 'a' && ascii_lower(c) <= 'f');
 }
 
 // An unbracketed IPv6 literal (::1, fe80::1): hex digits, ':' and '.' only.
@@ -104,12 +103,8 @@ constexpr std::string_view kPublicSuffixes[] = {
     "deno.dev",
 };
 
-std::string shown(std::string_view text) {
-  return std::string(text.substr(0, 100));
-}
-
 Error rule_error(std::string_view text, const std::string& what) {
-  return Error::invalid("The allowed host '" + shown(text) + "' " + what);
+  return Error::invalid("The allowed host '" + shown(text.substr(0, 100)) + "' " + what);
 }
 
 }  // namespace
@@ -142,8 +137,7 @@ NameProblem check_dns_name(std::string_view raw, std::string& normalized) {
     start = dot + 1;
   }
   if (last_label_is_number(last_label)) return NameProblem::ip_literal;
-  normalized.reserve(name.size());
-  std::transform(name.begin(), name.end(), std::back_inserter(normalized), lower);
+  normalized = ascii_lower(name);
   return NameProblem::none;
 }
 

@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "common/ascii.hpp"
 #include "common/paths.hpp"
 #include "kube/pod_settings.hpp"
 
@@ -206,8 +207,7 @@ json metadata(const Request& r, const std::string& name) {
 std::string resource_name(const std::string& from) {
   std::string out = "parallex-";
   for (char c : from) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    out += (c == '_' || c == '.') ? '-' : c;
+    out += (c == '_' || c == '.') ? '-' : ascii_lower(c);
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   if (out.size() > 63) out.resize(63);

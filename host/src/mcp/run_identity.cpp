@@ -6,14 +6,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/ascii.hpp"
+
 namespace px::mcp {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::vector<std::string> split_hosts(const std::string& list) {
   std::vector<std::string> out;
@@ -22,7 +18,7 @@ std::vector<std::string> split_hosts(const std::string& list) {
   while (std::getline(in, item, ',')) {
     item.erase(0, item.find_first_not_of(" \t"));
     item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) out.push_back(lower(item));
+    if (!item.empty()) out.push_back(ascii_lower(item));
   }
   return out;
 }
@@ -60,7 +56,7 @@ RunIdentity detect_run_identity(const Getenv& env, const std::filesystem::path& 
 bool network_allows(const RunIdentity& run, const std::string& host_in) {
   if (!run.inside_run || run.network == "online") return true;
   if (run.network != "allowlist") return false;
-  std::string host = lower(host_in);
+  std::string host = ascii_lower(host_in);
   if (!host.empty() && host.back() == '.') host.pop_back();
   if (host.empty()) return false;
   for (std::string allowed : run.allowed_hosts) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii.hpp"
 #include "mcp/browser.hpp"
 #include "mcp/tools.hpp"
 
@@ -22,9 +23,7 @@ std::optional<Address> parse_address(const std::string& url) {
   const auto colon = url.find("://");
   if (colon == std::string::npos) return std::nullopt;
   Address a;
-  a.scheme = url.substr(0, colon);
-  std::transform(a.scheme.begin(), a.scheme.end(), a.scheme.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  a.scheme = ascii_lower(url.substr(0, colon));
   std::string authority = url.substr(colon + 3, url.find_first_of("/?#", colon + 3) - (colon + 3));
   if (auto at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
   if (!authority.empty() && authority.front() == '[') {

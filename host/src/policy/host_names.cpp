@@ -1,14 +1,14 @@
 // The Policy's host helpers, over the one host rule syntax (common/host_rule.hpp).
 #include <cctype>
 
+#include "common/ascii.hpp"
 #include "common/host_rule.hpp"
 #include "policy/policy.hpp"
 
 namespace px::policy {
 
 std::string normalize_host(std::string_view host) {
-  std::string out(host);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string out = ascii_lower(host);
   if (!out.empty() && out.back() == '.') out.pop_back();
   return out;
 }

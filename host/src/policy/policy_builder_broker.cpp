@@ -4,6 +4,7 @@
 // network rule, where it is given.
 #include <algorithm>
 
+#include "common/ascii.hpp"
 #include "common/host_rule.hpp"
 #include "policy/policy_builder.hpp"
 
@@ -38,7 +39,7 @@ std::string check_credential_name(std::string_view name) {
 
 std::string credential_name_of_variable(std::string_view variable) {
   std::string out;
-  for (char c : variable) out += c == '_' ? '-' : static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (char c : variable) out += c == '_' ? '-' : ascii_lower(c);
   return out;
 }
 

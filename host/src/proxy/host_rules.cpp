@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "common/ascii.hpp"
 #include "common/host_rule.hpp"
 #include "proxy/reasons.hpp"
 
@@ -15,9 +16,6 @@ constexpr Verdict bad(std::string_view r) {
 }
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
-}
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 }  // namespace
@@ -91,7 +89,7 @@ Verdict parse_authority(std::string_view authority, bool port_required, std::uin
     // Refused, but told apart: the literal (lower case, at most a name's
     // length) and the port go to the log as the fields they are.
     out.host.assign(host.substr(0, 255));
-    std::transform(out.host.begin(), out.host.end(), out.host.begin(), lower);
+    out.host = ascii_lower(out.host);
     out.port = port_value;
   }
   if (!v.ok()) return v;
@@ -116,7 +114,9 @@ struct V4Range {
   AddressClass cls;
 };
 
-constexpr std::uint32_t v4(unsigned a, unsigned b, unsigned c, unsigned d) { return a << 24 | b << 16 | c << 8 | d; }
+constexpr std::uint32_t v4(unsigned a, unsigned b, unsigned c, unsigned d) {
+  return a << 24 | b << 16 | c << 8 | d;
+}
 
 // The documentation ranges (192.0.2/24, 198.51.100/24, 203.0.113/24) are not
 // listed: they are not internal networks, and some sites route real gateways
@@ -150,7 +150,9 @@ AddressClass classify_v4(std::uint32_t a) {
 AddressClass classify(const boost::asio::ip::address& address) {
   if (address.is_v4()) return classify_v4(address.to_v4().to_uint());
   const auto b = address.to_v6().to_bytes();
-  const auto zero_prefix = [&](std::size_t n) { return std::all_of(b.begin(), b.begin() + static_cast<long>(n), [](unsigned char x) { return x == 0; }); };
+  const auto zero_prefix = [&](std::size_t n) {
+    return std::all_of(b.begin(), b.begin() + static_cast<long>(n), [](unsigned char x) { return x == 0; });
+  };
   if (zero_prefix(16)) return AddressClass::unspecified;
   if (zero_prefix(15) && b[15] == 1) return AddressClass::loopback;
   // IPv4 inside IPv6 (mapped, compatible, NAT64) could carry any IPv4 range.
@@ -168,15 +170,24 @@ AddressClass classify(const boost::asio::ip::address& address) {
 
 std::string_view to_string(AddressClass c) {
   switch (c) {
-    case AddressClass::global: return "global";
-    case AddressClass::unspecified: return "unspecified";
-    case AddressClass::loopback: return "loopback";
-    case AddressClass::private_use: return "private";
-    case AddressClass::link_local: return "link-local";
-    case AddressClass::unique_local: return "unique-local";
-    case AddressClass::v4_mapped: return "ipv4-in-ipv6";
-    case AddressClass::multicast: return "multicast";
-    case AddressClass::reserved: return "reserved";
+    case AddressClass::global:
+      return "global";
+    case AddressClass::unspecified:
+      return "unspecified";
+    case AddressClass::loopback:
+      return "loopback";
+    case AddressClass::private_use:
+      return "private";
+    case AddressClass::link_local:
+      return "link-local";
+    case AddressClass::unique_local:
+      return "unique-local";
+    case AddressClass::v4_mapped:
+      return "ipv4-in-ipv6";
+    case AddressClass::multicast:
+      return "multicast";
+    case AddressClass::reserved:
+      return "reserved";
   }
   return "unknown";
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "common/ascii.hpp"
 #include "common/base64.hpp"
 #include "common/sha256.hpp"
 #include "proxy/reasons.hpp"
@@ -25,10 +26,6 @@ bool is_tchar(unsigned char c) {
 // Field values: HTAB, SP, visible ASCII and obs-text. No NUL, CR, LF or DEL.
 bool is_value_char(unsigned char c) {
   return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
-
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 std::string_view trim(std::string_view s) {
@@ -67,8 +64,7 @@ ParseResult parse_request_line(std::string_view line, Request& out) {
 }  // namespace
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+  return ascii_iequals(a, b);
 }
 
 std::size_t Request::count(std::string_view name) const {
@@ -290,8 +286,7 @@ std::string upstream_head(const Request& request, const Target& target) {
     std::string_view list = h.value;
     while (!list.empty()) {
       const std::size_t comma = list.find(',');
-      std::string token(trim(list.substr(0, comma)));
-      std::transform(token.begin(), token.end(), token.begin(), lower);
+      std::string token = ascii_lower(trim(list.substr(0, comma)));
       if (!token.empty()) drop.push_back(std::move(token));
       if (comma == std::string_view::npos) break;
       list.remove_prefix(comma + 1);

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/ascii.hpp"
+
 namespace px::proxy {
 
 namespace {
@@ -129,15 +131,12 @@ ClientHelloSni read_client_hello_sni(std::string_view bytes) {
 }
 
 bool sni_matches(std::string_view sni, std::string_view connect_host) {
-  auto trim = [](std::string_view s) { return !s.empty() && s.back() == '.' ? s.substr(0, s.size() - 1) : s; };
+  auto trim = [](std::string_view s) {
+    return !s.empty() && s.back() == '.' ? s.substr(0, s.size() - 1) : s;
+  };
   sni = trim(sni);
   connect_host = trim(connect_host);
-  if (sni.size() != connect_host.size()) return false;
-  for (std::size_t i = 0; i < sni.size(); ++i) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(sni[i]) != lower(connect_host[i])) return false;
-  }
-  return true;
+  return ascii_iequals(sni, connect_host);
 }
 
 }  // namespace px::proxy

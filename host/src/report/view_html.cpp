@@ -11,11 +11,21 @@ std::string esc(const std::string& text) {
   out.reserve(text.size() + 16);
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         // Other control characters have no business in a page; show them, escaped.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
@@ -28,12 +38,6 @@ std::string esc(const std::string& text) {
     }
   }
   return out;
-}
-
-std::string str(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : to_json_text(*it);
 }
 
 // Reads on a phone as on a wide screen: below 720px each table row becomes a
@@ -131,12 +135,14 @@ std::string render_html(const Json& report) {
   std::string& out = p.out;
   const std::string agent = str(report, "agent");
   const std::string title = "Parallex report" + (agent.empty() ? std::string() : " for agent " + agent);
-  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-         esc(title) + "</title>\n<style>" + kStyle + "</style></head><body>\n";
-  out += "<h1>" + esc(title) + "</h1>\n<p class=\"dim\">Generated " + esc(str(report, "generated_at")) + " from " +
-         esc(str(report, "runs_dir")) + "</p>\n";
+  out +=
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
+      esc(title) + "</title>\n<style>" + kStyle + "</style></head><body>\n";
+  out += "<h1>" + esc(title) + "</h1>\n<p class=\"dim\">Generated " + esc(str(report, "generated_at")) +
+         " from " + esc(str(report, "runs_dir")) + "</p>\n";
   for (const auto& problem : report.value("problems", Json::array()))
     out += "<div class=\"problem\">" + esc(problem.get<std::string>()) + "</div>\n";
 
@@ -157,15 +163,17 @@ std::string render_html(const Json& report) {
       item("Duration", esc(format_duration(run["duration_ms"].get<std::int64_t>())));
     const std::string exit = exit_text(run.value("exit_status", Json(nullptr)));
     item("Exit status", cls(exit == "0" ? "ok" : "bad", esc(exit)));
-    item("Seal", run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : cls("warn", "unsealed")) : "?");
+    item("Seal",
+         run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : cls("warn", "unsealed")) : "?");
     item("Network", esc(str(run, "network")));
     out += "</dl>\n";
     for (const auto& n : run.value("notices", Json::array()))
       if (n.is_string()) out += "<p class=\"warn\">" + esc(n.get<std::string>()) + "</p>\n";
     for (const auto& q : run.value("quarantined", Json::array()))
       if (q.is_object())
-        out += "<p class=\"warn\">Moved aside <code>" + esc(str(q, "path")) + "</code> (" + esc(str(q, "why")) +
-               "): " + esc(str(q, "contents")) + ". Kept in <code>" + esc(str(q, "moved_to")) + "</code>.</p>\n";
+        out += "<p class=\"warn\">Moved aside <code>" + esc(str(q, "path")) + "</code> (" +
+               esc(str(q, "why")) + "): " + esc(str(q, "contents")) + ". Kept in <code>" +
+               esc(str(q, "moved_to")) + "</code>.</p>\n";
     for (const auto& w : run.value("warnings", Json::array()))
       if (w.is_string()) out += "<div class=\"problem\">" + esc(w.get<std::string>()) + "</div>\n";
 
@@ -174,7 +182,8 @@ std::string render_html(const Json& report) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& s : sessions) {
       std::string models;
-      for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
+      for (const auto& m : s.value("models", Json::array()))
+        models += (models.empty() ? "" : ", ") + m.get<std::string>();
       rows.push_back({esc(str(s, "harness")), "<code class=\"id\">" + esc(str(s, "session_id")) + "</code>",
                       esc(str(s, "cwd")), esc(models), time_html(str(s, "started_at")),
                       time_html(str(s, "ended_at"))});
@@ -185,7 +194,8 @@ std::string render_html(const Json& report) {
     const auto activity = run.value("activity", Json::object());
     out += "<h3>Files read</h3>\n";
     rows.clear();
-    for (const auto& f : activity.value("files_read", Json::array())) rows.push_back({esc(f.get<std::string>())});
+    for (const auto& f : activity.value("files_read", Json::array()))
+      rows.push_back({esc(f.get<std::string>())});
     p.table({"Path"}, rows, {true});
 
     out += "<h3>Files changed</h3>\n";
@@ -199,7 +209,9 @@ std::string render_html(const Json& report) {
     for (const auto& c : activity.value("commands", Json::array())) {
       const std::string st = str(c, "status");
       rows.push_back({esc(str(c, "command")), esc(str(c, "cwd")),
-                      cls(st == "success" ? "ok" : st == "error" ? "bad" : "dim",
+                      cls(st == "success" ? "ok"
+                          : st == "error" ? "bad"
+                                          : "dim",
                           esc(exit_text(c.value("exit_code", Json(nullptr))))),
                       esc(st), esc(str(c, "tool"))});
     }
@@ -207,8 +219,10 @@ std::string render_html(const Json& report) {
 
     out += "<h3>URLs</h3>\n";
     rows.clear();
-    for (const auto& u : activity.value("urls", Json::array())) rows.push_back({esc(u.get<std::string>()), "fetched"});
-    for (const auto& q : activity.value("web_searches", Json::array())) rows.push_back({esc(q.get<std::string>()), "search"});
+    for (const auto& u : activity.value("urls", Json::array()))
+      rows.push_back({esc(u.get<std::string>()), "fetched"});
+    for (const auto& q : activity.value("web_searches", Json::array()))
+      rows.push_back({esc(q.get<std::string>()), "search"});
     p.table({"URL or query", "Kind"}, rows, {true});
 
     out += "<h3>Hosts</h3>\n";
@@ -217,9 +231,11 @@ std::string render_html(const Json& report) {
     for (const char* kind : {"reached", "refused", "failed"})
       for (const auto& h : hosts.value(kind, Json::array())) {
         std::string reasons;
-        for (const auto& r : h.value("reasons", Json::array())) reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
-        rows.push_back({cls(std::string(kind) == "reached" ? "ok" : "bad", kind), esc(str(h, "host")), esc(str(h, "port")),
-                        esc(str(h, "connections")), esc(human_bytes(h.value("bytes_up", 0ULL))),
+        for (const auto& r : h.value("reasons", Json::array()))
+          reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
+        rows.push_back({cls(std::string(kind) == "reached" ? "ok" : "bad", kind), esc(str(h, "host")),
+                        esc(str(h, "port")), esc(str(h, "connections")),
+                        esc(human_bytes(h.value("bytes_up", 0ULL))),
                         esc(human_bytes(h.value("bytes_down", 0ULL))), esc(reasons)});
       }
     p.table({"Verdict", "Host", "Port", "Connections", "Sent", "Received", "Reason"}, rows, {false, true});
@@ -278,7 +294,10 @@ std::string render_html(const Json& report) {
     for (const auto& s : run.value("sources", Json::array())) {
       const std::string status = str(s, "status");
       rows.push_back({esc(str(s, "name")),
-                      cls(status == "used" ? "ok" : status == "missing" ? "bad" : status == "partial" ? "warn" : "dim",
+                      cls(status == "used"      ? "ok"
+                          : status == "missing" ? "bad"
+                          : status == "partial" ? "warn"
+                                                : "dim",
                           esc(status)),
                       esc(str(s, "location")), esc(str(s, "message")), esc(str(s, "cannot_show"))});
     }

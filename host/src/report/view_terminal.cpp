@@ -33,12 +33,6 @@ std::size_t display_width(const std::string& s) {
   return n;
 }
 
-std::string str(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : to_json_text(*it);
-}
-
 // Column widths from the cells, at most kMaxColumn; the last column is never padded. A
 // cell wider than its column is shown whole, and the rest of its row goes on the next
 // line, under its own columns: every column stays in line, and nothing is cut.
@@ -82,12 +76,22 @@ void heading(std::string& out, const Style& style, const std::string& title, std
 
 }  // namespace
 
+std::string str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : to_json_text(*it);
+}
+
 std::string human_bytes(std::uint64_t bytes) {
   char buf[32];
-  if (bytes < 1024) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else if (bytes < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  else if (bytes < 1024ULL * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
-  else std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / 1073741824.0);
+  if (bytes < 1024)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else if (bytes < 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  else if (bytes < 1024ULL * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / 1073741824.0);
   return buf;
 }
 
@@ -120,7 +124,8 @@ std::string render_terminal(const Json& report, bool colour) {
     row("time", times);
     const std::string exit = exit_text(run["exit_status"]);
     row("exit", exit == "0" ? style("32", exit) : style("31", exit));
-    const std::string sealed = run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : "UNSEALED") : "?";
+    const std::string sealed =
+        run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : "UNSEALED") : "?";
     row("seal",
         (sealed == "UNSEALED" ? style("33", sealed) : sealed) + ", network " + shown(str(run, "network")));
     for (const auto& n : run.value("notices", Json::array()))
@@ -135,7 +140,8 @@ std::string render_terminal(const Json& report, bool colour) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& s : sessions) {
       std::string models;
-      for (const auto& m : s.value("models", Json::array())) models += (models.empty() ? "" : ", ") + m.get<std::string>();
+      for (const auto& m : s.value("models", Json::array()))
+        models += (models.empty() ? "" : ", ") + m.get<std::string>();
       rows.push_back({shown(str(s, "harness")), shown(str(s, "session_id")), shown(str(s, "cwd")),
                       shown(models), shown(str(s, "started_at")) + " -> " + shown(str(s, "ended_at"))});
     }
@@ -192,7 +198,8 @@ std::string render_terminal(const Json& report, bool colour) {
       for (const auto& h : hosts.value(kind, Json::array())) {
         ++host_count;
         std::string reasons;
-        for (const auto& r : h.value("reasons", Json::array())) reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
+        for (const auto& r : h.value("reasons", Json::array()))
+          reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
         const std::string verdict = std::string(kind);
         rows.push_back({verdict == "reached" ? style("32", verdict) : style("31", verdict),
                         shown(str(h, "host")) + ":" + str(h, "port"), str(h, "connections"),
@@ -203,7 +210,10 @@ std::string render_terminal(const Json& report, bool colour) {
     heading(out, style, "Hosts", host_count);
     table(out, rows, style, {"VERDICT", "HOST", "CONNECTIONS", "UP", "DOWN", "REASON"});
     if (hosts.value("bad_lines", 0) > 0)
-      out += "  " + style("33", std::to_string(hosts.value("bad_lines", 0)) + " bad line(s) in the proxy log skipped") + "\n";
+      out +=
+          "  " +
+          style("33", std::to_string(hosts.value("bad_lines", 0)) + " bad line(s) in the proxy log skipped") +
+          "\n";
 
     if (run.contains("requests")) {
       const auto& requests = run["requests"];

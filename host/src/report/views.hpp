@@ -17,6 +17,9 @@ std::string render_terminal(const Json& report, bool colour);
 std::string render_html(const Json& report);
 
 // Shared by the views.
+// A record's field as text: "" when missing or null, a string as it is,
+// anything else as JSON.
+std::string str(const Json& record, const char* key);
 std::string human_bytes(std::uint64_t bytes);
 std::string exit_text(const Json& exit_status);
 

@@ -7,7 +7,7 @@ namespace px::run {
 
 namespace {
 
-constexpr std::array<std::pair<NoticeKind, const char*>, 8> kNames{{
+constexpr std::array<std::pair<NoticeKind, const char*>, 8> kNoticeNames{{
     {NoticeKind::weaker_seal, "weaker-seal"},
     {NoticeKind::unsealed, "unsealed"},
     {NoticeKind::seal, "seal"},
@@ -21,13 +21,13 @@ constexpr std::array<std::pair<NoticeKind, const char*>, 8> kNames{{
 }  // namespace
 
 const char* to_string(NoticeKind kind) {
-  for (const auto& [k, name] : kNames)
+  for (const auto& [k, name] : kNoticeNames)
     if (k == kind) return name;
   return "seal";
 }
 
 NoticeKind notice_kind_from_string(const std::string& text) {
-  for (const auto& [k, name] : kNames)
+  for (const auto& [k, name] : kNoticeNames)
     if (text == name) return k;
   return NoticeKind::seal;
 }

@@ -7,7 +7,7 @@ namespace px::run {
 
 namespace {
 
-constexpr std::array<std::pair<RunStatus, const char*>, 10> kNames{{
+constexpr std::array<std::pair<RunStatus, const char*>, 10> kStatusNames{{
     {RunStatus::starting, "starting"},
     {RunStatus::running, "running"},
     {RunStatus::exited, "exited"},
@@ -23,13 +23,13 @@ constexpr std::array<std::pair<RunStatus, const char*>, 10> kNames{{
 }  // namespace
 
 const char* to_string(RunStatus status) {
-  for (const auto& [s, name] : kNames)
+  for (const auto& [s, name] : kStatusNames)
     if (s == status) return name;
   return "lost";
 }
 
 std::optional<RunStatus> status_from_string(const std::string& text) {
-  for (const auto& [s, name] : kNames)
+  for (const auto& [s, name] : kStatusNames)
     if (text == name) return s;
   return std::nullopt;
 }

@@ -43,14 +43,6 @@ bool valid_name(const std::string& name) {
   return true;
 }
 
-bool has_word(const std::string& list, const std::string& word) {
-  std::istringstream in(list);
-  std::string w;
-  while (in >> w)
-    if (w == word) return true;
-  return false;
-}
-
 // Enables what the kernel offers of `wanted` for the children of `dir`.
 void enable_controllers(const fs::path& dir, std::initializer_list<const char*> wanted) {
   // Enabled once, by the first run: later runs only read (a write to

@@ -19,16 +19,6 @@ namespace px::supervisor {
 
 namespace {
 
-bool has_word(const std::string& list, const std::string& word, char sep = ' ') {
-  std::stringstream in(list);
-  std::string w;
-  while (std::getline(in, w, sep)) {
-    while (!w.empty() && (w.back() == '\n' || w.back() == ' ')) w.pop_back();
-    if (w == word) return true;
-  }
-  return false;
-}
-
 // The v1 hierarchy that holds the pids controller: its mount point and root.
 struct V1Mount {
   fs::path mountpoint;
@@ -63,10 +53,6 @@ Status write_text(int dir, const char* file, const std::string& text) {
   return ok();
 }
 
-std::string read_text(const fs::path& p) {
-  return read_proc_file(p.string()).value_or("");
-}
-
 }  // namespace
 
 PidsProbe probe_pids(const CgroupProbe& v2) {
@@ -77,7 +63,7 @@ PidsProbe probe_pids(const CgroupProbe& v2) {
   }
   std::string v2_why;
   if (v2.usable) {
-    if (has_word(read_text(v2.parent / "cgroup.subtree_control"), "pids")) {
+    if (has_word(read_proc_file((v2.parent / "cgroup.subtree_control").string()).value_or(""), "pids")) {
       probe.v2 = true;
       probe.how = "pids.max of the run's cgroup v2 (under " + v2.parent.string() + ")";
       return probe;

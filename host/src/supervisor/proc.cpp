@@ -16,10 +16,7 @@
 #include "common/unique_fd.hpp"
 
 namespace px::supervisor {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<std::string> read_proc_file(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -139,6 +136,18 @@ bool signal_process(pid_t pid, std::uint64_t start_time, int sig) {
   const auto st = read_proc_stat(pid);
   if (!st || st->start_time != start_time) return false;
   return sys_pidfd_send_signal(pidfd.get(), sig) == 0;
+}
+
+bool has_word(std::string_view list, std::string_view word, char sep) {
+  while (!list.empty()) {
+    const std::size_t end = list.find(sep);
+    std::string_view w = list.substr(0, end);
+    while (!w.empty() && (w.back() == '\n' || w.back() == ' ')) w.remove_suffix(1);
+    if (w == word) return true;
+    if (end == std::string_view::npos) break;
+    list.remove_prefix(end + 1);
+  }
+  return false;
 }
 
 }  // namespace px::supervisor

@@ -22,6 +22,10 @@ struct ProcStat {
 // read, e.g. the process is gone. Never an iostream: libstdc++'s filebuf
 // throws when read() fails, which /proc does (ESRCH) for an exiting process.
 std::optional<std::string> read_proc_file(const std::string& path);
+// Whether a kernel list holds `word`: cgroup.controllers and
+// cgroup.subtree_control separate by spaces, /proc/self/cgroup's controllers by
+// commas; a trailing newline is not part of the last word.
+bool has_word(std::string_view list, std::string_view word, char sep = ' ');
 // Parses /proc/<pid>/stat; nullopt when the process is gone.
 std::optional<ProcStat> read_proc_stat(pid_t pid);
 // Children of every thread of `pid` (/proc/<pid>/task/*/children).

@@ -7,6 +7,7 @@
 #include "broker/secret_source.hpp"
 #include "broker/stream_match.hpp"
 #include "broker/trust_bundle.hpp"
+#include "common/ascii.hpp"
 #include "common/host_rule.hpp"
 #include "common/read_file.hpp"
 #include "common/redact.hpp"
@@ -46,9 +47,7 @@ struct BaseUrl {
 
 BaseUrl base_url_target(std::string_view url) {
   auto starts = [&](std::string_view scheme) {
-    return url.size() > scheme.size() &&
-           std::equal(scheme.begin(), scheme.end(), url.begin(),
-                      [](char a, char b) { return a == (b >= 'A' && b <= 'Z' ? b - 'A' + 'a' : b); });
+    return url.size() > scheme.size() && ascii_istarts_with(url, scheme);
   };
   const bool https = starts("https://");
   if (!https && !starts("http://")) return {{}, {}, "not an http:// or https:// URL"};

@@ -22,22 +22,6 @@ namespace {
 
 bool g_available = false;
 
-constexpr std::size_t kMaxState = 64 * 1024 * 1024;
-
-std::optional<std::vector<std::uint8_t>> read_state(int fd) {
-  std::vector<std::uint8_t> out;
-  std::uint8_t buf[65536];
-  for (off_t at = 0;;) {
-    const ssize_t n = ::pread(fd, buf, sizeof buf, at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    if (n == 0) return out;
-    out.insert(out.end(), buf, buf + n);
-    at += n;
-    if (out.size() > kMaxState) return std::nullopt;
-  }
-}
-
 bool is_dir_fd(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
@@ -61,7 +45,7 @@ int sweep_after_death(int state_fd, int run_dir_fd, int private_dirs_fd) {
                  kSweepArgument);
     return 2;
   }
-  const auto bytes = read_state(state.get());
+  const auto bytes = read_sweep_state(state.get());
   if (!bytes) return 1;
   auto quarantine = Quarantine::restore(*bytes, std::move(dir));
   if (!quarantine) {
@@ -83,6 +67,22 @@ int sweep_after_death(int state_fd, int run_dir_fd, int private_dirs_fd) {
 }
 
 }  // namespace
+
+constexpr std::size_t kMaxState = 64 * 1024 * 1024;
+
+std::optional<std::vector<std::uint8_t>> read_sweep_state(int fd) {
+  std::vector<std::uint8_t> out;
+  std::uint8_t buf[65536];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return out;
+    out.insert(out.end(), buf, buf + n);
+    at += n;
+    if (out.size() > kMaxState) return std::nullopt;
+  }
+}
 
 std::optional<int> sweep_entry(int argc, char** argv) {
   g_available = true;

@@ -17,7 +17,9 @@
 // descriptor of the run folder (the same folder whatever was renamed since),
 // and resolves every path from it without following a link, as the
 // supervisor's sweep does. No process of the run is left to race it.
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace px::supervisor {
 
@@ -32,5 +34,10 @@ std::optional<int> sweep_entry(int argc, char** argv);
 // sweep_entry()): only then do runs hand the watchdog their state. A test
 // executable that runs runs in-process does not, so its watchdogs never exec it.
 bool sweep_available();
+
+// The whole of a run's sweep-state file (the quarantine's state, CBOR) from
+// `fd`; nullopt when it cannot be read or is larger than any state a run
+// writes (64 MiB): the file is in the run's record, so it is read bounded.
+std::optional<std::vector<std::uint8_t>> read_sweep_state(int fd);
 
 }  // namespace px::supervisor

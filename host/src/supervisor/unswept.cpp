@@ -18,6 +18,7 @@
 #include "common/unique_fd.hpp"
 #include "run/record.hpp"
 #include "supervisor/quarantine.hpp"
+#include "supervisor/sweep_after_death.hpp"
 
 namespace px::supervisor {
 
@@ -26,7 +27,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kStateFile = "sweep-state";
-constexpr std::size_t kMaxState = 64 * 1024 * 1024;
 
 std::string first_line(const char* file) {
   std::ifstream in(file);
@@ -81,17 +81,6 @@ bool run_is_over(const json& j) {
   return !run::process_running(pid_of("first"), start_of("first"));
 }
 
-std::vector<std::uint8_t> read_all(int fd) {
-  std::vector<std::uint8_t> out;
-  std::uint8_t buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || out.size() > kMaxState) return out;
-    out.insert(out.end(), buf, buf + n);
-  }
-}
-
 // Sweeps the run whose record folder is `record_dir` if nothing of it runs;
 // what it says, one line per file moved or per problem.
 std::vector<std::string> sweep_one(const fs::path& record_dir) {
@@ -106,7 +95,8 @@ std::vector<std::string> sweep_one(const fs::path& record_dir) {
   struct stat st {};
   if (::flock(state.get(), LOCK_EX | LOCK_NB) != 0 || ::fstat(state.get(), &st) != 0 || st.st_nlink == 0)
     return {};
-  const json j = json::from_cbor(read_all(state.get()), true, false);
+  const auto bytes = read_sweep_state(state.get());
+  const json j = bytes ? json::from_cbor(*bytes, true, false) : json(json::value_t::discarded);
   if (j.is_object() && j.value("machine", "") != machine_id()) return {};
   if (j.is_discarded() || !j.is_object() || !j.contains("quarantine") || !j["quarantine"].is_binary()) {
     forget_unswept(record_dir);
