@@ -2,7 +2,7 @@
 # clang-tidy over host/ and plugins/ with the checks that catch the memory
 # bugs a review misses (a pointer into a temporary's buffer, a string_view of
 # a destroyed string, a moved-from object used again). Any finding fails.
-# Usage: scripts/tidy.sh [BUILD_DIR]   (default: build; its compile_commands.json is used)
+# Usage: scripts/tidy.sh [BUILD_DIR]   (default: build, built; see below for what of it is used)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -18,10 +18,19 @@ if [ -z "$tidy" ] || [ -z "$runner" ]; then
   echo "scripts/tidy.sh: clang-tidy is not installed (apt-get install clang-tidy)" >&2
   exit 1
 fi
-if [ ! -f "$build/compile_commands.json" ]; then
-  echo "scripts/tidy.sh: no $build/compile_commands.json: configure first (scripts/build.sh)" >&2
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  echo "scripts/tidy.sh: $build is not configured: build first (scripts/build.sh)" >&2
   exit 1
 fi
+
+# Every file is checked on its own, as it is written: the build compiles
+# batches (the unity build, top-level CMakeLists.txt), so the file-by-file
+# compile commands come from a tree configured beside it without batches
+# (configured, never built: $build/tidy-db).
+files_db="$build/tidy-db"
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+cmake -S . -B "$files_db" -G Ninja -DCMAKE_BUILD_TYPE="${build_type:-RelWithDebInfo}" -DPARALLEX_UNITY_BUILD=OFF \
+  -DPARALLEX_BUILD_TESTS=OFF -DPARALLEX_BUILD_BENCH=OFF >/dev/null
 
 # The database is GCC's: drop the flags clang does not know and GCC's
 # precompiled header, so every file is analysed rather than refused.
@@ -31,15 +40,17 @@ fi
 # again: its key is the hash of the checks, clang-tidy's version, its compile
 # arguments and the content of the file and every header it includes (the
 # list ninja recorded when it built the file). A file ninja has no list for is
-# always checked. PARALLEX_TIDY_CACHE=off checks every file.
+# always checked. A file the build compiled in a batch has the batch's list
+# (every header of the batch, and its other files): a superset, so a change
+# in any of them checks the file again. PARALLEX_TIDY_CACHE=off checks every file.
 cache="${PARALLEX_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parallex/tidy}"
 db=$(mktemp -d)
 trap 'rm -rf "$db"' EXIT
 version=$("$tidy" --version | tr -d '\n')
 ninja -C "$build" -t deps >"$db/deps.txt" 2>/dev/null || : >"$db/deps.txt"
-python3 - "$build" "$db" "$cache" "$checks|$version|$(sha256sum <"$0")" <<'EOF'
-import hashlib, json, os, shlex, sys
-build, db, cache, salt = sys.argv[1:5]
+python3 - "$build" "$db" "$cache" "$checks|$version|$(sha256sum <"$0")" "$files_db" <<'EOF'
+import glob, hashlib, json, os, re, shlex, sys
+build, db, cache, salt, files_db = sys.argv[1:6]
 here = os.getcwd()
 gcc_only = ("-Werror", "-fno-lifetime-dse", "-fstack-clash-protection", "-fcf-protection", "-Wno-maybe-uninitialized",
             "-Wno-stringop-overflow", "-Wno-dangling-reference", "-Wno-restrict", "-Wno-array-bounds")
@@ -50,6 +61,12 @@ for line in open(os.path.join(db, "deps.txt")):
     elif line.strip():
         target = line.split(":", 1)[0]
         deps[target] = []
+# A batch's files share its object's list (CMake's unity sources include them by path).
+for unity in glob.glob(os.path.join(build, "**", "Unity", "unity_*.cxx"), recursive=True):
+    listed = deps.get(os.path.relpath(unity, build) + ".o")
+    if listed:
+        for member in re.findall(r'^#include "(.+)"$', open(unity).read(), re.M):
+            deps[os.path.abspath(member)] = listed
 digests = {}
 def digest(path):
     if path not in digests:
@@ -59,9 +76,9 @@ def digest(path):
             digests[path] = "missing"
     return digests[path]
 entries, keys, unchanged = [], {}, 0
-for e in json.load(open(os.path.join(build, "compile_commands.json"))):
-    f = e["file"]
-    if ("/host/" not in f and "/plugins/" not in f) or f.endswith("cmake_pch.hxx.cxx"):
+for e in json.load(open(os.path.join(files_db, "compile_commands.json"))):
+    f = os.path.abspath(os.path.join(e["directory"], e["file"]))
+    if not f.startswith((os.path.join(here, "host") + "/", os.path.join(here, "plugins") + "/")):
         continue
     args = e.get("arguments") or shlex.split(e["command"])
     # GCC's precompiled header (cmake_pch.hxx.gch) is not clang's: each file is read with its own includes.
@@ -74,7 +91,7 @@ for e in json.load(open(os.path.join(build, "compile_commands.json"))):
     e["arguments"] = kept
     e.pop("command", None)
     output = e.get("output") or (args[args.index("-o") + 1] if "-o" in args[:-1] else None)
-    inputs = deps.get(os.path.relpath(os.path.join(e["directory"], output), build)) if output else None
+    inputs = deps.get(f) or (deps.get(os.path.relpath(os.path.join(e["directory"], output), files_db)) if output else None)
     if inputs:
         # Paths are hashed relative to the clone: another clone of the same tree hits the same keys.
         h = hashlib.sha256((salt + "\0" + "\0".join(e["arguments"])).replace(here, "@").encode())
