@@ -2,11 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/crypto.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,9 +16,8 @@
 #include "common/clock.hpp"
 #include "common/json_io.hpp"
 #include "common/redact.hpp"
+#include "common/spawn.hpp"
 #include "common/unique_fd.hpp"
-
-extern char** environ;
 
 namespace px::broker {
 namespace {
@@ -124,72 +119,18 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
   if (argv.empty() || argv[0].empty())
     return Error::invalid(credential(name) + ": the secret command is empty.");
   const std::string what = credential(name) + ": the secret command `" + tidy(argv[0]) + "`";
-  int out_pipe[2];
-  int err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Error::io(what, errno);
-  UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return Error::io(what, errno);
-  UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
   // Its own process group, so a timeout kills what it started too (gpg-agent
   // helpers excepted: those detach on purpose).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  std::vector<char*> raw;
-  for (const auto& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
-  raw.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, raw.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Error::io(what + " could not be started; check that it is installed and on PATH", rc);
-  out_w.reset();
-  err_w.reset();
-
-  std::string out, err;
-  bool timed_out = false, too_big = false;
-  const auto deadline = std::chrono::steady_clock::now() + limits.command_timeout;
-  pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    const int n = ::poll(fds, 2, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buf[4096];
-      const ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) {
-        fds[i].fd = -1;
-        --open_fds;
-        continue;
-      }
-      std::string& dst = i == 0 ? out : err;
-      if (dst.size() + static_cast<std::size_t>(r) > limits.max_bytes) {
-        too_big = true;
-        open_fds = 0;
-        break;
-      }
-      dst.append(buf, static_cast<std::size_t>(r));
-    }
-  }
-  if (timed_out || too_big) ::kill(-pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  auto ran = spawn_capture({.argv = argv, .own_process_group = true},
+                           {.timeout = limits.command_timeout, .max_bytes = limits.max_bytes});
+  if (!ran)
+    return Error{ErrorKind::io, what + " could not be started; check that it is installed and on PATH (" +
+                                    ran.error().message + ")"};
+  Captured& got = ran.value();
+  std::string& out = got.out;
+  std::string& err = got.err;
+  const bool timed_out = got.timed_out, too_big = got.too_big;
+  const int exit_status = got.exit_status;
   std::string line = first_line(out);
   OPENSSL_cleanse(out.data(), out.size());
   const auto fail = [&](std::string message) -> Result<std::string> {
@@ -201,9 +142,9 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
                 " s (does it wait for a passphrase or a touch?); the run is not started.");
   }
   if (too_big) return fail(what + " printed more than " + std::to_string(limits.max_bytes) + " bytes.");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string code = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                               : "signal " + std::to_string(WTERMSIG(status));
+  if (exit_status != 0) {
+    const std::string code = exit_status > 128 ? "signal " + std::to_string(exit_status - 128)
+                                               : "exit status " + std::to_string(exit_status);
     // What it printed on stdout may be the secret (a helper that prints it,
     // then fails): taken out of stderr before stderr is quoted, whatever its
     // shape (the redactor knows the shapes of tokens, not an opaque secret).

@@ -1,8 +1,5 @@
 // `parallex agent github|credential|sign-in`: the agent's GitHub token, its git
 // credential helper, and carrying a harness sign-in into its home.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,9 +17,8 @@
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
+#include "common/spawn.hpp"
 #include "pluginhost/plugin_set.hpp"
-
-extern char** environ;
 
 namespace px::cli::agent_cmd {
 
@@ -34,18 +30,8 @@ void open_in_browser(const std::string& url) {
   const char* path_env = std::getenv("PATH");
   auto opener = find_executable("xdg-open", path_env ? path_env : "");
   if (!opener) return;
-  std::string prog = opener->string(), arg = url;
-  char* argv[] = {prog.data(), arg.data(), nullptr};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, prog.c_str(), &actions, nullptr, argv, environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-  }
-  posix_spawn_file_actions_destroy(&actions);
+  // Its stdin is /dev/null, not the terminal the token is pasted into next.
+  if (auto pid = spawn_process({.argv = {opener->string(), url}})) wait_exit_status(pid.value());
 }
 
 struct GithubOptions {

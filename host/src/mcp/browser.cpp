@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "common/spawn.hpp"
 #include "common/temp_dir.hpp"
 #include "common/unique_fd.hpp"
 
@@ -84,40 +84,17 @@ std::vector<std::string> browser_environment(const fs::path& home) {
   return env;
 }
 
-// Starts `argv` in a process group of its own with `env`, stdin from
-// /dev/null, stdout to `stdout_fd` (or /dev/null when -1), stderr to
-// `stderr_file`.
+// Starts `argv` in a process group of its own with `env`, stdout to
+// `stdout_fd` (or /dev/null when -1), stderr to `stderr_file` (or /dev/null).
 Result<pid_t> spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int stdout_fd,
                     const fs::path& stderr_file) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (stdout_fd >= 0)
-    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
-  else
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, stderr_file.empty() ? "/dev/null" : stderr_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Error::io("start " + argv[0], rc);
-  return pid;
+  UniqueFd err;
+  if (!stderr_file.empty()) {
+    err.reset(::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!err) return Error::io("open " + stderr_file.string(), errno);
+  }
+  return spawn_process({.argv = argv, .env = env, .own_process_group = true}, stdout_fd,
+                       err ? err.get() : -1);
 }
 
 std::string tail_of(const fs::path& file, std::size_t n) {

@@ -8,7 +8,7 @@
 #include "common/paths.hpp"
 #include "common/read_file.hpp"
 #include "common/replace_file.hpp"
-#include "report/spawn.hpp"
+#include "common/spawn.hpp"
 
 namespace px::mcp {
 
@@ -43,14 +43,14 @@ Result<std::string> client_program(const std::string& program, const std::string
 
 // A client's own command; its output is said when it fails.
 Result<std::string> run(const std::vector<std::string>& argv) {
-  PX_TRY_ASSIGN(auto ran, report::run_capture(argv, "/dev/null"));
+  PX_TRY_ASSIGN(auto ran, spawn_capture({.argv = argv}, {.merge_stderr = true}));
   if (ran.exit_status != 0) {
     std::string shown;
     for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + quote(a);
     return Error::internal("`" + shown + "` failed (exit status " + std::to_string(ran.exit_status) +
-                           "): " + ran.output.substr(0, 2000));
+                           "): " + ran.out.substr(0, 2000));
   }
-  return ran.output;
+  return ran.out;
 }
 
 // The JSON object in a client's output (its warnings around it).
@@ -100,9 +100,9 @@ Result<Installed> install_codex(const fs::path& parallex) {
   const fs::path config = fs::path(env_or("CODEX_HOME", (user_home() / ".codex").string())) / "config.toml";
   Installed out{"codex", config.string(),
                 "[mcp_servers.parallex] command = \"" + parallex.string() + "\", args = [\"mcp\"]", false};
-  if (auto got = report::run_capture({codex, "mcp", "get", kName, "--json"}, "/dev/null");
+  if (auto got = spawn_capture({.argv = {codex, "mcp", "get", kName, "--json"}}, {.merge_stderr = true});
       got && got.value().exit_status == 0) {
-    const auto j = json_in(got.value().output);
+    const auto j = json_in(got.value().out);
     if (j.is_object() && j.contains("transport") && j["transport"].is_object() &&
         is_ours(j["transport"].value("command", nlohmann::json()),
                 j["transport"].value("args", nlohmann::json()), parallex))

@@ -10,8 +10,8 @@
 
 #include "common/libgit2.hpp"
 #include "common/paths.hpp"
+#include "common/spawn.hpp"
 #include "common/temp_dir.hpp"
-#include "report/spawn.hpp"
 #include "report/time_text.hpp"
 
 namespace px::report {
@@ -76,19 +76,22 @@ Json verify_ssh(const std::string& signature, const std::string& payload, const 
     out["detail"] = "The signature could not be written to a temporary file to check it.";
     return out;
   }
-  auto found = run_capture(
-      {keygen->string(), "-Y", "find-principals", "-f", allowed.string(), "-s", (dir / "sig").string()},
-      "/dev/null");
+  // ssh-keygen's messages go with its output, to be quoted when it fails.
+  const CaptureLimits merged{.merge_stderr = true};
+  auto found = spawn_capture({.argv = {keygen->string(), "-Y", "find-principals", "-f", allowed.string(),
+                                       "-s", (dir / "sig").string()}},
+                             merged);
   if (!found || found.value().exit_status != 0) {
     out["status"] = "bad";
     out["detail"] =
         "Signed by a key that is not among the agent's allowed signers (" + allowed.string() + ").";
     return out;
   }
-  const std::string principal = first_line(found.value().output);
-  auto verified = run_capture({keygen->string(), "-Y", "verify", "-f", allowed.string(), "-I", principal,
-                               "-n", "git", "-s", (dir / "sig").string()},
-                              dir / "payload");
+  const std::string principal = first_line(found.value().out);
+  auto verified = spawn_capture({.argv = {keygen->string(), "-Y", "verify", "-f", allowed.string(), "-I",
+                                          principal, "-n", "git", "-s", (dir / "sig").string()},
+                                 .stdin_file = dir / "payload"},
+                                merged);
   out["signer"] = principal;
   if (verified && verified.value().exit_status == 0) {
     out["status"] = "verified";
@@ -96,7 +99,7 @@ Json verify_ssh(const std::string& signature, const std::string& payload, const 
   } else {
     out["status"] = "bad";
     out["detail"] = "The signature does not verify against " + allowed.string() + ": " +
-                    (verified ? first_line(verified.value().output) : verified.error().message);
+                    (verified ? first_line(verified.value().out) : verified.error().message);
   }
   return out;
 }
