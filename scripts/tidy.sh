@@ -71,7 +71,9 @@ digests = {}
 def digest(path):
     if path not in digests:
         try:
-            digests[path] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+            # A batch's source (CMake's unity file) names the clone's path: hashed without it,
+            # as the arguments are, so that another clone of the same tree hits the same keys.
+            digests[path] = hashlib.sha256(open(path, "rb").read().replace(here.encode(), b"@")).hexdigest()
         except OSError:
             digests[path] = "missing"
     return digests[path]
