@@ -127,32 +127,28 @@ Result<std::string> run_secret_command(std::string_view name, const std::vector<
     return Error{ErrorKind::io, what + " could not be started; check that it is installed and on PATH (" +
                                     ran.error().message + ")"};
   Captured& got = ran.value();
-  std::string& out = got.out;
-  std::string& err = got.err;
-  const bool timed_out = got.timed_out, too_big = got.too_big;
-  const int exit_status = got.exit_status;
-  std::string line = first_line(out);
-  OPENSSL_cleanse(out.data(), out.size());
+  std::string line = first_line(got.out);
+  OPENSSL_cleanse(got.out.data(), got.out.size());
   const auto fail = [&](std::string message) -> Result<std::string> {
     OPENSSL_cleanse(line.data(), line.size());
     return Error::invalid(std::move(message));
   };
-  if (timed_out) {
+  if (got.timed_out) {
     return fail(what + " did not finish within " + std::to_string(limits.command_timeout.count() / 1000) +
                 " s (does it wait for a passphrase or a touch?); the run is not started.");
   }
-  if (too_big) return fail(what + " printed more than " + std::to_string(limits.max_bytes) + " bytes.");
-  if (exit_status != 0) {
-    const std::string code = exit_status > 128 ? "signal " + std::to_string(exit_status - 128)
-                                               : "exit status " + std::to_string(exit_status);
+  if (got.too_big) return fail(what + " printed more than " + std::to_string(limits.max_bytes) + " bytes.");
+  if (got.exit_status != 0) {
+    const std::string code = got.exit_status > 128 ? "signal " + std::to_string(got.exit_status - 128)
+                                                   : "exit status " + std::to_string(got.exit_status);
     // What it printed on stdout may be the secret (a helper that prints it,
     // then fails): taken out of stderr before stderr is quoted, whatever its
     // shape (the redactor knows the shapes of tokens, not an opaque secret).
     if (line.size() >= 8)
-      for (std::size_t at = err.find(line); at != std::string::npos; at = err.find(line, at))
-        err.replace(at, line.size(), "[REDACTED]");
-    const std::string said = tidy(err);
-    OPENSSL_cleanse(err.data(), err.size());
+      for (std::size_t at = got.err.find(line); at != std::string::npos; at = got.err.find(line, at))
+        got.err.replace(at, line.size(), "[REDACTED]");
+    const std::string said = tidy(got.err);
+    OPENSSL_cleanse(got.err.data(), got.err.size());
     return fail(what + " failed (" + code + ")" + (said.empty() ? std::string() : ": " + said) +
                 "; the run is not started.");
   }

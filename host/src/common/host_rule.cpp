@@ -1,7 +1,6 @@
 #include "common/host_rule.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 #include "common/ascii.hpp"
 #include "common/port.hpp"
