@@ -28,8 +28,8 @@ sealed_only=0
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPARALLEX_SANITIZE=ON -DPARALLEX_BUILD_BENCH=OFF >/dev/null
 
 # Longest first.
-unit_tests=(test_agents test_supervisor test_workspace test_report test_proxy test_snapshot test_mcp test_transcripts
-            test_policy test_pluginhost test_plugins test_seatbelt test_common)
+unit_tests=(test_agents test_supervisor test_killswitch test_workspace test_report test_proxy test_snapshot test_mcp test_transcripts
+            test_protect test_policy test_pluginhost test_plugins test_seatbelt test_common)
 sealed_tests=(test_escape test_home)
 # The supervisor's tests that run sealed processes: under the seal's options.
 sealed_supervisor='SealedRun.*:CheckCommand.*:Signals/StopSignal.*:RunEnd.*:Steps/FailingStep.*:RunTerminal.*'

@@ -24,14 +24,14 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/cgroup.hpp"
-#include "supervisor/control_socket.hpp"
-#include "supervisor/global_pause.hpp"
-#include "supervisor/kill_switch_client.hpp"
-#include "supervisor/proc.hpp"
-#include "supervisor/run_control.hpp"
+#include "killswitch/cgroup.hpp"
+#include "killswitch/control_socket.hpp"
+#include "killswitch/global_pause.hpp"
+#include "killswitch/kill_switch_client.hpp"
+#include "killswitch/proc.hpp"
+#include "killswitch/run_control.hpp"
 
-using namespace px::supervisor;
+using namespace px::killswitch;
 namespace fs = std::filesystem;
 
 namespace {

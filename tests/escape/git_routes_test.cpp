@@ -334,7 +334,7 @@ TEST_F(EscapeGitRoutes, WhatCannotBeCheckedIsMovedAsideNeverTrusted) {
 }
 
 // When `parallex` itself is killed, its watchdog sweeps with the same code
-// (supervisor/sweep_after_death.hpp): the gitfile route and a planted rebase
+// (protect/sweep_after_death.hpp): the gitfile route and a planted rebase
 // are closed before the user's git runs there.
 TEST_F(EscapeGitRoutes, AKilledSupervisorsWatchdogClosesTheGitRoutesToo) {
   std::thread run([&] {

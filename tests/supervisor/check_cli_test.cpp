@@ -14,8 +14,8 @@
 #include <string>
 
 #include "spawn.hpp"
-#include "supervisor/cgroup.hpp"
-#include "supervisor/run_control.hpp"
+#include "killswitch/cgroup.hpp"
+#include "killswitch/run_control.hpp"
 #include "test_paths.hpp"
 #include "unprivileged_user.hpp"
 
@@ -26,11 +26,11 @@ using px::test::shell_output;
 }  // namespace
 
 TEST(CheckCommand, NamesTheTrackingMechanism) {
-  const auto probe = px::supervisor::probe_tracking();
+  const auto probe = px::killswitch::probe_tracking();
   auto j = nlohmann::json::parse(shell_output(std::string(PARALLEX_EXE) + " check --json"), nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   ASSERT_TRUE(j.contains("kill_switch")) << j.dump(2);
-  EXPECT_EQ(j["kill_switch"]["mechanism"], px::supervisor::to_string(probe.mechanism));
+  EXPECT_EQ(j["kill_switch"]["mechanism"], px::killswitch::to_string(probe.mechanism));
   EXPECT_FALSE(j["kill_switch"]["cannot_catch"].get<std::string>().empty());
 
   const std::string text = shell_output(std::string(PARALLEX_EXE) + " check");
@@ -62,7 +62,7 @@ TEST(CheckCommand, TheCgroupRowAgreesWithTheKillSwitch) {
 // CLONE_INTO_CGROUP) or, where the kernel cannot, enters it before anything
 // runs: either way what the command sees is the run's cgroup.
 TEST(SealedRun, IsInItsCgroupFromTheStart) {
-  if (!px::supervisor::probe_cgroup().usable) GTEST_SKIP() << px::supervisor::probe_cgroup().why_not;
+  if (!px::killswitch::probe_cgroup().usable) GTEST_SKIP() << px::killswitch::probe_cgroup().why_not;
   for (const std::string env : {"", "PARALLEX_NO_CLONE_INTO_CGROUP=1 "}) {
     const std::string out = shell_output(std::string("cd ") + PARALLEX_BINARY_DIR + " && env " + env +
                                          PARALLEX_EXE + " run -- cat /proc/self/cgroup 2>&1");

@@ -26,25 +26,19 @@
 
 #include "run/record.hpp"
 #include "test_paths.hpp"
+#include "wait.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using px::test::wait_until;
 
 std::string read_text(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-bool wait_until(const std::function<bool()>& cond, int ms) {
-  for (int waited = 0; waited < ms; waited += 20) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
 }
 
 // A process of the run, by pid and start time (a reused pid is another process).

@@ -20,13 +20,13 @@
 
 #include "spawn.hpp"
 #include "test_paths.hpp"
-#include "tree_helpers.hpp"
+#include "wait.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using px::supervisor::testing::wait_until;
+using px::test::wait_until;
 
 using px::test::slurp;
 

@@ -89,7 +89,7 @@ struct ViewFile {
 
 // A harness's file or folder in the user's home that the run may write but
 // whose changes must not reach the home unseen (policy::HomeFile::guarded):
-// the seal shows the run a layer of its own there (supervisor/home_settings.hpp).
+// the seal shows the run a layer of its own there (protect/home_settings.hpp).
 struct HomeLayer {
   enum class Kind {
     copy,      // a file: `source` (the run's copy of the user's file) bound writable

@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <boost/algorithm/string/join.hpp>
 #include <boost/asio/write.hpp>
 
 #include "broker/reasons.hpp"
@@ -64,12 +65,6 @@ std::string hex_size(std::size_t n) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%zx", n);
   return buf;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
 }
 
 }  // namespace
@@ -392,7 +387,7 @@ void Relay::handle_request() {
                       "\", which may not be sent to " + host_ +
                       ". It was not sent, and the attempt is reported.");
   }
-  ex.record.credentials = join(outcome.substituted);
+  ex.record.credentials = boost::algorithm::join(outcome.substituted, ",");
   const bool holds_secret = !outcome.substituted.empty();
 
   // Request rules, first match wins.

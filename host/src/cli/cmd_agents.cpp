@@ -25,7 +25,7 @@
 #include "policy/local_servers.hpp"
 #include "run/compose_request.hpp"
 #include "supervisor/decoys.hpp"
-#include "supervisor/registry.hpp"
+#include "killswitch/registry.hpp"
 
 namespace px::cli::agent_cmd {
 
@@ -490,7 +490,7 @@ int do_delete(const std::string& name, bool yes) {
   auto paths = agents::find_agent(agents::default_agents_root(), name);
   if (!paths) return report_error(paths.error());
   const AgentPaths& p = paths.value();
-  if (supervisor::agent_has_live_run(parallex_runtime_dir(), name))
+  if (killswitch::agent_has_live_run(parallex_runtime_dir(), name))
     return report_error(
         Error::conflict("Agent " + name +
                         " is running; deleting it now would pull its home from under the run. "

@@ -6,8 +6,8 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "pluginhost/plugin_set.hpp"
-#include "supervisor/pids_limit.hpp"
-#include "supervisor/run_control.hpp"
+#include "killswitch/pids_limit.hpp"
+#include "killswitch/run_control.hpp"
 
 namespace px::cli {
 namespace {
@@ -39,19 +39,19 @@ int check(const CheckOptions& o) {
     return 0;
   }
   if (o.sealed) return check_sealed(o.json, o.allow_weaker_seal);
-  const auto guarantees = supervisor::seal_guarantees(sealing, backend::Backend::Probe::thorough);
+  const auto guarantees = killswitch::seal_guarantees(sealing, backend::Backend::Probe::thorough);
   const auto recording = sealing.refusal_recording();
   bool required_missing = false;
   for (const auto& g : guarantees) required_missing |= g.required && !g.enforced;
   const backend::Environment environment = sealing.environment(guarantees);
-  const auto tracking = supervisor::probe_tracking();
+  const auto tracking = killswitch::probe_tracking();
   // The harness plugins: without them a run of any harness has only the profile's rules.
   const auto plugin_set = pluginhost::PluginSet::load_default();
   nlohmann::json found = nlohmann::json::array(), searched = nlohmann::json::array();
   for (const auto& p : plugin_set.plugins()) found.push_back(p->name());
   for (const auto& d : plugin_set.search_dirs()) searched.push_back(d.string());
   const std::string no_plugins = plugin_set.none_found();
-  nlohmann::json kill_switch{{"mechanism", supervisor::to_string(tracking.mechanism)},
+  nlohmann::json kill_switch{{"mechanism", killswitch::to_string(tracking.mechanism)},
                              {"description", tracking.description},
                              {"cannot_catch", tracking.cannot_catch}};
   if (o.json) {

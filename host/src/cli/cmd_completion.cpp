@@ -2,6 +2,7 @@
 // shell, generated from the command line's own definitions (cli_tree.hpp):
 // commands, sub-commands, options and the values an option accepts. The
 // package installs the three; `source <(parallex completion bash)` works too.
+#include <boost/algorithm/string/join.hpp>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -42,12 +43,6 @@ std::string fish_quote(const std::string& s) {
   return out + "'";
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep = " ") {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
-
 // The options offered at `c`: its own, then the global ones (accepted after any command).
 std::vector<const OptionDoc*> options_at(const CommandDoc& root, const CommandDoc& c) {
   std::vector<const OptionDoc*> out;
@@ -68,7 +63,8 @@ std::string value_function(const CommandDoc& root) {
       std::vector<std::string> patterns;
       for (const auto& n : o.names)
         patterns.push_back(c.path.empty() ? "*\"|" + n + "\"" : "\"" + path_key(c) + "|" + n + "\"");
-      s += "    " + join(patterns, "|") + ") echo " + sq(join(o.choices)) + "; return 0 ;;\n";
+      s += "    " + boost::algorithm::join(patterns, "|") + ") echo " +
+           sq(boost::algorithm::join(o.choices, " ")) + "; return 0 ;;\n";
     }
   });
   return s + "  esac\n  return 1\n}\n";
@@ -82,14 +78,14 @@ std::string bash(const CommandDoc& root) {
     if (c.subcommands.empty()) return;
     std::vector<std::string> names;
     for (const auto& sub : c.subcommands) names.push_back(sub.path.back());
-    s += "    " + sq(path_key(c)) + ") echo " + sq(join(names)) + " ;;\n";
+    s += "    " + sq(path_key(c)) + ") echo " + sq(boost::algorithm::join(names, " ")) + " ;;\n";
   });
   s += "  esac\n}\n_parallex_options() {\n  case \"$1\" in\n";
   each(root, [&](const CommandDoc& c) {
     std::vector<std::string> names;
     for (const OptionDoc* o : options_at(root, c))
       for (const auto& n : o->names) names.push_back(n);
-    s += "    " + sq(path_key(c)) + ") echo " + sq(join(names)) + " ;;\n";
+    s += "    " + sq(path_key(c)) + ") echo " + sq(boost::algorithm::join(names, " ")) + " ;;\n";
   });
   s += "  esac\n}\n" + value_function(root);
   s += R"SH(_parallex() {
@@ -155,14 +151,14 @@ std::string zsh(const CommandDoc& root) {
     std::vector<std::string> lines;
     for (const auto& sub : c.subcommands)
       lines.push_back(sq(zsh_escape_name(sub.path.back()) + ":" + sub.summary));
-    s += "    " + sq(path_key(c)) + ") print -rl -- " + join(lines) + " ;;\n";
+    s += "    " + sq(path_key(c)) + ") print -rl -- " + boost::algorithm::join(lines, " ") + " ;;\n";
   });
   s += "  esac\n}\n_parallex_options() {\n  case \"$1\" in\n";
   each(root, [&](const CommandDoc& c) {
     std::vector<std::string> lines;
     for (const OptionDoc* o : options_at(root, c))
       for (const auto& n : o->names) lines.push_back(sq(zsh_escape_name(n) + ":" + o->description));
-    s += "    " + sq(path_key(c)) + ") print -rl -- " + join(lines) + " ;;\n";
+    s += "    " + sq(path_key(c)) + ") print -rl -- " + boost::algorithm::join(lines, " ") + " ;;\n";
   });
   s += "  esac\n}\n" + value_function(root);
   s += R"SH(_parallex() {
@@ -224,7 +220,8 @@ std::string fish(const CommandDoc& root) {
     if (c.subcommands.empty()) return;
     std::vector<std::string> names;
     for (const auto& sub : c.subcommands) names.push_back(fish_quote(sub.path.back()));
-    s += "        case " + fish_quote(path_key(c)) + "\n            printf '%s\\n' " + join(names) + "\n";
+    s += "        case " + fish_quote(path_key(c)) + "\n            printf '%s\\n' " +
+         boost::algorithm::join(names, " ") + "\n";
   });
   s += "    end\nend\nfunction __parallex_takes_value\n    switch \"$argv[1]|$argv[2]\"\n";
   each(root, [&](const CommandDoc& c) {
@@ -281,7 +278,8 @@ end
         else
           line += " -o " + fish_quote(n.substr(1));
       }
-      if (!o->value.empty()) line += o->choices.empty() ? " -r" : " -x -a " + fish_quote(join(o->choices));
+      if (!o->value.empty())
+        line += o->choices.empty() ? " -r" : " -x -a " + fish_quote(boost::algorithm::join(o->choices, " "));
       line += " -d " + fish_quote(o->description);
       s += line + "\n";
     }

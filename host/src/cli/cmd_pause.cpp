@@ -8,8 +8,8 @@
 #include "cli/output.hpp"
 #include "common/paths.hpp"
 #include "common/shown.hpp"
-#include "supervisor/global_pause.hpp"
-#include "supervisor/kill_switch_client.hpp"
+#include "killswitch/global_pause.hpp"
+#include "killswitch/kill_switch_client.hpp"
 
 namespace px::cli {
 namespace {
@@ -20,16 +20,16 @@ struct PauseOptions {
   std::string target;
 };
 
-Result<supervisor::RunSelection> selection_of(const PauseOptions& o, const char* verb) {
+Result<killswitch::RunSelection> selection_of(const PauseOptions& o, const char* verb) {
   if (o.all && !o.target.empty())
     return Error::invalid(std::string("give --all or a run, not both, to ") + verb + ".");
   if (!o.all && o.target.empty())
     return Error::invalid(std::string("say which runs to ") + verb +
                           ": --all, an agent name or a run id (see `parallex runs`).");
-  return supervisor::RunSelection{o.all, o.target};
+  return killswitch::RunSelection{o.all, o.target};
 }
 
-int report(const Result<std::vector<supervisor::RunOpOutcome>>& result, const PauseOptions& o,
+int report(const Result<std::vector<killswitch::RunOpOutcome>>& result, const PauseOptions& o,
            const char* done, const std::string& extra) {
   if (!result) return report_error(result.error());
   int status = 0;
@@ -60,7 +60,7 @@ int report(const Result<std::vector<supervisor::RunOpOutcome>>& result, const Pa
 int pause(const PauseOptions& o) {
   auto sel = selection_of(o, "pause");
   if (!sel) return report_error(sel.error());
-  const auto result = supervisor::pause_runs(parallex_runtime_dir(), sel.value());
+  const auto result = killswitch::pause_runs(parallex_runtime_dir(), sel.value());
   std::string extra;
   if (o.all && result) {
     extra = result.value().empty() ? "no run is going; " : "";
@@ -72,9 +72,9 @@ int pause(const PauseOptions& o) {
 int resume(const PauseOptions& o) {
   auto sel = selection_of(o, "resume");
   if (!sel) return report_error(sel.error());
-  const auto result = supervisor::resume_runs(parallex_runtime_dir(), sel.value());
+  const auto result = killswitch::resume_runs(parallex_runtime_dir(), sel.value());
   std::string extra;
-  if (!o.all && result && supervisor::global_pause_since(parallex_runtime_dir()))
+  if (!o.all && result && killswitch::global_pause_since(parallex_runtime_dir()))
     extra = "a global pause is still on: new runs start paused until `parallex resume --all`";
   return report(result, o, "resumed", extra);
 }
@@ -82,7 +82,7 @@ int resume(const PauseOptions& o) {
 int kill(const PauseOptions& o) {
   auto sel = selection_of(o, "kill");
   if (!sel) return report_error(sel.error());
-  return report(supervisor::kill_runs(parallex_runtime_dir(), sel.value()), o, "killed", "");
+  return report(killswitch::kill_runs(parallex_runtime_dir(), sel.value()), o, "killed", "");
 }
 
 // `all_help`: what --all does for this verb, in its own words.

@@ -16,14 +16,14 @@
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "common/shown.hpp"
+#include "killswitch/control_socket.hpp"
+#include "killswitch/direct_control.hpp"
+#include "killswitch/registry.hpp"
+#include "protect/home_settings.hpp"
+#include "protect/unswept.hpp"
 #include "run/private_dir.hpp"
 #include "run/record.hpp"
 #include "run/stage.hpp"
-#include "supervisor/control_socket.hpp"
-#include "supervisor/direct_control.hpp"
-#include "supervisor/home_settings.hpp"
-#include "supervisor/registry.hpp"
-#include "supervisor/unswept.hpp"
 
 namespace px::cli {
 namespace {
@@ -67,7 +67,7 @@ std::vector<fs::path> runs_dirs() {
 // Records left without an end by a supervisor that is gone (SIGKILL, a
 // crash): closed now, so that no report counts anything later as theirs.
 // With them, what the run's watchdog moved aside after the supervisor died
-// (supervisor/sweep_after_death.hpp).
+// (protect/sweep_after_death.hpp).
 struct ClosedRun {
   std::string id;
   nlohmann::json moved = nlohmann::json::array();
@@ -96,8 +96,8 @@ std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
 
 int run(const RunsOptions& o) {
   // Runs whose supervisor and watchdog both died are swept first
-  // (supervisor/unswept.hpp), so what is moved is in their records below.
-  for (const auto& line : supervisor::sweep_unswept_runs()) say(line);
+  // (protect/unswept.hpp), so what is moved is in their records below.
+  for (const auto& line : protect::sweep_unswept_runs()) say(line);
   run::sweep_private_dirs();  // of runs whose supervisor and watchdog both died (run/private_dir.hpp)
   std::vector<std::string> damaged;
   const auto closed = close_lost_runs(damaged);
@@ -114,21 +114,21 @@ int run(const RunsOptions& o) {
       moved.push_back({{"run", c.id}, {"path", q.value("path", "")}, {"moved_to", q.value("moved_to", "")}});
     }
   }
-  const auto listed = supervisor::list_runs(parallex_runtime_dir());
+  const auto listed = killswitch::list_runs(parallex_runtime_dir());
   std::vector<nlohmann::json> rows(listed.live.size());
   std::vector<std::thread> asking;
   for (std::size_t i = 0; i < listed.live.size(); ++i) {
     const auto& e = listed.live[i];
     nlohmann::json& row = rows[i];
-    row = supervisor::to_json(e);
+    row = killswitch::to_json(e);
     for (const char* internal : {"v", "pid_start", "child_start", "watchdog_pid"}) row.erase(internal);
     // A supervisor that does not answer (stopped, hung) is said as such, with
     // the state a `pause`/`kill` done without it left the run in.
     const auto not_answering = [&row, &e](const std::string& why) {
       row["supervisor"] = why;
-      row["state"] = supervisor::pending_direct_state(e.socket.parent_path(), e.id).value_or(e.state);
+      row["state"] = killswitch::pending_direct_state(e.socket.parent_path(), e.id).value_or(e.state);
     };
-    if (const auto why = supervisor::supervisor_cannot_answer(e)) {
+    if (const auto why = killswitch::supervisor_cannot_answer(e)) {
       not_answering(*why);
       continue;
     }
@@ -136,13 +136,13 @@ int run(const RunsOptions& o) {
     // asked at once, so one that hangs costs the listing one time-out.
     asking.emplace_back([&row, &e, not_answering] {
       auto reply =
-          supervisor::send_request(e.socket, {{"v", supervisor::kControlProtocolVersion}, {"op", "status"}});
+          killswitch::send_request(e.socket, {{"v", killswitch::kControlProtocolVersion}, {"op", "status"}});
       if (reply && reply.value().value("ok", false) && reply.value().contains("run")) {
         const auto& run = reply.value()["run"];
         row["state"] = run.value("state", e.state);
         row["processes"] = run.value("processes", 0);
       } else if (!reply && reply.error().kind == ErrorKind::conflict) {
-        not_answering("did not answer within " + std::to_string(supervisor::kAnswerWithin.count()) + " ms");
+        not_answering("did not answer within " + std::to_string(killswitch::kAnswerWithin.count()) + " ms");
       }
     });
   }
@@ -199,7 +199,7 @@ bool ask(const std::string& question) {
 
 // `parallex runs apply ID`: the changes a run made to a harness's
 // command-running settings in your home, held back at its end
-// (supervisor/home_settings.hpp), shown and, once you agree, applied.
+// (protect/home_settings.hpp), shown and, once you agree, applied.
 int apply(const ApplyOptions& o) {
   const auto dir = find_run(o.id);
   if (!dir) {
@@ -211,8 +211,8 @@ int apply(const ApplyOptions& o) {
     say(record.error().message);
     return 1;
   }
-  std::vector<supervisor::HeldChange> changes;
-  for (const auto& j : record.value().home_changes) changes.push_back(supervisor::held_change_from_json(j));
+  std::vector<protect::HeldChange> changes;
+  for (const auto& j : record.value().home_changes) changes.push_back(protect::held_change_from_json(j));
   const auto pending =
       std::count_if(changes.begin(), changes.end(), [](const auto& c) { return c.applied_at.empty(); });
   if (pending == 0) {
@@ -225,8 +225,7 @@ int apply(const ApplyOptions& o) {
     // What a run wrote, and the record it is read from: shown (common/shown.hpp).
     std::printf("%s (%s%s):\n", shown(c.path.string()).c_str(), shown(c.what).c_str(),
                 c.reason.empty() ? "" : ("; " + shown(c.reason)).c_str());
-    for (const auto& line : supervisor::preview_held_change(*dir, c))
-      std::printf("  %s\n", shown(line).c_str());
+    for (const auto& line : protect::preview_held_change(*dir, c)) std::printf("  %s\n", shown(line).c_str());
     if (!c.note.empty()) std::printf("  (%s)\n", redact(shown(c.note)).c_str());
   }
   if (o.dry_run) return 0;
@@ -243,7 +242,7 @@ int apply(const ApplyOptions& o) {
   int status = 0;
   for (auto& c : changes) {
     if (!c.applied_at.empty()) continue;
-    auto done = supervisor::apply_held_change(*dir, c, false);
+    auto done = protect::apply_held_change(*dir, c, false);
     if (!done) {
       say(done.error().message);
       status = 1;
@@ -253,7 +252,7 @@ int apply(const ApplyOptions& o) {
   }
   auto written = run::update_record(*dir, [&](run::RunRecord& r) {
     r.home_changes = nlohmann::json::array();
-    for (const auto& c : changes) r.home_changes.push_back(supervisor::to_json(c));
+    for (const auto& c : changes) r.home_changes.push_back(protect::to_json(c));
     return true;
   });
   if (!written) {

@@ -15,7 +15,7 @@
 #include "report/report.hpp"
 #include "cli/snapshot_output.hpp"
 #include "snapshot/snapshot.hpp"
-#include "supervisor/registry.hpp"
+#include "killswitch/registry.hpp"
 
 namespace px::cli {
 namespace {
@@ -32,7 +32,7 @@ int do_snapshot(const std::string& name, bool json) {
   if (!p) return report_error(p.error());
   auto store = snap::Store::open(p.value().snapshots());
   if (!store) return report_error(store.error());
-  if (supervisor::agent_has_live_run(parallex_runtime_dir(), name))
+  if (killswitch::agent_has_live_run(parallex_runtime_dir(), name))
     say("agent " + name + " is running; the snapshot holds its home as it is this moment");
   ProgressBar bar;
   snap::TakeOptions t;
@@ -94,7 +94,7 @@ int do_rewind(const RewindOptions& o) {
   snap::RewindOptions r;
   r.source = p.value().home();
   if (!o.to.empty()) r.to = o.to;
-  r.is_busy = [name] { return supervisor::agent_has_live_run(parallex_runtime_dir(), name); };
+  r.is_busy = [name] { return killswitch::agent_has_live_run(parallex_runtime_dir(), name); };
   const std::string what = "agent " + o.name + "'s home";
   // A rewind replaces files in the agent's home: at a terminal it shows what
   // it would replace and asks (as the MCP tool does); elsewhere it needs --yes.

@@ -9,7 +9,7 @@
 #include "cli/output.hpp"
 #include "cli/workspace_cli.hpp"
 #include "common/paths.hpp"
-#include "supervisor/registry.hpp"
+#include "killswitch/registry.hpp"
 #include "workspace/config.hpp"
 #include "workspace/project.hpp"
 #include "workspace/workspace.hpp"
@@ -83,7 +83,7 @@ int do_rm(const std::string& name, bool force) {
   auto project = current_project();
   if (!project) return report_error(project.error());
   // Not under a run that works in it (--force is about your changes, not this).
-  if (auto id = supervisor::live_run_in(parallex_runtime_dir(), project.value().workspaces_dir() / name))
+  if (auto id = killswitch::live_run_in(parallex_runtime_dir(), project.value().workspaces_dir() / name))
     return report_error(
         Error::conflict("The run " + *id + " is working in workspace " + name +
                         "; removing it now would pull the folder from under the run. End the run "

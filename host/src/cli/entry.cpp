@@ -9,7 +9,7 @@
 #include "cli/parse_errors.hpp"
 #include "cli/version_info.hpp"
 #include "common/logging.hpp"
-#include "supervisor/sweep_after_death.hpp"
+#include "protect/sweep_after_death.hpp"
 
 namespace px::cli {
 
@@ -38,8 +38,8 @@ std::vector<ExtensionInfo>& extension_registry() {
 
 int main(int argc, char** argv) {
   // The run's watchdog execs this executable to sweep a run whose supervisor
-  // died (supervisor/sweep_after_death.hpp); answered before anything else.
-  if (const auto swept = px::supervisor::sweep_entry(argc, argv)) return *swept;
+  // died (protect/sweep_after_death.hpp); answered before anything else.
+  if (const auto swept = px::protect::sweep_entry(argc, argv)) return *swept;
   // The name is fixed, so usage lines say `parallex`, not the path argv[0] was run by.
   CLI::App app{"parallex: run AI coding agents sealed, under an identity of their own", "parallex"};
   app.require_subcommand(1);

@@ -1,3 +1,4 @@
+#include <boost/algorithm/string/join.hpp>
 #include <chrono>
 #include <ctime>
 #include <sstream>
@@ -6,16 +7,6 @@
 
 namespace px::cli {
 
-namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
-
-}  // namespace
-
 std::string render_broker_policy(const policy::Policy& p) {
   std::ostringstream out;
   if (!p.credentials().empty()) {
@@ -23,14 +14,15 @@ std::string render_broker_policy(const policy::Policy& p) {
            "to "
            "these hosts only)\n";
     for (const auto& c : p.credentials()) {
-      std::string hosts = join(c.spec.hosts);
+      std::string hosts = boost::algorithm::join(c.spec.hosts, ", ");
       if (!c.base_url_variable.empty()) hosts += " (or the host of " + c.base_url_variable + " when set)";
       out << "  " << c.spec.name << "  to " << hosts;
-      if (!c.spec.env.empty()) out << ", in " << join(c.spec.env);
+      if (!c.spec.env.empty()) out << ", in " << boost::algorithm::join(c.spec.env, ", ");
       out << "  [" << c.origin.describe() << "]\n";
       out << "      secret from " << c.spec.source.describe() << (c.when_set ? ", when set" : "");
       if (!c.spec.shape.empty()) out << "; shape " << c.spec.shape;
-      if (!c.spec.headers.empty()) out << "; also in the headers " << join(c.spec.headers);
+      if (!c.spec.headers.empty())
+        out << "; also in the headers " << boost::algorithm::join(c.spec.headers, ", ");
       if (c.spec.expires) {
         const std::time_t t = std::chrono::system_clock::to_time_t(*c.spec.expires);
         char day[32];

@@ -1,6 +1,6 @@
 #pragma once
 // What in a git dir makes git run a program: the rules the supervisor checks
-// a run's leftovers in .git against (supervisor/quarantine.hpp), and the
+// a run's leftovers in .git against (protect/quarantine.hpp), and the
 // small readers they need. Text only: nothing here touches the filesystem.
 //
 // A config is judged by an allowlist: the keys git writes when it clones,

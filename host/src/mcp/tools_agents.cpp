@@ -12,7 +12,7 @@
 #include "pluginhost/plugin_set.hpp"
 #include "report/report.hpp"
 #include "snapshot/snapshot.hpp"
-#include "supervisor/registry.hpp"
+#include "killswitch/registry.hpp"
 #include "workspace/config.hpp"
 #include "workspace/project.hpp"
 #include "workspace/workspace.hpp"
@@ -48,7 +48,7 @@ Result<AgentView> agent_for(const ToolContext& ctx, const Json& args) {
 }
 
 bool agent_running(const std::string& name) {
-  return supervisor::agent_has_live_run(parallex_runtime_dir(), name);
+  return killswitch::agent_has_live_run(parallex_runtime_dir(), name);
 }
 
 // ---- list_workspaces

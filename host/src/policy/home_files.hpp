@@ -7,7 +7,7 @@
 // TOML files the kind goes down to keys.
 //
 // One definition, used twice: the seal and the supervisor of a run in the
-// user's home (supervisor/home_settings.hpp), and the check of an agent's
+// user's home (protect/home_settings.hpp), and the check of an agent's
 // home before an unsealed run (agents/run_inputs.hpp).
 #include <filesystem>
 #include <optional>

@@ -175,7 +175,7 @@ class Policy {
   // Files other programs run or trust later (an editor's tasks, a harness's
   // hooks and MCP servers, direnv's .envrc): the read-only paths inside the
   // run folder, outside any git dir (whose files are checked by what they say).
-  // Made during a run, they are moved aside (supervisor/quarantine.hpp).
+  // Made during a run, they are moved aside (protect/quarantine.hpp).
   std::vector<const ReadOnlyPath*> project_files() const;
   // No new `.git` may be made inside the run folder (git init, gitfile).
   bool forbid_new_git() const { return forbid_new_git_; }
@@ -191,7 +191,7 @@ class Policy {
   const std::vector<BrokeredCredential>& credentials() const { return credentials_; }
   // The harness's files in the user's own home (home_files.hpp), in a run
   // there: the run sees its writes to those it may write; what is data lands
-  // in the home, a changed setting is held back (supervisor/home_settings.hpp).
+  // in the home, a changed setting is held back (protect/home_settings.hpp).
   // Empty in an agent's run (its home is its own).
   const std::vector<HomeFile>& home_files() const { return home_files_; }
   // Weakening options the user chose explicitly (dangerously_* in YAML), for display.

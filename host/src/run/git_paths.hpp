@@ -2,7 +2,7 @@
 // The run folder's git files that can make git run a program, for the run
 // stage: those that exist are read-only in the run (as .git/config and
 // .git/hooks are, from the default profile), and what the run adds there is
-// checked after it (supervisor/quarantine.hpp).
+// checked after it (protect/quarantine.hpp).
 #include <filesystem>
 #include <map>
 #include <string>

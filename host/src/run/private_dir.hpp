@@ -5,7 +5,7 @@
 //
 // A supervisor killed with SIGKILL cannot: the dir is then removed by the
 // run's watchdog once the run's processes are dead (it execs the sweep of
-// supervisor/sweep_after_death.hpp with the runs-private folder's
+// protect/sweep_after_death.hpp with the runs-private folder's
 // descriptor), or by the next `parallex run` or `parallex runs`. Whose it is
 // needs no pid: the run holds an flock on the dir (its descriptor lives in
 // the supervisor, and in any process of the run that did not exec), and the

@@ -524,7 +524,7 @@ std::string lost_end(const fs::path& run_dir, const std::string& started_at) {
 bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
   if (record.ended_at || supervisor_alive(record)) return false;
   // Again under the record folder's lock, from the file: the run's watchdog
-  // may be adding what it moved aside (supervisor/sweep_after_death.hpp).
+  // may be adding what it moved aside (protect/sweep_after_death.hpp).
   // Only the end is added: everything the record held stays as it was.
   std::optional<RunRecord> closed;
   const auto written = update_record_json(run_dir, [&](ordered_json& j) {

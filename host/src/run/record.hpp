@@ -83,12 +83,12 @@ struct RunRecord {
   std::optional<fs::path> git_repository_created;
   // Files other programs run later that the run made, and what it left in
   // .git that would make git run a program: moved aside into quarantine/ of
-  // the record folder (supervisor/quarantine.hpp), each {path, kind, why,
+  // the record folder (protect/quarantine.hpp), each {path, kind, why,
   // contents (redacted), when, at, moved_to, restored?, error?}.
   nlohmann::json quarantined = nlohmann::json::array();
   // Changes the run made to a harness's command-running settings in the
   // user's home, held back in home/ of the record folder until `parallex runs
-  // apply` (supervisor/home_settings.hpp: HeldChange), and the data keys that
+  // apply` (protect/home_settings.hpp: HeldChange), and the data keys that
   // landed beside them.
   nlohmann::json home_changes = nlohmann::json::array();
   // Variables passed on purpose (--env, a profile's environment.pass, an

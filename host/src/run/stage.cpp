@@ -18,7 +18,7 @@
 #include "run/env_paths.hpp"
 #include "run/git_paths.hpp"
 #include "run/private_dir.hpp"
-#include "supervisor/pids_limit.hpp"
+#include "killswitch/pids_limit.hpp"
 
 namespace px::run {
 
@@ -55,7 +55,7 @@ Result<SealChoice> choose_seal(const RunInputs& in) {
     return c;
   }
   c.backend = &backend::sealing_backend();
-  const auto guarantees = supervisor::seal_guarantees(*c.backend, backend::Backend::Probe::quick);
+  const auto guarantees = killswitch::seal_guarantees(*c.backend, backend::Backend::Probe::quick);
   const std::string missing = missing_guarantees(guarantees);
   if (missing.empty()) return c;
   if (!in.options.allow_weaker_seal)

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <random>
 
-#include "supervisor/proc.hpp"
-#include "supervisor/registry.hpp"
+#include "killswitch/proc.hpp"
+#include "killswitch/registry.hpp"
 
 namespace px::supervisor {
 namespace {
@@ -49,15 +49,15 @@ std::string decoy_content(const std::string& name) {
 // Running, not a zombie: an exited process has already left its cgroup, so
 // asking which run it belongs to would wrongly say "none".
 bool process_running(pid_t pid) {
-  const auto st = read_proc_stat(pid);
+  const auto st = killswitch::read_proc_stat(pid);
   return st && st->state != 'Z' && st->state != 'X' && st->state != 'x';
 }
 
 std::string describe_process(pid_t pid) {
   if (pid <= 0) return {};
-  std::string name = read_proc_file("/proc/" + std::to_string(pid) + "/comm").value_or("");
+  std::string name = killswitch::read_proc_file("/proc/" + std::to_string(pid) + "/comm").value_or("");
   if (const auto nl = name.find('\n'); nl != std::string::npos) name.resize(nl);
-  std::string args = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
+  std::string args = killswitch::read_proc_file("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
   for (auto& c : args)
     if (c == '\0') c = ' ';
   while (!args.empty() && args.back() == ' ') args.pop_back();
@@ -176,7 +176,7 @@ void DecoyWatch::add_hit(DecoyHit hit) {
   std::lock_guard lock(mu_);
   for (const auto& h : hits_)
     if (h.path == hit.path && h.event == hit.event && h.pid == hit.pid) return;
-  hit.at = utc_now_iso();
+  hit.at = killswitch::utc_now_iso();
   hits_.push_back(std::move(hit));
 }
 

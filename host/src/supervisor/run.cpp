@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/algorithm/string/join.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -24,22 +25,22 @@
 #include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
+#include "killswitch/global_pause.hpp"
+#include "killswitch/run_control.hpp"
 #include "policy/policy_json.hpp"
+#include "protect/home_settings.hpp"
+#include "protect/project_watch.hpp"
+#include "protect/quarantine.hpp"
+#include "protect/sweep_after_death.hpp"
+#include "protect/unswept.hpp"
 #include "proxy/proxy.hpp"
 #include "run/classify.hpp"
 #include "run/private_dir.hpp"
 #include "run/record_dir.hpp"
 #include "supervisor/decoys.hpp"
-#include "supervisor/global_pause.hpp"
-#include "supervisor/home_settings.hpp"
-#include "supervisor/project_watch.hpp"
-#include "supervisor/quarantine.hpp"
 #include "supervisor/run_broker.hpp"
-#include "supervisor/run_control.hpp"
 #include "supervisor/run_network.hpp"
 #include "supervisor/stop_signals.hpp"
-#include "supervisor/sweep_after_death.hpp"
-#include "supervisor/unswept.hpp"
 
 namespace px::supervisor {
 
@@ -58,12 +59,6 @@ nlohmann::json refusals_json(const backend::Refusals& refusals) {
           {"not_collected", refusals.not_collected},
           {"refused", items},
           {"more", refusals.more}};
-}
-
-std::string join(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
 }
 
 // Room held for a record's last write (run::reserve_record_space): a record
@@ -124,7 +119,7 @@ class Run {
     run::RunRecord& r = record_;
     r.id = id_;
     r.agent = plan_.agent;
-    r.command = redact(join(plan_.argv));
+    r.command = redact(boost::algorithm::join(plan_.argv, " "));
     r.argv.clear();
     for (const auto& a : plan_.argv) r.argv.push_back(redact(a));
     r.harness = p.harness();
@@ -186,7 +181,7 @@ class Run {
   // the network hooks, which take `mu_`: it must not be held here.
   void kill_if_stopped() {
     if (!stop_ || !stop_->received()) return;
-    RunControl* control = nullptr;
+    killswitch::RunControl* control = nullptr;
     {
       std::lock_guard lock(mu_);
       control = control_.get();
@@ -198,7 +193,7 @@ class Run {
   // serves it once the seal builds its view.
   Status start_kill_switch() {
     PX_TRY(injected_fault("kill-switch"));
-    RunHooks hooks;
+    killswitch::RunHooks hooks;
     hooks.cut_network = [this] {
       std::lock_guard lock(mu_);
       network_cut_ = true;
@@ -214,7 +209,7 @@ class Run {
     // the protected paths is moved aside now, before the user works in the
     // folder while the run waits.
     hooks.frozen = [this] { quarantine_sweep("when the run was paused", /*live=*/true); };
-    RunControlOptions options;
+    killswitch::RunControlOptions options;
     options.run_id = id_;
     options.agent = plan_.agent;
     options.command = plan_.argv;
@@ -222,10 +217,10 @@ class Run {
     options.hooks = hooks;
     options.limits.pids_max = plan_.policy.process_limit().max;
     options.pids_v1 = plan_.seal != run::SealLevel::none;
-    PX_TRY_ASSIGN(auto control, RunControl::prepare(std::move(options)));
+    PX_TRY_ASSIGN(auto control, killswitch::RunControl::prepare(std::move(options)));
     // A supervisor killed with SIGKILL cannot remove the run's private dir:
     // its watchdog does, once the run is dead (run/private_dir.hpp).
-    if (sweep_available() && !plan_.dirs.private_dir.empty()) {
+    if (protect::sweep_available() && !plan_.dirs.private_dir.empty()) {
       UniqueFd base(::open(plan_.dirs.private_dir.parent_path().c_str(),
                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (base) (void)control->hand_private_dirs(base.get());
@@ -249,7 +244,7 @@ class Run {
   // `kill`, or a stop signal, ends it before its command ran a step. Said first.
   Status say_if_globally_paused() {
     PX_TRY(injected_fault("global-pause"));
-    if (auto since = global_pause_since(parallex_runtime_dir()))
+    if (auto since = killswitch::global_pause_since(parallex_runtime_dir()))
       say({NoticeKind::alert, "all runs are paused (parallex pause --all, since " + *since +
                                   "): this run starts paused; `parallex resume --all` lets it go on, "
                                   "`parallex kill --all` ends it"});
@@ -288,14 +283,14 @@ class Run {
     return ok();
   }
 
-  // The harness's files in the user's own home (supervisor/home_settings.hpp):
+  // The harness's files in the user's own home (protect/home_settings.hpp):
   // the run's own copies and layers of its guarded ones, before the seal is
   // planned. Unsealed runs do what the user chose.
   Status prepare_home_settings() {
     PX_TRY(injected_fault("home-settings"));
     if (plan_.seal == run::SealLevel::none || plan_.command_problem) return ok();
     std::vector<Notice> notes;
-    home_ = HomeSettings::prepare(plan_.policy, plan_.dirs.private_dir, dir_, notes);
+    home_ = protect::HomeSettings::prepare(plan_.policy, plan_.dirs.private_dir, dir_, notes);
     for (auto& n : notes) record_.notices.push_back(redacted(n));
     return ok();
   }
@@ -322,7 +317,7 @@ class Run {
 
   void watch_decoys() {
     if (plan_.decoy_home.empty()) return;
-    RunControl* control = control_.get();
+    killswitch::RunControl* control = control_.get();
     auto watch =
         DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
     if (watch) {
@@ -358,20 +353,20 @@ class Run {
 
   // What is at the run folder's protected paths (files other programs run
   // later, .git's) before anything runs: what the run makes there is moved
-  // aside (supervisor/quarantine.hpp). Unsealed runs do what the user chose.
+  // aside (protect/quarantine.hpp). Unsealed runs do what the user chose.
   void remember_protected_files() {
     if (plan_.seal == run::SealLevel::none || plan_.command_problem) return;
-    quarantine_ = std::make_unique<Quarantine>(plan_.policy, dir_);
+    quarantine_ = std::make_unique<protect::Quarantine>(plan_.policy, dir_);
   }
 
   // What the watchdog sweeps with if this supervisor dies before the run's
-  // end (supervisor/sweep_after_death.hpp): the quarantine's state in a
+  // end (protect/sweep_after_death.hpp): the quarantine's state in a
   // sealed memfd (it holds small git files kept to put back: never on disk),
   // handed once the command's first process exists (while its seal is being
   // built: 0.25 ms off the start-up path) and again after each sweep, so that
   // what was moved and put back since is what the watchdog compares with.
   void hand_quarantine_to_watchdog() {
-    if (!quarantine_ || !sweep_available()) return;
+    if (!quarantine_ || !protect::sweep_available()) return;
     remember_for_a_later_sweep();
     const std::vector<std::uint8_t> state = quarantine_->state();
     UniqueFd memfd(::memfd_create("parallex-quarantine", MFD_CLOEXEC | MFD_ALLOW_SEALING));
@@ -393,11 +388,11 @@ class Run {
   }
 
   // What a later parallex sweeps with if this supervisor and its watchdog
-  // both die (supervisor/unswept.hpp): on disk, without the git files kept
+  // both die (protect/unswept.hpp): on disk, without the git files kept
   // to put back.
   void remember_for_a_later_sweep() {
     std::lock_guard one_at_a_time(unswept_mu_);  // the watch's thread and the launch's
-    UnsweptRun u;
+    protect::UnsweptRun u;
     u.record_dir = dir_;
     u.quarantine = quarantine_->state(/*kept_files=*/false);
     u.folder = quarantine_->run_folder();
@@ -420,7 +415,7 @@ class Run {
     if (u.watchdog_pid > 0 && watchdog_start_ == 0)
       watchdog_start_ = run::process_start_ticks(u.watchdog_pid);
     u.watchdog_start = watchdog_start_;
-    if (auto kept = remember_unswept(u); !kept)
+    if (auto kept = protect::remember_unswept(u); !kept)
       say({NoticeKind::alert,
            "what a later parallex would sweep with, were this one and its watchdog killed, "
            "could not be kept: " +
@@ -430,10 +425,11 @@ class Run {
   // Moves aside at once what appears there while the run goes on.
   void watch_protected_files() {
     if (!quarantine_) return;
-    auto watch = ProjectWatch::start(*quarantine_, [this](const std::vector<Quarantined>& moved) {
-      for (const auto& q : moved) say({NoticeKind::alert, describe(q, plan_.policy.run_folder())});
-      hand_quarantine_to_watchdog();
-    });
+    auto watch =
+        protect::ProjectWatch::start(*quarantine_, [this](const std::vector<protect::Quarantined>& moved) {
+          for (const auto& q : moved) say({NoticeKind::alert, describe(q, plan_.policy.run_folder())});
+          hand_quarantine_to_watchdog();
+        });
     if (watch) {
       project_watch_ = std::move(watch).value();
       hold_until_exit(project_watch_->descriptor());
@@ -542,7 +538,7 @@ class Run {
     // namespaces are torn down. Not under mu_: the socket's thread may be
     // serving a pause, whose hooks take it.
     request.on_command_ended = [this] {
-      RunControl* control = nullptr;
+      killswitch::RunControl* control = nullptr;
       {
         std::lock_guard lock(mu_);
         control = control_.get();
@@ -689,7 +685,7 @@ class Run {
     if (project_watch_) project_watch_->stop();
     if (!quarantine_) return;
     quarantine_sweep("when the run ended", /*live=*/false);
-    if (sweep_available()) forget_unswept(dir_);
+    if (protect::sweep_available()) protect::forget_unswept(dir_);
     record_.quarantined = nlohmann::json::array();
     for (const auto& q : quarantine_->moved()) record_.quarantined.push_back(to_json(q));
   }
@@ -890,13 +886,13 @@ class Run {
   std::optional<Background<std::string>> policy_text_made_;  // open_record() starts it; taken before the fork
   std::unique_ptr<StopSignals> stop_;
   std::mutex mu_;  // control_, proxy_, network_cut_: shared with the hooks' threads
-  std::unique_ptr<RunControl> control_;
+  std::unique_ptr<killswitch::RunControl> control_;
   std::unique_ptr<proxy::ProxyServer> proxy_;
   bool network_cut_ = false;
   std::unique_ptr<DecoyWatch> decoys_;
-  std::unique_ptr<Quarantine> quarantine_;
-  std::unique_ptr<ProjectWatch> project_watch_;
-  std::unique_ptr<HomeSettings> home_;
+  std::unique_ptr<protect::Quarantine> quarantine_;
+  std::unique_ptr<protect::ProjectWatch> project_watch_;
+  std::unique_ptr<protect::HomeSettings> home_;
   RunBroker broker_;
   bool had_git_ = false;
   pid_t first_pid_ = 0;  // the run's first process (under mu_), for remember_for_a_later_sweep()
@@ -979,8 +975,8 @@ Result<RunResult> run(run::RunPlan plan, backend::Backend& backend, const RunObs
   if (plan.argv.empty()) return Error::invalid("no command to run: give it after --");
   // Runs nothing swept (their supervisor and watchdog both died, or the
   // machine went down) are swept before this one starts, perhaps in the same folder.
-  if (sweep_available() && observer.notice)
-    for (const auto& line : sweep_unswept_runs()) observer.notice({NoticeKind::alert, line});
+  if (protect::sweep_available() && observer.notice)
+    for (const auto& line : protect::sweep_unswept_runs()) observer.notice({NoticeKind::alert, line});
   // And the private dirs of runs whose supervisor and watchdog both died.
   run::sweep_private_dirs();
   Run r(std::move(plan), backend, observer);

@@ -1,6 +1,7 @@
 #include "supervisor/run_broker.hpp"
 
 #include <algorithm>
+#include <boost/algorithm/string/join.hpp>
 #include <cstdlib>
 
 #include "broker/placeholder.hpp"
@@ -22,12 +23,6 @@ namespace {
 
 using run::Notice;
 using run::NoticeKind;
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
 
 const char* env_or_null(const std::string& name) {
   const char* v = std::getenv(name.c_str());
@@ -97,9 +92,9 @@ Result<std::vector<broker::CredentialSpec>> credentials_of(const run::RunPlan& p
       const Status fit = placeholder ? broker::check_secret(spec.name, value, spec.shape, spec.expires)
                                      : Status(placeholder.error());
       if (!fit) {
-        out.notices.push_back({NoticeKind::alert, "the credential " + spec.name +
-                                                      " is not brokered: " + redact(fit.error().message) +
-                                                      "; the run holds " + join(spec.env) + " itself"});
+        out.notices.push_back({NoticeKind::alert, "the credential " + spec.name + " is not brokered: " +
+                                                      redact(fit.error().message) + "; the run holds " +
+                                                      boost::algorithm::join(spec.env, ", ") + " itself"});
         continue;
       }
     }
@@ -107,10 +102,11 @@ Result<std::vector<broker::CredentialSpec>> credentials_of(const run::RunPlan& p
       if (const char* base = env_or_null(c.base_url_variable)) {
         const BaseUrl target = base_url_target(base);
         if (!target.problem.empty()) {
-          out.notices.push_back(
-              {NoticeKind::alert, "the credential " + spec.name + " is not brokered: " + c.base_url_variable +
-                                      " is " + redact(std::string(base).substr(0, 200)) + ", " +
-                                      target.problem + "; the run holds " + join(spec.env) + " itself"});
+          out.notices.push_back({NoticeKind::alert, "the credential " + spec.name +
+                                                        " is not brokered: " + c.base_url_variable + " is " +
+                                                        redact(std::string(base).substr(0, 200)) + ", " +
+                                                        target.problem + "; the run holds " +
+                                                        boost::algorithm::join(spec.env, ", ") + " itself"});
           continue;
         }
         spec.hosts = {target.host};
@@ -187,11 +183,12 @@ Result<RunBroker> unsealed(const run::RunPlan& plan, std::vector<broker::Credent
     names.push_back(spec.name);
   }
   if (!names.empty() || !plan.policy.request_rules().empty())
-    out.notices.push_back(
-        {NoticeKind::unsealed,
-         "unsealed: the credential broker is off" +
-             (names.empty() ? std::string() : " (the run holds the secrets of " + join(names) + " itself)") +
-             (plan.policy.request_rules().empty() ? "" : "; request rules do not apply")});
+    out.notices.push_back({NoticeKind::unsealed,
+                           "unsealed: the credential broker is off" +
+                               (names.empty() ? std::string()
+                                              : " (the run holds the secrets of " +
+                                                    boost::algorithm::join(names, ", ") + " itself)") +
+                               (plan.policy.request_rules().empty() ? "" : "; request rules do not apply")});
   return out;
 }
 
@@ -228,7 +225,7 @@ Result<RunBroker> start_run_broker(const run::RunPlan& plan, const fs::path& run
   std::vector<std::string> brokered;
   for (const auto& cred : out.broker->credentials().credentials()) {
     out.masks.emplace_back(cred.secret, cred.placeholder);
-    brokered.push_back(cred.name + " (" + join(cred.hosts) + ")");
+    brokered.push_back(cred.name + " (" + boost::algorithm::join(cred.hosts, ", ") + ")");
     for (const auto& c : p.credentials()) {
       if (c.spec.name != cred.name) continue;
       for (const auto& file : c.masked_files) {
@@ -243,11 +240,12 @@ Result<RunBroker> start_run_broker(const run::RunPlan& plan, const fs::path& run
     }
   }
   if (!brokered.empty())
-    out.notices.push_back(
-        {NoticeKind::seal, "brokered credentials (the run holds placeholders): " + join(brokered)});
+    out.notices.push_back({NoticeKind::seal, "brokered credentials (the run holds placeholders): " +
+                                                 boost::algorithm::join(brokered, ", ")});
   const auto terminated = out.broker->terminated_hosts();
   if (!terminated.empty())
-    out.notices.push_back({NoticeKind::seal, "the run's broker reads the requests to " + join(terminated) +
+    out.notices.push_back({NoticeKind::seal, "the run's broker reads the requests to " +
+                                                 boost::algorithm::join(terminated, ", ") +
                                                  " (request log: " + out.request_log.string() + ")"});
   return out;
 }

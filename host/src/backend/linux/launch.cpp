@@ -963,7 +963,7 @@ Result<LaunchResult> wait(SealedProcess& process) {
     std::vector<NewStateDir> dirs;
     for (const auto& b : process.fresh) dirs.push_back({b.view, b.host});
     // What the run made at a guarded path of the harness's (a setting) is the
-    // supervisor's to settle (supervisor/home_settings.hpp), not kept here.
+    // supervisor's to settle (protect/home_settings.hpp), not kept here.
     if (process.request && !process.request->home_held_dir.empty())
       for (auto& note : hold_guarded_new_state(dirs, process.request->policy->home_files(),
                                                process.request->home_held_dir))

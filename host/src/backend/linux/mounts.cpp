@@ -273,7 +273,7 @@ Status protect_link_leading_out(Protecting& ctx, int base, const fs::path& base_
 // checked to be that mount. A link on the way that stays beneath `base`
 // protects what it names; one leading out is protected as it is
 // (protect_link_leading_out). Absent: nothing to bind (the supervisor moves
-// aside what a run makes there: supervisor/quarantine.hpp).
+// aside what a run makes there: protect/quarantine.hpp).
 Status protect_beneath(Protecting& ctx, int base, const fs::path& base_path, const fs::path& rel,
                        bool read_only) {
   const fs::path path = base_path / rel;
@@ -592,7 +592,7 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, i
     } else if (in_run_folder) {
       // A file another program runs later, not there yet: nothing is made in
       // the user's tree for it; the supervisor moves aside what the run makes
-      // there (supervisor/quarantine.hpp).
+      // there (protect/quarantine.hpp).
     } else {
       plan.notes.push_back(
           {run::NoticeKind::seal,

@@ -1,6 +1,6 @@
 #pragma once
 // The run's process limit (policy.hpp: ProcessLimit), as far as the seal holds
-// it itself; the pids cgroup is the supervisor's (supervisor/pids_limit.hpp).
+// it itself; the pids cgroup is the supervisor's (killswitch/pids_limit.hpp).
 // Each mechanism counts tasks (a thread is one) and makes fork/clone fail
 // with EAGAIN at the limit:
 //  - RLIMIT_NPROC, set in the outer process once it is in the run's own user

@@ -1,0 +1,153 @@
+#include "killswitch/proc.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common/unique_fd.hpp"
+
+namespace px::killswitch {
+namespace {}  // namespace
+
+std::optional<std::string> read_proc_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+int sys_pidfd_open(pid_t pid, unsigned flags) {
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags));
+}
+
+int sys_pidfd_send_signal(int pidfd, int sig) {
+  return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+}
+
+std::optional<ProcStat> read_proc_stat(pid_t pid) {
+  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!text) return std::nullopt;
+  // The comm field may hold spaces and parentheses: the state follows the last ')'.
+  const auto close = text->rfind(')');
+  if (close == std::string::npos || close + 2 >= text->size()) return std::nullopt;
+  ProcStat st;
+  st.pid = pid;
+  st.state = (*text)[close + 2];
+  // Fields after the state: ppid(4) ... starttime(22); we are at field 3.
+  const char* p = text->c_str() + close + 3;
+  int field = 4;
+  char* end = nullptr;
+  while (*p && field <= 22) {
+    const unsigned long long v = std::strtoull(p, &end, 10);
+    if (end == p) return std::nullopt;
+    if (field == 4) st.ppid = static_cast<pid_t>(v);
+    if (field == 22) st.start_time = v;
+    p = end;
+    while (*p == ' ') ++p;
+    ++field;
+  }
+  if (field <= 22) return std::nullopt;
+  return st;
+}
+
+std::vector<pid_t> proc_children(pid_t pid) {
+  std::vector<pid_t> out;
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(task_dir.c_str());
+  if (!dir) return out;
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    auto text = read_proc_file(task_dir + "/" + e->d_name + "/children");
+    if (!text) continue;
+    const char* p = text->c_str();
+    char* end = nullptr;
+    for (;;) {
+      const long v = std::strtol(p, &end, 10);
+      if (end == p) break;
+      out.push_back(static_cast<pid_t>(v));
+      p = end;
+    }
+  }
+  ::closedir(dir);
+  return out;
+}
+
+std::uint64_t proc_ns_inode(pid_t pid, const char* kind) {
+  struct stat st {};
+  const std::string path = "/proc/" + std::to_string(pid) + "/ns/" + kind;
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return st.st_ino;
+}
+
+std::string proc_cgroup_v2(pid_t pid) {
+  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/cgroup");
+  if (!text) return {};
+  std::size_t pos = 0;
+  while (pos < text->size()) {
+    std::size_t nl = text->find('\n', pos);
+    if (nl == std::string::npos) nl = text->size();
+    const std::string line = text->substr(pos, nl - pos);
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+    pos = nl + 1;
+  }
+  return {};
+}
+
+bool proc_environ_has(pid_t pid, const std::string& entry) {
+  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/environ");
+  if (!text) return false;
+  std::size_t pos = 0;
+  while (pos < text->size()) {
+    std::size_t nul = text->find('\0', pos);
+    if (nul == std::string::npos) nul = text->size();
+    if (text->compare(pos, nul - pos, entry) == 0) return true;
+    pos = nul + 1;
+  }
+  return false;
+}
+
+bool is_stopped_state(char state) {
+  return state == 'T' || state == 't';
+}
+
+bool signal_process(pid_t pid, std::uint64_t start_time, int sig) {
+  UniqueFd pidfd(sys_pidfd_open(pid, 0));
+  if (!pidfd) return false;
+  // The pidfd now pins this very process; check it is the one we saw.
+  const auto st = read_proc_stat(pid);
+  if (!st || st->start_time != start_time) return false;
+  return sys_pidfd_send_signal(pidfd.get(), sig) == 0;
+}
+
+bool has_word(std::string_view list, std::string_view word, char sep) {
+  while (!list.empty()) {
+    const std::size_t end = list.find(sep);
+    std::string_view w = list.substr(0, end);
+    while (!w.empty() && (w.back() == '\n' || w.back() == ' ')) w.remove_suffix(1);
+    if (w == word) return true;
+    if (end == std::string_view::npos) break;
+    list.remove_prefix(end + 1);
+  }
+  return false;
+}
+
+}  // namespace px::killswitch

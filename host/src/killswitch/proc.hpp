@@ -1,0 +1,50 @@
+#pragma once
+// Reading /proc for the kill switch: a process's state, start time, children,
+// namespaces and cgroup, and signalling a process through a pidfd so that a
+// pid reused between a look and a signal is never hit.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace px::killswitch {
+
+struct ProcStat {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  char state = '?';              // R S D T t Z X I ...
+  std::uint64_t start_time = 0;  // clock ticks after boot: (pid, start_time) names a process for good
+};
+
+// A whole /proc (or cgroupfs) file through one fd; nullopt when it cannot be
+// read, e.g. the process is gone. Never an iostream: libstdc++'s filebuf
+// throws when read() fails, which /proc does (ESRCH) for an exiting process.
+std::optional<std::string> read_proc_file(const std::string& path);
+// Whether a kernel list holds `word`: cgroup.controllers and
+// cgroup.subtree_control separate by spaces, /proc/self/cgroup's controllers by
+// commas; a trailing newline is not part of the last word.
+bool has_word(std::string_view list, std::string_view word, char sep = ' ');
+// Parses /proc/<pid>/stat; nullopt when the process is gone.
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+// Children of every thread of `pid` (/proc/<pid>/task/*/children).
+std::vector<pid_t> proc_children(pid_t pid);
+// The inode of /proc/<pid>/ns/<kind> ("pid", "net", ...); 0 when unreadable.
+std::uint64_t proc_ns_inode(pid_t pid, const char* kind);
+// The cgroup v2 path of `pid` ("0::" line of /proc/<pid>/cgroup), empty when none.
+std::string proc_cgroup_v2(pid_t pid);
+// True when /proc/<pid>/environ holds `entry` ("PARALLEX_RUN=1").
+bool proc_environ_has(pid_t pid, const std::string& entry);
+// A stopped or frozen process: 'T'/'t' from SIGSTOP, or a cgroup-frozen task
+// (the kernel shows those as 'S'/'D' in stat, so the freezer is checked apart).
+bool is_stopped_state(char state);
+
+// Sends `sig` to the process named by (pid, start_time) through a pidfd, so a
+// reused pid is left alone. Returns false when the process is already gone.
+bool signal_process(pid_t pid, std::uint64_t start_time, int sig);
+
+int sys_pidfd_open(pid_t pid, unsigned flags);
+int sys_pidfd_send_signal(int pidfd, int sig);
+
+}  // namespace px::killswitch
