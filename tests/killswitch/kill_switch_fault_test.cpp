@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
-#include "spawn.hpp"
 #include "killswitch/cgroup.hpp"
 #include "killswitch/proc.hpp"
+#include "spawn.hpp"
 #include "test_paths.hpp"
 #include "tree_helpers.hpp"
 #include "unprivileged_user.hpp"

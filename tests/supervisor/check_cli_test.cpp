@@ -13,9 +13,9 @@
 #include <set>
 #include <string>
 
-#include "spawn.hpp"
 #include "killswitch/cgroup.hpp"
 #include "killswitch/run_control.hpp"
+#include "spawn.hpp"
 #include "test_paths.hpp"
 #include "unprivileged_user.hpp"
 

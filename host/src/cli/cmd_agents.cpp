@@ -20,12 +20,12 @@
 #include "cli/output.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "killswitch/registry.hpp"
 #include "mcp/browser.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "policy/local_servers.hpp"
 #include "run/compose_request.hpp"
 #include "supervisor/decoys.hpp"
-#include "killswitch/registry.hpp"
 
 namespace px::cli::agent_cmd {
 

@@ -5,9 +5,9 @@
 #include "cli/check_sealed.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "pluginhost/plugin_set.hpp"
 #include "killswitch/pids_limit.hpp"
 #include "killswitch/run_control.hpp"
+#include "pluginhost/plugin_set.hpp"
 
 namespace px::cli {
 namespace {

@@ -10,12 +10,12 @@
 #include "agents/store.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "cli/snapshot_output.hpp"
 #include "common/paths.hpp"
+#include "killswitch/registry.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "report/report.hpp"
-#include "cli/snapshot_output.hpp"
 #include "snapshot/snapshot.hpp"
-#include "killswitch/registry.hpp"
 
 namespace px::cli {
 namespace {
@@ -57,8 +57,8 @@ int do_snapshots(const ListOptions& o) {
   auto p = agent_paths(o.name);
   if (!p) return report_error(p.error());
   if (o.prune != o.keep.has_value())
-    return report_error(Error::invalid("--prune and --keep N go together: `parallex agent snapshots " + o.name +
-                                 " --prune --keep N` keeps the newest N."));
+    return report_error(Error::invalid("--prune and --keep N go together: `parallex agent snapshots " +
+                                       o.name + " --prune --keep N` keeps the newest N."));
   // The agent's store is made with the agent; opening it makes its layout if no snapshot was taken yet.
   auto store = snap::Store::open(p.value().snapshots());
   if (!store) return report_error(store.error());
@@ -157,7 +157,8 @@ Action setup_snapshots(CLI::App& app) {
 Action setup_rewind(CLI::App& app) {
   auto o = std::make_shared<RewindOptions>();
   app.add_option("name", o->name, "The agent")->required();
-  app.add_option("--to", o->to, "Snapshot id or unique prefix (default: the newest that is not a pre-rewind one)");
+  app.add_option("--to", o->to,
+                 "Snapshot id or unique prefix (default: the newest that is not a pre-rewind one)");
   app.add_flag("--dry-run", o->dry_run, "Only list what would change");
   app.add_flag("--yes,-y", o->yes, "Do not ask (needed where there is no terminal)");
   app.add_flag("--json", o->json, "Print what changed (or would) as JSON");

@@ -7,12 +7,12 @@
 
 #include "common/clock.hpp"
 #include "common/paths.hpp"
+#include "killswitch/registry.hpp"
 #include "mcp/agent_source.hpp"
 #include "mcp/tools.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "report/report.hpp"
 #include "snapshot/snapshot.hpp"
-#include "killswitch/registry.hpp"
 #include "workspace/config.hpp"
 #include "workspace/project.hpp"
 #include "workspace/workspace.hpp"

@@ -13,12 +13,12 @@
 #include "agents/token.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
+#include "killswitch/pids_limit.hpp"
 #include "run/command.hpp"
 #include "run/compose_request.hpp"
 #include "run/env_paths.hpp"
 #include "run/git_paths.hpp"
 #include "run/private_dir.hpp"
-#include "killswitch/pids_limit.hpp"
 
 namespace px::run {
 
