@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "backend/linux/audit_log.hpp"
-#include "backend/linux/refusals.hpp"
+#include "backend/seal/audit_log.hpp"
+#include "backend/seal/refusals.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace px::seal;

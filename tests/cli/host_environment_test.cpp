@@ -1,7 +1,7 @@
 // Where Parallex runs: Ubuntu's user namespace restriction, WSL, containers,
 // read through a fake host view (PARALLEX_TEST_HOST_ROOT) by the real
 // detection, and by the real `parallex check` and `parallex run`.
-#include "backend/linux/host_environment.hpp"
+#include "backend/seal/host_environment.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

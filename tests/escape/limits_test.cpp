@@ -84,7 +84,7 @@ TEST_F(EscapeFrontDoor, AForkBombStopsWhereCheckSaysTheProcessLimitHolds) {
   long reached = -1;
   result >> word >> how >> reached;
   EXPECT_EQ(how, "EAGAIN") << "the fork bomb was not stopped by the limit: " << r.out;
-  // pid_max alone lets up to 299 more through (backend/linux/process_limit.hpp).
+  // pid_max alone lets up to 299 more through (backend/seal/process_limit.hpp).
   const bool exact =
       claimed.count("pids-cgroup-v1") || claimed.count("pids-cgroup-v2") || claimed.count("rlimit-nproc");
   EXPECT_LE(reached, exact ? limit : limit + 299) << r.out;

@@ -33,10 +33,10 @@
 #include <sstream>
 #include <thread>
 
-#include "backend/linux/audit_log.hpp"
-#include "backend/linux/capabilities.hpp"
-#include "backend/linux/launch.hpp"
-#include "backend/linux/seccomp.hpp"
+#include "backend/seal/audit_log.hpp"
+#include "backend/seal/capabilities.hpp"
+#include "backend/seal/launch.hpp"
+#include "backend/seal/seccomp.hpp"
 #include "expectations_loader.hpp"
 #include "policy/compose.hpp"
 #include "policy/profile.hpp"

@@ -1,6 +1,6 @@
 // The Backend seam holds only if nothing above it reaches a backend's own
 // files: a command, the run stage or the supervisor that includes
-// backend/linux/ works on Linux alone and bypasses what the seam decides
+// backend/seal/ works on Linux alone and bypasses what the seam decides
 // (docs/architecture.md). Read from the sources, so a new include fails here.
 #include <gtest/gtest.h>
 
@@ -29,7 +29,7 @@ std::vector<std::string> backend_includes_above_the_seam() {
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
       if (line.rfind("#include", 0) != 0) continue;
-      for (const char* backend : {"backend/linux/", "backend/none/", "backend/seatbelt/"})
+      for (const char* backend : {"backend/seal/", "backend/none/", "backend/seatbelt/"})
         if (line.find(std::string("\"") + backend) != std::string::npos)
           found.push_back(relative.string() + ":" + std::to_string(number) + ": " + line);
     }

@@ -3,7 +3,7 @@
 // it (the run stage, the supervisor, the CLI) reaches enforcement only through
 // here; nothing there includes a backend's own files.
 //
-//   linux     namespaces, mounts, Landlock, seccomp (backend/linux/)
+//   linux     namespaces, mounts, Landlock, seccomp (backend/seal/)
 //   none      no seal at all, only when the user chose it (backend/none/)
 //   seatbelt  macOS's sandbox-exec; on Linux it can write the profile, not run it
 #include <sys/types.h>
@@ -227,7 +227,7 @@ bool process_limit_hidden_for_tests(std::string_view id);
 
 // The backend that seals runs on this platform: linux_backend() here.
 Backend& sealing_backend();
-// The Linux seal (backend/linux/).
+// The Linux seal (backend/seal/).
 Backend& linux_backend();
 // No seal: a plain child with the policy's environment, only for runs whose
 // user chose to go unsealed (backend/none/).

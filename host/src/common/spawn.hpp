@@ -7,7 +7,7 @@
 // inherits that writes on to a closed pipe for ever); its own process group
 // where asked, so that ending it ends what it started too.
 //
-// Not for the sealed run itself: that is the seal's own fork (backend/linux).
+// Not for the sealed run itself: that is the seal's own fork (backend/seal).
 #include <sys/types.h>
 
 #include <chrono>

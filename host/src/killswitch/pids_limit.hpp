@@ -1,7 +1,7 @@
 #pragma once
 // The run's process limit (policy.hpp: ProcessLimit) in a pids cgroup, and
 // the process limit as one guarantee of the seal. The seal holds the limit
-// itself where the kernel lets it (backend/linux/process_limit.hpp:
+// itself where the kernel lets it (backend/seal/process_limit.hpp:
 // RLIMIT_NPROC in the run's user namespace, pid_max of its pid namespace);
 // the supervisor adds the pids controller where it may write one:
 //  - cgroup v2: pids.max of the run's own cgroup (killswitch/cgroup.hpp),

@@ -61,7 +61,7 @@ struct ProxyConfig {
 };
 
 // What a sealed run's network namespace hands the proxy besides its listening
-// socket (backend/linux/launch.hpp, NetworkHandOff): the run's DNS sockets,
+// socket (backend/seal/launch.hpp, NetworkHandOff): the run's DNS sockets,
 // the socket channel to the seal's init, and the synthetic ranges routed to
 // the run's lo. With it the proxy answers the run's DNS and takes the
 // connections programs make to the names it answered (capture).

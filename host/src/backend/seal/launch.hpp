@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "backend/linux/audit_log.hpp"
-#include "backend/linux/mounts.hpp"
-#include "backend/linux/refusals.hpp"
-#include "backend/linux/seccomp.hpp"
+#include "backend/seal/audit_log.hpp"
+#include "backend/seal/mounts.hpp"
+#include "backend/seal/refusals.hpp"
+#include "backend/seal/seccomp.hpp"
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"

@@ -1,4 +1,4 @@
-#include "backend/linux/pidns.hpp"
+#include "backend/seal/pidns.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 
 #include <cerrno>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 #include "common/unique_fd.hpp"
 
 namespace px::seal::pidns {

@@ -1,4 +1,4 @@
-#include "backend/linux/seal_protocol.hpp"
+#include "backend/seal/seal_protocol.hpp"
 
 namespace px::seal {
 

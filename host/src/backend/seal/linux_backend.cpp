@@ -3,12 +3,12 @@
 #include <sys/utsname.h>
 
 #include "backend/backend.hpp"
-#include "backend/linux/capabilities.hpp"
-#include "backend/linux/host_environment.hpp"
-#include "backend/linux/landlock.hpp"
-#include "backend/linux/launch.hpp"
-#include "backend/linux/process_limit.hpp"
-#include "backend/linux/seccomp.hpp"
+#include "backend/seal/capabilities.hpp"
+#include "backend/seal/host_environment.hpp"
+#include "backend/seal/landlock.hpp"
+#include "backend/seal/launch.hpp"
+#include "backend/seal/process_limit.hpp"
+#include "backend/seal/seccomp.hpp"
 #include "common/paths.hpp"
 
 namespace px::backend {

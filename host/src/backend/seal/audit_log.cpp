@@ -1,4 +1,4 @@
-#include "backend/linux/audit_log.hpp"
+#include "backend/seal/audit_log.hpp"
 
 #include <linux/audit.h>
 #include <linux/netlink.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <optional>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 #include "common/shown.hpp"
 
 namespace px::seal::audit {

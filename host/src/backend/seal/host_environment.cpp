@@ -1,4 +1,4 @@
-#include "backend/linux/host_environment.hpp"
+#include "backend/seal/host_environment.hpp"
 
 #include <unistd.h>
 

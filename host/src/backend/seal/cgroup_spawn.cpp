@@ -1,4 +1,4 @@
-#include "backend/linux/cgroup_spawn.hpp"
+#include "backend/seal/cgroup_spawn.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "backend/linux/seccomp.hpp"
+#include "backend/seal/seccomp.hpp"
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 #include "common/unique_fd.hpp"
 
 namespace px::seal::seccomp {

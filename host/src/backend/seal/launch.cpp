@@ -1,4 +1,4 @@
-#include "backend/linux/launch.hpp"
+#include "backend/seal/launch.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -18,19 +18,19 @@
 #include <memory>
 #include <optional>
 
-#include "backend/linux/audit_log.hpp"
-#include "backend/linux/cgroup_spawn.hpp"
-#include "backend/linux/landlock.hpp"
-#include "backend/linux/mounts.hpp"
-#include "backend/linux/net.hpp"
-#include "backend/linux/net_capture.hpp"
-#include "backend/linux/new_state.hpp"
-#include "backend/linux/pidns.hpp"
-#include "backend/linux/process_limit.hpp"
-#include "backend/linux/seal_protocol.hpp"
-#include "backend/linux/seccomp.hpp"
-#include "backend/linux/sys.hpp"
-#include "backend/linux/userns.hpp"
+#include "backend/seal/audit_log.hpp"
+#include "backend/seal/cgroup_spawn.hpp"
+#include "backend/seal/landlock.hpp"
+#include "backend/seal/mounts.hpp"
+#include "backend/seal/net.hpp"
+#include "backend/seal/net_capture.hpp"
+#include "backend/seal/new_state.hpp"
+#include "backend/seal/pidns.hpp"
+#include "backend/seal/process_limit.hpp"
+#include "backend/seal/seal_protocol.hpp"
+#include "backend/seal/seccomp.hpp"
+#include "backend/seal/sys.hpp"
+#include "backend/seal/userns.hpp"
 #include "common/background.hpp"
 #include "common/paths.hpp"
 

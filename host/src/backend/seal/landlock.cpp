@@ -1,4 +1,4 @@
-#include "backend/linux/landlock.hpp"
+#include "backend/seal/landlock.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 
 // Defined here, not taken from <linux/landlock.h>: the build host's header is
 // older (ABI 1-3) than the kernels we run on.

@@ -1,4 +1,4 @@
-#include "backend/linux/process_limit.hpp"
+#include "backend/seal/process_limit.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -15,7 +15,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 
 namespace px::backend {
 

@@ -1,4 +1,4 @@
-#include "backend/linux/userns.hpp"
+#include "backend/seal/userns.hpp"
 
 #include <linux/capability.h>
 #include <sched.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <string>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 
 namespace px::seal::userns {
 

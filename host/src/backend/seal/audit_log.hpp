@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/linux/refusals.hpp"
+#include "backend/seal/refusals.hpp"
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 

@@ -1,4 +1,4 @@
-#include "backend/linux/refusals.hpp"
+#include "backend/seal/refusals.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <cstring>
 #include <memory>
 
-#include "backend/linux/audit_log.hpp"
+#include "backend/seal/audit_log.hpp"
 #include "common/shown.hpp"
 
 namespace px::seal {

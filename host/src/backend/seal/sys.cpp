@@ -1,4 +1,4 @@
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 
 #include <fcntl.h>
 #include <sys/syscall.h>

@@ -1,4 +1,4 @@
-#include "backend/linux/net_capture.hpp"
+#include "backend/seal/net_capture.hpp"
 
 #include <arpa/inet.h>
 #include <linux/netlink.h>
@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 #include "common/socket_request.hpp"
 
 namespace px::seal::net {

@@ -1,4 +1,4 @@
-#include "backend/linux/new_state.hpp"
+#include "backend/seal/new_state.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

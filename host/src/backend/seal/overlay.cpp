@@ -1,11 +1,11 @@
-#include "backend/linux/overlay.hpp"
+#include "backend/seal/overlay.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>
 
 #include <string>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 
 namespace px::seal::overlay {
 

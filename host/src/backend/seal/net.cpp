@@ -1,4 +1,4 @@
-#include "backend/linux/net.hpp"
+#include "backend/seal/net.hpp"
 
 #include <net/if.h>
 #include <netinet/in.h>
@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "backend/linux/sys.hpp"
+#include "backend/seal/sys.hpp"
 #include "common/socket_request.hpp"
 
 namespace px::seal::net {

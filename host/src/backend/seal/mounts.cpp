@@ -1,4 +1,4 @@
-#include "backend/linux/mounts.hpp"
+#include "backend/seal/mounts.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -15,8 +15,8 @@
 #include <optional>
 #include <set>
 
-#include "backend/linux/overlay.hpp"
-#include "backend/linux/sys.hpp"
+#include "backend/seal/overlay.hpp"
+#include "backend/seal/sys.hpp"
 #include "common/paths.hpp"
 
 namespace px::seal::mounts {

@@ -1,4 +1,4 @@
-#include "backend/linux/capabilities.hpp"
+#include "backend/seal/capabilities.hpp"
 
 #include <sched.h>
 #include <seccomp.h>
@@ -11,11 +11,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/linux/audit_log.hpp"
-#include "backend/linux/host_environment.hpp"
-#include "backend/linux/landlock.hpp"
-#include "backend/linux/seccomp.hpp"
-#include "backend/linux/sys.hpp"
+#include "backend/seal/audit_log.hpp"
+#include "backend/seal/host_environment.hpp"
+#include "backend/seal/landlock.hpp"
+#include "backend/seal/seccomp.hpp"
+#include "backend/seal/sys.hpp"
 #include "common/mountinfo.hpp"
 
 namespace px::seal {
