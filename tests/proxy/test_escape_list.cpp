@@ -80,6 +80,11 @@ const std::vector<Row>& rows() {
       {"short", "CONNECT 127.1:443 HTTP/1.1\r\n{AUTH}\r\n", 403, ip_literal},
       {"zero", "CONNECT 0.0.0.0:443 HTTP/1.1\r\n{AUTH}\r\n", 403, ip_literal},
       {"zone", "CONNECT [fe80::1%eth0]:443 HTTP/1.1\r\n{AUTH}\r\n", 403, ip_literal},
+      // Brackets around anything but an IPv6 address are not an address: refused as a bad
+      // name, and the refusal's body does not carry what was inside them back.
+      {"bracketed_name", "CONNECT [allowed.test]:443 HTTP/1.1\r\n{AUTH}\r\n", 400, bad_host},
+      {"bracketed_markup", "CONNECT [<b>hi</b>]:443 HTTP/1.1\r\n{AUTH}\r\n", 400, bad_host},
+      {"bracketed_bad_zone", "CONNECT [fe80::1%<b>]:443 HTTP/1.1\r\n{AUTH}\r\n", 400, bad_host},
       {"plain_ip", "GET http://169.254.169.254/latest HTTP/1.1\r\n{AUTH}\r\n", 403, ip_literal},
       {"nip_io", "CONNECT 127.0.0.1.nip.io:443 HTTP/1.1\r\n{AUTH}\r\n", 403, not_allowed},
       // Names and matching.
@@ -127,6 +132,7 @@ TEST_P(EscapeListB, Row) {
   if (row.reason.empty()) return;
   // Refused: said why, closed promptly, nothing looked up, nothing connected.
   EXPECT_EQ(header_of(resp, "x-proxy-error"), row.reason) << resp.substr(0, 300);
+  EXPECT_EQ(resp.find("<b>"), std::string::npos) << "the refusal echoes what the client sent: " << resp;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2)) << "the connection was not closed";
   if (row.status == 407) {
     EXPECT_EQ(header_of(resp, "proxy-authenticate"), "Basic realm=\"parallex\"");

@@ -47,7 +47,9 @@ INSTANTIATE_TEST_SUITE_P(
         HostCase{"0.0.0.0", 403, reason::ip_literal, ""}, HostCase{"127.0.0.1.", 403, reason::ip_literal, ""},
         HostCase{"[::1]", 403, reason::ip_literal, ""}, HostCase{"[::ffff:127.0.0.1]", 403, reason::ip_literal, ""},
         HostCase{"[fe80::1%eth0]", 403, reason::ip_literal, ""}, HostCase{"::1", 403, reason::ip_literal, ""},
-        HostCase{"[::1", 400, reason::bad_host, ""}));
+        HostCase{"[::1", 400, reason::bad_host, ""}, HostCase{"[example.com]", 400, reason::bad_host, ""},
+        HostCase{"[<b>]", 400, reason::bad_host, ""}, HostCase{"[]", 400, reason::bad_host, ""},
+        HostCase{"[::1%]", 400, reason::bad_host, ""}, HostCase{"[::1%a b]", 400, reason::bad_host, ""}));
 
 TEST(HostName, LengthLimits) {
   std::string n;

@@ -22,6 +22,19 @@ bool looks_like_ipv6(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return is_hex(c) || c == ':' || c == '.'; });
 }
 
+// An IPv6 address as it may stand in brackets, with an optional zone
+// (RFC 6874: letters, digits and "-._~" after the '%').
+bool is_bracketed_ipv6(std::string_view s) {
+  const std::size_t percent = s.find('%');
+  if (!looks_like_ipv6(s.substr(0, percent))) return false;
+  if (percent == std::string_view::npos) return true;
+  const std::string_view zone = s.substr(percent + 1);
+  return !zone.empty() && std::all_of(zone.begin(), zone.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' ||
+           c == '_' || c == '~';
+  });
+}
+
 // The WHATWG URL "ends in a number" rule, which inet_aton follows too.
 bool last_label_is_number(std::string_view label) {
   if (label.empty()) return false;
@@ -112,7 +125,12 @@ NameProblem check_dns_name(std::string_view raw, std::string& normalized) {
   normalized.clear();
   if (raw.empty()) return NameProblem::empty;
   // A bracketed IPv6 literal ([::1], [::ffff:127.0.0.1], [fe80::1%eth0]).
-  if (raw.front() == '[') return raw.back() == ']' ? NameProblem::ip_literal : NameProblem::bad_character;
+  // Only an address is one: anything else in brackets is a bad name, so a
+  // refusal never hands the client's bracketed text back as "an address".
+  if (raw.front() == '[')
+    return raw.size() > 2 && raw.back() == ']' && is_bracketed_ipv6(raw.substr(1, raw.size() - 2))
+               ? NameProblem::ip_literal
+               : NameProblem::bad_character;
   if (raw.find('@') != std::string_view::npos) return NameProblem::userinfo;
   if (raw.size() > 254) return NameProblem::too_long;
   for (char c : raw) {
