@@ -7,7 +7,6 @@
 #include "supervisor/run.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,15 +28,13 @@
 #include "killswitch/run_control.hpp"
 #include "policy/policy_json.hpp"
 #include "protect/home_settings.hpp"
-#include "protect/project_watch.hpp"
-#include "protect/quarantine.hpp"
 #include "protect/sweep_after_death.hpp"
-#include "protect/unswept.hpp"
 #include "proxy/proxy.hpp"
 #include "run/classify.hpp"
 #include "run/private_dir.hpp"
 #include "run/record_dir.hpp"
 #include "supervisor/decoys.hpp"
+#include "supervisor/protected_files.hpp"
 #include "supervisor/run_broker.hpp"
 #include "supervisor/run_network.hpp"
 #include "supervisor/stop_signals.hpp"
@@ -208,7 +205,7 @@ class Run {
     // Frozen, nothing of the run is halfway through a write: what it made at
     // the protected paths is moved aside now, before the user works in the
     // folder while the run waits.
-    hooks.frozen = [this] { quarantine_sweep("when the run was paused", /*live=*/true); };
+    hooks.frozen = [this] { files_->sweep_paused(); };
     killswitch::RunControlOptions options;
     options.run_id = id_;
     options.agent = plan_.agent;
@@ -341,103 +338,11 @@ class Run {
     return ok();
   }
 
-  // Landlock cannot refuse one name in a writable folder, so a `git init` in
-  // a run folder that had no repository is caught after the run instead.
-  void remember_git() {
-    std::error_code ec;
-    had_git_ = fs::symlink_status(run_git(), ec).type() != fs::file_type::not_found;
-    // A sealed run's quarantine opened .git once; the folder it found counts
-    // whatever the name shows a moment later.
-    if (quarantine_) had_git_ = had_git_ || quarantine_->had_git_dir();
-  }
-
-  // What is at the run folder's protected paths (files other programs run
-  // later, .git's) before anything runs: what the run makes there is moved
-  // aside (protect/quarantine.hpp). Unsealed runs do what the user chose.
+  // What is at the run folder's protected paths before anything runs
+  // (supervisor/protected_files.hpp).
   void remember_protected_files() {
-    if (plan_.seal == run::SealLevel::none || plan_.command_problem) return;
-    quarantine_ = std::make_unique<protect::Quarantine>(plan_.policy, dir_);
-  }
-
-  // What the watchdog sweeps with if this supervisor dies before the run's
-  // end (protect/sweep_after_death.hpp): the quarantine's state in a
-  // sealed memfd (it holds small git files kept to put back: never on disk),
-  // handed once the command's first process exists (while its seal is being
-  // built: 0.25 ms off the start-up path) and again after each sweep, so that
-  // what was moved and put back since is what the watchdog compares with.
-  void hand_quarantine_to_watchdog() {
-    if (!quarantine_ || !protect::sweep_available()) return;
-    remember_for_a_later_sweep();
-    const std::vector<std::uint8_t> state = quarantine_->state();
-    UniqueFd memfd(::memfd_create("parallex-quarantine", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    std::size_t written = 0;
-    while (memfd && written < state.size()) {
-      const ssize_t n = ::write(memfd.get(), state.data() + written, state.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      written += static_cast<std::size_t>(n);
-    }
-    if (!memfd ||
-        ::fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0)
-      return;
-    std::lock_guard lock(mu_);
-    if (control_ && !control_->hand_sweep(memfd.get(), quarantine_->run_dir()))
-      say({NoticeKind::alert,
-           "the run's watchdog could not be given the protected files' state: if parallex is "
-           "killed, what the run made there stays in the folder"});
-  }
-
-  // What a later parallex sweeps with if this supervisor and its watchdog
-  // both die (protect/unswept.hpp): on disk, without the git files kept
-  // to put back.
-  void remember_for_a_later_sweep() {
-    std::lock_guard one_at_a_time(unswept_mu_);  // the watch's thread and the launch's
-    protect::UnsweptRun u;
-    u.record_dir = dir_;
-    u.quarantine = quarantine_->state(/*kept_files=*/false);
-    u.folder = quarantine_->run_folder();
-    struct stat st {};
-    if (::fstat(quarantine_->run_dir(), &st) == 0) {
-      u.folder_dev = st.st_dev;
-      u.folder_ino = st.st_ino;
-    }
-    u.supervisor_pid = record_.supervisor_pid;
-    u.supervisor_start = record_.supervisor_start;
-    {
-      std::lock_guard lock(mu_);
-      u.first_pid = first_pid_;
-      u.first_start = first_start_;
-      if (control_) {
-        u.watchdog_pid = control_->watchdog_pid();
-        u.cgroup = control_->cgroup_path();
-      }
-    }
-    if (u.watchdog_pid > 0 && watchdog_start_ == 0)
-      watchdog_start_ = run::process_start_ticks(u.watchdog_pid);
-    u.watchdog_start = watchdog_start_;
-    if (auto kept = protect::remember_unswept(u); !kept)
-      say({NoticeKind::alert,
-           "what a later parallex would sweep with, were this one and its watchdog killed, "
-           "could not be kept: " +
-               kept.error().message});
-  }
-
-  // Moves aside at once what appears there while the run goes on.
-  void watch_protected_files() {
-    if (!quarantine_) return;
-    auto watch =
-        protect::ProjectWatch::start(*quarantine_, [this](const std::vector<protect::Quarantined>& moved) {
-          for (const auto& q : moved) say({NoticeKind::alert, describe(q, plan_.policy.run_folder())});
-          hand_quarantine_to_watchdog();
-        });
-    if (watch) {
-      project_watch_ = std::move(watch).value();
-      hold_until_exit(project_watch_->descriptor());
-    } else {
-      say({NoticeKind::alert, "files other programs run later are not watched during this run (" +
-                                  watch.error().message +
-                                  "); what the run made there is moved aside at its end"});
-    }
+    files_ = std::make_unique<ProtectedFiles>(plan_, dir_, [this](const Notice& n) { say(n); });
+    files_->start();
   }
 
   Status build_environment() {
@@ -504,10 +409,8 @@ class Run {
     request.cgroup_fd = control_->cgroup_fd();
     request.process_limit_held_by = control_->process_limit_held_by();
     request.pids_cgroup_fd = control_->pids_cgroup_fd();
-    if (quarantine_) {
-      request.run_git_looked = true;
-      request.run_git_fd = quarantine_->git_dir();
-    }
+    request.run_git_looked = files_->looked_at_git();
+    request.run_git_fd = files_->git_dir();
     request.view_files = broker_.view_files;
     if (home_) {
       request.home_layers = home_->layers();
@@ -575,19 +478,14 @@ class Run {
     // The seal is forked: a thread of ours may run now (none did at the fork).
     if (stop_) stop_->start();
     lap("seal spawned");
-    {
-      const std::uint64_t start = run::process_start_ticks(pid);
-      std::lock_guard lock(mu_);
-      first_pid_ = pid;
-      first_start_ = start;
-    }
     PX_TRY(make_record());
     PX_TRY(arm_kill_switch());
     if (auto attached = control_->attach(pid, enters_cgroup); !attached)
       say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
     kill_if_stopped();
     watch_decoys();
-    watch_protected_files();
+    files_->on_started(
+        *control_, {record_.supervisor_pid, record_.supervisor_start, pid, run::process_start_ticks(pid)});
     if (home_) {
       home_->start_watch();
       if (home_->watch_descriptor() >= 0) hold_until_exit(home_->watch_descriptor());
@@ -607,7 +505,7 @@ class Run {
     }
     lap("record");
     if (observer_.started) observer_.started(record_);
-    hand_quarantine_to_watchdog();
+    files_->hand_to_watchdog();
     lap("sweep state");
     PX_TRY(injected_fault("started"));
     return ok();
@@ -653,42 +551,9 @@ class Run {
     record_broker_report(broker_, record_);
   }
 
-  void check_new_git() {
-    std::error_code ec;
-    if (had_git_ || fs::symlink_status(run_git(), ec).type() == fs::file_type::not_found) return;
-    record_.git_repository_created = run_git();
-    record_.notices.push_back(
-        {NoticeKind::alert,
-         "the run made a git repository in " + plan_.policy.run_folder().string() +
-             " (.git was not there before): its hooks and config were written by the run and "
-             "git would run them for you; review or remove " +
-             run_git().string()});
-  }
-
-  // Moves aside what the run made at the protected paths. `live`: said now
-  // (a pause); at the end it goes with the record's notices.
-  void quarantine_sweep(const std::string& when, bool live) {
-    if (!quarantine_) return;
-    const auto moved = quarantine_->sweep(when, /*git=*/true, /*may_copy=*/true);
-    for (const auto& q : moved) {
-      const Notice n{NoticeKind::alert, describe(q, plan_.policy.run_folder())};
-      if (live)
-        say(n);
-      else
-        record_.notices.push_back(redacted(n));
-    }
-    if (!moved.empty()) hand_quarantine_to_watchdog();
-  }
-
-  // The quarantine step, after the run however it ended (finish() calls it).
-  void quarantine() {
-    if (project_watch_) project_watch_->stop();
-    if (!quarantine_) return;
-    quarantine_sweep("when the run ended", /*live=*/false);
-    if (protect::sweep_available()) protect::forget_unswept(dir_);
-    record_.quarantined = nlohmann::json::array();
-    for (const auto& q : quarantine_->moved()) record_.quarantined.push_back(to_json(q));
-  }
+  // Landlock cannot refuse one name in a writable folder: a `git init` in a
+  // run folder that had no repository is said after the run.
+  void note_new_repository() { files_->note_new_repository(record_); }
 
   // The record's end: status, exit status, end time; the private dir goes.
   // Called once, by run() or by the guard when a step failed.
@@ -696,7 +561,7 @@ class Run {
     // Its error is the run's (launch_error_ or step_error) when it failed before.
     const bool made_before = record_made_;
     if (auto made = make_record(); !made && made_before) say({NoticeKind::alert, made.error().message});
-    quarantine();
+    if (files_) files_->stop(record_);
     lap("quarantine");
     run::RunRecord& r = record_;
     if (stop_) stop_->take_pending();  // the run ended before its seal was forked
@@ -845,7 +710,6 @@ class Run {
     return plan_.policy.network().mode != policy::NetworkMode::offline ||
            !plan_.policy.network().published.empty() || plan_.seal == run::SealLevel::full;
   }
-  fs::path run_git() const { return plan_.policy.run_folder() / ".git"; }
   // A watch's inotify or fanotify instance: its last close waits for the
   // kernel (an SRCU grace period, 0–25 ms here), so the run's watchdog holds
   // it too and that close comes after the user has the run's exit status.
@@ -890,15 +754,9 @@ class Run {
   std::unique_ptr<proxy::ProxyServer> proxy_;
   bool network_cut_ = false;
   std::unique_ptr<DecoyWatch> decoys_;
-  std::unique_ptr<protect::Quarantine> quarantine_;
-  std::unique_ptr<protect::ProjectWatch> project_watch_;
+  std::unique_ptr<ProtectedFiles> files_;
   std::unique_ptr<protect::HomeSettings> home_;
   RunBroker broker_;
-  bool had_git_ = false;
-  pid_t first_pid_ = 0;  // the run's first process (under mu_), for remember_for_a_later_sweep()
-  std::uint64_t first_start_ = 0;
-  std::mutex unswept_mu_;  // remember_for_a_later_sweep(), and watchdog_start_
-  std::uint64_t watchdog_start_ = 0;
   backend::EnvMap env_;
   std::vector<std::string> argv_;
   std::string password_;
@@ -953,7 +811,6 @@ Result<RunResult> carry_out(Run& r) {
   r.lap("broker");
   if (auto s = r.prepare_home_settings(); !s) return failed(s.error());
   r.remember_protected_files();
-  r.remember_git();
   r.lap("protected files");
   if (auto s = r.build_environment(); !s) return failed(s.error());
   r.lap("environment");
@@ -963,7 +820,7 @@ Result<RunResult> carry_out(Run& r) {
   r.stop_kill_switch();
   r.lap("stop kill switch");
   r.stop_proxy();
-  r.check_new_git();
+  r.note_new_repository();
   r.settle_home_settings();
   r.lap("home settings");
   return r.finish();
