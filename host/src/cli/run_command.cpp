@@ -46,7 +46,8 @@ namespace {
 // What lets the refused requests of one reason through next time, naming
 // every host they went to; empty where nothing should (a malformed request, a
 // paused run).
-std::string fix_for(const std::string& reason, const std::vector<const run::RefusedRequest*>& items) {
+std::string fix_for(const std::string& reason, const std::vector<const run::RefusedRequest*>& items,
+                    bool in_run) {
   // Each distinct flag once, in the order the hosts are listed.
   auto flags = [&](bool with_port) {
     std::vector<std::string> seen;
@@ -79,6 +80,12 @@ std::string fix_for(const std::string& reason, const std::vector<const run::Refu
     return "a server on this machine: run again with --local-servers (or --local-servers=" +
            (list.empty() ? std::string("3000") : list) + ")";
   }
+  // Asked without the password and never with it (a challenge answered is no refusal).
+  if (reason == "proxy-auth-required")
+    return in_run ? "asked the run's proxy without its password, and never with it: a program must take the "
+                    "proxy from HTTPS_PROXY or HTTP_PROXY as the run gives them (they carry the password)"
+                  : "asked without the proxy's password, and never with it: clients send the one in its "
+                    "password file (--password-file) as Proxy-Authorization: Basic";
   if (reason == "ip-literal-refused")
     return "name the host rather than its address, and allow the name with --allow";
   if (reason == "too-many-connections")
@@ -159,7 +166,7 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
         out += "    " + std::string(t->what) + ", while " + t->base_url +
                " points it at your server: quiet it with " + t->quiet + "=1 (" + t->quiet +
                "=1 parallex run ...)\n";
-    } else if (const std::string fix = fix_for(reason, items); !fix.empty()) {
+    } else if (const std::string fix = fix_for(reason, items, run != nullptr); !fix.empty()) {
       out += "    " + fix + "\n";
     }
   }
