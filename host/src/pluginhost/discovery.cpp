@@ -20,6 +20,11 @@ fs::path executable_dir() {
 
 }  // namespace
 
+fs::path installed_plugin_dir() {
+  const fs::path exe = executable_dir();
+  return exe.empty() ? fs::path() : normal_absolute(exe / PX_INSTALLED_PLUGIN_DIR_FROM_BINDIR);
+}
+
 SearchPath plugin_search_path() {
   SearchPath out;
   std::vector<fs::path>& dirs = out.dirs;
@@ -55,7 +60,7 @@ SearchPath plugin_search_path() {
     if (fs::equivalent(exe, PX_BUILD_TREE_BIN_DIR, ec)) add(PX_BUILD_TREE_PLUGIN_DIR);
     // Installed: <prefix>/<libdir>/parallex/plugins, e.g.
     // /usr/lib/x86_64-linux-gnu/parallex/plugins for /usr/bin/parallex.
-    add(exe / PX_INSTALLED_PLUGIN_DIR_FROM_BINDIR);
+    add(installed_plugin_dir());
   }
   add(parallex_data_dir() / "plugins");
   return out;
