@@ -47,7 +47,8 @@ namespace {
 // every host they went to; empty where nothing should (a malformed request, a
 // paused run).
 std::string fix_for(const std::string& reason, const std::vector<const run::RefusedRequest*>& items,
-                    bool in_run) {
+                    const RefusalContext* run) {
+  const bool in_run = run != nullptr;
   // Each distinct flag once, in the order the hosts are listed.
   auto flags = [&](bool with_port) {
     std::vector<std::string> seen;
@@ -65,8 +66,12 @@ std::string fix_for(const std::string& reason, const std::vector<const run::Refu
   const bool many = items.size() > 1;
   if (reason == "blocked-by-allowlist" || reason == "network-offline") {
     const std::string allow = flags(false);
+    const bool agent = in_run && !run->agent.empty();
     return std::string(many ? "to allow them" : "to allow it") + ", run again with " + allow +
-           " (or --online); for an agent, `parallex agent set NAME " + allow + "`";
+           " (or --online); " +
+           (agent ? "for every run of agent " + run->agent + ", `parallex agent set " + run->agent + " "
+                  : std::string("for an agent, `parallex agent set NAME ")) +
+           allow + "`";
   }
   if (reason == "port-not-allowed")
     return std::string(many ? "to allow those ports" : "to allow that port") + ", run again with " +
@@ -166,7 +171,7 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
         out += "    " + std::string(t->what) + ", while " + t->base_url +
                " points it at your server: quiet it with " + t->quiet + "=1 (" + t->quiet +
                "=1 parallex run ...)\n";
-    } else if (const std::string fix = fix_for(reason, items, run != nullptr); !fix.empty()) {
+    } else if (const std::string fix = fix_for(reason, items, run); !fix.empty()) {
       out += "    " + fix + "\n";
     }
   }
@@ -182,7 +187,8 @@ int run_command(run::RunInputs inputs, const RunCommandHooks& hooks) {
   }
   NoticePrinter printer(hooks);
   for (const auto& n : prepared.value().plan.notices) printer.print(n);
-  const RefusalContext context{prepared.value().plan.policy.harness(), prepared.value().plan.env};
+  const RefusalContext context{prepared.value().plan.policy.harness(), prepared.value().plan.env,
+                               prepared.value().plan.agent};
   if (hooks.prepared) hooks.prepared(prepared.value().plan);
   std::fflush(stdout);
   supervisor::RunObserver observer;
