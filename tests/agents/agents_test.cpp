@@ -597,6 +597,21 @@ TEST_F(AgentsTest, WarnsAboutTokenInRemoteUrl) {
   EXPECT_FALSE(repository_refs(root_ / "user").value().has_value());
 }
 
+// An agent's offline run lists the names it asked for, and the fix names the
+// agent it ran as (not "NAME"), for its later runs too.
+TEST_F(AgentsTest, AnOfflineAgentRunListsTheNamesWithTheAgentsOwnFix) {
+  make_agent("quiet");
+  const fs::path repo = make_repo("work");
+  auto probe = px("agent run quiet --in " + q(repo.string()) + " -- true");
+  if (probe.status != 0) GTEST_SKIP() << "the seal does not run here: " << probe.err;
+  auto r = px("agent run quiet --in " + q(repo.string()) + " -- sh -c 'getent hosts example.test; true'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("network-offline: example.test (DNS query)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run again with --allow example.test (or --online)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("`parallex agent set quiet --allow example.test`"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("agent set NAME"), std::string::npos) << r.err;
+}
+
 // The sealed variant: the same checks through the Linux seal, where it works here.
 TEST_F(AgentsTest, SealedRunEnvironmentAndSignedCommit) {
   if (!have("ssh-keygen")) GTEST_SKIP() << "ssh-keygen is not installed";

@@ -100,6 +100,28 @@ TEST(Locations, AnExecutableThatFindsNoPluginsSaysSo) {
   ASSERT_FALSE(j.is_discarded()) << json.out;
   EXPECT_TRUE(j["plugins"]["found"].empty());
   EXPECT_NE(j["plugins"]["problem"].get<std::string>().find(said), std::string::npos);
+  // `detect` and `plugins` say it too: "no plugin claims this command" alone reads as if one could.
+  const Ran detect = sh(bare + q(copy.string()) + " detect -- claude", x.env());
+  EXPECT_NE(detect.err.find(said), std::string::npos) << detect.out << detect.err;
+  const Ran listed = sh(bare + q(copy.string()) + " plugins", x.env());
+  EXPECT_NE(listed.out.find(said), std::string::npos) << listed.out << listed.err;
+  // The fix it gives works as said: the plugin files put in the folder it names
+  // (where an installed parallex finds them, from its own folder) are found, and
+  // the run is quiet about it.
+  const std::string put = "put the plugin files (the *.so of a build's plugins/ folder) in ";
+  const auto from = ran.err.find(put, first);
+  ASSERT_NE(from, std::string::npos) << ran.err;
+  const auto start = from + put.size();
+  const fs::path folder = ran.err.substr(start, ran.err.find(", where", start) - start);
+  EXPECT_EQ(folder, x.home.path / "lib/parallex/plugins") << ran.err;
+  fs::create_directories(folder);
+  for (const auto& e : fs::directory_iterator(PARALLEX_PLUGIN_BUILD_DIR))
+    if (e.path().extension() == ".so") fs::copy_file(e.path(), folder / e.path().filename());
+  const Ran fixed = sh(bare + q(copy.string()) + " run --offline -- /bin/true", x.env());
+  EXPECT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_EQ(fixed.err.find(said), std::string::npos) << "the fix it gave did not work: " << fixed.err;
+  EXPECT_NE(sh(bare + q(copy.string()) + " check", x.env()).out.find("Harness plugins: claude-code"),
+            std::string::npos);
   // The build's own executable finds the build's plugins, and says nothing of the kind.
   const Ran built = sh(bare + std::string(PARALLEX_EXE) + " check", x.env());
   EXPECT_NE(built.out.find("Harness plugins: claude-code"), std::string::npos) << built.out;

@@ -62,5 +62,27 @@ TEST(ManPages, TheDemosBuildMakesThem) {
       << "the demo's targets (" << targets << ") do not make the man pages README names";
 }
 
+// Every --help ends by pointing at the man pages. `man parallex-run` finds
+// nothing for the build's own executable (nothing is installed): that one
+// names the page in its build, which man reads as it is given.
+TEST(ManPages, HelpPointsAtPagesThatOpen) {
+  const Ran help = sh(std::string(PARALLEX_EXE) + " run --help");
+  ASSERT_EQ(help.status, 0) << help.err;
+  const std::string page = (kMan / "parallex-run.1").string();
+  const std::string said = "man -l " + page;
+  ASSERT_NE(help.out.find(said), std::string::npos) << help.out;
+  const Ran opened = sh("MANWIDTH=100 " + said + " | col -b");
+  ASSERT_EQ(opened.status, 0) << opened.err;
+  EXPECT_NE(opened.out.find("parallex run"), std::string::npos) << opened.out;
+  // Copied elsewhere (or installed), it names the installed pages.
+  Folder dir;
+  const fs::path copy = dir.path / "parallex";
+  fs::copy_file(PARALLEX_EXE, copy);
+  const Ran elsewhere = sh(q(copy.string()) + " run --help");
+  EXPECT_NE(elsewhere.out.find("Every command has a man page: man parallex-run"), std::string::npos)
+      << elsewhere.out;
+  EXPECT_EQ(elsewhere.out.find("man -l"), std::string::npos) << elsewhere.out;
+}
+
 }  // namespace
 }  // namespace px::cli_test

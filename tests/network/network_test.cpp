@@ -282,6 +282,48 @@ TEST_F(Network, ClaudesOwnTrafficIsQuietedNotAllowed) {
   EXPECT_NE(plain.err.find("--allow api.anthropic.com"), std::string::npos) << plain.err;
 }
 
+// A request without the run's password gets the proxy's 407 challenge, which
+// clients (git, Codex) answer by asking again with it: that is no refusal, at
+// the end of the run nor in its report. A challenge never answered is one,
+// named by its host and port (not "host:port:0"), with what to do.
+TEST_F(Network, AnAnsweredProxyChallengeIsNoRefusalAtTheEndNorInTheReport) {
+  HttpServer web;
+  const std::string port = std::to_string(web.port());
+  const std::string script =
+      "curl -sS --max-time 10 --proxy-anyauth http://web.test:" + port +
+      "/answered; echo; curl -sS --max-time 10 -x \"$(echo \"$http_proxy\" | sed 's#//.*@#//#')\" "
+      "http://other.test:" +
+      port + "/never; echo; true";
+  const auto r = run({"--allow", "web.test:" + port, "--allow", "other.test:" + port, "--local-servers"},
+                     script, "web.test=127.0.0.1,other.test=127.0.0.1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("hello from the host"), std::string::npos) << r.out << r.err;
+  const auto lines = log();
+  const auto challenged = where(lines, "GET", "web.test:" + port);
+  ASSERT_FALSE(challenged.empty()) << "curl asked without the password first: " << dump(lines);
+  EXPECT_EQ(challenged[0]["status"], 407) << dump(lines);
+  // At the end of the run: only the unanswered one, with its fix.
+  EXPECT_EQ(r.err.find("web.test"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("proxy-auth-required: other.test:" + port), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("HTTP_PROXY"), std::string::npos) << "the fix: " << r.err;
+  // The run's report says the same.
+  const auto report = spawn_and_wait(
+      {kExe, "report", "--json"},
+      {"PARALLEX_HOME=" + (root_ / "home").string(), "XDG_RUNTIME_DIR=" + (root_ / "runtime").string()},
+      root_ / "logs");
+  ASSERT_EQ(report.status, 0) << report.err;
+  const json j = json::parse(report.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << report.out;
+  const json& hosts = j["runs"][0]["hosts"];
+  ASSERT_EQ(hosts["refused"].size(), 1u) << hosts.dump(1);
+  EXPECT_EQ(hosts["refused"][0]["host"], "other.test") << hosts.dump(1);
+  EXPECT_EQ(hosts["refused"][0]["port"], web.port()) << hosts.dump(1);
+  EXPECT_EQ(hosts["refused"][0]["reasons"], json::array({"proxy-auth-required"})) << hosts.dump(1);
+  ASSERT_EQ(hosts["reached"].size(), 1u) << hosts.dump(1);
+  EXPECT_EQ(hosts["reached"][0]["host"], "web.test") << hosts.dump(1);
+  EXPECT_EQ(hosts["reached"][0]["connections"], 1) << "the challenge is no connection: " << hosts.dump(1);
+}
+
 TEST_F(Network, CurlWithoutProxyAndNodeFetchAreCaptured) {
   HttpServer web;
   const std::string port = std::to_string(web.port());
@@ -774,9 +816,7 @@ TEST_F(Network, ABurstOfCapturedConnectionsOpensAtOnceAndPastTheLimitEachRefusal
       "            import base64\n"
       "            a = base64.b64encode(f'{p.username}:{p.password}'.encode()).decode()\n"
       "            s.sendall(f'CONNECT localhost:" +
-      port +
-      " HTTP/1.1\\r\\nHost: localhost:" +
-      port +
+      port + " HTTP/1.1\\r\\nHost: localhost:" + port +
       "\\r\\nProxy-Authorization: Basic {a}\\r\\n\\r\\n'.encode())\n"
       "            head = b''\n"
       "            while b'\\r\\n\\r\\n' not in head:\n"
@@ -884,8 +924,8 @@ TEST(NetworkUnprivileged, AsUnprivilegedUser) {
   const auto user = px::test::unprivileged_user();
   if (!user) GTEST_SKIP() << "cannot create the unprivileged user pxtest (useradd failed)";
   const px::test::Pass pass = px::test::rerun_self_as(*user, "Network.*", "PX_NETWORK_CHILD");
-  std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user->name.c_str(), user->uid,
-              pass.inner_skips, pass.output.c_str());
+  std::printf("---- the suite as %s (uid %u), %d skip lines ----\n%s---- end ----\n", user->name.c_str(),
+              user->uid, pass.inner_skips, pass.output.c_str());
   EXPECT_TRUE(pass.passed()) << "the unprivileged pass failed (status " << pass.status << ")";
 }
 

@@ -25,6 +25,8 @@ int run(const DetectOptions& o) {
   // Which plugins failed to load, crashed or hung: a claim missing for that
   // reason is said, never taken for `generic` silently.
   for (auto& p : set.problems()) problems.push_back(std::move(p));
+  // No plugin at all: "no plugin claims this command" alone reads as if one could.
+  if (std::string none = set.none_found(); !none.empty()) problems.push_back(std::move(none));
   if (o.json) {
     nlohmann::json out{{"command", o.command},
                        {"resolved_path", command.resolved_path},

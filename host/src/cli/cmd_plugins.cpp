@@ -63,11 +63,7 @@ int run(const PluginsOptions& o) {
   for (const auto& p : set.plugins())
     std::printf("%-14s %-9s %d.%-3d %s\n", p->name().c_str(), p->version().c_str(), p->abi_major(),
                 p->abi_minor(), p->path().string().c_str());
-  if (set.plugins().empty()) {
-    std::printf("(no plugin found; searched:");
-    for (const auto& d : set.search_dirs()) std::printf(" %s", d.string().c_str());
-    std::printf(")\n");
-  }
+  if (set.plugins().empty()) std::printf("%s\n", shown(set.none_found()).c_str());
   for (const auto& f : set.failures()) std::printf("FAILED %s\n", shown(f.reason).c_str());
   return set.failures().empty() ? 0 : 1;
 }

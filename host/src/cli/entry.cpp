@@ -9,6 +9,7 @@
 #include "cli/parse_errors.hpp"
 #include "cli/version_info.hpp"
 #include "common/logging.hpp"
+#include "pluginhost/discovery.hpp"
 #include "protect/sweep_after_death.hpp"
 
 namespace px::cli {
@@ -51,9 +52,13 @@ int main(int argc, char** argv) {
   // sub-commands made below inherit this and hand options they do not know to their parent.
   app.fallthrough();
   // Inherited by every command's --help, as the options are.
-  app.footer(
-      "-v and --log-level work after any command too. Every command has a man page: man parallex-run, "
-      "man parallex-agent-new, ...");
+  // The build's own executable has no page installed: it names the ones its build wrote.
+  const std::filesystem::path build = px::pluginhost::build_tree_of_this_executable();
+  const std::string pages = build.empty()
+                                ? std::string("man parallex-run, man parallex-agent-new, ...")
+                                : "man -l " + (build / "share/man/man1/parallex-run.1").string() +
+                                      " (the build's pages: " + (build / "share/man/man1").string() + ")";
+  app.footer("-v and --log-level work after any command too. Every command has a man page: " + pages);
   GlobalOptions global;
   app.add_option("--log-level", global.log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

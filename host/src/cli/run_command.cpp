@@ -46,7 +46,9 @@ namespace {
 // What lets the refused requests of one reason through next time, naming
 // every host they went to; empty where nothing should (a malformed request, a
 // paused run).
-std::string fix_for(const std::string& reason, const std::vector<const run::RefusedRequest*>& items) {
+std::string fix_for(const std::string& reason, const std::vector<const run::RefusedRequest*>& items,
+                    const RefusalContext* run) {
+  const bool in_run = run != nullptr;
   // Each distinct flag once, in the order the hosts are listed.
   auto flags = [&](bool with_port) {
     std::vector<std::string> seen;
@@ -64,8 +66,12 @@ std::string fix_for(const std::string& reason, const std::vector<const run::Refu
   const bool many = items.size() > 1;
   if (reason == "blocked-by-allowlist" || reason == "network-offline") {
     const std::string allow = flags(false);
+    const bool agent = in_run && !run->agent.empty();
     return std::string(many ? "to allow them" : "to allow it") + ", run again with " + allow +
-           " (or --online); for an agent, `parallex agent set NAME " + allow + "`";
+           " (or --online); " +
+           (agent ? "for every run of agent " + run->agent + ", `parallex agent set " + run->agent + " "
+                  : std::string("for an agent, `parallex agent set NAME ")) +
+           allow + "`";
   }
   if (reason == "port-not-allowed")
     return std::string(many ? "to allow those ports" : "to allow that port") + ", run again with " +
@@ -79,6 +85,12 @@ std::string fix_for(const std::string& reason, const std::vector<const run::Refu
     return "a server on this machine: run again with --local-servers (or --local-servers=" +
            (list.empty() ? std::string("3000") : list) + ")";
   }
+  // Asked without the password and never with it (a challenge answered is no refusal).
+  if (reason == "proxy-auth-required")
+    return in_run ? "asked the run's proxy without its password, and never with it: a program must take the "
+                    "proxy from HTTPS_PROXY or HTTP_PROXY as the run gives them (they carry the password)"
+                  : "asked without the proxy's password, and never with it: clients send the one in its "
+                    "password file (--password-file) as Proxy-Authorization: Basic";
   if (reason == "ip-literal-refused")
     return "name the host rather than its address, and allow the name with --allow";
   if (reason == "too-many-connections")
@@ -159,7 +171,7 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
         out += "    " + std::string(t->what) + ", while " + t->base_url +
                " points it at your server: quiet it with " + t->quiet + "=1 (" + t->quiet +
                "=1 parallex run ...)\n";
-    } else if (const std::string fix = fix_for(reason, items); !fix.empty()) {
+    } else if (const std::string fix = fix_for(reason, items, run); !fix.empty()) {
       out += "    " + fix + "\n";
     }
   }
@@ -175,7 +187,8 @@ int run_command(run::RunInputs inputs, const RunCommandHooks& hooks) {
   }
   NoticePrinter printer(hooks);
   for (const auto& n : prepared.value().plan.notices) printer.print(n);
-  const RefusalContext context{prepared.value().plan.policy.harness(), prepared.value().plan.env};
+  const RefusalContext context{prepared.value().plan.policy.harness(), prepared.value().plan.env,
+                               prepared.value().plan.agent};
   if (hooks.prepared) hooks.prepared(prepared.value().plan);
   std::fflush(stdout);
   supervisor::RunObserver observer;

@@ -40,6 +40,7 @@ int run_command(run::RunInputs inputs, const RunCommandHooks& hooks = {});
 struct RefusalContext {
   std::string harness;
   std::map<std::string, std::string> env;
+  std::string agent;  // an agent's run: its fix for later runs names it
 };
 std::string format_refused(const std::vector<run::RefusedRequest>& refused, std::string_view log_name,
                            const RefusalContext* run = nullptr);

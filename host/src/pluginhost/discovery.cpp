@@ -20,6 +20,18 @@ fs::path executable_dir() {
 
 }  // namespace
 
+fs::path build_tree_of_this_executable() {
+  const fs::path exe = executable_dir();
+  std::error_code ec;
+  return !exe.empty() && fs::equivalent(exe, PX_BUILD_TREE_BIN_DIR, ec) ? fs::path(PX_BUILD_TREE_BIN_DIR)
+                                                                        : fs::path();
+}
+
+fs::path installed_plugin_dir() {
+  const fs::path exe = executable_dir();
+  return exe.empty() ? fs::path() : normal_absolute(exe / PX_INSTALLED_PLUGIN_DIR_FROM_BINDIR);
+}
+
 SearchPath plugin_search_path() {
   SearchPath out;
   std::vector<fs::path>& dirs = out.dirs;
@@ -51,11 +63,10 @@ SearchPath plugin_search_path() {
     // The build tree's plugins, for the executable built beside them only: an
     // installed parallex never looks at a build tree, and never at
     // <bindir>/plugins (/usr/bin/plugins is nobody's plugin folder).
-    std::error_code ec;
-    if (fs::equivalent(exe, PX_BUILD_TREE_BIN_DIR, ec)) add(PX_BUILD_TREE_PLUGIN_DIR);
+    if (!build_tree_of_this_executable().empty()) add(PX_BUILD_TREE_PLUGIN_DIR);
     // Installed: <prefix>/<libdir>/parallex/plugins, e.g.
     // /usr/lib/x86_64-linux-gnu/parallex/plugins for /usr/bin/parallex.
-    add(exe / PX_INSTALLED_PLUGIN_DIR_FROM_BINDIR);
+    add(installed_plugin_dir());
   }
   add(parallex_data_dir() / "plugins");
   return out;

@@ -18,6 +18,12 @@ struct SearchPath {
 };
 
 SearchPath plugin_search_path();
+// The build folder this executable was built in, when it runs from there
+// (build/parallex); empty for a copied or installed one.
+std::filesystem::path build_tree_of_this_executable();
+// Where this executable finds installed plugins (<prefix>/<libdir>/parallex/plugins,
+// from its own folder); empty when its own path cannot be read.
+std::filesystem::path installed_plugin_dir();
 std::vector<std::filesystem::path> plugin_search_dirs();
 // The *.so files of `dirs`, in directory order then name order.
 std::vector<std::filesystem::path> plugin_files(const std::vector<std::filesystem::path>& dirs);

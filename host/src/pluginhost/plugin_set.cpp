@@ -78,11 +78,19 @@ std::string PluginSet::none_found() const {
   if (!plugins_.empty()) return {};
   std::string where;
   for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d.string();
+  // The fix names the folder this executable looks in (not "beside" it, which
+  // is no folder it looks in).
+  const fs::path installed = installed_plugin_dir();
   std::string text =
       "no harness plugin was found (looked in " + (where.empty() ? std::string("no folder") : where) +
       "): runs get none of a harness's protections (its state folders, its keys brokered, its own "
-      "sandbox turned off); install the plugins beside this executable, or name their folder in "
-      "PARALLEX_PLUGIN_PATH (`parallex plugins` lists what is found)";
+      "sandbox turned off); " +
+      (installed.empty()
+           ? std::string("name the plugins' folder in PARALLEX_PLUGIN_PATH")
+           : "put the plugin files (the *.so of a build's plugins/ folder) in " + installed.string() +
+                 ", where this executable looks for them, or name their folder in "
+                 "PARALLEX_PLUGIN_PATH") +
+      " (`parallex plugins` lists what is found)";
   if (!failures_.empty())
     text += "; " + std::to_string(failures_.size()) + " file(s) failed to load: " + failures_.front().reason;
   return text;

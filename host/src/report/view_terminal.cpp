@@ -202,9 +202,10 @@ std::string render_terminal(const Json& report, bool colour) {
           reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
         const std::string verdict = std::string(kind);
         rows.push_back({verdict == "reached" ? style("32", verdict) : style("31", verdict),
-                        shown(str(h, "host")) + ":" + str(h, "port"), str(h, "connections"),
-                        human_bytes(h.value("bytes_up", 0ULL)), human_bytes(h.value("bytes_down", 0ULL)),
-                        shown(reasons)});
+                        // No port is known for a request refused before its target was read.
+                        shown(str(h, "host")) + (h.value("port", 0) == 0 ? "" : ":" + str(h, "port")),
+                        str(h, "connections"), human_bytes(h.value("bytes_up", 0ULL)),
+                        human_bytes(h.value("bytes_down", 0ULL)), shown(reasons)});
       }
     }
     heading(out, style, "Hosts", host_count);
