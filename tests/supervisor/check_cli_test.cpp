@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "common/temp_dir.hpp"
 #include "killswitch/cgroup.hpp"
 #include "killswitch/run_control.hpp"
 #include "spawn.hpp"
@@ -63,8 +64,11 @@ TEST(CheckCommand, TheCgroupRowAgreesWithTheKillSwitch) {
 // runs: either way what the command sees is the run's cgroup.
 TEST(SealedRun, IsInItsCgroupFromTheStart) {
   if (!px::killswitch::probe_cgroup().usable) GTEST_SKIP() << px::killswitch::probe_cgroup().why_not;
+  // Its records go to a state folder of the test's own, not the user's.
+  const px::TempDir state = px::TempDir::make("px-cgroup-test").value();
   for (const std::string env : {"", "PARALLEX_NO_CLONE_INTO_CGROUP=1 "}) {
-    const std::string out = shell_output(std::string("cd ") + PARALLEX_BINARY_DIR + " && env " + env +
+    const std::string out = shell_output(std::string("cd ") + PARALLEX_BINARY_DIR +
+                                         " && env PARALLEX_HOME=" + state.path().string() + " " + env +
                                          PARALLEX_EXE + " run -- cat /proc/self/cgroup 2>&1");
     EXPECT_NE(out.find("/parallex/"), std::string::npos) << env << out;
   }
