@@ -261,6 +261,25 @@ TEST_F(Network, AnOfflineRunListsTheNamesItAskedFor) {
       << r.err;
 }
 
+// A host the rule allows that does not answer is not a refusal: the end of
+// the run and the proxy's answer say it could not be reached, apart from what
+// the rule refused (for which --allow is the fix; here it would not help).
+TEST_F(Network, AnAllowedHostThatDoesNotAnswerIsNotCalledRefused) {
+  const auto r =
+      run({"--allow", "closed.test:9", "--local-servers"},
+          "curl -sS --max-time 5 http://closed.test:9/; curl -sS --max-time 5 https://example.test/; true",
+          "closed.test=127.0.0.1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("parallex proxy could not reach closed.test: connect-failed."), std::string::npos)
+      << r.out << r.err;
+  EXPECT_NE(r.err.find("the run's proxy refused 1 request and could not reach the host of 1 more"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("connect-failed: closed.test:9"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow example.test"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--allow closed.test"), std::string::npos) << r.err;
+}
+
 // Claude Code pointed at a server of the user's still calls Anthropic for its
 // own sake (telemetry, feature flags): the advice is the switch that quiets
 // it, not --allow api.anthropic.com (which would only let that traffic out).

@@ -10,6 +10,7 @@
 
 #include "cli/output.hpp"
 #include "common/redact.hpp"
+#include "proxy/reasons.hpp"
 
 namespace px::cli {
 
@@ -135,8 +136,10 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
   std::map<std::string, std::vector<const run::RefusedRequest*>> by_reason;
   std::vector<const OwnTraffic*> quiet;
   std::uint64_t total = 0;
+  std::uint64_t failed = 0;  // allowed, but their host was not reached
   for (const auto& r : refused) {
     total += r.count;
+    if (proxy::reason::is_upstream_failure(r.reason)) failed += r.count;
     if (const OwnTraffic* t = own_traffic(run, r.host)) {
       if (std::find(quiet.begin(), quiet.end(), t) == quiet.end()) quiet.push_back(t);
       by_reason["its own traffic"].push_back(&r);
@@ -146,10 +149,19 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
   }
   // The run's DNS refuses names as its proxy refuses connections: both are said.
   const bool all_dns = std::all_of(refused.begin(), refused.end(), [](const auto& r) { return r.dns; });
-  std::string out =
-      std::string("parallex: the run's ") + (all_dns ? "DNS" : "proxy") + " refused " +
-      std::to_string(total) +
-      (all_dns ? (total == 1 ? " query" : " queries") : (total == 1 ? " request" : " requests"));
+  const auto requests = [](std::uint64_t n) {
+    return std::to_string(n) + (n == 1 ? " request" : " requests");
+  };
+  std::string out;
+  if (all_dns)
+    out = "parallex: the run's DNS refused " + std::to_string(total) + (total == 1 ? " query" : " queries");
+  else if (failed == total)
+    out = "parallex: the run's proxy could not reach the host of " + requests(failed);
+  else if (failed > 0)
+    out = "parallex: the run's proxy refused " + requests(total - failed) +
+          " and could not reach the host of " + std::to_string(failed) + " more";
+  else
+    out = "parallex: the run's proxy refused " + requests(total);
   if (!log_name.empty()) out += " (see " + std::string(log_name) + ")";
   out += ":\n";
   for (const auto& [reason, items] : by_reason) {

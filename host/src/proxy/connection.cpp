@@ -45,6 +45,8 @@ std::string explain(std::string_view reason, const std::string& host) {
     return "parallex proxy: " + what +
            " has brokered credentials or request rules, which apply over HTTPS only; use https://.\n";
   }
+  if (reason::is_upstream_failure(reason))
+    return "parallex proxy could not reach " + what + ": " + std::string(reason) + ".\n";
   return "parallex proxy refused " + what + ": " + std::string(reason) + ".\n";
 }
 

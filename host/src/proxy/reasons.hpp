@@ -78,4 +78,12 @@ inline constexpr std::string_view connect_timeout = "connect-timeout";
 // A request cut short because the proxy shut down.
 inline constexpr std::string_view stopped = "stopped";
 
+// Allowed by the rule but not reached: the name did not resolve, the host did
+// not answer, its answer was too large. Said apart from the refusals: the
+// rule is not what stopped them, and --allow would not help.
+inline bool is_upstream_failure(std::string_view why) {
+  return why == resolve_failed || why == connect_failed || why == connect_timeout ||
+         why == response_head_too_large;
+}
+
 }  // namespace px::proxy::reason
