@@ -76,7 +76,7 @@ TEST_F(EscapeFrontDoor, AForkBombStopsWhereCheckSaysTheProcessLimitHolds) {
   const fs::path probes = PX_PROBE_DIR;
   const Ran r =
       px("run --profile " + quote((root_ / "limit.yaml").string()) + " --grant " + quote(probes.string()) +
-         " -- " + quote((probes / "fork_bomb").string()) + " " + std::to_string(3 * limit));
+         " -- " + quote((probes / "px-probe").string()) + " fork-bomb " + std::to_string(3 * limit));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.status, 0) << r.err;
   std::istringstream result(r.out.substr(std::min(r.out.find("RESULT "), r.out.size())));

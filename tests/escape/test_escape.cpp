@@ -49,7 +49,10 @@ namespace {
 namespace fs = std::filesystem;
 using Tokens = std::set<std::string>;
 
+// The seal's probes (host/src/probes/catalog.hpp) as a program of their own,
+// `px-probe NAME ARG...`, alone in its folder, which each seal grants.
 const fs::path kProbes = PX_PROBE_DIR;
+const fs::path kProbe = kProbes / "px-probe";
 
 void write_text(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -209,7 +212,7 @@ class Escape : public ::testing::Test {
   }
 
   Outcome probe(const std::string& name, std::vector<std::string> args = {}) {
-    std::vector<std::string> argv{(kProbes / name).string()};
+    std::vector<std::string> argv{kProbe.string(), name};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_sealed(*policy_, argv);
   }
@@ -240,28 +243,28 @@ TEST_F(Escape, ReadHiddenSecretsInAllowedTrees) {  // (a)1
   for (const char* s : {".ssh/id_ed25519", ".aws/credentials", ".netrc", ".git-credentials",
                         ".config/gh/hosts.yml", ".docker/config.json"}) {
     SCOPED_TRACE(s);
-    EXPECT_DENIED(probe("read_file", {(agent_ / s).string()}), (Tokens{"EMPTY", "ENOENT", "EACCES"}));
-    EXPECT_DENIED(probe("read_file", {(user_ / s).string()}), (Tokens{"ENOENT", "EACCES"}));
+    EXPECT_DENIED(probe("read", {(agent_ / s).string()}), (Tokens{"EMPTY", "ENOENT", "EACCES"}));
+    EXPECT_DENIED(probe("read", {(user_ / s).string()}), (Tokens{"ENOENT", "EACCES"}));
   }
 }
 
 TEST_F(Escape, HiddenDirIsNotAWritableSink) {  // (a)2
-  EXPECT_DENIED(probe("write_file", {(agent_ / ".ssh/new").string()}), (Tokens{"EROFS", "EACCES"}));
-  EXPECT_DENIED(probe("write_file", {(agent_ / ".netrc").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {(agent_ / ".ssh/new").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {(agent_ / ".netrc").string()}), (Tokens{"EROFS", "EACCES"}));
 }
 
 TEST_F(Escape, WriteOutsideTheAllowlist) {  // (a)3
-  EXPECT_DENIED(probe("write_file", {(user_ / "x").string()}), (Tokens{"EROFS", "EACCES", "ENOENT"}));
-  EXPECT_DENIED(probe("write_file", {"/etc/x"}), (Tokens{"EROFS", "EACCES"}));
-  EXPECT_DENIED(probe("write_file", {"/usr/local/bin/x"}), (Tokens{"EROFS", "EACCES"}));
-  EXPECT_DENIED(probe("write_file", {"/x"}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {(user_ / "x").string()}), (Tokens{"EROFS", "EACCES", "ENOENT"}));
+  EXPECT_DENIED(probe("write", {"/etc/x"}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {"/usr/local/bin/x"}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {"/x"}), (Tokens{"EROFS", "EACCES"}));
 }
 
 TEST_F(Escape, AllowWriteInRunFolderAndPrivateTmp) {  // (a)3 ALLOW
-  EXPECT_EQ(probe("write_file", {(ws_ / "x").string()}).token, "OPEN");
+  EXPECT_EQ(probe("write", {(ws_ / "x").string()}).token, "OPEN");
   EXPECT_TRUE(fs::exists(ws_ / "x"));
   const std::string name = "px-private-" + std::to_string(::getpid());
-  EXPECT_EQ(probe("write_file", {"/tmp/" + name}).token, "OPEN");
+  EXPECT_EQ(probe("write", {"/tmp/" + name}).token, "OPEN");
   // /tmp inside is a tmpfs of the run's own: neither the host's /tmp nor the
   // run's temp dir on the host sees it.
   EXPECT_FALSE(fs::exists(temp_ / name)) << "the run's /tmp is its own tmpfs";
@@ -269,44 +272,40 @@ TEST_F(Escape, AllowWriteInRunFolderAndPrivateTmp) {  // (a)3 ALLOW
   const Outcome both =
       run_sealed(*policy_, {"/bin/sh", "-c", "echo x > /tmp/a && cat /var/tmp/a && echo RESULT OK"});
   EXPECT_EQ(both.token, "OK") << "/tmp and /var/tmp are one temp dir: " << both.output << both.error;
-  EXPECT_EQ(probe("write_file", {(agent_ / "notes.txt").string()}).token, "OPEN");
+  EXPECT_EQ(probe("write", {(agent_ / "notes.txt").string()}).token, "OPEN");
 }
 
 TEST_F(Escape, SymlinkOut) {  // (a)4
-  EXPECT_DENIED(
-      probe("fs_op", {"symlink_read", (user_ / ".ssh").string(), (ws_ / "k").string(), "id_ed25519"}),
-      (Tokens{"ENOENT", "EACCES"}));
-  EXPECT_DENIED(
-      probe("fs_op", {"symlink_read", (agent_ / ".ssh").string(), (ws_ / "k2").string(), "id_ed25519"}),
-      (Tokens{"ENOENT", "EACCES", "EMPTY"}));
+  EXPECT_DENIED(probe("symlink-read", {(user_ / ".ssh").string(), (ws_ / "k").string(), "id_ed25519"}),
+                (Tokens{"ENOENT", "EACCES"}));
+  EXPECT_DENIED(probe("symlink-read", {(agent_ / ".ssh").string(), (ws_ / "k2").string(), "id_ed25519"}),
+                (Tokens{"ENOENT", "EACCES", "EMPTY"}));
   // ln -s / r && echo x > r/etc/hosts
   ASSERT_EQ(::symlink("/", (ws_ / "r").c_str()), 0);
-  EXPECT_DENIED(probe("write_file", {(ws_ / "r/etc/hosts").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {(ws_ / "r/etc/hosts").string()}), (Tokens{"EROFS", "EACCES"}));
 }
 
 TEST_F(Escape, HardlinkASecretIn) {  // (a)6
-  EXPECT_DENIED(probe("fs_op", {"link", (agent_ / ".aws/credentials").string(), (ws_ / "c").string()}),
+  EXPECT_DENIED(probe("link", {(agent_ / ".aws/credentials").string(), (ws_ / "c").string()}),
                 (Tokens{"EXDEV", "EACCES", "ENOENT", "EPERM"}));
-  EXPECT_DENIED(probe("fs_op", {"link", (agent_ / ".netrc").string(), (ws_ / "n").string()}),
+  EXPECT_DENIED(probe("link", {(agent_ / ".netrc").string(), (ws_ / "n").string()}),
                 (Tokens{"EXDEV", "EACCES", "EPERM"}));
-  EXPECT_DENIED(probe("fs_op", {"link", "/etc/passwd", (ws_ / "p").string()}),
-                (Tokens{"EXDEV", "EACCES", "EPERM"}));
+  EXPECT_DENIED(probe("link", {"/etc/passwd", (ws_ / "p").string()}), (Tokens{"EXDEV", "EACCES", "EPERM"}));
 }
 
 TEST_F(Escape, ReadOnlyCarveIns) {  // (a)7
   const fs::path git = ws_ / ".git";
-  EXPECT_DENIED(probe("write_file", {(git / "config").string()}), (Tokens{"EROFS", "EACCES"}));
-  EXPECT_DENIED(probe("write_file", {(git / "hooks/pre-commit").string()}), (Tokens{"EROFS", "EACCES"}));
-  EXPECT_DENIED(probe("fs_op", {"unlink", (git / "config").string()}), (Tokens{"EROFS", "EBUSY", "EACCES"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / "README").string(), (git / "config").string()}),
+  EXPECT_DENIED(probe("write", {(git / "config").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {(git / "hooks/pre-commit").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("unlink", {(git / "config").string()}), (Tokens{"EROFS", "EBUSY", "EACCES"}));
+  EXPECT_DENIED(probe("rename", {(ws_ / "README").string(), (git / "config").string()}),
                 (Tokens{"EROFS", "EBUSY", "EACCES", "EXDEV"}));
-  EXPECT_DENIED(probe("write_file", {(agent_ / ".bashrc").string()}), (Tokens{"EROFS", "EACCES"}));
+  EXPECT_DENIED(probe("write", {(agent_ / ".bashrc").string()}), (Tokens{"EROFS", "EACCES"}));
 }
 
 TEST_F(Escape, RenameAroundTheProtectedGitDir) {  // (a)8
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".git").string(), (ws_ / ".g").string()}),
-                (Tokens{"EBUSY"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".git/hooks").string(), (ws_ / ".git/h2").string()}),
+  EXPECT_DENIED(probe("rename", {(ws_ / ".git").string(), (ws_ / ".g").string()}), (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("rename", {(ws_ / ".git/hooks").string(), (ws_ / ".git/h2").string()}),
                 (Tokens{"EBUSY", "EROFS"}));
   EXPECT_TRUE(fs::exists(ws_ / ".git/HEAD"));
 }
@@ -321,20 +320,18 @@ TEST_F(Escape, FilesOtherProgramsRunLaterAreReadOnly) {
   for (const char* path :
        {".vscode/tasks.json", ".vscode/settings.json", ".claude/settings.json", ".mcp.json", ".envrc"}) {
     SCOPED_TRACE(path);
-    EXPECT_DENIED(probe("write_file", {(ws_ / path).string()}), (Tokens{"EROFS", "EACCES"}));
+    EXPECT_DENIED(probe("write", {(ws_ / path).string()}), (Tokens{"EROFS", "EACCES"}));
   }
   // Rename or replace the file, or the folder above it.
-  EXPECT_DENIED(probe("fs_op", {"unlink", (ws_ / ".envrc").string()}), (Tokens{"EBUSY", "EROFS"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / "README").string(), (ws_ / ".mcp.json").string()}),
+  EXPECT_DENIED(probe("unlink", {(ws_ / ".envrc").string()}), (Tokens{"EBUSY", "EROFS"}));
+  EXPECT_DENIED(probe("rename", {(ws_ / "README").string(), (ws_ / ".mcp.json").string()}),
                 (Tokens{"EBUSY", "EROFS"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".claude").string(), (ws_ / ".c2").string()}),
-                (Tokens{"EBUSY"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".vscode").string(), (ws_ / ".v2").string()}),
-                (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("rename", {(ws_ / ".claude").string(), (ws_ / ".c2").string()}), (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("rename", {(ws_ / ".vscode").string(), (ws_ / ".v2").string()}), (Tokens{"EBUSY"}));
   EXPECT_EQ(read_text(ws_ / ".claude/settings.json"), "{}\n");
   // ALLOW: the harness's own writable state beside them, and ordinary files.
-  EXPECT_EQ(probe("write_file", {(ws_ / ".claude/worktrees/x").string()}).token, "OPEN");
-  EXPECT_EQ(probe("write_file", {(ws_ / "CLAUDE.md").string()}).token, "OPEN");
+  EXPECT_EQ(probe("write", {(ws_ / ".claude/worktrees/x").string()}).token, "OPEN");
+  EXPECT_EQ(probe("write", {(ws_ / "CLAUDE.md").string()}).token, "OPEN");
 }
 
 // A protected path that is a link leading out of the run folder: protected as
@@ -345,29 +342,28 @@ TEST_F(Escape, AProtectedPathLinkingOutOfTheRunFolderIsProtectedAsItIs) {
   const fs::path decoy = base_ / "decoy-envrc";
   write_text(decoy, "untouched\n");
   fs::create_symlink(decoy, ws_ / ".envrc");
-  const Outcome o = probe("write_file", {(ws_ / ".envrc").string()});
+  const Outcome o = probe("write", {(ws_ / ".envrc").string()});
   EXPECT_TRUE(o.error.empty()) << o.error;
   EXPECT_TRUE(o.token == "ENOENT" || o.token == "EROFS" || o.token == "EACCES") << o.output;
   EXPECT_NE(o.notes.find("protected as they are, links leading out of the run folder: .envrc (a link to " +
                          decoy.string() + ")"),
             std::string::npos)
       << o.notes;
-  EXPECT_DENIED(probe("fs_op", {"unlink", (ws_ / ".envrc").string()}), (Tokens{"EBUSY"}));
-  EXPECT_DENIED(probe("fs_op", {"rename", (ws_ / ".envrc").string(), (ws_ / "moved").string()}),
-                (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("unlink", {(ws_ / ".envrc").string()}), (Tokens{"EBUSY"}));
+  EXPECT_DENIED(probe("rename", {(ws_ / ".envrc").string(), (ws_ / "moved").string()}), (Tokens{"EBUSY"}));
   EXPECT_EQ(read_text(decoy), "untouched\n");
   EXPECT_EQ(fs::read_symlink(ws_ / ".envrc"), decoy);
   // One that stays inside: what it names is protected.
   fs::remove(ws_ / ".envrc");
   write_text(ws_ / "envrc.real", "inside\n");
   fs::create_symlink("envrc.real", ws_ / ".envrc");
-  EXPECT_DENIED(probe("write_file", {(ws_ / ".envrc").string()}), (Tokens{"EROFS"}));
+  EXPECT_DENIED(probe("write", {(ws_ / ".envrc").string()}), (Tokens{"EROFS"}));
   EXPECT_EQ(read_text(ws_ / "envrc.real"), "inside\n");
   // .git as a link leading out: the run does not start.
   const fs::path git_elsewhere = base_ / "elsewhere.git";
   fs::rename(ws_ / ".git", git_elsewhere);
   fs::create_symlink(git_elsewhere, ws_ / ".git");
-  const Outcome git = probe("write_file", {(ws_ / ".git/config").string()});
+  const Outcome git = probe("write", {(ws_ / ".git/config").string()});
   EXPECT_NE(git.error.find((ws_ / ".git").string() + " is a symbolic link to " + git_elsewhere.string()),
             std::string::npos)
       << git.error;
@@ -479,15 +475,15 @@ TEST_F(Escape, AllowGitCommitInRunFolder) {  // (a)7 ALLOW
 }
 
 TEST_F(Escape, OtherProcessesRootAndEnviron) {  // (a)11, (a)16
-  EXPECT_DENIED(probe("read_file", {"/proc/1/environ"}), (Tokens{"EACCES", "EPERM"}));
-  EXPECT_DENIED(probe("read_file", {"/proc/1/root/etc/hostname"}), (Tokens{"EACCES", "EPERM"}));
-  EXPECT_DENIED(probe("read_file", {"/proc/1/cwd/README"}), (Tokens{"EACCES", "EPERM", "ENOENT"}));
+  EXPECT_DENIED(probe("read", {"/proc/1/environ"}), (Tokens{"EACCES", "EPERM"}));
+  EXPECT_DENIED(probe("read", {"/proc/1/root/etc/hostname"}), (Tokens{"EACCES", "EPERM"}));
+  EXPECT_DENIED(probe("read", {"/proc/1/cwd/README"}), (Tokens{"EACCES", "EPERM", "ENOENT"}));
 }
 
 TEST_F(Escape, OnlyStandardFdsAreInherited) {              // (a)12
   const int leaked = ::open("/", O_RDONLY | O_DIRECTORY);  // no O_CLOEXEC on purpose
   ASSERT_GE(leaked, 0);
-  const Outcome o = probe("proc_probe", {"fds"});
+  const Outcome o = probe("fds");
   ::close(leaked);
   EXPECT_EQ(o.token, "NONE") << o.output << " exit " << o.exit_code << " " << o.error;
 }
@@ -552,11 +548,10 @@ TEST_F(Escape, MountinfoShowsNoHostPathOfTheTempDir) {
 }
 
 TEST_F(Escape, UndoMountsFromANewNamespace) {  // (a)13
-  EXPECT_DENIED(probe("syscall_probe", {"unshare_mount_then_umount", (agent_ / ".ssh").string()}),
-                (Tokens{"EPERM"}));
-  for (const char* call : {"umount", "mount", "open_tree", "fsopen", "setns", "unshare_user"}) {
+  EXPECT_DENIED(probe("unshare-mount-then-umount", {(agent_ / ".ssh").string()}), (Tokens{"EPERM"}));
+  for (const char* call : {"umount", "mount", "open_tree", "fsopen", "setns", "unshare-user"}) {
     SCOPED_TRACE(call);
-    EXPECT_DENIED(probe("syscall_probe", {call}), (Tokens{"EPERM"}));
+    EXPECT_DENIED(probe(call), (Tokens{"EPERM"}));
   }
 }
 
@@ -591,26 +586,26 @@ TEST_F(Escape, EnvironmentCanaries) {  // (a)15
 }
 
 TEST_F(Escape, KernelKeyring) {  // (a)19
-  EXPECT_DENIED(probe("syscall_probe", {"keyctl"}), (Tokens{"EPERM"}));
-  EXPECT_DENIED(probe("syscall_probe", {"add_key"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("keyctl"), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("add_key"), (Tokens{"EPERM"}));
 }
 
 // ---- Processes, signals, ptrace, seccomp ----------------------------------
 
 TEST_F(Escape, PtraceOut) {  // (a)21
-  EXPECT_DENIED(probe("proc_probe", {"ptrace", "1"}), (Tokens{"EPERM"}));
-  EXPECT_DENIED(probe("proc_probe", {"mem", "1"}), (Tokens{"EACCES", "EPERM"}));
+  EXPECT_DENIED(probe("ptrace", {"1"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("mem", {"1"}), (Tokens{"EACCES", "EPERM"}));
 }
 
 TEST_F(Escape, SignalsOut) {  // (a)22
-  EXPECT_DENIED(probe("proc_probe", {"kill", "1"}), (Tokens{"EPERM"}));
-  EXPECT_DENIED(probe("proc_probe", {"kill", std::to_string(::getpid())}), (Tokens{"ESRCH", "EPERM"}));
+  EXPECT_DENIED(probe("signal", {"1"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("signal", {std::to_string(::getpid())}), (Tokens{"ESRCH", "EPERM"}));
 }
 
 TEST_F(Escape, TerminalInjection) {  // (a)23
-  EXPECT_DENIED(probe("syscall_probe", {"tiocsti"}), (Tokens{"EPERM"}));
-  EXPECT_DENIED(probe("syscall_probe", {"tiocsti_high"}), (Tokens{"EPERM"}));
-  EXPECT_DENIED(probe("syscall_probe", {"tioclinux"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("tiocsti"), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("tiocsti-high"), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("tioclinux"), (Tokens{"EPERM"}));
 }
 
 // What the seal refused reaches the supervisor (issue 3, item 6): each refused
@@ -627,20 +622,19 @@ std::string listing(const Refusals& r) {
 }
 
 TEST_F(Escape, RefusedCallsAreRecorded) {
-  const Outcome ptrace = probe("syscall_probe", {"keyctl"});
+  const Outcome ptrace = probe("keyctl");
   EXPECT_DENIED(ptrace, (Tokens{"EPERM"}));
   ASSERT_EQ(ptrace.refusals.collected_from, std::vector<std::string>{"seccomp (user notification)"})
       << listing(ptrace.refusals);
-  EXPECT_TRUE(recorded(ptrace.refusals, "keyctl", "syscall_probe")) << listing(ptrace.refusals);
+  EXPECT_TRUE(recorded(ptrace.refusals, "keyctl", "px-probe")) << listing(ptrace.refusals);
 
-  const Outcome sti = probe("syscall_probe", {"tiocsti_high"});
+  const Outcome sti = probe("tiocsti-high");
   EXPECT_DENIED(sti, (Tokens{"EPERM"}));
-  EXPECT_TRUE(recorded(sti.refusals, "ioctl TIOCSTI", "syscall_probe")) << listing(sti.refusals);
+  EXPECT_TRUE(recorded(sti.refusals, "ioctl TIOCSTI", "px-probe")) << listing(sti.refusals);
 
-  const Outcome userns = probe("syscall_probe", {"unshare_user"});
+  const Outcome userns = probe("unshare-user");
   EXPECT_DENIED(userns, (Tokens{"EPERM"}));
-  EXPECT_TRUE(recorded(userns.refusals, "unshare CLONE_NEWUSER", "syscall_probe"))
-      << listing(userns.refusals);
+  EXPECT_TRUE(recorded(userns.refusals, "unshare CLONE_NEWUSER", "px-probe")) << listing(userns.refusals);
 
   // Landlock's refusals are not collected, and the record says so.
   ASSERT_FALSE(ptrace.refusals.not_collected.empty());
@@ -854,9 +848,9 @@ TEST_F(Escape, SyscallAbiTricks) {  // (a)28
   // entry: the instruction faults and no call runs, a refusal by the kernel
   // itself (NO_IA32). Which kernel this is, the same probe run unsealed says;
   // a real getpid result (OPEN) fails either way.
-  const std::string bare = shell_out((kProbes / "syscall_probe").string() + " int80");
+  const std::string bare = shell_out(kProbe.string() + " int80");
   const bool no_ia32 = bare.find("RESULT NO_IA32") != std::string::npos;
-  const Outcome int80 = probe("syscall_probe", {"int80"});
+  const Outcome int80 = probe("int80");
   if (no_ia32) {
     std::printf("[ note ] int 0x80: refused by the kernel (no IA32 emulation), before the seal's filter\n");
     EXPECT_DENIED(int80, (Tokens{"NO_IA32"}));
@@ -865,16 +859,16 @@ TEST_F(Escape, SyscallAbiTricks) {  // (a)28
         << "unsealed, int 0x80 getpid should run: " << bare;
     EXPECT_DENIED(int80, (Tokens{"ENOSYS"}));
   }
-  EXPECT_DENIED(probe("syscall_probe", {"x32"}), (Tokens{"ENOSYS"}));
+  EXPECT_DENIED(probe("x32"), (Tokens{"ENOSYS"}));
 }
 
 TEST_F(Escape, DangerousSyscalls) {  // (a)29
   for (const char* call :
        {"io_uring_setup", "bpf", "userfaultfd", "perf_event_open", "open_by_handle_at", "kexec_load"}) {
     SCOPED_TRACE(call);
-    EXPECT_DENIED(probe("syscall_probe", {call}), (Tokens{"EPERM"}));
+    EXPECT_DENIED(probe(call), (Tokens{"EPERM"}));
   }
-  EXPECT_DENIED(probe("syscall_probe", {"clone3"}), (Tokens{"ENOSYS"}));
+  EXPECT_DENIED(probe("clone3"), (Tokens{"ENOSYS"}));
 }
 
 // Socket families: kernel surface a sealed run has no use for is refused as
@@ -885,18 +879,18 @@ TEST_F(Escape, SocketFamiliesOutsideTheFourAreUnsupported) {
        {"17" /*AF_PACKET*/, "40" /*AF_VSOCK*/, "38" /*AF_ALG*/, "31" /*AF_BLUETOOTH*/, "44" /*AF_XDP*/,
         "0x100000011" /*AF_PACKET with a high bit*/, "46", "0x7fffffff"}) {
     SCOPED_TRACE(family);
-    const Outcome o = probe("syscall_probe", {"socket", family});
+    const Outcome o = probe("socket", {family});
     EXPECT_DENIED(o, (Tokens{"EAFNOSUPPORT"}));
     EXPECT_EQ(o.refusals.total(), 1u) << listing(o.refusals);
   }
-  const Outcome packet = probe("syscall_probe", {"socket", "17"});
-  EXPECT_TRUE(recorded(packet.refusals, "socket AF_PACKET", "syscall_probe")) << listing(packet.refusals);
+  const Outcome packet = probe("socket", {"17"});
+  EXPECT_TRUE(recorded(packet.refusals, "socket AF_PACKET", "px-probe")) << listing(packet.refusals);
 }
 
 TEST_F(Escape, AllowUnixInetInet6NetlinkSockets) {
   for (const char* family : {"1", "2", "10", "16", "0x100000002" /*AF_INET: the kernel reads an int*/}) {
     SCOPED_TRACE(family);
-    const Outcome o = probe("syscall_probe", {"socket", family});
+    const Outcome o = probe("socket", {family});
     if (std::string(family) == "0x100000002") {
       // High bits: refused outright rather than reasoned about.
       EXPECT_DENIED(o, (Tokens{"EAFNOSUPPORT"}));
@@ -908,7 +902,7 @@ TEST_F(Escape, AllowUnixInetInet6NetlinkSockets) {
 }
 
 TEST_F(Escape, NoNewPrivileges) {  // (a)30
-  EXPECT_EQ(probe("proc_probe", {"nnp"}).token, "NNP1");
+  EXPECT_EQ(probe("nnp").token, "NNP1");
 }
 
 // ---- IPC / unix sockets ----------------------------------------------------
@@ -929,26 +923,26 @@ TEST_F(Escape, HostUnixSocket) {  // (a)18, (a)31, (a)33
   const fs::path sock = user_ / "daemon.sock";
   UniqueFd l = listen_unix(sock.string(), false);
   ASSERT_TRUE(l.valid());
-  EXPECT_DENIED(probe("net_probe", {"unix", sock.string()}), (Tokens{"ENOENT", "EACCES", "ECONNREFUSED"}));
-  EXPECT_DENIED(probe("net_probe", {"unix", "/run/dbus/system_bus_socket"}), (Tokens{"ENOENT", "EACCES"}));
-  EXPECT_DENIED(probe("net_probe", {"unix", "/var/run/docker.sock"}), (Tokens{"ENOENT", "EACCES"}));
+  EXPECT_DENIED(probe("unix", {sock.string()}), (Tokens{"ENOENT", "EACCES", "ECONNREFUSED"}));
+  EXPECT_DENIED(probe("unix", {"/run/dbus/system_bus_socket"}), (Tokens{"ENOENT", "EACCES"}));
+  EXPECT_DENIED(probe("unix", {"/var/run/docker.sock"}), (Tokens{"ENOENT", "EACCES"}));
 }
 
 TEST_F(Escape, AbstractSocket) {  // (a)32
   const std::string name = "px-escape-" + std::to_string(::getpid());
   UniqueFd l = listen_unix(name, true);
   ASSERT_TRUE(l.valid());
-  EXPECT_DENIED(probe("net_probe", {"abstract", name}), (Tokens{"ECONNREFUSED", "EPERM", "EACCES"}));
+  EXPECT_DENIED(probe("abstract", {name}), (Tokens{"ECONNREFUSED", "EPERM", "EACCES"}));
 }
 
 // ---- Network ------------------------------------------------------------------
 
 TEST_F(Escape, BypassTheProxy) {  // (a)35
-  EXPECT_DENIED(probe("net_probe", {"tcp", "1.1.1.1", "443"}), (Tokens{"ENETUNREACH", "EACCES"}));
-  EXPECT_DENIED(probe("net_probe", {"udp_dns", "8.8.8.8"}), (Tokens{"ENETUNREACH"}));
-  EXPECT_DENIED(probe("net_probe", {"resolve", "example.com"}), (Tokens{"EAI"}));
+  EXPECT_DENIED(probe("tcp", {"1.1.1.1", "443"}), (Tokens{"ENETUNREACH", "EACCES"}));
+  EXPECT_DENIED(probe("udp-dns", {"8.8.8.8"}), (Tokens{"ENETUNREACH"}));
+  EXPECT_DENIED(probe("resolve", {"example.com"}), (Tokens{"EAI"}));
   // A server on the host's loopback is not the run's loopback.
-  EXPECT_DENIED(probe("net_probe", {"tcp", "127.0.0.1", "22"}), (Tokens{"ECONNREFUSED"}));
+  EXPECT_DENIED(probe("tcp", {"127.0.0.1", "22"}), (Tokens{"ECONNREFUSED"}));
 }
 
 // Test suites and dev servers: bind, listen and connect on the run's own
@@ -957,7 +951,7 @@ TEST_F(Escape, BypassTheProxy) {  // (a)35
 TEST_F(Escape, AllowServersOnTheRunsOwnLoopback) {
   for (const char* port : {"8080", "3000", "80", "5432", "1"}) {
     SCOPED_TRACE(port);
-    EXPECT_EQ(probe("net_probe", {"serve", port}).token, "OPEN");
+    EXPECT_EQ(probe("serve", {port}).token, "OPEN");
   }
   const bool python = ::access("/usr/bin/python3", X_OK) == 0;
   if (!python) GTEST_SKIP() << "python3 is not in /usr/bin: the http.server half is skipped";
@@ -992,15 +986,15 @@ TEST_F(Escape, AllowTracingTheRunsOwnProcesses) {
   EXPECT_EQ(traceme.exit_code, 0) << traceme.output << traceme.error;
   // Still out of reach: the seal's init (pid 1, no Landlock domain of the
   // run's) and the supervisor (outside the pid namespace).
-  EXPECT_DENIED(probe("proc_probe", {"ptrace", "1"}), (Tokens{"EPERM"}));
-  EXPECT_DENIED(probe("proc_probe", {"ptrace", std::to_string(::getpid())}), (Tokens{"ESRCH", "EPERM"}));
+  EXPECT_DENIED(probe("ptrace", {"1"}), (Tokens{"EPERM"}));
+  EXPECT_DENIED(probe("ptrace", {std::to_string(::getpid())}), (Tokens{"ESRCH", "EPERM"}));
 }
 
 // ---- ALLOW guards and exit statuses ---------------------------------------------
 
 TEST_F(Escape, AllowReadUsrAndRunShell) {
-  EXPECT_EQ(probe("read_file", {"/usr/lib/os-release"}).token, "OPEN");
-  EXPECT_EQ(probe("read_file", {(ws_ / "README").string()}).token, "OPEN");
+  EXPECT_EQ(probe("read", {"/usr/lib/os-release"}).token, "OPEN");
+  EXPECT_EQ(probe("read", {(ws_ / "README").string()}).token, "OPEN");
   EXPECT_EQ(run_sealed(*policy_, {"/bin/sh", "-c", "exit 7"}).exit_code, 7);
   EXPECT_EQ(run_sealed(*policy_, {"/bin/sh", "-c", "kill -9 $$"}).exit_code, 128 + 9);
   EXPECT_EQ(run_sealed(*policy_, {"/bin/sh", "-c", "echo hi | cat >/dev/null; ls /usr >/dev/null"}).exit_code,
@@ -1059,13 +1053,14 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
           if (in_temp && fs::exists(row.path)) {
             // The run's /tmp is a tmpfs of its own: the file the layout made
             // in its temp dir on the host is made inside first.
-            o = run_sealed(p.value(), {"/bin/sh", "-c",
-                                       "mkdir -p \"$(dirname \"$1\")\" && : > \"$1\" && exec \"$2\" \"$1\"",
-                                       "sh", path, (kProbes / "read_file").string()});
+            o = run_sealed(
+                p.value(),
+                {"/bin/sh", "-c", "mkdir -p \"$(dirname \"$1\")\" && : > \"$1\" && exec \"$2\" read \"$1\"",
+                 "sh", path, kProbe.string()});
             allowed = o.token == "OPEN" || o.token == "EMPTY";
             break;
           }
-          o = run_sealed(p.value(), {(kProbes / "read_file").string(), path});
+          o = run_sealed(p.value(), {kProbe.string(), "read", path});
           allowed = o.token == "OPEN";
           break;
         case expectations::Op::write: {
@@ -1078,7 +1073,7 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
                 return r.path == fs::path(path) ||
                        (!rel.empty() && *rel.begin() != ".." && !fs::exists(r.path));
               });
-          o = run_sealed(p.value(), {(kProbes / "write_file").string(), path});
+          o = run_sealed(p.value(), {kProbe.string(), "write", path});
           allowed = o.token == "OPEN";
           if (allowed && !row.allowed && !existed && read_only_path) {
             std::printf(
@@ -1091,7 +1086,7 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
           break;
         }
         case expectations::Op::create_git:
-          o = run_sealed(p.value(), {(kProbes / "fs_op").string(), "mkdir", path});
+          o = run_sealed(p.value(), {kProbe.string(), "mkdir", path});
           allowed = o.token == "OPEN";
           if (allowed && !row.allowed) {
             std::printf(
@@ -1102,8 +1097,7 @@ TEST(EscapeMatrix, EveryRowHoldsThroughTheLinuxBackend) {
           }
           break;
         case expectations::Op::connect:
-          o = run_sealed(p.value(),
-                         {(kProbes / "net_probe").string(), "connect", row.host, std::to_string(row.port)});
+          o = run_sealed(p.value(), {kProbe.string(), "connect", row.host, std::to_string(row.port)});
           allowed = o.token == "OPEN";
           if (row.allowed && !allowed) {
             const bool local = row.host == "localhost" || row.host.rfind("127.", 0) == 0 || row.host == "::1";

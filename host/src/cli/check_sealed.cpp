@@ -1,16 +1,8 @@
 #include "cli/check_sealed.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,148 +19,11 @@
 #include "common/temp_dir.hpp"
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
+#include "probes/catalog.hpp"
 
 namespace px::cli {
 
 namespace {
-
-// ---- probes: run inside the seal, each answers one token (an errno name, OPEN, EMPTY)
-
-std::string errno_token(int e) {
-  const char* name = ::strerrorname_np(e);
-  return name ? name : "E" + std::to_string(e);
-}
-std::string err() {
-  return errno_token(errno);
-}
-
-std::string probe_read(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return err();
-  char buf[64];
-  const ssize_t n = ::read(fd, buf, sizeof buf);
-  ::close(fd);
-  if (n < 0) return err();
-  return n == 0 ? "EMPTY" : "OPEN";
-}
-
-std::string probe_write(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return err();
-  const bool wrote = ::write(fd, "x", 1) == 1;
-  ::close(fd);
-  return wrote ? "OPEN" : err();
-}
-
-std::string probe_connect(int family, int type, const sockaddr* addr, socklen_t len) {
-  int s = ::socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (s < 0) return err();
-  std::string out = "OPEN";
-  if (::connect(s, addr, len) != 0) {
-    if (errno == EINPROGRESS) {
-      pollfd p{s, POLLOUT, 0};
-      int e = ETIMEDOUT;
-      if (::poll(&p, 1, 3000) > 0) {
-        socklen_t l = sizeof e;
-        ::getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &l);
-      }
-      out = e == 0 ? "OPEN" : errno_token(e);
-    } else {
-      out = err();
-    }
-  }
-  ::close(s);
-  return out;
-}
-
-std::string probe_dns() {
-  int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return err();
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(53);
-  ::inet_pton(AF_INET, "8.8.8.8", &a.sin_addr);
-  // A query for example.com, type A.
-  const unsigned char q[] = {0x12, 0x34, 1,   0,   0,   1, 0,   0,   0,   0, 0, 0, 7, 'e', 'x',
-                             'a',  'm',  'p', 'l', 'e', 3, 'c', 'o', 'm', 0, 0, 1, 0, 1};
-  std::string out;
-  if (::sendto(s, q, sizeof q, 0, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0) {
-    out = err();
-  } else {
-    pollfd p{s, POLLIN, 0};
-    out = ::poll(&p, 1, 3000) > 0 ? "OPEN" : "ETIMEDOUT";
-  }
-  ::close(s);
-  return out;
-}
-
-std::string run_probe(const std::string& name, const std::string& arg) {
-  if (name == "read") return probe_read(arg);
-  if (name == "write") return probe_write(arg);
-  if (name == "connect-ip") {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(443);
-    ::inet_pton(AF_INET, "1.1.1.1", &a.sin_addr);
-    return probe_connect(AF_INET, SOCK_STREAM, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  }
-  if (name == "dns") return probe_dns();
-  if (name == "unix" || name == "abstract") {
-    sockaddr_un u{};
-    u.sun_family = AF_UNIX;
-    const std::size_t off = name == "abstract" ? 1 : 0;
-    std::memcpy(u.sun_path + off, arg.data(), std::min(arg.size(), sizeof u.sun_path - 1 - off));
-    const auto len =
-        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + off + arg.size() + (off ? 0 : 1));
-    return probe_connect(AF_UNIX, SOCK_STREAM, reinterpret_cast<sockaddr*>(&u), len);
-  }
-  if (name == "signal") return ::kill(std::stoi(arg), 0) == 0 ? "OPEN" : err();
-  if (name == "ptrace") {
-    if (::ptrace(PTRACE_ATTACH, std::stoi(arg), nullptr, nullptr) == 0) return "OPEN";
-    return err();
-  }
-  if (name == "tiocsti" || name == "tiocsti-high") {
-    char c = '\n';
-    unsigned long request = TIOCSTI;
-    if (name == "tiocsti-high") request |= 1UL << 32;
-    return ::syscall(SYS_ioctl, 0, request, &c) == 0 ? "OPEN" : err();
-  }
-  if (name == "fork-past-the-limit") {
-    // Children that wait (each holds a slot) until fork fails or `arg` exist:
-    // the run's process limit answers EAGAIN long before.
-    const long cap = std::stol(arg);
-    int hold[2];
-    if (::pipe2(hold, O_CLOEXEC) != 0) return err();
-    long made = 0;
-    int failed = 0;
-    for (; made < cap; ++made) {
-      const pid_t child = ::fork();
-      if (child < 0) {
-        failed = errno;
-        break;
-      }
-      if (child == 0) {
-        char b;
-        ::close(hold[1]);
-        (void)!::read(hold[0], &b, 1);
-        ::_exit(0);
-      }
-    }
-    ::close(hold[1]);
-    ::close(hold[0]);
-    while (::wait(nullptr) > 0 || errno == EINTR) {
-    }
-    return made >= cap ? "OPEN" : errno_token(failed);
-  }
-  if (name == "packet-socket") {
-    // Raw frames of every interface: refused as an unsupported family.
-    const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-    if (fd < 0) return err();
-    ::close(fd);
-    return "OPEN";
-  }
-  return "EINVAL";
-}
 
 // The name a probe's process has, so the seal's record of what it refused
 // (which names the process) says which way out it was.
@@ -178,14 +33,16 @@ std::string probe_process_name(std::size_t index) {
 
 // One probe in a child of its own: what one probe does (a successful
 // ptrace, a signal) cannot change what the next one finds.
-std::string probe_in_child(std::size_t index, const std::string& name, const std::string& arg) {
+std::string probe_in_child(std::size_t index, const std::string& name, const probes::Args& args) {
   int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return err();
+  if (::pipe2(out, O_CLOEXEC) != 0) return "no answer (" + probes::errno_token(errno) + ")";
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(out[0]);
     ::prctl(PR_SET_NAME, probe_process_name(index).c_str(), 0, 0, 0);
-    const std::string token = run_probe(name, arg);
+    probes::Answer answer;
+    const std::string token =
+        probes::run(name, args, answer) ? answer.token : "no answer (no probe " + name + ")";
     [[maybe_unused]] const ssize_t n = ::write(out[1], token.data(), token.size());
     ::_exit(0);
   }
@@ -199,8 +56,35 @@ std::string probe_in_child(std::size_t index, const std::string& name, const std
   return token.empty() ? "no answer" : token;
 }
 
+// The probes of the sealed command line: NAME ARG... groups, one after the
+// other, each ended by a lone "," (no argument of check's own probes is one).
+constexpr const char* kProbeEnd = ",";
+
+struct CheckProbe {
+  std::string name;
+  probes::Args args;
+};
+
+std::vector<CheckProbe> parse_probes(const std::vector<std::string>& words) {
+  std::vector<CheckProbe> out;
+  bool next_is_name = true;
+  for (const auto& w : words) {
+    if (w == kProbeEnd) {
+      next_is_name = true;
+    } else if (next_is_name) {
+      out.push_back({w, {}});
+      next_is_name = false;
+    } else {
+      out.back().args.push_back(w);
+    }
+  }
+  return out;
+}
+
 struct Way {
-  std::string what, probe, arg;
+  std::string what;
+  std::string probe;  // the catalog's name (probes/catalog.hpp)
+  probes::Args args;
 };
 
 UniqueFd listen_unix(const std::string& path, bool abstract) {
@@ -221,16 +105,28 @@ UniqueFd listen_unix(const std::string& path, bool abstract) {
 
 }  // namespace
 
-int run_probes(const std::vector<std::string>& probes, const std::string& results) {
+int run_probes(const std::vector<std::string>& words, const std::string& results) {
   std::ofstream out(results, std::ios::trunc);
   if (!out) return 1;
-  for (std::size_t i = 0; i < probes.size(); ++i) {
-    const auto colon = probes[i].find(':');
-    const std::string name = probes[i].substr(0, colon);
-    const std::string arg = colon == std::string::npos ? "" : probes[i].substr(colon + 1);
-    out << i << " " << probe_in_child(i, name, arg) << "\n" << std::flush;
-  }
+  const std::vector<CheckProbe> list = parse_probes(words);
+  for (std::size_t i = 0; i < list.size(); ++i)
+    out << i << " " << probe_in_child(i, list[i].name, list[i].args) << "\n" << std::flush;
   return 0;
+}
+
+int run_one_probe(const std::vector<std::string>& words) {
+  // Named after the probe, so that what the seal records refusing names it,
+  // not "parallex" (which a reader would take for Parallex's own doing).
+  if (!words.empty()) ::prctl(PR_SET_NAME, words[0].c_str(), 0, 0, 0);
+  probes::Answer answer;
+  if (words.empty() || !probes::run(words[0], probes::Args(words.begin() + 1, words.end()), answer)) {
+    say("check --probe needs a probe's name and its arguments" +
+        (words.empty() ? std::string() : " (" + words[0] + " is not one, or takes more)") +
+        "; the probes:\n" + probes::usage());
+    return 2;
+  }
+  std::printf("%s\n", probes::result_line(answer).c_str());
+  return answer.token == "OPEN" ? 0 : 1;
 }
 
 int check_sealed(bool json, bool allow_weaker_seal) {
@@ -258,23 +154,22 @@ int check_sealed(bool json, bool allow_weaker_seal) {
   const fs::path self = parallex_executable();
 
   const std::vector<Way> ways = {
-      {"read a secret (~/.ssh)", "read", (home / ".ssh/id_ed25519").string()},
-      {"read a secret (/etc/shadow)", "read", "/etc/shadow"},
-      {"write outside the run folder (~)", "write", canary.string()},
-      {"write .git/hooks", "write", (ws / ".git/hooks/pre-commit").string()},
-      {"connect to 1.1.1.1:443", "connect-ip", ""},
-      {"DNS query to 8.8.8.8", "dns", ""},
-      {"signal an outside process (the seal's init)", "signal", "1"},
-      {"signal the supervisor (host pid)", "signal", std::to_string(::getpid())},
-      {"ptrace an outside process", "ptrace", "1"},
-      {"connect to an outside unix socket", "unix", outside_sock.string()},
-      {"connect to an outside abstract socket", "abstract", abstract_name},
-      {"inject a keystroke (TIOCSTI)", "tiocsti", ""},
-      {"inject a keystroke (TIOCSTI | 1<<32)", "tiocsti-high", ""},
-      {"open a raw packet socket (AF_PACKET)", "packet-socket", ""},
+      {"read a secret (~/.ssh)", "read", {(home / ".ssh/id_ed25519").string()}},
+      {"read a secret (/etc/shadow)", "read", {"/etc/shadow"}},
+      {"write outside the run folder (~)", "write", {canary.string()}},
+      {"write .git/hooks", "write", {(ws / ".git/hooks/pre-commit").string()}},
+      {"connect to 1.1.1.1:443", "tcp", {"1.1.1.1", "443"}},
+      {"DNS query to 8.8.8.8", "udp-dns", {"8.8.8.8"}},
+      {"signal an outside process (the seal's init)", "signal", {"1"}},
+      {"signal the supervisor (host pid)", "signal", {std::to_string(::getpid())}},
+      {"ptrace an outside process", "ptrace", {"1"}},
+      {"connect to an outside unix socket", "unix", {outside_sock.string()}},
+      {"connect to an outside abstract socket", "abstract", {abstract_name}},
+      {"inject a keystroke (TIOCSTI)", "tiocsti", {}},
+      {"inject a keystroke (TIOCSTI | 1<<32)", "tiocsti-high", {}},
+      {"open a raw packet socket (AF_PACKET)", "socket", {std::to_string(AF_PACKET)}},
       // Twice the default limit: where nothing held it, the probe stops there.
-      {"fork past the process limit", "fork-past-the-limit",
-       std::to_string(2 * policy::ProcessLimit::kDefault)},
+      {"fork past the process limit", "fork-bomb", {std::to_string(2 * policy::ProcessLimit::kDefault)}},
   };
   run::RunInputs inputs;
   inputs.kind = run::RunKind::check;
@@ -282,7 +177,11 @@ int check_sealed(bool json, bool allow_weaker_seal) {
   inputs.options.grants.push_back(self.string() + ":ro");
   inputs.options.allow_weaker_seal = allow_weaker_seal;
   inputs.command = {self.string(), "check", "--probe-results", (ws / "results.txt").string()};
-  for (const auto& w : ways) inputs.command.push_back(w.probe + ":" + w.arg);
+  for (const auto& w : ways) {
+    inputs.command.push_back(w.probe);
+    inputs.command.insert(inputs.command.end(), w.args.begin(), w.args.end());
+    inputs.command.push_back(kProbeEnd);
+  }
   inputs.host_env = {{"PATH", "/usr/bin:/bin"}, {"HOME", home.string()}};
   // What the seal recorded refusing, per way out (by the probe's process name).
   std::vector<std::string> recorded(ways.size());
@@ -298,11 +197,12 @@ int check_sealed(bool json, bool allow_weaker_seal) {
 
   std::vector<std::string> tokens(ways.size());
   std::ifstream results(ws / "results.txt");
+  // The rest of the line is the token: "no answer (…)" is several words.
   for (std::string line; std::getline(results, line);) {
     std::istringstream in(line);
     std::size_t index = 0;
     std::string token;
-    if (in >> index >> token && index < tokens.size()) tokens[index] = token;
+    if (in >> index >> std::ws && std::getline(in, token) && index < tokens.size()) tokens[index] = token;
   }
   int open_ways = 0;
   nlohmann::json rows = nlohmann::json::array();
@@ -313,7 +213,7 @@ int check_sealed(bool json, bool allow_weaker_seal) {
     // A write the probe saw succeed is judged on the host: a path under /tmp
     // (a home or clone there) names, inside the run, the run's own /tmp, so
     // the write can succeed there and leave the host's file untouched.
-    if (token == "OPEN" && ways[i].probe == "write" && !fs::exists(ways[i].arg, ec))
+    if (token == "OPEN" && ways[i].probe == "write" && !fs::exists(ways[i].args.front(), ec))
       token = "VIEW-ONLY (written in the run's own /tmp; nothing on the host)";
     const bool held = token != "OPEN" && token.rfind("no answer", 0) != 0;
     if (!held) ++open_ways;

@@ -19,11 +19,13 @@ struct CheckOptions {
   bool apparmor_profile = false;
   bool seccomp_profile = false;
   std::string probe_results;        // internal: probe mode, inside the seal of --sealed
-  std::vector<std::string> probes;  // NAME:ARG, with --probe-results
+  bool probe = false;               // internal: one probe, inside the demo's seal
+  std::vector<std::string> probes;  // NAME ARG... (, NAME ARG...), with either
 };
 
 int check(const CheckOptions& o) {
   if (!o.probe_results.empty()) return run_probes(o.probes, o.probe_results);
+  if (o.probe) return run_one_probe(o.probes);
   const backend::Backend& sealing = backend::sealing_backend();
   if (o.apparmor_profile) {
     std::fputs(sealing.security_module_profile().c_str(), stdout);
@@ -122,6 +124,7 @@ Action setup_check(CLI::App& app, GlobalOptions&) {
                "Print the seccomp profile a container or pod needs for the full seal (docker/podman "
                "--security-opt seccomp=FILE, a Kubernetes Localhost profile)");
   app.add_option("--probe-results", o->probe_results)->group("");
+  app.add_flag("--probe", o->probe)->group("");
   app.add_option("probes", o->probes)->group("");
   return [o] { return check(*o); };
 }

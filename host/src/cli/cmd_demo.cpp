@@ -1,12 +1,14 @@
 // `parallex demo`: a sealed run with the embedded default profile that tries
 // ordinary work and a series of ways out, then shows which were allowed and
 // which the seal refused. A run of the real thing, not a simulation: a shell
-// script inside the seal does each step.
+// script inside the seal does each step, with the seal's probes where one
+// says the step exactly.
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "agents/git_config.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/run_command.hpp"
@@ -25,10 +27,16 @@ enum class Judge {
   home_file,     // it worked if the file appeared in the real home
 };
 
+// A step is a probe of the seal's catalog (probes/catalog.hpp: the one
+// `check --sealed` and the escape suite try) where one says it exactly, or a
+// shell line where the shell is the thing tried: a user's own tools (git,
+// curl through the proxy, sudo, ls, cat of a glob) and what only the shell
+// says (a comparison of /proc/1/comm).
 struct Step {
   const char* label;
   bool expect_allowed;
-  const char* shell;  // run with sh -c inside the seal; exit 0 = it worked
+  const char* probe;  // the catalog's probe, run as `parallex check --probe PROBE ARGS`
+  const char* args;   // the probe's arguments, or the shell line (sh -c); exit 0 = it worked
   Judge judge = Judge::inside;
 };
 
@@ -39,31 +47,33 @@ constexpr const char* kHomeFile = "parallex-demo-escape";
 // install clients from it); example.com is outside the demo's rule.
 constexpr const char* kAllowedHost = "registry.npmjs.org";
 
+constexpr const char* kShell = nullptr;
+
 const Step kSteps[] = {
-    {"write a file in the run folder", true, "echo hello > notes.txt"},
-    {"commit with git in the run folder", true,
+    {"write a file in the run folder", true, kShell, "echo hello > notes.txt"},
+    {"commit with git in the run folder", true, kShell,
      "git add notes.txt && git -c user.name=demo -c user.email=demo@example.com commit -qm demo"},
-    {"read a system file (/etc/os-release)", true, "cat /etc/os-release"},
-    {"run a program from /usr/bin", true, "/usr/bin/env true"},
-    {"write in the run's private /tmp", true, "echo x > /tmp/scratch && cat /tmp/scratch"},
-    {"reach registry.npmjs.org through the run's proxy", true,
+    {"read a system file (/etc/os-release)", true, kShell, "cat /etc/os-release"},
+    {"run a program from /usr/bin", true, kShell, "/usr/bin/env true"},
+    {"write in the run's private /tmp", true, kShell, "echo x > /tmp/scratch && cat /tmp/scratch"},
+    {"reach registry.npmjs.org through the run's proxy", true, kShell,
      "curl -sS -o /dev/null --max-time 15 https://registry.npmjs.org/"},
-    {"list your home folder", false, "ls -A \"$HOME\" > .demo-home-listing", Judge::home_listing},
-    {"read your SSH keys (~/.ssh)", false, "cat \"$HOME\"/.ssh/*"},
-    {"write a file in your home folder", false, "echo x > \"$HOME/parallex-demo-escape\"", Judge::home_file},
-    {"write outside the run folder (/usr/local/bin)", false, "echo x > /usr/local/bin/parallex-demo"},
-    {"plant a git hook (.git/hooks/pre-commit)", false, "echo id > .git/hooks/pre-commit"},
-    {"rewrite .git/config", false, "echo '[core]' >> .git/config"},
-    {"move .git aside to plant another", false, "mv .git .git-moved"},
-    {"connect straight to the internet (1.1.1.1:443)", false,
-     "timeout 5 bash -c 'exec 3<>/dev/tcp/1.1.1.1/443'"},
-    {"look up a name without the proxy", false, "getent hosts example.com"},
-    {"reach example.com, outside the rule, through the proxy", false,
+    {"list your home folder", false, kShell, "ls -A \"$HOME\" > .demo-home-listing", Judge::home_listing},
+    // Every key there, whatever its name: a glob the shell expands.
+    {"read your SSH keys (~/.ssh)", false, kShell, "cat \"$HOME\"/.ssh/*"},
+    {"write a file in your home folder", false, "write", "\"$HOME/parallex-demo-escape\"", Judge::home_file},
+    {"write outside the run folder (/usr/local/bin)", false, "write", "/usr/local/bin/parallex-demo"},
+    {"plant a git hook (.git/hooks/pre-commit)", false, "write", ".git/hooks/pre-commit"},
+    {"rewrite .git/config", false, "write", ".git/config"},
+    {"move .git aside to plant another", false, "rename", ".git .git-moved"},
+    {"connect straight to the internet (1.1.1.1:443)", false, "tcp", "1.1.1.1 443"},
+    {"look up a name without the proxy", false, "resolve", "example.com"},
+    {"reach example.com, outside the rule, through the proxy", false, kShell,
      "curl -sS -o /dev/null --max-time 15 https://example.com/"},
-    {"see a process outside the run (pid 1 of the machine)", false,
+    {"see a process outside the run (pid 1 of the machine)", false, kShell,
      "test \"$(cat /proc/1/comm)\" != parallex && test \"$(cat /proc/1/comm)\" != sh"},
-    {"gain privileges with sudo", false, "sudo -n true"},
-    {"undo the seal from a new user namespace", false, "unshare -Ur true"},
+    {"gain privileges with sudo", false, kShell, "sudo -n true"},
+    {"undo the seal from a new user namespace", false, "unshare-user", ""},
 };
 
 Result<fs::path> prepare_demo_folder() {
@@ -78,12 +88,15 @@ Result<fs::path> prepare_demo_folder() {
       "--allow-empty -m start";
   if (std::system(init.c_str()) != 0)
     return Error::unsupported("the demo needs git to make its run folder; install git (apt-get install git)");
-  std::ofstream probe(folder / "probe.sh");
-  probe << "#!/bin/sh\n# Each step: what the run tries. The seal decides.\n";
+  std::ofstream script(folder / "probe.sh");
+  script << "#!/bin/sh\n# Each step: what the run tries. The seal decides.\n"
+         << "probe() { " << agents::shell_quote(parallex_executable().string())
+         << " check --probe \"$@\"; }\n";
   int i = 0;
   for (const auto& step : kSteps) {
-    probe << "if ( " << step.shell << " ) >/dev/null 2>&1; then echo " << i << " ok; else echo " << i
-          << " no; fi >> results.txt\n";
+    const std::string tried = step.probe ? std::string("probe ") + step.probe + " " + step.args : step.args;
+    script << "if ( " << tried << " ) >/dev/null 2>&1; then echo " << i << " ok; else echo " << i
+           << " no; fi >> results.txt\n";
     ++i;
   }
   return folder;
@@ -110,6 +123,8 @@ int run_demo() {
   inputs.kind = run::RunKind::demo;
   inputs.options.in = folder.value().string();
   inputs.options.allow = {kAllowedHost};
+  // The probes are parallex itself (check --probe), read-only as for check --sealed.
+  inputs.options.grants.push_back(parallex_executable().string() + ":ro");
   inputs.command = {"/bin/sh", "probe.sh"};
   std::printf("Parallex demo: a sealed run with the default profile, allowing %s\n", kAllowedHost);
   std::printf("  run folder  %s\n\n", folder.value().c_str());
