@@ -1,5 +1,7 @@
 // The run's record and its status table: what every reader of run.json
 // relies on, including records written before the schema had a version.
+#include "run/record.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,7 +10,6 @@
 #include <fstream>
 #include <thread>
 
-#include "run/record.hpp"
 #include "run/status.hpp"
 
 namespace px::run {
@@ -65,6 +66,58 @@ TEST(RunRecord, RoundTrips) {
   ASSERT_TRUE(b.workspace);
   EXPECT_EQ(b.workspace->branch, "parallex/ws-1");
   EXPECT_EQ(b.options, r.options);
+}
+
+// What the seal refused, the process limit and the variables passed are
+// types in the record and keep the keys run.json always had (reports, `jq`
+// scripts and the MCP server read them by those names).
+TEST(RunRecord, TypedPartsKeepTheirKeys) {
+  RunRecord r;
+  r.id = "20261201-120000-abcd";
+  r.started_at = "2026-12-01T12:00:00.000Z";
+  r.status = RunStatus::exited;
+  r.seal_refusals = SealRefusals{{"seccomp (user notification)"},
+                                 {"Landlock: the audit log is not readable"},
+                                 {{"seccomp", "unshare CLONE_NEWUSER", "unshare", 2}},
+                                 3};
+  r.limits = RunLimits{4096, {{"pids-cgroup-v2", "the run's pids.max"}}};
+  r.env_passed = {{"NODE_EXTRA_CA_CERTS", "the caller's environment", true, "--env"}};
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["seal_refusals"]["refused"][0]["call"], "unshare CLONE_NEWUSER");
+  EXPECT_EQ(j["seal_refusals"]["refused"][0]["count"], 2);
+  EXPECT_EQ(j["seal_refusals"]["more"], 3);
+  EXPECT_EQ(j["seal_refusals"]["not_collected"][0], "Landlock: the audit log is not readable");
+  EXPECT_EQ(j["limits"]["processes"], 4096);
+  EXPECT_EQ(j["limits"]["held_by"][0]["id"], "pids-cgroup-v2");
+  EXPECT_EQ(j["env_passed"][0]["name"], "NODE_EXTRA_CA_CERTS");
+  EXPECT_EQ(j["env_passed"][0]["passed"], true);
+  auto back = RunRecord::from_json(j);
+  ASSERT_TRUE(back) << back.error().message;
+  const RunRecord& b = back.value();
+  ASSERT_TRUE(b.seal_refusals);
+  ASSERT_EQ(b.seal_refusals->refused.size(), 1u);
+  EXPECT_EQ(b.seal_refusals->refused[0].process, "unshare");
+  EXPECT_EQ(b.seal_refusals->refused[0].count, 2u);
+  EXPECT_EQ(b.seal_refusals->collected_from, r.seal_refusals->collected_from);
+  EXPECT_EQ(b.seal_refusals->more, 3u);
+  ASSERT_TRUE(b.limits);
+  EXPECT_EQ(b.limits->processes, 4096u);
+  ASSERT_EQ(b.limits->held_by.size(), 1u);
+  EXPECT_EQ(b.limits->held_by[0].description, "the run's pids.max");
+  ASSERT_EQ(b.env_passed.size(), 1u);
+  EXPECT_EQ(b.env_passed[0].origin, "--env");
+  EXPECT_TRUE(b.env_passed[0].passed);
+  // A run that never launched has neither; the keys say null / are absent, as before.
+  RunRecord none;
+  none.started_at = r.started_at;
+  const nlohmann::json n = none.to_json();
+  EXPECT_TRUE(n["seal_refusals"].is_null());
+  EXPECT_FALSE(n.contains("limits"));
+  EXPECT_FALSE(n.contains("env_passed"));
+  auto none_back = RunRecord::from_json(n);
+  ASSERT_TRUE(none_back);
+  EXPECT_FALSE(none_back.value().seal_refusals);
+  EXPECT_FALSE(none_back.value().limits);
 }
 
 // Records written before run.json had a schema: notices were strings,

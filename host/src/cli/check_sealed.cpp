@@ -187,11 +187,11 @@ int check_sealed(bool json, bool allow_weaker_seal) {
   std::vector<std::string> recorded(ways.size());
   RunCommandHooks hooks;
   hooks.finished = [&recorded](const supervisor::RunResult& r) {
-    if (!r.record.seal_refusals.is_object() || !r.record.seal_refusals.contains("refused")) return;
-    for (const auto& item : r.record.seal_refusals["refused"])
+    if (!r.record.seal_refusals) return;
+    for (const auto& item : r.record.seal_refusals->refused)
       for (std::size_t i = 0; i < recorded.size(); ++i)
-        if (item.value("process", std::string()) == probe_process_name(i))
-          recorded[i] += (recorded[i].empty() ? "" : ", ") + item.value("call", std::string());
+        if (item.process == probe_process_name(i))
+          recorded[i] += (recorded[i].empty() ? "" : ", ") + item.call;
   };
   const int status = run_command(std::move(inputs), hooks);
 

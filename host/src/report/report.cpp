@@ -2,10 +2,10 @@
 
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
@@ -222,7 +222,7 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
     if (n.kind != run::NoticeKind::kill_switch && n.kind != run::NoticeKind::timing)
       notices.push_back(n.text);
   run["notices"] = notices;
-  run["seal_refusals"] = r.seal_refusals.is_object() ? Json::parse(r.seal_refusals.dump()) : Json(nullptr);
+  run["seal_refusals"] = r.seal_refusals ? Json::parse(run::to_json(*r.seal_refusals).dump()) : Json(nullptr);
   // Files other programs run later that the run made, moved aside (already redacted in the record).
   run["quarantined"] = r.quarantined.is_array() ? Json::parse(r.quarantined.dump()) : Json::array();
   std::vector<Source> sources{record_source};

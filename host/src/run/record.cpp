@@ -74,6 +74,39 @@ RefusedRequest refused_from_text(const std::string& text) {
   return r;
 }
 
+std::uint64_t count_of(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<std::uint64_t>() : 0;
+}
+
+std::vector<std::string> strings(const json& j, const char* key) {
+  std::vector<std::string> out;
+  if (auto it = j.find(key); it != j.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+SealRefusals seal_refusals_from(const json& j) {
+  SealRefusals r;
+  r.collected_from = strings(j, "collected_from");
+  r.not_collected = strings(j, "not_collected");
+  if (auto it = j.find("refused"); it != j.end() && it->is_array())
+    for (const auto& x : *it)
+      if (x.is_object())
+        r.refused.push_back({str(x, "source"), str(x, "call"), str(x, "process"), count_of(x, "count")});
+  r.more = count_of(j, "more");
+  return r;
+}
+
+RunLimits limits_from(const json& j) {
+  RunLimits l;
+  l.processes = count_of(j, "processes");
+  if (auto it = j.find("held_by"); it != j.end() && it->is_array())
+    for (const auto& h : *it)
+      if (h.is_object()) l.held_by.push_back({str(h, "id"), str(h, "description")});
+  return l;
+}
+
 }  // namespace
 
 json RunRecord::to_json() const {
@@ -111,17 +144,20 @@ json RunRecord::to_json_without_policy() const {
          {"proxy_log", proxy_log.string()},
          {"notices", notices_json},
          {"refused", refused_json},
-         {"seal_refusals", seal_refusals},
+         {"seal_refusals", seal_refusals ? run::to_json(*seal_refusals) : json(nullptr)},
          {"decoys", decoys},
          {"decoy_hits", decoy_hits},
          {"kill_switch", kill_switch},
          {"supervisor", {{"pid", supervisor_pid}, {"start_ticks", supervisor_start}}}};
   if (!setup_error.empty()) j["setup_error"] = setup_error;
-  if (!limits.is_null()) j["limits"] = limits;
+  if (limits) j["limits"] = run::to_json(*limits);
   if (git_repository_created) j["git_repository_created"] = git_repository_created->string();
   if (!quarantined.empty()) j["quarantined"] = quarantined;
   if (!home_changes.empty()) j["home_changes"] = home_changes;
-  if (!env_passed.empty()) j["env_passed"] = env_passed;
+  if (!env_passed.empty()) {
+    j["env_passed"] = json::array();
+    for (const auto& v : env_passed) j["env_passed"].push_back(run::to_json(v));
+  }
   if (!repository.empty()) j["repository"] = repository;
   if (!refs_start.is_null()) j["refs_start"] = refs_start;
   if (!head_start.empty()) j["head_start"] = head_start;
@@ -219,16 +255,20 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
     for (const auto& x : *old)
       if (x.is_string()) r.refused.push_back(refused_from_text(x.get<std::string>()));
   }
-  r.seal_refusals = value_or_null(j, "seal_refusals");
+  if (auto it = j.find("seal_refusals"); it != j.end() && it->is_object())
+    r.seal_refusals = seal_refusals_from(*it);
   r.decoys = value_or_null(j, "decoys");
   r.decoy_hits = j.contains("decoy_hits") && j["decoy_hits"].is_array() ? j["decoy_hits"] : json::array();
   r.kill_switch = value_or_null(j, "kill_switch");
   r.broker = value_or_null(j, "broker");
-  r.limits = value_or_null(j, "limits");
+  if (auto it = j.find("limits"); it != j.end() && it->is_object()) r.limits = limits_from(*it);
   if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
   if (auto it = j.find("quarantined"); it != j.end() && it->is_array()) r.quarantined = *it;
   if (auto it = j.find("home_changes"); it != j.end() && it->is_array()) r.home_changes = *it;
-  if (auto it = j.find("env_passed"); it != j.end() && it->is_array()) r.env_passed = *it;
+  if (auto it = j.find("env_passed"); it != j.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_object())
+        r.env_passed.push_back({str(v, "name"), str(v, "from"), v.value("passed", false), str(v, "origin")});
   if (auto it = j.find("supervisor"); it != j.end() && it->is_object()) {
     r.supervisor_pid =
         it->contains("pid") && (*it)["pid"].is_number_integer() ? (*it)["pid"].get<pid_t>() : 0;
@@ -413,7 +453,7 @@ Status write_outcome_only(const fs::path& run_dir, const RunRecord& record) {
   for (auto& q : small.quarantined)
     if (q.is_object()) q.erase("contents");
   small.changed_files = json();
-  small.seal_refusals = json();
+  small.seal_refusals.reset();
   return replace_file(run_dir / "run.json", to_json_text(small.to_json(), 2) + "\n");
 }
 
@@ -545,6 +585,26 @@ bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
   release_record_space(run_dir);  // the room its supervisor held for the end it never wrote
   record = std::move(*closed);
   return true;
+}
+
+json to_json(const SealRefusals& r) {
+  json items = json::array();
+  for (const auto& x : r.refused)
+    items.push_back({{"source", x.source}, {"call", x.call}, {"process", x.process}, {"count", x.count}});
+  return {{"collected_from", r.collected_from},
+          {"not_collected", r.not_collected},
+          {"refused", std::move(items)},
+          {"more", r.more}};
+}
+
+json to_json(const RunLimits& l) {
+  json held = json::array();
+  for (const auto& h : l.held_by) held.push_back({{"id", h.id}, {"description", h.description}});
+  return {{"processes", l.processes}, {"held_by", std::move(held)}};
+}
+
+json to_json(const PassedVariable& v) {
+  return {{"name", v.name}, {"from", v.from}, {"passed", v.passed}, {"origin", v.origin}};
 }
 
 }  // namespace px::run

@@ -32,6 +32,44 @@ struct RefusedRequest {
   bool dns = false;  // refused by the run's own DNS: the name was asked, never looked up
 };
 
+// What the seal refused while the run went on, as its backend collected it
+// (backend::Refusals): distinct (source, call, process) with a count.
+struct SealRefusal {
+  std::string source;   // "seccomp", "landlock"
+  std::string call;     // "unshare CLONE_NEWUSER" (redacted)
+  std::string process;  // the process's name (redacted)
+  std::uint64_t count = 0;
+};
+struct SealRefusals {
+  std::vector<std::string> collected_from;  // "seccomp (user notification)"
+  std::vector<std::string> not_collected;   // what was not recorded, and why
+  std::vector<SealRefusal> refused;
+  std::uint64_t more = 0;  // refusals past the cap of distinct ones
+};
+
+// The process limit of a sealed run: the limit, and what held it (the run's
+// pids cgroup, RLIMIT_NPROC, the pid namespace's pid_max); nothing held it
+// under a weaker seal that could not.
+struct ProcessLimitHold {
+  std::string id, description;
+};
+struct RunLimits {
+  std::uint64_t processes = 0;
+  std::vector<ProcessLimitHold> held_by;
+};
+
+// A variable passed on purpose: its name and where from, never its value.
+struct PassedVariable {
+  std::string name;
+  std::string from;  // "the caller's environment", "a value given"
+  bool passed = false;
+  std::string origin;  // the rule that passed it
+};
+
+nlohmann::json to_json(const SealRefusals& r);
+nlohmann::json to_json(const RunLimits& l);
+nlohmann::json to_json(const PassedVariable& v);
+
 struct WorkspaceRef {
   std::string name, branch, base, base_commit;
   fs::path path, project;
@@ -68,14 +106,12 @@ struct RunRecord {
 
   fs::path proxy_log;  // empty when the run was offline
   std::vector<Notice> notices;
-  std::vector<RefusedRequest> refused;  // every request the proxy refused
-  nlohmann::json seal_refusals;         // {collected_from, not_collected, refused[], more} or null
-  nlohmann::json decoys;                // {method, watched} or {error}, or null
+  std::vector<RefusedRequest> refused;        // every request the proxy refused
+  std::optional<SealRefusals> seal_refusals;  // absent when the command never started
+  nlohmann::json decoys;                      // {method, watched} or {error}, or null
   nlohmann::json decoy_hits = nlohmann::json::array();
-  nlohmann::json kill_switch;  // RunControl::record(), or null
-  // The process limit of a sealed run, or null: {processes, held_by[] {id,
-  // description}}; held_by is empty when nothing held it (a weaker seal).
-  nlohmann::json limits;
+  nlohmann::json kill_switch;       // RunControl::record(), or null
+  std::optional<RunLimits> limits;  // sealed runs only
   // The run's credential broker, or null: {request_log, terminated[], credentials[] (names),
   // hosts[] {host, requests, refused}, exfiltration[] {credential, host, where, count},
   // failures[] {host, reason, count}}. Names and counts only, never a secret.
@@ -93,7 +129,7 @@ struct RunRecord {
   nlohmann::json home_changes = nlohmann::json::array();
   // Variables passed on purpose (--env, a profile's environment.pass, an
   // agent's env): names and where from, never values.
-  nlohmann::json env_passed = nlohmann::json::array();
+  std::vector<PassedVariable> env_passed;
 
   // The supervisor that writes this record, to tell a live run from a lost one.
   pid_t supervisor_pid = 0;

@@ -47,15 +47,14 @@ using run::Notice;
 using run::NoticeKind;
 using run::RunStatus;
 
-nlohmann::json refusals_json(const backend::Refusals& refusals) {
-  nlohmann::json items = nlohmann::json::array();
+run::SealRefusals seal_refusals(const backend::Refusals& refusals) {
+  run::SealRefusals out;
+  out.collected_from = refusals.collected_from;
+  out.not_collected = refusals.not_collected;
   for (const auto& r : refusals.items)
-    items.push_back(
-        {{"source", r.source}, {"call", redact(r.call)}, {"process", redact(r.process)}, {"count", r.count}});
-  return {{"collected_from", refusals.collected_from},
-          {"not_collected", refusals.not_collected},
-          {"refused", items},
-          {"more", refusals.more}};
+    out.refused.push_back({r.source, redact(r.call), redact(r.process), r.count});
+  out.more = refusals.more;
+  return out;
 }
 
 // Room held for a record's last write (run::reserve_record_space): a record
@@ -131,14 +130,11 @@ class Run {
     r.supervisor_start = run::process_start_ticks(r.supervisor_pid);
     // Variables passed on purpose: their names and where from, never a value.
     for (const auto& e : p.environment().pass)
-      r.env_passed.push_back({{"name", e.pattern},
-                              {"from", "the caller's environment"},
-                              {"passed", plan_.env.count(e.pattern) > 0},
-                              {"origin", e.origin.describe()}});
+      r.env_passed.push_back(
+          {e.pattern, "the caller's environment", plan_.env.count(e.pattern) > 0, e.origin.describe()});
     for (const auto& e : p.environment().set)
       if (e.reason == policy::kSetOnPurpose)
-        r.env_passed.push_back(
-            {{"name", e.name}, {"from", "a value given"}, {"passed", true}, {"origin", e.origin.describe()}});
+        r.env_passed.push_back({e.name, "a value given", true, e.origin.describe()});
     // Room for the record's last write, before anything of the run starts:
     // a run that ran always has its outcome, even when what it did filled
     // the state folder's filesystem; a filesystem already full refuses the
@@ -577,11 +573,11 @@ class Run {
       // A guarantee found missing only at launch makes the record's seal weaker.
       if (l.weakened && r.seal == run::SealLevel::full) r.seal = run::SealLevel::weaker;
       if (plan_.seal != run::SealLevel::none) {
-        nlohmann::json held = nlohmann::json::array();
-        for (const auto& m : l.process_limit) held.push_back({{"id", m.id}, {"description", m.description}});
-        r.limits = {{"processes", plan_.policy.process_limit().max}, {"held_by", std::move(held)}};
+        run::RunLimits limits{plan_.policy.process_limit().max, {}};
+        for (const auto& m : l.process_limit) limits.held_by.push_back({m.id, m.description});
+        r.limits = std::move(limits);
       }
-      r.seal_refusals = refusals_json(l.refusals);
+      r.seal_refusals = seal_refusals(l.refusals);
       if (l.refusals.total() > 0)
         r.notices.push_back(
             {NoticeKind::alert, redact("the seal refused " + std::to_string(l.refusals.total()) + " request" +
