@@ -7,10 +7,10 @@
 //
 // The callbacks run on the watch's thread, one at a time. The descriptor
 // stays the caller's: it must outlive the watch (stop() before closing it),
-// and should be non-blocking, since a callback is told it is readable, not
-// how much there is to read. A descriptor that hangs up or fails with
-// nothing left to read (a pipe whose writer closed) ends the watch: poll()
-// would report it again at once, for ever.
+// and be non-blocking when a callback reads until nothing is left (it is
+// told the descriptor is readable, not how much). A descriptor that hangs up
+// or fails with nothing left to read (a pipe whose writer closed) ends the
+// watch: poll() would report it again at once, for ever.
 //
 // An exception a callback lets out ends the process (std::terminate), as it
 // would from any thread: the watches guard a run (decoys, quarantine, kill
