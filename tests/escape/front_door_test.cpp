@@ -68,6 +68,19 @@ TEST_F(EscapeFrontDoor, FilesOtherProgramsRunLaterAreMovedAsideIntoTheRecord) {
   EXPECT_NE(report.out.find(".mcp.json"), std::string::npos);
 }
 
+// While the run goes on (protect/project_watch.hpp): a file other programs
+// run is gone from the folder within moments, not only at the run's end.
+TEST_F(EscapeFrontDoor, WhatARunMakesThereIsMovedAsideWhileItRuns) {
+  const Ran r = px("run -- sh -c " +
+                   quote("echo '{}' > .mcp.json; i=0; while [ -e .mcp.json ] && [ $i -lt 100 ]; do "
+                         "sleep 0.05; i=$((i+1)); done; [ -e .mcp.json ] && echo STILL || echo GONE"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "GONE\n") << r.err;
+  EXPECT_NE(r.err.find("moved aside .mcp.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("during the run"), std::string::npos) << r.err;
+  EXPECT_EQ(read_text(last_run() / "quarantine/.mcp.json"), "{}\n");
+}
+
 // Parallex's own files in the project: a run that could write the config
 // could turn the seal off for the workspaced runs after it, and the token is
 // the supervisor's to hold. Read-only, denied, moved aside when made.

@@ -1,7 +1,6 @@
 #include "killswitch/control_socket.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -146,11 +145,13 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(fs::path path, Handl
   }
   ::chmod(s->path_.c_str(), 0600);
   if (::listen(s->listen_fd_.get(), 64) != 0) return Error::io("listen on " + s->path_.string(), errno);
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return Error::io("pipe2", errno);
-  s->wake_read_ = UniqueFd(pipe_fds[0]);
-  s->wake_write_ = UniqueFd(pipe_fds[1]);
-  s->thread_ = std::thread([raw = s.get()] { raw->serve(); });
+  WatchThread::Options options;
+  if (s->idle_) {
+    options.idle_every = kIdleEvery;
+    options.on_idle = s->idle_;
+  }
+  PX_TRY(s->watch_.start(
+      s->listen_fd_.get(), [raw = s.get()] { raw->serve_one(); }, std::move(options)));
   return s;
 }
 
@@ -161,29 +162,17 @@ ControlServer::~ControlServer() {
 void ControlServer::stop() {
   if (stopped_) return;
   stopped_ = true;
-  if (wake_write_) (void)!::write(wake_write_.get(), "x", 1);
-  if (thread_.joinable()) thread_.join();
+  watch_.stop();
   if (!path_.empty()) ::unlink(path_.c_str());
   listen_fd_.reset();
 }
 
-void ControlServer::serve() {
-  for (;;) {
-    pollfd fds[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
-    const int ready = ::poll(fds, 2, idle_ ? static_cast<int>(kIdleEvery.count()) : -1);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents) return;
-    // Also before a request: a supervisor that was stopped, then continued,
-    // first takes in what was done to its run meanwhile, then what is asked.
-    if (idle_) idle_();
-    if (!(fds[0].revents & POLLIN)) continue;
-    UniqueFd conn(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!conn) continue;
-    handle(conn.get());
-  }
+void ControlServer::serve_one() {
+  // Also before a request: a supervisor that was stopped, then continued,
+  // first takes in what was done to its run meanwhile, then what is asked.
+  if (idle_) idle_();
+  UniqueFd conn(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  if (conn) handle(conn.get());
 }
 
 void ControlServer::handle(int conn) {

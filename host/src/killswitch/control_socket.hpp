@@ -19,10 +19,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
+#include "common/watch_thread.hpp"
 
 namespace px::killswitch {
 
@@ -64,17 +64,17 @@ class ControlServer {
 
  private:
   ControlServer() = default;
-  void serve();
+  // One connection waiting on the listening socket: accepted and answered.
+  void serve_one();
   void handle(int conn);
 
   fs::path path_;
   UniqueFd listen_fd_;
-  UniqueFd wake_read_, wake_write_;
   Handler handler_;
   PeerCheck extra_check_;
   Idle idle_;
-  std::thread thread_;
   bool stopped_ = false;
+  WatchThread watch_;  // last: stopped before what its callbacks use goes
 };
 
 // How long a client waits for a supervisor's answer before it acts on the

@@ -1,7 +1,6 @@
 #include "protect/home_settings.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -360,36 +359,22 @@ void HomeSettings::move_aside_missing(bool may_copy, std::vector<run::Notice>* n
 void HomeSettings::start_watch() {
   if (missing_.empty()) return;
   inotify_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  int pipe_fds[2];
-  if (!inotify_ || ::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    inotify_.reset();
-    return;
-  }
-  wake_read_ = UniqueFd(pipe_fds[0]);
-  wake_write_ = UniqueFd(pipe_fds[1]);
+  if (!inotify_) return;
   for (const auto& m : missing_)
     ::inotify_add_watch(inotify_.get(), m.file->path.parent_path().c_str(),
                         IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW);
-  watch_thread_ = std::thread([this] {
-    pollfd fds[2] = {{inotify_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
+  // No last drain: the end of the run moves aside what is left (settle).
+  const auto started = watch_.start(inotify_.get(), [this] {
     alignas(inotify_event) char buf[4096];
-    while (true) {
-      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
-      if (fds[1].revents) return;
-      if (fds[0].revents) {
-        while (::read(inotify_.get(), buf, sizeof buf) > 0) {
-        }
-        move_aside_missing(/*may_copy=*/false, nullptr);
-      }
+    while (::read(inotify_.get(), buf, sizeof buf) > 0) {
     }
+    move_aside_missing(/*may_copy=*/false, nullptr);
   });
+  if (!started) inotify_.reset();
 }
 
 void HomeSettings::stop_watch() {
-  if (!watch_thread_.joinable()) return;
-  const char byte = 1;
-  (void)!::write(wake_write_.get(), &byte, 1);
-  watch_thread_.join();
+  watch_.stop();
 }
 
 fs::path HomeSettings::next_held_path() {

@@ -29,12 +29,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backend/backend.hpp"
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
+#include "common/watch_thread.hpp"
 #include "policy/home_documents.hpp"
 #include "policy/policy.hpp"
 #include "run/notice.hpp"
@@ -126,9 +126,9 @@ class HomeSettings {
   std::vector<Overlay> overlays_;
   std::vector<Missing> missing_;
   int held_count_ = 0;
-  UniqueFd inotify_, wake_read_, wake_write_;
-  std::thread watch_thread_;
+  UniqueFd inotify_;
   std::mutex move_mu_;
+  WatchThread watch_;  // last: stopped before what its callback uses goes
 
  public:
   ~HomeSettings();

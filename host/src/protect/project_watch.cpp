@@ -1,13 +1,12 @@
 #include "protect/project_watch.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <string_view>
+#include <thread>
 
 namespace px::protect {
 
@@ -28,12 +27,9 @@ Result<std::unique_ptr<ProjectWatch>> ProjectWatch::start(
   std::unique_ptr<ProjectWatch> w(new ProjectWatch(quarantine, std::move(moved)));
   w->inotify_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
   if (!w->inotify_) return Error::io("inotify_init1 for the run folder's protected files", errno);
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Error::io("pipe2", errno);
-  w->wake_read_ = UniqueFd(pipe_fds[0]);
-  w->wake_write_ = UniqueFd(pipe_fds[1]);
   w->arm();
-  w->thread_ = std::thread([raw = w.get()] { raw->loop(); });
+  // No last drain: the end of the run sweeps again, whatever the watch saw.
+  PX_TRY(w->watch_.start(w->inotify_.get(), [raw = w.get()] { raw->on_events(); }));
   return w;
 }
 
@@ -42,9 +38,7 @@ ProjectWatch::~ProjectWatch() {
 }
 
 void ProjectWatch::stop() {
-  if (!thread_.joinable()) return;
-  (void)!::write(wake_write_.get(), "x", 1);
-  thread_.join();
+  watch_.stop();
 }
 
 void ProjectWatch::arm() {
@@ -73,26 +67,17 @@ bool ProjectWatch::read_events() {
   return git;
 }
 
-void ProjectWatch::loop() {
-  for (;;) {
-    pollfd fds[2] = {{inotify_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents) return;
-    if (!fds[0].revents) continue;
-    if (read_events()) quarantine_.git_event();
-    std::this_thread::sleep_for(kSettle);
-    if (read_events()) quarantine_.git_event();
-    // A folder that appeared is watched from now on; sweeping after arming
-    // catches what was made in it before its watch existed.
-    for (int round = 0; round < 8; ++round) {
-      arm();
-      const auto moved = quarantine_.sweep("during the run", /*git=*/false, /*may_copy=*/false);
-      if (moved.empty()) break;
-      if (moved_) moved_(moved);
-    }
+void ProjectWatch::on_events() {
+  if (read_events()) quarantine_.git_event();
+  std::this_thread::sleep_for(kSettle);
+  if (read_events()) quarantine_.git_event();
+  // A folder that appeared is watched from now on; sweeping after arming
+  // catches what was made in it before its watch existed.
+  for (int round = 0; round < 8; ++round) {
+    arm();
+    const auto moved = quarantine_.sweep("during the run", /*git=*/false, /*may_copy=*/false);
+    if (moved.empty()) break;
+    if (moved_) moved_(moved);
   }
 }
 

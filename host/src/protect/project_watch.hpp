@@ -7,10 +7,10 @@
 // sweeps again, whatever the watch saw, so a missed event loses nothing.
 #include <functional>
 #include <memory>
-#include <thread>
 
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
+#include "common/watch_thread.hpp"
 #include "protect/quarantine.hpp"
 
 namespace px::protect {
@@ -31,7 +31,8 @@ class ProjectWatch {
   ProjectWatch(Quarantine& q, std::function<void(const std::vector<Quarantined>&)> moved)
       : quarantine_(q), moved_(std::move(moved)) {}
   void arm();
-  void loop();
+  // What inotify reported: the quarantine told of a .git, then swept.
+  void on_events();
   // Reads what inotify queued; whether a .git appeared in the run folder (or
   // events were lost).
   bool read_events();
@@ -40,8 +41,7 @@ class ProjectWatch {
   Quarantine& quarantine_;
   std::function<void(const std::vector<Quarantined>&)> moved_;
   UniqueFd inotify_;
-  UniqueFd wake_read_, wake_write_;
-  std::thread thread_;
+  WatchThread watch_;  // last: stopped before what its callback uses goes
 };
 
 }  // namespace px::protect

@@ -1,7 +1,6 @@
 #include "supervisor/decoys.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -137,11 +136,18 @@ Result<std::unique_ptr<DecoyWatch>> DecoyWatch::start(const fs::path& home,
       w->wds_.push_back(wd);
     }
   }
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return Error::io("pipe2", errno);
-  w->wake_read_ = UniqueFd(pipe_fds[0]);
-  w->wake_write_ = UniqueFd(pipe_fds[1]);
-  w->thread_ = std::thread([raw = w.get()] { raw->loop(); });
+  // The last drain: an open just before the run ended still counts.
+  WatchThread::Options options;
+  options.last_drain = true;
+  PX_TRY(w->watch_.start(
+      w->fd_.get(),
+      [raw = w.get()] {
+        if (raw->method_ == "fanotify")
+          raw->drain_fanotify();
+        else
+          raw->drain_inotify();
+      },
+      std::move(options)));
   return w;
 }
 
@@ -150,26 +156,9 @@ DecoyWatch::~DecoyWatch() {
 }
 
 std::vector<DecoyHit> DecoyWatch::stop() {
-  if (!stopped_) {
-    stopped_ = true;
-    (void)!::write(wake_write_.get(), "x", 1);
-    if (thread_.joinable()) thread_.join();
-  }
+  watch_.stop();
   std::lock_guard lock(mu_);
   return hits_;
-}
-
-void DecoyWatch::loop() {
-  for (;;) {
-    pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
-    // Drain once more on stop, so an open just before the run ended counts.
-    if (method_ == "fanotify")
-      drain_fanotify();
-    else
-      drain_inotify();
-    if (fds[1].revents) return;
-  }
 }
 
 void DecoyWatch::add_hit(DecoyHit hit) {

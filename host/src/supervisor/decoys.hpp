@@ -21,11 +21,11 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
+#include "common/watch_thread.hpp"
 
 namespace px::supervisor {
 
@@ -69,7 +69,6 @@ class DecoyWatch {
 
  private:
   DecoyWatch() = default;
-  void loop();
   void drain_fanotify();
   void drain_inotify();
   void add_hit(DecoyHit hit);
@@ -78,12 +77,10 @@ class DecoyWatch {
   std::vector<fs::path> paths_;
   std::vector<int> wds_;  // inotify watch descriptors, parallel to paths_
   UniqueFd fd_;
-  UniqueFd wake_read_, wake_write_;
   std::function<bool(pid_t)> belongs_to_run_;
-  std::thread thread_;
   std::mutex mu_;
   std::vector<DecoyHit> hits_;
-  bool stopped_ = false;
+  WatchThread watch_;  // last: stopped before what its callback uses goes
 };
 
 }  // namespace px::supervisor

@@ -1,12 +1,8 @@
 #include "supervisor/stop_signals.hpp"
 
-#include <poll.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-
-#include <cstdint>
 
 namespace px::supervisor {
 
@@ -21,24 +17,21 @@ StopSignals::StopSignals(std::function<void(int)> on_stop) : on_stop_(std::move(
   ::pthread_sigmask(SIG_BLOCK, &set, &old);
   for (int i = 0; i < 3; ++i) previously_blocked_[i] = ::sigismember(&old, kStopSignals[i]) == 1;
   signals_ = UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 }
 
 void StopSignals::start() {
-  if (!thread_.joinable() && signals_ && wake_) thread_ = std::thread([this] { loop(); });
+  // No last drain: the destructor reads what is left, without calling on_stop.
+  if (!watch_.running() && signals_)
+    (void)watch_.start(signals_.get(), [this] { read_pending(/*notify=*/true); });
 }
 
 void StopSignals::take_pending() {
-  if (!thread_.joinable()) read_pending(/*notify=*/true);
+  if (!watch_.running()) read_pending(/*notify=*/true);
 }
 
 StopSignals::~StopSignals() {
-  if (thread_.joinable()) {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = ::write(wake_.get(), &one, sizeof one);
-    thread_.join();
-  }
-  // Signals that came after the loop's last read, or before any loop, are
+  watch_.stop();
+  // Signals that came after the watch's last read, or before any watch, are
   // read here: nothing is pending for the caller once they are unblocked
   // again (a SIGTERM would end it).
   read_pending(/*notify=*/false);
@@ -47,15 +40,6 @@ StopSignals::~StopSignals() {
   for (int i = 0; i < 3; ++i)
     if (!previously_blocked_[i]) ::sigaddset(&set, kStopSignals[i]);
   ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-}
-
-void StopSignals::loop() {
-  pollfd fds[2] = {{signals_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-  for (;;) {
-    if (::poll(fds, 2, -1) < 0) continue;
-    if (fds[1].revents) return;
-    read_pending(/*notify=*/true);
-  }
 }
 
 void StopSignals::read_pending(bool notify) {

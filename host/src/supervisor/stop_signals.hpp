@@ -12,9 +12,9 @@
 // Until then take_pending() reads what came, on the caller's thread.
 #include <atomic>
 #include <functional>
-#include <thread>
 
 #include "common/unique_fd.hpp"
+#include "common/watch_thread.hpp"
 
 namespace px::supervisor {
 
@@ -34,15 +34,13 @@ class StopSignals {
   int received() const { return received_.load(); }
 
  private:
-  void loop();
   void read_pending(bool notify);
 
   std::function<void(int)> on_stop_;
   std::atomic<int> received_{0};
   UniqueFd signals_;  // signalfd
-  UniqueFd wake_;     // eventfd: the destructor ends the loop
-  std::thread thread_;
   bool previously_blocked_[3] = {false, false, false};
+  WatchThread watch_;  // last: stopped before what its callback uses goes
 };
 
 }  // namespace px::supervisor
