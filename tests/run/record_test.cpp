@@ -109,13 +109,14 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
   EXPECT_TRUE(b.env_passed[0].passed);
   // A run that never launched has neither; the keys say null / are absent, as before.
   RunRecord none;
+  none.id = r.id;
   none.started_at = r.started_at;
   const nlohmann::json n = none.to_json();
   EXPECT_TRUE(n["seal_refusals"].is_null());
   EXPECT_FALSE(n.contains("limits"));
   EXPECT_FALSE(n.contains("env_passed"));
   auto none_back = RunRecord::from_json(n);
-  ASSERT_TRUE(none_back);
+  ASSERT_TRUE(none_back) << none_back.error().message;
   EXPECT_FALSE(none_back.value().seal_refusals);
   EXPECT_FALSE(none_back.value().limits);
 }
