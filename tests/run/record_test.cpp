@@ -82,6 +82,9 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
                                  3};
   r.limits = RunLimits{4096, {{"pids-cgroup-v2", "the run's pids.max"}}};
   r.env_passed = {{"NODE_EXTRA_CA_CERTS", "the caller's environment", true, "--env"}};
+  r.decoys = DecoyWatchState{"fanotify", 7, {}};
+  r.decoy_hits = {
+      {"/a/.config/aws/credentials", "open", 42, "cat (pid 42): cat credentials", "2026-12-01T12:00:01Z"}};
   const nlohmann::json j = r.to_json();
   EXPECT_EQ(j["seal_refusals"]["refused"][0]["call"], "unshare CLONE_NEWUSER");
   EXPECT_EQ(j["seal_refusals"]["refused"][0]["count"], 2);
@@ -91,6 +94,10 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
   EXPECT_EQ(j["limits"]["held_by"][0]["id"], "pids-cgroup-v2");
   EXPECT_EQ(j["env_passed"][0]["name"], "NODE_EXTRA_CA_CERTS");
   EXPECT_EQ(j["env_passed"][0]["passed"], true);
+  EXPECT_EQ(j["decoys"]["method"], "fanotify");
+  EXPECT_EQ(j["decoys"]["watched"], 7);
+  EXPECT_EQ(j["decoy_hits"][0]["path"], "/a/.config/aws/credentials");
+  EXPECT_EQ(j["decoy_hits"][0]["pid"], 42);
   auto back = RunRecord::from_json(j);
   ASSERT_TRUE(back) << back.error().message;
   const RunRecord& b = back.value();
@@ -107,6 +114,11 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
   ASSERT_EQ(b.env_passed.size(), 1u);
   EXPECT_EQ(b.env_passed[0].origin, "--env");
   EXPECT_TRUE(b.env_passed[0].passed);
+  ASSERT_TRUE(b.decoys);
+  EXPECT_EQ(b.decoys->watched, 7u);
+  ASSERT_EQ(b.decoy_hits.size(), 1u);
+  EXPECT_EQ(b.decoy_hits[0].pid, 42);
+  EXPECT_EQ(b.decoy_hits[0].process, "cat (pid 42): cat credentials");
   // A run that never launched has neither; the keys say null / are absent, as before.
   RunRecord none;
   none.id = r.id;
@@ -119,6 +131,9 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
   ASSERT_TRUE(none_back) << none_back.error().message;
   EXPECT_FALSE(none_back.value().seal_refusals);
   EXPECT_FALSE(none_back.value().limits);
+  EXPECT_FALSE(none_back.value().decoys);
+  EXPECT_TRUE(n["decoys"].is_null());
+  EXPECT_TRUE(n["decoy_hits"].is_array());
 }
 
 // Records written before run.json had a schema: notices were strings,

@@ -86,6 +86,11 @@ std::vector<std::string> strings(const json& j, const char* key) {
   return out;
 }
 
+json decoys_json(const DecoyWatchState& d) {
+  if (!d.error.empty()) return {{"error", d.error}};
+  return {{"method", d.method}, {"watched", d.watched}};
+}
+
 SealRefusals seal_refusals_from(const json& j) {
   SealRefusals r;
   r.collected_from = strings(j, "collected_from");
@@ -118,6 +123,8 @@ json RunRecord::to_json() const {
 json RunRecord::to_json_without_policy() const {
   json notices_json = json::array();
   for (const auto& n : notices) notices_json.push_back({{"kind", run::to_string(n.kind)}, {"text", n.text}});
+  json hits_json = json::array();
+  for (const auto& h : decoy_hits) hits_json.push_back(run::to_json(h));
   json refused_json = json::array();
   for (const auto& r : refused)
     refused_json.push_back(
@@ -145,8 +152,8 @@ json RunRecord::to_json_without_policy() const {
          {"notices", notices_json},
          {"refused", refused_json},
          {"seal_refusals", seal_refusals ? run::to_json(*seal_refusals) : json(nullptr)},
-         {"decoys", decoys},
-         {"decoy_hits", decoy_hits},
+         {"decoys", decoys ? decoys_json(*decoys) : json(nullptr)},
+         {"decoy_hits", hits_json},
          {"kill_switch", kill_switch},
          {"supervisor", {{"pid", supervisor_pid}, {"start_ticks", supervisor_start}}}};
   if (!setup_error.empty()) j["setup_error"] = setup_error;
@@ -257,8 +264,14 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   }
   if (auto it = j.find("seal_refusals"); it != j.end() && it->is_object())
     r.seal_refusals = seal_refusals_from(*it);
-  r.decoys = value_or_null(j, "decoys");
-  r.decoy_hits = j.contains("decoy_hits") && j["decoy_hits"].is_array() ? j["decoy_hits"] : json::array();
+  if (auto it = j.find("decoys"); it != j.end() && it->is_object())
+    r.decoys = DecoyWatchState{str(*it, "method"), count_of(*it, "watched"), str(*it, "error")};
+  if (auto it = j.find("decoy_hits"); it != j.end() && it->is_array())
+    for (const auto& h : *it)
+      if (h.is_object()) {
+        const pid_t pid = h.contains("pid") && h["pid"].is_number_integer() ? h["pid"].get<pid_t>() : 0;
+        r.decoy_hits.push_back({str(h, "path"), str(h, "event"), pid, str(h, "process"), str(h, "at")});
+      }
   r.kill_switch = value_or_null(j, "kill_switch");
   r.broker = value_or_null(j, "broker");
   if (auto it = j.find("limits"); it != j.end() && it->is_object()) r.limits = limits_from(*it);
@@ -605,6 +618,13 @@ json to_json(const RunLimits& l) {
 
 json to_json(const PassedVariable& v) {
   return {{"name", v.name}, {"from", v.from}, {"passed", v.passed}, {"origin", v.origin}};
+}
+
+json to_json(const DecoyHit& hit) {
+  json j{{"path", hit.path.string()}, {"event", hit.event}, {"at", hit.at}};
+  if (hit.pid) j["pid"] = hit.pid;
+  if (!hit.process.empty()) j["process"] = hit.process;
+  return j;
 }
 
 }  // namespace px::run

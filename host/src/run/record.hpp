@@ -58,6 +58,21 @@ struct RunLimits {
   std::vector<ProcessLimitHold> held_by;
 };
 
+// A decoy credential touched during the run (supervisor/decoys.hpp).
+struct DecoyHit {
+  fs::path path;
+  std::string event;    // "open", "read", "moved", "deleted"
+  pid_t pid = 0;        // 0: unknown (inotify)
+  std::string process;  // "cat (pid 1234): cat /home/a/.config/aws/credentials", or empty
+  std::string at;       // ISO 8601 UTC
+};
+// How the decoys were watched: by which means and how many, or why they were not.
+struct DecoyWatchState {
+  std::string method;  // "fanotify" or "inotify"; empty when not watched
+  std::size_t watched = 0;
+  std::string error;  // why they were not watched (redacted), or empty
+};
+
 // A variable passed on purpose: its name and where from, never its value.
 struct PassedVariable {
   std::string name;
@@ -69,6 +84,7 @@ struct PassedVariable {
 nlohmann::json to_json(const SealRefusals& r);
 nlohmann::json to_json(const RunLimits& l);
 nlohmann::json to_json(const PassedVariable& v);
+nlohmann::json to_json(const DecoyHit& hit);
 
 struct WorkspaceRef {
   std::string name, branch, base, base_commit;
@@ -108,8 +124,8 @@ struct RunRecord {
   std::vector<Notice> notices;
   std::vector<RefusedRequest> refused;        // every request the proxy refused
   std::optional<SealRefusals> seal_refusals;  // absent when the command never started
-  nlohmann::json decoys;                      // {method, watched} or {error}, or null
-  nlohmann::json decoy_hits = nlohmann::json::array();
+  std::optional<DecoyWatchState> decoys;      // runs with decoys only
+  std::vector<DecoyHit> decoy_hits;
   nlohmann::json kill_switch;       // RunControl::record(), or null
   std::optional<RunLimits> limits;  // sealed runs only
   // The run's credential broker, or null: {request_log, terminated[], credentials[] (names),

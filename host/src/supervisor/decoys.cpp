@@ -10,8 +10,10 @@
 #include <fstream>
 #include <random>
 
+#include "common/redact.hpp"
 #include "killswitch/proc.hpp"
 #include "killswitch/registry.hpp"
+#include "killswitch/run_control.hpp"
 
 namespace px::supervisor {
 namespace {
@@ -94,13 +96,6 @@ Result<std::vector<fs::path>> plant_decoys(const fs::path& home) {
     planted.push_back(path);
   }
   return planted;
-}
-
-nlohmann::json to_json(const DecoyHit& hit) {
-  nlohmann::json j{{"path", hit.path.string()}, {"event", hit.event}, {"at", hit.at}};
-  if (hit.pid) j["pid"] = hit.pid;
-  if (!hit.process.empty()) j["process"] = hit.process;
-  return j;
 }
 
 Result<std::unique_ptr<DecoyWatch>> DecoyWatch::start(const fs::path& home,
@@ -227,6 +222,33 @@ void DecoyWatch::drain_inotify() {
       add_hit(std::move(hit));
     }
   }
+}
+
+void RunDecoys::on_started(killswitch::RunControl& control, run::RunRecord& record) {
+  if (home_.empty()) return;
+  auto watch = DecoyWatch::start(home_, [&control](pid_t pid) { return control.owns_process(pid); });
+  if (!watch) {
+    say_({run::NoticeKind::alert,
+          "the decoy credentials are not watched in this run: " + watch.error().message});
+    record.decoys = run::DecoyWatchState{{}, 0, redact(watch.error().message)};
+    return;
+  }
+  watch_ = std::move(watch).value();
+  (void)control.hold_until_exit(watch_->descriptor());
+  record.decoys = run::DecoyWatchState{watch_->method(), watch_->watched(), {}};
+}
+
+void RunDecoys::stop(run::RunRecord& record) {
+  if (!watch_) return;
+  for (auto hit : watch_->stop()) {
+    // A process's command line may carry a secret: redacted here as in the notice.
+    hit.process = redact(hit.process);
+    record.notices.push_back({run::NoticeKind::alert,
+                              redact("DECOY " + hit.event + ": " + hit.path.string() +
+                                     (hit.process.empty() ? " (process unknown)" : " by " + hit.process))});
+    record.decoy_hits.push_back(std::move(hit));
+  }
+  watch_.reset();
 }
 
 }  // namespace px::supervisor

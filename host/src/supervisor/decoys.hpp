@@ -26,6 +26,12 @@
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "common/watch_thread.hpp"
+#include "run/notice.hpp"
+#include "run/record.hpp"
+
+namespace px::killswitch {
+class RunControl;
+}
 
 namespace px::supervisor {
 
@@ -37,14 +43,7 @@ std::vector<fs::path> decoy_paths(const fs::path& home);
 // is left alone (it may be the user's). Returns the files planted now.
 Result<std::vector<fs::path>> plant_decoys(const fs::path& home);
 
-struct DecoyHit {
-  fs::path path;
-  std::string event;    // "open", "read", "moved", "deleted"
-  pid_t pid = 0;        // 0: unknown (inotify)
-  std::string process;  // "cat (pid 1234): cat /home/a/.config/aws/credentials", or empty
-  std::string at;       // ISO 8601 UTC
-};
-nlohmann::json to_json(const DecoyHit& hit);
+using run::DecoyHit;  // one type: the record keeps what the watch saw
 
 class DecoyWatch {
  public:
@@ -81,6 +80,28 @@ class DecoyWatch {
   std::mutex mu_;
   std::vector<DecoyHit> hits_;
   WatchThread watch_;  // last: stopped before what its callback uses goes
+};
+
+// The decoy credentials as one service of the run (supervisor/run.cpp):
+// watched once the command's first process exists, what touched them into
+// the record when the run ends.
+class RunDecoys {
+ public:
+  using Say = std::function<void(const run::Notice&)>;
+  // `home`: the agent's home with its decoys planted; empty: the run has none.
+  RunDecoys(fs::path home, Say say) : home_(std::move(home)), say_(std::move(say)) {}
+
+  // `control` tells the run's processes from others (fanotify) and holds the
+  // watch's descriptor past the run's exit status (its last close waits for
+  // the kernel). It outlives this service's use of it.
+  void on_started(killswitch::RunControl& control, run::RunRecord& record);
+  // Every hit into the record, each a notice too. Once; later calls do nothing.
+  void stop(run::RunRecord& record);
+
+ private:
+  fs::path home_;
+  Say say_;
+  std::unique_ptr<DecoyWatch> watch_;
 };
 
 }  // namespace px::supervisor

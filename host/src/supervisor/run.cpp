@@ -308,21 +308,6 @@ class Run {
                id_});
   }
 
-  void watch_decoys() {
-    if (plan_.decoy_home.empty()) return;
-    killswitch::RunControl* control = control_.get();
-    auto watch =
-        DecoyWatch::start(plan_.decoy_home, [control](pid_t pid) { return control->owns_process(pid); });
-    if (watch) {
-      decoys_ = std::move(watch).value();
-      hold_until_exit(decoys_->descriptor());
-      record_.decoys = {{"method", decoys_->method()}, {"watched", decoys_->watched()}};
-    } else {
-      say({NoticeKind::alert, "the decoy credentials are not watched in this run: " + watch.error().message});
-      record_.decoys = {{"error", redact(watch.error().message)}};
-    }
-  }
-
   // The credential broker, before the seal: every secret read and checked, the
   // run's CA made and its bundle written to the private state. A failure
   // stops the run here: nothing runs half-brokered.
@@ -479,7 +464,7 @@ class Run {
     if (auto attached = control_->attach(pid, enters_cgroup); !attached)
       say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
     kill_if_stopped();
-    watch_decoys();
+    decoys_.on_started(*control_, record_);
     files_->on_started(
         *control_, {record_.supervisor_pid, record_.supervisor_start, pid, run::process_start_ticks(pid)});
     if (home_) {
@@ -515,17 +500,7 @@ class Run {
                            "this is a bug: please report it");
   }
 
-  void stop_decoys() {
-    if (!decoys_) return;
-    nlohmann::json hits = nlohmann::json::array();
-    for (const auto& hit : decoys_->stop()) {
-      hits.push_back(to_json(hit));
-      record_.notices.push_back(
-          {NoticeKind::alert, redact("DECOY " + hit.event + ": " + hit.path.string() +
-                                     (hit.process.empty() ? " (process unknown)" : " by " + hit.process))});
-    }
-    record_.decoy_hits = hits;
-  }
+  void stop_decoys() { decoys_.stop(record_); }
 
   void stop_kill_switch() {
     if (!control_) return;
@@ -691,7 +666,7 @@ class Run {
         {NoticeKind::timing, std::string("supervisor: ") + step + " " + std::to_string(ms) + " ms"});
   }
   void release_resources() {
-    if (decoys_) decoys_->stop();
+    decoys_.stop(record_);
     if (control_) control_->finish();
     std::lock_guard lock(mu_);
     if (proxy_) proxy_->stop();
@@ -749,7 +724,7 @@ class Run {
   std::unique_ptr<killswitch::RunControl> control_;
   std::unique_ptr<proxy::ProxyServer> proxy_;
   bool network_cut_ = false;
-  std::unique_ptr<DecoyWatch> decoys_;
+  RunDecoys decoys_{plan_.decoy_home, [this](const Notice& n) { say(n); }};
   std::unique_ptr<ProtectedFiles> files_;
   std::unique_ptr<protect::HomeSettings> home_;
   RunBroker broker_;
