@@ -29,6 +29,7 @@
 #include "policy/policy_json.hpp"
 #include "protect/home_settings.hpp"
 #include "protect/sweep_after_death.hpp"
+#include "protect/unswept.hpp"
 #include "proxy/proxy.hpp"
 #include "run/classify.hpp"
 #include "run/private_dir.hpp"
