@@ -25,6 +25,9 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   # A real container runtime and the default seccomp profile of Podman and
   # CRI-O: Parallex in a runtime's default container (tests/containers).
   packages+=(crun golang-github-containers-common)
+  # The container image (packaging/container) is built and run by podman;
+  # runc runs its containers on a hybrid cgroup host, where crun refuses them.
+  packages+=(podman runc)
   # The completion and man page tests run the real shells and man.
   packages+=(bash-completion zsh fish man-db)
   # gh (GitHub's CLI): the broker's tests run it in a seal with a brokered token.

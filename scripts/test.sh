@@ -3,7 +3,8 @@
 # tests and the seal's own tests again under ASan+UBSan (scripts/test-asan.sh),
 # clang-tidy, the out-of-tree example plugin against the installed SDK, each
 # fuzz target for a bounded time, and the Debian packages: made, linted,
-# installed in a fresh Debian root, used and purged.
+# installed in a fresh Debian root, used and purged; and the container image
+# built from them and run by podman (tests/containers/image.sh).
 # Usage: scripts/test.sh [--quick]   (--quick: the main build and ctest only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +38,6 @@ stage "Debian packages: made by CPack, linted, installed in a fresh Debian root,
 scripts/package.sh -DPARALLEX_WERROR=ON
 scripts/check-apparmor-profile.sh
 scripts/check-package.sh
+stage "container image: built from the package by podman, run with its defaults and the full seal's settings"
+(cd build && PARALLEX_TEST_CONTAINER_IMAGE=1 ctest -L container-image --output-on-failure --timeout 900)
 stage "all passed"
