@@ -7,7 +7,7 @@
 #
 #   --deb FILE      the parallex package (default build/packages/parallex_*.deb,
 #                   which scripts/package.sh makes)
-#   --tag TAG       the image's name (default parallex:latest, the image
+#   --tag TAG       the image's name (default localhost/parallex:latest, the image
 #                   `parallex kube` renders its Pods with)
 #   --rebuild-base  make the base again even when it exists
 #
@@ -16,8 +16,8 @@
 # in podman's storage: made once, reused by every later build. The image is
 # then packaging/container/Containerfile, whose build installs the package
 # and its dependencies from the Debian archive (network to the Debian mirror
-# is needed for both steps). Run as root (podman's rootful storage; a rootless
-# podman works too where the user has subordinate ids).
+# is needed for both steps). Run as root: tested with a rootful podman (a
+# rootless one needs subordinate ids for its user, and is not tested here).
 #
 # The podman settings a host may need (a hybrid cgroup layout, no systemd,
 # no CAP_SYS_RESOURCE) are found by podman-host.sh and printed before use.
@@ -26,7 +26,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 deb=""
-tag=parallex:latest
+tag=localhost/parallex:latest
 base=localhost/parallex-base:bookworm
 rebuild_base=0
 mirror=${PARALLEX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -62,7 +62,7 @@ for tool in podman mmdebstrap; do
     { echo "build-image.sh: $tool is missing (apt-get install $tool)" >&2; exit 2; }
 done
 
-# shellcheck source=podman-host.sh
+# shellcheck source=SCRIPTDIR/podman-host.sh
 source "$here/podman-host.sh"
 echo "podman settings for this host: ${px_podman_global[*]:-none} ${px_podman_limits[*]:-}"
 pm() { podman "${px_podman_global[@]}" "$@"; }

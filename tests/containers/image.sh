@@ -51,7 +51,7 @@ tag=localhost/parallex-image-test:latest
 state=${PX_IMAGE_DIR:-/tmp/parallex-image-test}
 case "$state" in /|/tmp|"") echo "$0: PX_IMAGE_DIR=$state is not a folder of its own" >&2; exit 2;; esac
 
-# shellcheck source=../../packaging/container/podman-host.sh
+# shellcheck source=SCRIPTDIR/../../packaging/container/podman-host.sh
 source "$root/packaging/container/podman-host.sh"
 pm() { podman "${px_podman_global[@]}" "$@"; }
 
@@ -174,6 +174,7 @@ head -c1 /proc/1/environ >/dev/null 2>&1 && echo PROC1-READ || echo proc1-refuse
   chmod 0440 "$dir/hosts.yml"
   local weaker=()
   [ $claims_all = 1 ] || weaker=(--allow-weaker-seal)
+  # shellcheck disable=SC2016 # expanded by the run's shell
   pr -v "$dir/hosts.yml:/var/lib/parallex/agents/reviewer/gh/hosts.yml:ro" "$tag" \
     agent run reviewer "${weaker[@]}" --in /work/project -- \
     sh -c 'echo "GH_TOKEN=$GH_TOKEN"; cat "$GH_CONFIG_DIR/hosts.yml" /var/lib/parallex/agents/reviewer/gh/hosts.yml' \

@@ -181,6 +181,7 @@ json pod_spec(const Request& r, std::vector<std::string>& notes) {
                       {"requests", {{"memory", r.memory}, {"cpu", r.cpu}}}}},
                     {"securityContext", container_sc},
                     {"volumeMounts", mounts}};
+  if (r.image == kDefaultImage) container["imagePullPolicy"] = str(kDefaultImagePullPolicy);
   json pod_sc = {{"runAsNonRoot", true},
                  {"runAsUser", kUser},
                  {"runAsGroup", kGroup},

@@ -11,9 +11,17 @@
 
 namespace px::kube {
 
-// The image built from packaging/container/Containerfile, tagged by the user
-// (`--image` names another).
-inline constexpr std::string_view kDefaultImage = "parallex:latest";
+// The image packaging/container/build-image.sh builds from the Containerfile,
+// under the name podman gives it (`--image` names another). It is in no
+// registry: it is loaded onto the nodes (`podman save` and the node runtime's
+// import keep this name), so its pods never pull it (kDefaultImagePullPolicy).
+// A short `parallex:latest` would be docker.io/library/parallex:latest to a
+// node, pulled from Docker Hub at every start (`:latest`'s default policy).
+inline constexpr std::string_view kDefaultImage = "localhost/parallex:latest";
+// A node without the default image says so (ErrImageNeverPull) instead of
+// asking whatever answers as `localhost` for it. An image given with
+// `--image` keeps Kubernetes' own pull policy.
+inline constexpr std::string_view kDefaultImagePullPolicy = "Never";
 // The image's user: the supervisor runs unprivileged, in the pod as on a laptop.
 inline constexpr std::int64_t kUser = 1000;
 inline constexpr std::int64_t kGroup = 1000;
