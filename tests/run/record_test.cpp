@@ -85,7 +85,56 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
   r.decoys = DecoyWatchState{"fanotify", 7, {}};
   r.decoy_hits = {
       {"/a/.config/aws/credentials", "open", 42, "cat (pid 42): cat credentials", "2026-12-01T12:00:01Z"}};
+  r.kill_switch = KillSwitchRecord{"cgroup",
+                                   "held by its cgroup",
+                                   {{"pause", "parallex pause", "2026-12-01T12:00:02Z", {}, 1.5, {}},
+                                    {"end", {}, "2026-12-01T12:00:03Z", {}, {}, 2}},
+                                   std::vector<std::string>{"pids.max=512"}};
+  BrokerRecord broker;
+  broker.request_log = "/r/requests.jsonl";
+  broker.reported = true;
+  broker.terminated = {"api.github.com"};
+  broker.credentials = {"github"};
+  broker.hosts = {{"api.github.com", 3, 1}};
+  broker.exfiltration = {{"github", "evil.example", "header", 2}};
+  broker.failures = {{"api.github.com", "tls", 1}};
+  r.broker = broker;
+  Quarantined moved;
+  moved.path = "/w/.vscode/tasks.json";
+  moved.moved_to = "/r/quarantine/1";
+  moved.kind = "file";
+  moved.why = "VS Code runs its tasks";
+  moved.when = "when the run ended";
+  r.quarantined = {moved};
+  HeldChange held;
+  held.path = "/h/.claude/settings.json";
+  held.kind = "file";
+  held.what = "changed";
+  held.keys = {"hooks"};
+  r.home_changes = {held};
+  r.refs_start = GitRefs{{"refs/heads/main", "aaaa"}};
+  r.refs_end = GitRefs{{"refs/heads/main", "bbbb"}};
+  r.changed_files = std::vector<std::string>{" M a.txt"};
   const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["kill_switch"]["mechanism"], "cgroup");
+  EXPECT_EQ(j["kill_switch"]["events"][0]["by"], "parallex pause");
+  EXPECT_EQ(j["kill_switch"]["events"][0]["ms"], 1.5);
+  EXPECT_FALSE(j["kill_switch"]["events"][1].contains("by"));
+  EXPECT_EQ(j["kill_switch"]["events"][1]["leftovers_killed"], 2);
+  EXPECT_EQ(j["kill_switch"]["limits"][0], "pids.max=512");
+  EXPECT_EQ(j["broker"]["request_log"], "/r/requests.jsonl");
+  EXPECT_EQ(j["broker"]["credentials"], nlohmann::json::array({"github"}));
+  EXPECT_EQ(j["broker"]["hosts"][0]["refused"], 1);
+  EXPECT_EQ(j["broker"]["exfiltration"][0]["where"], "header");
+  EXPECT_EQ(j["broker"]["failures"][0]["reason"], "tls");
+  EXPECT_EQ(j["quarantined"][0]["moved_to"], "/r/quarantine/1");
+  EXPECT_EQ(j["quarantined"][0]["contents"], "");
+  EXPECT_FALSE(j["quarantined"][0].contains("error"));
+  EXPECT_EQ(j["home_changes"][0]["keys"][0], "hooks");
+  EXPECT_FALSE(j["home_changes"][0].contains("applied_at"));
+  EXPECT_EQ(j["refs_start"]["refs/heads/main"], "aaaa");
+  EXPECT_EQ(j["refs_end"]["refs/heads/main"], "bbbb");
+  EXPECT_EQ(j["changed_files"][0], " M a.txt");
   EXPECT_EQ(j["seal_refusals"]["refused"][0]["call"], "unshare CLONE_NEWUSER");
   EXPECT_EQ(j["seal_refusals"]["refused"][0]["count"], 2);
   EXPECT_EQ(j["seal_refusals"]["more"], 3);
@@ -119,6 +168,25 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
   ASSERT_EQ(b.decoy_hits.size(), 1u);
   EXPECT_EQ(b.decoy_hits[0].pid, 42);
   EXPECT_EQ(b.decoy_hits[0].process, "cat (pid 42): cat credentials");
+  // Written back, each part is what it was, to the letter.
+  EXPECT_EQ(b.to_json(), j);
+  ASSERT_TRUE(b.kill_switch);
+  ASSERT_EQ(b.kill_switch->events.size(), 2u);
+  EXPECT_EQ(b.kill_switch->events[1].leftovers_killed, 2u);
+  ASSERT_TRUE(b.broker);
+  EXPECT_TRUE(b.broker->reported);
+  EXPECT_EQ(b.broker->exfiltration[0].count, 2u);
+  ASSERT_EQ(b.quarantined.size(), 1u);
+  EXPECT_EQ(b.quarantined[0].path, "/w/.vscode/tasks.json");
+  ASSERT_EQ(b.home_changes.size(), 1u);
+  EXPECT_EQ(b.home_changes[0].what, "changed");
+  EXPECT_EQ(b.refs_end, r.refs_end);
+  EXPECT_EQ(b.changed_files, r.changed_files);
+  // The broker's entry in the record's first write: its request log alone.
+  RunRecord first = r;
+  first.broker = BrokerRecord{};
+  first.broker->request_log = "/r/requests.jsonl";
+  EXPECT_EQ(first.to_json()["broker"], nlohmann::json({{"request_log", "/r/requests.jsonl"}}));
   // A run that never launched has neither; the keys say null / are absent, as before.
   RunRecord none;
   none.id = r.id;
@@ -134,6 +202,28 @@ TEST(RunRecord, TypedPartsKeepTheirKeys) {
   EXPECT_FALSE(none_back.value().decoys);
   EXPECT_TRUE(n["decoys"].is_null());
   EXPECT_TRUE(n["decoy_hits"].is_array());
+  EXPECT_TRUE(n["kill_switch"].is_null());
+  for (const char* key : {"broker", "quarantined", "home_changes", "refs_start", "refs_end", "changed_files"})
+    EXPECT_FALSE(n.contains(key)) << key;
+  EXPECT_FALSE(none_back.value().kill_switch);
+  EXPECT_FALSE(none_back.value().broker);
+  EXPECT_FALSE(none_back.value().refs_start);
+  EXPECT_FALSE(none_back.value().changed_files);
+  // A record of an older version: a held change without a kind is a file's;
+  // parts of a shape this one does not know read as empty, and the record loads.
+  nlohmann::json old = n;
+  old["home_changes"] = nlohmann::json::array({{{"path", "/h/.codex/config.toml"}, {"what", "new"}}});
+  old["quarantined"] = nlohmann::json::array({"not an object", {{"path", "/w/.envrc"}}});
+  old["kill_switch"] = "cgroup";
+  old["refs_start"] = {{"refs/heads/main", "aaaa"}, {"refs/odd", 3}};
+  auto old_back = RunRecord::from_json(old);
+  ASSERT_TRUE(old_back) << old_back.error().message;
+  ASSERT_EQ(old_back.value().home_changes.size(), 1u);
+  EXPECT_EQ(old_back.value().home_changes[0].kind, "file");
+  ASSERT_EQ(old_back.value().quarantined.size(), 1u);
+  EXPECT_EQ(old_back.value().quarantined[0].path, "/w/.envrc");
+  EXPECT_FALSE(old_back.value().kill_switch);
+  EXPECT_EQ(old_back.value().refs_start, (GitRefs{{"refs/heads/main", "aaaa"}}));
 }
 
 // Records written before run.json had a schema: notices were strings,
@@ -223,7 +313,9 @@ TEST(RunRecord, UpdatesTakeTurnsAndNoneIsLost) {
   auto add = [&dir](const std::string& who, int n) {
     for (int i = 0; i < n; ++i)
       (void)update_record(dir, [&](RunRecord& now) {
-        now.quarantined.push_back(who + std::to_string(i));
+        Quarantined q;
+        q.path = who + std::to_string(i);
+        now.quarantined.push_back(q);
         return true;
       });
   };
@@ -244,7 +336,7 @@ TEST(RunRecord, UpdatesTakeTurnsAndNoneIsLost) {
   ASSERT_TRUE(after);
   EXPECT_TRUE(closed);
   EXPECT_EQ(after.value().status, RunStatus::lost);
-  EXPECT_EQ(after.value().quarantined.size(), 120u) << after.value().quarantined.dump();
+  EXPECT_EQ(after.value().quarantined.size(), 120u);
   EXPECT_FALSE(update_record(dir / "missing", [](RunRecord&) { return true; }));
   fs::remove_all(dir);
 }

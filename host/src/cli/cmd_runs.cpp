@@ -70,7 +70,7 @@ std::vector<fs::path> runs_dirs() {
 // (protect/sweep_after_death.hpp).
 struct ClosedRun {
   std::string id;
-  nlohmann::json moved = nlohmann::json::array();
+  std::vector<run::Quarantined> moved;
 };
 
 // `damaged`: a sentence for each record that cannot be read (named, left as it is).
@@ -85,9 +85,9 @@ std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
         damaged.push_back(record.error().message + "; it is skipped (nothing was changed)");
       if (!record || record.value().ended_at) continue;
       if (!run::close_if_lost(it->path(), record.value())) continue;
-      ClosedRun c{record.value().id};
+      ClosedRun c{record.value().id, {}};
       for (const auto& q : record.value().quarantined)
-        if (q.value("when", "") == "after its supervisor died") c.moved.push_back(q);
+        if (q.when == "after its supervisor died") c.moved.push_back(q);
       closed.push_back(std::move(c));
     }
   }
@@ -109,9 +109,9 @@ int run(const RunsOptions& o) {
         "trace it left)");
     closed_ids.push_back(c.id);
     for (const auto& q : c.moved) {
-      say("run " + c.id + ": its watchdog moved aside " + q.value("path", "") + " (" + q.value("why", "") +
-          ") into " + q.value("moved_to", ""));
-      moved.push_back({{"run", c.id}, {"path", q.value("path", "")}, {"moved_to", q.value("moved_to", "")}});
+      say("run " + c.id + ": its watchdog moved aside " + q.path.string() + " (" + q.why + ") into " +
+          q.moved_to.string());
+      moved.push_back({{"run", c.id}, {"path", q.path.string()}, {"moved_to", q.moved_to.string()}});
     }
   }
   const auto listed = killswitch::list_runs(parallex_runtime_dir());
@@ -211,8 +211,7 @@ int apply(const ApplyOptions& o) {
     say(record.error().message);
     return 1;
   }
-  std::vector<protect::HeldChange> changes;
-  for (const auto& j : record.value().home_changes) changes.push_back(protect::held_change_from_json(j));
+  std::vector<run::HeldChange> changes = record.value().home_changes;
   const auto pending =
       std::count_if(changes.begin(), changes.end(), [](const auto& c) { return c.applied_at.empty(); });
   if (pending == 0) {
@@ -251,8 +250,7 @@ int apply(const ApplyOptions& o) {
     for (const auto& line : done.value()) std::printf("%s\n", shown(line).c_str());
   }
   auto written = run::update_record(*dir, [&](run::RunRecord& r) {
-    r.home_changes = nlohmann::json::array();
-    for (const auto& c : changes) r.home_changes.push_back(protect::to_json(c));
+    r.home_changes = changes;
     return true;
   });
   if (!written) {

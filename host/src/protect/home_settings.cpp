@@ -176,47 +176,6 @@ std::vector<std::string> line_diff(const std::string& before, const std::string&
 
 }  // namespace
 
-nlohmann::json to_json(const HeldChange& c) {
-  nlohmann::json j{{"path", c.path.string()}, {"kind", c.kind},     {"what", c.what},
-                   {"reason", c.reason},      {"origin", c.origin}, {"held", c.held}};
-  if (!c.format.empty()) j["format"] = c.format;
-  if (!c.keys.empty()) j["keys"] = c.keys;
-  if (!c.landed.empty()) j["landed"] = c.landed;
-  if (!c.files.empty()) j["files"] = c.files;
-  if (!c.changes.empty()) j["changes"] = c.changes;
-  if (!c.base_sha256.empty()) j["base_sha256"] = c.base_sha256;
-  if (!c.note.empty()) j["note"] = c.note;
-  if (!c.applied_at.empty()) j["applied_at"] = c.applied_at;
-  return j;
-}
-
-HeldChange held_change_from_json(const nlohmann::json& j) {
-  HeldChange c;
-  if (!j.is_object()) return c;
-  const auto strings = [&](const char* key) {
-    std::vector<std::string> out;
-    if (j.contains(key) && j[key].is_array())
-      for (const auto& v : j[key])
-        if (v.is_string()) out.push_back(v.get<std::string>());
-    return out;
-  };
-  c.path = j.value("path", "");
-  c.kind = j.value("kind", "file");
-  c.what = j.value("what", "");
-  c.format = j.value("format", "");
-  c.keys = strings("keys");
-  c.landed = strings("landed");
-  c.files = strings("files");
-  c.reason = j.value("reason", "");
-  c.origin = j.value("origin", "");
-  c.held = j.value("held", "");
-  c.changes = j.value("changes", "");
-  c.base_sha256 = j.value("base_sha256", "");
-  c.note = j.value("note", "");
-  c.applied_at = j.value("applied_at", "");
-  return c;
-}
-
 std::unique_ptr<HomeSettings> HomeSettings::prepare(const policy::Policy& policy, const fs::path& private_dir,
                                                     const fs::path& record_dir,
                                                     std::vector<run::Notice>& notes) {

@@ -38,30 +38,14 @@
 #include "policy/home_documents.hpp"
 #include "policy/policy.hpp"
 #include "run/notice.hpp"
+#include "run/record_parts.hpp"
 
 namespace px::protect {
 
 namespace fs = std::filesystem;
 
 // One held-back change, as run.json lists it (`home_changes`).
-struct HeldChange {
-  fs::path path;                    // in the user's home
-  std::string kind;                 // "file" or "folder"
-  std::string what;                 // "changed", "new", "removed"
-  std::string format;               // "json", "toml", "whole" (files)
-  std::vector<std::string> keys;    // the keys held back (JSON, TOML), as a user reads them
-  std::vector<std::string> landed;  // the data keys written to the home at the run's end
-  std::vector<std::string> files;   // a folder's files the run wrote (relative), "-name" for a removal
-  std::string reason;               // what the harness does with it
-  std::string origin;               // the plugin that declared it
-  std::string held;                 // the run's version in the record folder (file, or folder of files)
-  std::string changes;              // a JSON or TOML file's held keys with their values (record folder, 0600)
-  std::string base_sha256;          // the user's file when the run started ("" when there was none)
-  std::string note;                 // why data was held too, or could not be merged
-  std::string applied_at;           // when `runs apply` applied it, or empty
-};
-nlohmann::json to_json(const HeldChange& c);
-HeldChange held_change_from_json(const nlohmann::json& j);
+using run::HeldChange;
 
 class HomeSettings {
  public:

@@ -241,29 +241,6 @@ std::optional<Quarantined> unvisited_report(const WalkFound& walk, const fs::pat
 
 }  // namespace
 
-nlohmann::json to_json(const Quarantined& q) {
-  nlohmann::json j{{"path", q.path.string()},        {"kind", q.kind}, {"why", q.why},
-                   {"contents", q.contents},         {"when", q.when}, {"at", q.at},
-                   {"moved_to", q.moved_to.string()}};
-  if (!q.restored.empty()) j["restored"] = q.restored;
-  if (!q.error.empty()) j["error"] = q.error;
-  return j;
-}
-
-Quarantined quarantined_from_json(const nlohmann::json& j) {
-  Quarantined q;
-  q.path = j.value("path", "");
-  q.kind = j.value("kind", "");
-  q.why = j.value("why", "");
-  q.contents = j.value("contents", "");
-  q.when = j.value("when", "");
-  q.at = j.value("at", "");
-  q.moved_to = j.value("moved_to", "");
-  q.restored = j.value("restored", "");
-  q.error = j.value("error", "");
-  return q;
-}
-
 std::string describe(const Quarantined& q, const fs::path& run_folder) {
   if (q.kind == "git-came-and-went")
     return "the run folder had no .git folder when the run started, and one came and went at " +
@@ -1334,7 +1311,7 @@ Result<std::unique_ptr<Quarantine>> Quarantine::restore(const std::vector<std::u
                                                        o.at(2).get<mode_t>()};
     }
     for (const auto& m : j.value("moved", nlohmann::json::array()))
-      q->moved_.push_back(quarantined_from_json(m));
+      q->moved_.push_back(Quarantined::from_json(m));
   } catch (const nlohmann::json::exception& e) {
     return Error::invalid(std::string("the quarantine's state cannot be read: ") + e.what());
   }

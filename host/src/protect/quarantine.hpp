@@ -38,24 +38,14 @@
 #include "common/unique_fd.hpp"
 #include "policy/policy.hpp"
 #include "protect/walk_cache.hpp"
+#include "run/record_parts.hpp"
 
 namespace px::protect {
 
 namespace fs = std::filesystem;
 
-struct Quarantined {
-  fs::path path;         // where it was
-  fs::path moved_to;     // in the run's record folder; empty when it could not be moved (see error)
-  std::string kind;      // "file", "folder", "link"
-  std::string why;       // what it is and why it was moved
-  std::string contents;  // what it held: names, sizes, first lines (redacted, bounded)
-  std::string when;      // "during the run", "when the run was paused", "when the run ended"
-  std::string at;        // ISO 8601 UTC
-  std::string restored;  // what was put back in its place (a link that was there before), or empty
-  std::string error;     // why it stayed where it was, or empty
-};
-nlohmann::json to_json(const Quarantined& q);
-Quarantined quarantined_from_json(const nlohmann::json& j);
+// What was moved aside, as the record lists it (`quarantined`).
+using run::Quarantined;
 // "moved aside .vscode/tasks.json (made by the run; VS Code ...): it held ... It is in ..."
 std::string describe(const Quarantined& q, const fs::path& run_folder);
 

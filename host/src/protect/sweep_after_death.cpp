@@ -58,8 +58,7 @@ int sweep_after_death(int state_fd, int run_dir_fd, int private_dirs_fd) {
   const auto written = run::update_record(q.record_dir(), [&](run::RunRecord& r) {
     for (const auto& m : moved)
       r.notices.push_back({run::NoticeKind::alert, redact(describe(m, q.run_folder()))});
-    r.quarantined = nlohmann::json::array();
-    for (const auto& m : q.moved()) r.quarantined.push_back(to_json(m));
+    r.quarantined = q.moved();
     return true;
   });
   forget_unswept(q.record_dir());  // nothing is left for a later parallex to sweep

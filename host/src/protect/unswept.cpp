@@ -131,8 +131,7 @@ std::vector<std::string> sweep_one(const fs::path& record_dir) {
   (void)run::update_record(record_dir, [&](run::RunRecord& r) {
     for (const auto& m : moved)
       r.notices.push_back({run::NoticeKind::alert, redact(describe(m, q.run_folder()))});
-    r.quarantined = json::array();
-    for (const auto& m : q.moved()) r.quarantined.push_back(to_json(m));
+    r.quarantined = q.moved();
     return true;
   });
   forget_unswept(record_dir);

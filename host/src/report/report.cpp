@@ -224,7 +224,8 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   run["notices"] = notices;
   run["seal_refusals"] = r.seal_refusals ? Json::parse(run::to_json(*r.seal_refusals).dump()) : Json(nullptr);
   // Files other programs run later that the run made, moved aside (already redacted in the record).
-  run["quarantined"] = r.quarantined.is_array() ? Json::parse(r.quarantined.dump()) : Json::array();
+  run["quarantined"] = Json::array();
+  for (const auto& q : r.quarantined) run["quarantined"].push_back(Json::parse(run::to_json(q).dump()));
   std::vector<Source> sources{record_source};
   std::vector<std::string> warnings;
   if (have_record && !r.ended_at)
@@ -274,7 +275,7 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   sources.push_back(proxy_source);
 
   // The broker's request log, when the run had a broker (its record says so).
-  if (fs::exists(run_dir / "requests.jsonl", ec) || (have_record && !r.broker.is_null())) {
+  if (fs::exists(run_dir / "requests.jsonl", ec) || (have_record && r.broker)) {
     Source request_source{"request log", (run_dir / "requests.jsonl").string(), "used", "", kRequestLimits};
     run["requests"] = summarize_request_log(run_dir / "requests.jsonl", request_source);
     sources.push_back(request_source);
@@ -289,9 +290,9 @@ Json report_run(const ReportRequest& req, const fs::path& run_dir) {
   } else {
     CommitQuery cq;
     cq.run_folder = r.run_folder.string();
-    cq.refs_start = Json::parse(r.refs_start.dump());
+    if (r.refs_start) cq.refs_start = Json(*r.refs_start);
     cq.head_start = r.head_start;
-    cq.refs_end = Json::parse(r.refs_end.dump());
+    if (r.refs_end) cq.refs_end = Json(*r.refs_end);
     cq.allowed_signers = req.allowed_signers;
     cq.since_ms = started_ms;
     cq.until_ms = ended_ms;

@@ -16,11 +16,13 @@
 #include "common/replace_file.hpp"
 #include "common/shown.hpp"
 #include "common/unique_fd.hpp"
+#include "run/json_read.hpp"
 
 namespace px::run {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
+using namespace json_read;
 
 const char* to_string(SealLevel level) {
   switch (level) {
@@ -35,27 +37,6 @@ const char* to_string(SealLevel level) {
 }
 
 namespace {
-
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<int> int_or_null(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int>();
-}
-
-json value_or_null(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it == j.end() ? json() : *it;
-}
-
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
 
 // The schema-1 spelling of refused hosts: "host:port" strings, reason unknown.
 RefusedRequest refused_from_text(const std::string& text) {
@@ -72,18 +53,6 @@ RefusedRequest refused_from_text(const std::string& text) {
   r.reason = "blocked-by-allowlist";
   r.count = 1;
   return r;
-}
-
-std::uint64_t count_of(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<std::uint64_t>() : 0;
-}
-
-std::vector<std::string> strings(const json& j, const char* key) {
-  std::vector<std::string> out;
-  if (auto it = j.find(key); it != j.end() && it->is_array())
-    for (const auto& v : *it)
-      if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
 }
 
 json decoys_json(const DecoyWatchState& d) {
@@ -154,29 +123,35 @@ json RunRecord::to_json_without_policy() const {
          {"seal_refusals", seal_refusals ? run::to_json(*seal_refusals) : json(nullptr)},
          {"decoys", decoys ? decoys_json(*decoys) : json(nullptr)},
          {"decoy_hits", hits_json},
-         {"kill_switch", kill_switch},
+         {"kill_switch", kill_switch ? run::to_json(*kill_switch) : json(nullptr)},
          {"supervisor", {{"pid", supervisor_pid}, {"start_ticks", supervisor_start}}}};
   if (!setup_error.empty()) j["setup_error"] = setup_error;
   if (limits) j["limits"] = run::to_json(*limits);
   if (git_repository_created) j["git_repository_created"] = git_repository_created->string();
-  if (!quarantined.empty()) j["quarantined"] = quarantined;
-  if (!home_changes.empty()) j["home_changes"] = home_changes;
+  if (!quarantined.empty()) {
+    j["quarantined"] = json::array();
+    for (const auto& q : quarantined) j["quarantined"].push_back(run::to_json(q));
+  }
+  if (!home_changes.empty()) {
+    j["home_changes"] = json::array();
+    for (const auto& c : home_changes) j["home_changes"].push_back(run::to_json(c));
+  }
   if (!env_passed.empty()) {
     j["env_passed"] = json::array();
     for (const auto& v : env_passed) j["env_passed"].push_back(run::to_json(v));
   }
   if (!repository.empty()) j["repository"] = repository;
-  if (!refs_start.is_null()) j["refs_start"] = refs_start;
+  if (refs_start) j["refs_start"] = *refs_start;
   if (!head_start.empty()) j["head_start"] = head_start;
-  if (!refs_end.is_null()) j["refs_end"] = refs_end;
+  if (refs_end) j["refs_end"] = *refs_end;
   if (!head_end.empty()) j["head_end"] = head_end;
   if (!snapshot.empty()) j["snapshot"] = snapshot;
   if (workspace)
     j["workspace"] = {{"name", workspace->name},          {"branch", workspace->branch},
                       {"path", workspace->path.string()}, {"project", workspace->project.string()},
                       {"base", workspace->base},          {"base_commit", workspace->base_commit}};
-  if (!changed_files.is_null()) j["changed_files"] = changed_files;
-  if (!broker.is_null()) j["broker"] = broker;
+  if (changed_files) j["changed_files"] = *changed_files;
+  if (broker) j["broker"] = run::to_json(*broker);
   return j;
 }
 
@@ -272,12 +247,13 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
         const pid_t pid = h.contains("pid") && h["pid"].is_number_integer() ? h["pid"].get<pid_t>() : 0;
         r.decoy_hits.push_back({str(h, "path"), str(h, "event"), pid, str(h, "process"), str(h, "at")});
       }
-  r.kill_switch = value_or_null(j, "kill_switch");
-  r.broker = value_or_null(j, "broker");
+  if (auto it = j.find("kill_switch"); it != j.end() && it->is_object())
+    r.kill_switch = KillSwitchRecord::from_json(*it);
+  if (auto it = j.find("broker"); it != j.end() && it->is_object()) r.broker = BrokerRecord::from_json(*it);
   if (auto it = j.find("limits"); it != j.end() && it->is_object()) r.limits = limits_from(*it);
   if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
-  if (auto it = j.find("quarantined"); it != j.end() && it->is_array()) r.quarantined = *it;
-  if (auto it = j.find("home_changes"); it != j.end() && it->is_array()) r.home_changes = *it;
+  r.quarantined = json_read::objects<Quarantined>(j, "quarantined", Quarantined::from_json);
+  r.home_changes = json_read::objects<HeldChange>(j, "home_changes", HeldChange::from_json);
   if (auto it = j.find("env_passed"); it != j.end() && it->is_array())
     for (const auto& v : *it)
       if (v.is_object())
@@ -290,8 +266,8 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
                              : 0;
   }
   r.repository = str(j, "repository");
-  r.refs_start = value_or_null(j, "refs_start");
-  r.refs_end = value_or_null(j, "refs_end");
+  if (auto it = j.find("refs_start"); it != j.end()) r.refs_start = git_refs_from_json(*it);
+  if (auto it = j.find("refs_end"); it != j.end()) r.refs_end = git_refs_from_json(*it);
   r.head_start = str(j, "head_start");
   r.head_end = str(j, "head_end");
   r.snapshot = str(j, "snapshot");
@@ -305,7 +281,8 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
     w.project = str(*it, "project");
     r.workspace = std::move(w);
   }
-  r.changed_files = value_or_null(j, "changed_files");
+  if (auto it = j.find("changed_files"); it != j.end() && it->is_array())
+    r.changed_files = json_read::strings(j, "changed_files");
   // Every record Parallex writes has both from its first write on.
   if (r.id.empty()) return Error::invalid("it names no run id");
   if (r.started_at.empty()) return Error::invalid("it has no start time");
@@ -463,9 +440,8 @@ Status write_outcome_only(const fs::path& run_dir, const RunRecord& record) {
                            "the filesystem of Parallex's state folder was full at the run's end: this record "
                            "keeps how the run ended, not all it held (no policy, the first notices only)"});
   if (small.refused.size() > kNotices) small.refused.resize(kNotices);
-  for (auto& q : small.quarantined)
-    if (q.is_object()) q.erase("contents");
-  small.changed_files = json();
+  for (auto& q : small.quarantined) q.contents.clear();
+  small.changed_files.reset();
   small.seal_refusals.reset();
   return replace_file(run_dir / "run.json", to_json_text(small.to_json(), 2) + "\n");
 }

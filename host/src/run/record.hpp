@@ -17,6 +17,7 @@
 
 #include "common/error.hpp"
 #include "run/notice.hpp"
+#include "run/record_parts.hpp"
 #include "run/status.hpp"
 
 namespace px::run {
@@ -126,23 +127,17 @@ struct RunRecord {
   std::optional<SealRefusals> seal_refusals;  // absent when the command never started
   std::optional<DecoyWatchState> decoys;      // runs with decoys only
   std::vector<DecoyHit> decoy_hits;
-  nlohmann::json kill_switch;       // RunControl::record(), or null
-  std::optional<RunLimits> limits;  // sealed runs only
-  // The run's credential broker, or null: {request_log, terminated[], credentials[] (names),
-  // hosts[] {host, requests, refused}, exfiltration[] {credential, host, where, count},
-  // failures[] {host, reason, count}}. Names and counts only, never a secret.
-  nlohmann::json broker;
+  std::optional<KillSwitchRecord> kill_switch;  // null in the file when the run had none
+  std::optional<RunLimits> limits;              // sealed runs only
+  std::optional<BrokerRecord> broker;           // the run's credential broker; absent when it had none
   std::optional<fs::path> git_repository_created;
   // Files other programs run later that the run made, and what it left in
-  // .git that would make git run a program: moved aside into quarantine/ of
-  // the record folder (protect/quarantine.hpp), each {path, kind, why,
-  // contents (redacted), when, at, moved_to, restored?, error?}.
-  nlohmann::json quarantined = nlohmann::json::array();
+  // .git that would make git run a program: moved aside (protect/quarantine.hpp).
+  std::vector<Quarantined> quarantined;
   // Changes the run made to a harness's command-running settings in the
-  // user's home, held back in home/ of the record folder until `parallex runs
-  // apply` (protect/home_settings.hpp: HeldChange), and the data keys that
-  // landed beside them.
-  nlohmann::json home_changes = nlohmann::json::array();
+  // user's home, held back until `parallex runs apply` (protect/home_settings.hpp),
+  // and the data keys that landed beside them.
+  std::vector<HeldChange> home_changes;
   // Variables passed on purpose (--env, a profile's environment.pass, an
   // agent's env): names and where from, never values.
   std::vector<PassedVariable> env_passed;
@@ -153,12 +148,13 @@ struct RunRecord {
 
   // Agent runs in a git repository: refs before and after, and the snapshot taken first.
   std::string repository;
-  nlohmann::json refs_start, refs_end;
+  std::optional<GitRefs> refs_start, refs_end;
   std::string head_start, head_end;
   std::string snapshot;
   // Workspaced runs.
   std::optional<WorkspaceRef> workspace;
-  nlohmann::json changed_files;  // the workspace's uncommitted changes at the end, or null
+  // The workspace's uncommitted changes at the end, as `git status --short` lines.
+  std::optional<std::vector<std::string>> changed_files;
 
   nlohmann::json to_json() const;
   // to_json() but for `policy`, which is most of a record (about 30 KB).

@@ -242,12 +242,12 @@ Result<PreparedRun> prepare_run(RunInputs in) {
     }
     if (auto refs = agents::repository_refs(dir); refs && refs.value()) {
       plan.record.repository = refs.value()->value("repository", "");
-      plan.record.refs_start = (*refs.value())["refs"];
+      plan.record.refs_start = git_refs_from_json((*refs.value())["refs"]);
       plan.record.head_start = refs.value()->value("head_commit", "");
       auto previous = std::move(plan.on_finish);
       plan.on_finish = [dir, previous](RunRecord& record) {
         if (auto end = agents::repository_refs(dir); end && end.value()) {
-          record.refs_end = (*end.value())["refs"];
+          record.refs_end = git_refs_from_json((*end.value())["refs"]);
           record.head_end = end.value()->value("head_commit", "");
         }
         if (previous) previous(record);

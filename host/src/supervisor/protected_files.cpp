@@ -178,8 +178,7 @@ void ProtectedFiles::stop(run::RunRecord& record) {
   if (!quarantine_) return;
   sweep("when the run ended", /*live=*/false, &record);
   if (protect::sweep_available()) protect::forget_unswept(record_dir_);
-  record.quarantined = nlohmann::json::array();
-  for (const auto& q : quarantine_->moved()) record.quarantined.push_back(protect::to_json(q));
+  record.quarantined = quarantine_->moved();
 }
 
 fs::path ProtectedFiles::run_git() const {

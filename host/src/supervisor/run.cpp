@@ -1,13 +1,14 @@
-// supervisor::run — one run, end to end, as named steps in the order they
-// happen (one call a line in run()). The order is the product's promise: the
+// supervisor::run — one run, end to end: its record, then its services (the
+// kill switch, the credential broker, the harness's home, the protected
+// files, the proxy, the decoys: each a class of its own in this folder with
+// start, on_started and stop into the record), in the order carry_out()
+// names them. The order is the product's promise: the
 // record exists before anything starts, the kill switch holds the run before
 // its first process exists, every brokered secret is read before the seal
 // (or nothing starts), the proxy exists before the command can use the
 // network, and the record is finished whatever happened.
 #include "supervisor/run.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/algorithm/string/join.hpp>
@@ -27,7 +28,6 @@
 #include "killswitch/global_pause.hpp"
 #include "killswitch/run_control.hpp"
 #include "policy/policy_json.hpp"
-#include "protect/home_settings.hpp"
 #include "protect/sweep_after_death.hpp"
 #include "protect/unswept.hpp"
 #include "proxy/proxy.hpp"
@@ -35,6 +35,8 @@
 #include "run/private_dir.hpp"
 #include "run/record_dir.hpp"
 #include "supervisor/decoys.hpp"
+#include "supervisor/harness_home.hpp"
+#include "supervisor/kill_switch.hpp"
 #include "supervisor/protected_files.hpp"
 #include "supervisor/run_broker.hpp"
 #include "supervisor/run_network.hpp"
@@ -172,64 +174,44 @@ class Run {
   // Kills the run's processes once a stop signal came in. Called by the
   // signals' thread, and again once the command has started (a signal that
   // came while it was being started finds it then). RunControl::kill calls
-  // the network hooks, which take `mu_`: it must not be held here.
+  // the network hooks (NetworkProxy::cut): no lock of ours is held here.
   void kill_if_stopped() {
     if (!stop_ || !stop_->received()) return;
-    killswitch::RunControl* control = nullptr;
-    {
-      std::lock_guard lock(mu_);
-      control = control_.get();
-    }
-    if (control) (void)control->kill(sigabbrev(stop_->received()));
+    if (killswitch::RunControl* control = kill_switch_.control())
+      (void)control->kill(sigabbrev(stop_->received()));
   }
 
-  // The kill switch's cgroup, which the seal is born into; arm_kill_switch()
-  // serves it once the seal builds its view.
-  Status start_kill_switch() {
+  // The services before the seal, in order: the kill switch's cgroup, which
+  // the seal is born into; the credential broker (every secret read and
+  // checked, or nothing starts); the harness's files in the home; the
+  // protected files as they are; the proxy's password. An error ends the run
+  // before its command starts (finish() records it).
+  Status start_services() {
     PX_TRY(injected_fault("kill-switch"));
-    killswitch::RunHooks hooks;
-    hooks.cut_network = [this] {
-      std::lock_guard lock(mu_);
-      network_cut_ = true;
-      if (proxy_) proxy_->cut();
-    };
-    hooks.restore_network = [this] {
-      std::lock_guard lock(mu_);
-      network_cut_ = false;
-      if (proxy_) proxy_->restore();
-    };
-    hooks.notice = [this](const std::string& message) { say({NoticeKind::kill_switch, message}); };
+    KillSwitch::Hooks hooks;
+    hooks.cut_network = [this] { proxy_.cut(); };
+    hooks.restore_network = [this] { proxy_.restore(); };
+    hooks.say = say_;
     // Frozen, nothing of the run is halfway through a write: what it made at
     // the protected paths is moved aside now, before the user works in the
     // folder while the run waits.
-    hooks.frozen = [this] { files_->sweep_paused(); };
-    killswitch::RunControlOptions options;
-    options.run_id = id_;
-    options.agent = plan_.agent;
-    options.command = plan_.argv;
-    options.folder = plan_.policy.run_folder();
-    options.hooks = hooks;
-    options.limits.pids_max = plan_.policy.process_limit().max;
-    options.pids_v1 = plan_.seal != run::SealLevel::none;
-    PX_TRY_ASSIGN(auto control, killswitch::RunControl::prepare(std::move(options)));
-    // A supervisor killed with SIGKILL cannot remove the run's private dir:
-    // its watchdog does, once the run is dead (run/private_dir.hpp).
-    if (protect::sweep_available() && !plan_.dirs.private_dir.empty()) {
-      UniqueFd base(::open(plan_.dirs.private_dir.parent_path().c_str(),
-                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (base) (void)control->hand_private_dirs(base.get());
-    }
-    std::lock_guard lock(mu_);
-    control_ = std::move(control);
-    record_.notices.push_back({NoticeKind::kill_switch, control_->mechanism_note()});
-    return ok();
-  }
-
-  // The kill switch's socket, registry entry and watchdog (RunControl::arm):
-  // before the command starts, while the seal builds its view.
-  Status arm_kill_switch() {
-    PX_TRY(injected_fault("arm"));
-    return control_->arm();
+    hooks.frozen = [this] {
+      if (files_) files_->sweep_paused();
+    };
+    PX_TRY(kill_switch_.start(id_, std::move(hooks), record_));
+    lap("kill switch");
+    PX_TRY(say_if_globally_paused());
+    PX_TRY(injected_fault("state-dirs"));
+    PX_TRY(make_state_dirs(plan_.policy));
+    PX_TRY(injected_fault("broker"));
+    PX_TRY(broker_.start(plan_, dir_, say_, record_));
+    lap("broker");
+    PX_TRY(injected_fault("home-settings"));
+    home_.start(dir_, record_);
+    files_ = std::make_unique<ProtectedFiles>(plan_, dir_, say_);
+    files_->start();
+    lap("protected files");
+    return proxy_.start();
   }
 
   // A run that starts while `pause --all` holds is not kept waiting outside
@@ -245,93 +227,11 @@ class Run {
     return ok();
   }
 
-  // Harness state dirs and files missing from an agent's own home
-  // (Parallex's state) are made so the grant can cover them. In the user's own home nothing is
-  // made: the seal shows them empty and keeps what the run wrote.
-  Status make_state_dirs() {
-    PX_TRY(injected_fault("state-dirs"));
-    const policy::Policy& p = plan_.policy;
-    const bool own_home = p.run_home() != p.user_home();
-    std::error_code ec;
-    for (const auto& g : p.grants()) {
-      if (!g.create_if_missing || !own_home || !is_within(g.path, p.run_home()) || fs::exists(g.path, ec))
-        continue;
-      if (g.state_file) {
-        // An empty file of the harness's, 0600 (the folders above it as create_directories makes them).
-        fs::create_directories(g.path.parent_path(), ec);
-        const int fd =
-            ec ? -1 : ::open(g.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-          return Error::io(
-              "create the harness state file " + g.path.string() + " (" + g.origin.describe() + ")",
-              ec ? ec.value() : errno);
-        ::close(fd);
-        continue;
-      }
-      fs::create_directories(g.path, ec);
-      if (ec)
-        return Error::io("create the harness state dir " + g.path.string() + " (" + g.origin.describe() + ")",
-                         ec.value());
-      ::chmod(g.path.c_str(), 0700);
-    }
-    return ok();
-  }
-
-  // The harness's files in the user's own home (protect/home_settings.hpp):
-  // the run's own copies and layers of its guarded ones, before the seal is
-  // planned. Unsealed runs do what the user chose.
-  Status prepare_home_settings() {
-    PX_TRY(injected_fault("home-settings"));
-    if (plan_.seal == run::SealLevel::none || plan_.command_problem) return ok();
-    std::vector<Notice> notes;
-    home_ = protect::HomeSettings::prepare(plan_.policy, plan_.dirs.private_dir, dir_, notes);
-    for (auto& n : notes) record_.notices.push_back(redacted(n));
-    return ok();
-  }
-
-  // After the run, once nothing of it runs: the harness's data lands in the
-  // home, a changed setting is held back in the record with the command that
-  // applies it.
-  void settle_home_settings() {
-    if (!home_) return;
-    if (auto made = make_record(); !made) return;
-    auto settled = home_->settle();
-    for (auto& n : settled.notices) record_.notices.push_back(redacted(n));
-    for (const auto& c : settled.held) record_.home_changes.push_back(to_json(c));
-
-    if (!settled.held.empty())
-      record_.notices.push_back(
-          {NoticeKind::alert,
-           "the run changed " + std::to_string(settled.held.size()) +
-               " of the harness's "
-               "command-running settings in your home; they are held back, not applied. Review "
-               "and apply them with: parallex runs apply " +
-               id_});
-  }
-
-  // The credential broker, before the seal: every secret read and checked, the
-  // run's CA made and its bundle written to the private state. A failure
-  // stops the run here: nothing runs half-brokered.
-  Status start_broker() {
-    PX_TRY(injected_fault("broker"));
-    PX_TRY_ASSIGN(broker_, start_run_broker(plan_, dir_));
-    for (const auto& n : broker_.notices) say(n);
-    if (broker_.broker) record_.broker = {{"request_log", broker_.request_log.string()}};
-    return ok();
-  }
-
-  // What is at the run folder's protected paths before anything runs
-  // (supervisor/protected_files.hpp).
-  void remember_protected_files() {
-    files_ = std::make_unique<ProtectedFiles>(plan_, dir_, [this](const Notice& n) { say(n); });
-    files_->start();
-  }
-
   Status build_environment() {
     PX_TRY(injected_fault("environment"));
     env_ = plan_.env;
     argv_ = plan_.argv;
-    for (const auto& [k, v] : control_->child_environment()) env_[k] = v;
+    for (const auto& [k, v] : kill_switch_.control()->child_environment()) env_[k] = v;
     // The harness's own sandbox cannot nest inside ours: its plugin's
     // switches go in as variables or as arguments after argv[0]. Unsealed,
     // there is no seal for it to clash with, and nothing may claim the run
@@ -358,12 +258,7 @@ class Run {
     env_["PARALLEX_SEALED"] = plan_.seal == run::SealLevel::none ? "0" : "1";
     // The broker's variables (placeholders, the trust variables) win over what
     // the environment rules kept, and no secret it brokers stays in any other.
-    for (const auto& [k, v] : broker_.env) env_[k] = v;
-    mask_secrets(broker_, env_);
-    if (wants_network()) {
-      PX_TRY_ASSIGN(password_, proxy::generate_password());
-      register_secret(password_);
-    }
+    broker_.add_to(env_);
     return ok();
   }
 
@@ -388,20 +283,19 @@ class Run {
     request.cwd = plan_.cwd.empty() ? plan_.policy.run_folder() : plan_.cwd;
     request.state_dir = plan_.dirs.private_dir;
     request.allow_weaker_seal = plan_.seal == run::SealLevel::weaker || plan_.allow_weaker_seal;
-    request.cgroup_fd = control_->cgroup_fd();
-    request.process_limit_held_by = control_->process_limit_held_by();
-    request.pids_cgroup_fd = control_->pids_cgroup_fd();
+    killswitch::RunControl& control = *kill_switch_.control();
+    request.cgroup_fd = control.cgroup_fd();
+    request.process_limit_held_by = control.process_limit_held_by();
+    request.pids_cgroup_fd = control.pids_cgroup_fd();
     request.run_git_looked = files_->looked_at_git();
     request.run_git_fd = files_->git_dir();
-    request.view_files = broker_.view_files;
-    if (home_) {
-      request.home_layers = home_->layers();
-      request.home_held_dir = home_->held_dir();
-    }
-    if (wants_network()) {
+    request.view_files = broker_.parts().view_files;
+    home_.add_to(request);
+    if (proxy_.wanted()) {
+      // The run's proxy, on the socket the seal hands over.
       request.on_proxy_socket = [this](backend::NetworkHandOff handoff) -> Result<backend::EnvMap> {
         try {
-          return start_proxy(std::move(handoff));
+          return proxy_.on_socket(std::move(handoff), record_.proxy_log, broker_.parts().broker);
         } catch (const std::exception& e) {
           return thrown(e.what());
         }
@@ -420,15 +314,10 @@ class Run {
       }
     };
     // The socket stops and the registry entry goes while the seal's
-    // namespaces are torn down. Not under mu_: the socket's thread may be
-    // serving a pause, whose hooks take it.
+    // namespaces are torn down. Not under a lock of ours: the socket's thread
+    // may be serving a pause, whose hooks take the proxy's.
     request.on_command_ended = [this] {
-      killswitch::RunControl* control = nullptr;
-      {
-        std::lock_guard lock(mu_);
-        control = control_.get();
-      }
-      if (control) control->retire();
+      if (killswitch::RunControl* c = kill_switch_.control()) c->retire();
     };
     take_policy_text();  // its thread ends before the seal is forked
     auto launched = backend_.launch(request);
@@ -439,39 +328,20 @@ class Run {
     launched_ = std::move(launched).value();
   }
 
-  // The run's proxy, on the socket the seal hands over (launch()).
-  Result<backend::EnvMap> start_proxy(backend::NetworkHandOff handoff) {
-    const policy::Policy& p = plan_.policy;
-    const std::uint16_t port = handoff.proxy_port;
-    PX_TRY_ASSIGN(auto started,
-                  start_run_proxy(p, password_, record_.proxy_log, std::move(handoff), broker_.broker));
-    std::lock_guard lock(mu_);
-    proxy_ = std::move(started);
-    if (network_cut_) proxy_->cut();
-    backend::EnvMap extra;
-    // Offline, the proxy reaches nothing: no program is pointed at it.
-    if (p.network().mode != policy::NetworkMode::offline)
-      for (auto& [k, v] : proxy::proxy_environment(port, password_, p.network().local_servers)) extra[k] = v;
-    return extra;
-  }
-
   // The supervisor's set-up while the seal builds its view (launch()).
   Status seal_started(pid_t pid, bool enters_cgroup) {
     // The seal is forked: a thread of ours may run now (none did at the fork).
     if (stop_) stop_->start();
     lap("seal spawned");
     PX_TRY(make_record());
-    PX_TRY(arm_kill_switch());
-    if (auto attached = control_->attach(pid, enters_cgroup); !attached)
-      say({NoticeKind::alert, "the kill switch does not track this run: " + attached.error().message});
+    PX_TRY(injected_fault("arm"));
+    PX_TRY(kill_switch_.on_started(pid, enters_cgroup));
     kill_if_stopped();
-    decoys_.on_started(*control_, record_);
+    killswitch::RunControl& control = *kill_switch_.control();
+    decoys_.on_started(control, record_);
     files_->on_started(
-        *control_, {record_.supervisor_pid, record_.supervisor_start, pid, run::process_start_ticks(pid)});
-    if (home_) {
-      home_->start_watch();
-      if (home_->watch_descriptor() >= 0) hold_until_exit(home_->watch_descriptor());
-    }
+        control, {record_.supervisor_pid, record_.supervisor_start, pid, run::process_start_ticks(pid)});
+    home_.on_started(control);
     lap("armed, watched");
     record_.status = RunStatus::running;
     if (auto first = write_record(); !first) {
@@ -501,31 +371,22 @@ class Run {
                            "this is a bug: please report it");
   }
 
-  void stop_decoys() { decoys_.stop(record_); }
-
-  void stop_kill_switch() {
-    if (!control_) return;
-    control_->finish();
-    record_.kill_switch = control_->record();
+  // The services after the command ended, each writing its part of the
+  // record. Not the mirror of their start: the kill switch goes first (what
+  // is left of the run is killed: nothing of it runs while the home settles
+  // and the protected files are swept), the protected files last (finish()).
+  void stop_services() {
+    decoys_.stop(record_);
+    kill_switch_.stop(record_);
+    lap("stop kill switch");
+    proxy_.stop(record_);
+    broker_.stop(record_);
+    // Landlock cannot refuse one name in a writable folder: a `git init` in
+    // a run folder that had no repository is said after the run.
+    files_->note_new_repository(record_);
+    if (home_.active() && make_record()) home_.stop(record_);
+    lap("home settings");
   }
-
-  void stop_proxy() {
-    std::unique_ptr<proxy::ProxyServer> proxy;
-    {
-      std::lock_guard lock(mu_);
-      proxy = std::move(proxy_);
-    }
-    if (proxy) {
-      proxy->stop();
-      for (const auto& h : proxy->refused_hosts())
-        record_.refused.push_back({redact(h.host), h.port, h.reason, h.count, h.dns});
-    }
-    record_broker_report(broker_, record_);
-  }
-
-  // Landlock cannot refuse one name in a writable folder: a `git init` in a
-  // run folder that had no repository is said after the run.
-  void note_new_repository() { files_->note_new_repository(record_); }
 
   // The record's end: status, exit status, end time; the private dir goes.
   // Called once, by run() or by the guard when a step failed.
@@ -540,7 +401,7 @@ class Run {
     const int stop_signal = stop_ ? stop_->received() : 0;
     run::RunOutcome outcome;
     outcome.stop_signal = stop_signal;
-    outcome.killed = control_ && control_->was_killed();
+    outcome.killed = kill_switch_.was_killed();
     outcome.step_failed = launch_error_.has_value() || step_error.has_value();
     if (plan_.command_problem) outcome.command_problem = plan_.command_problem->status;
     if (launched_) {
@@ -666,11 +527,12 @@ class Run {
     record_.notices.push_back(
         {NoticeKind::timing, std::string("supervisor: ") + step + " " + std::to_string(ms) + " ms"});
   }
+  // A run that failed before its command ran, or whose step threw: its
+  // services end without their parts of the record (finish() records why).
   void release_resources() {
     decoys_.stop(record_);
-    if (control_) control_->finish();
-    std::lock_guard lock(mu_);
-    if (proxy_) proxy_->stop();
+    kill_switch_.release();
+    proxy_.release();
   }
 
  private:
@@ -681,13 +543,6 @@ class Run {
   bool wants_network() const {
     return plan_.policy.network().mode != policy::NetworkMode::offline ||
            !plan_.policy.network().published.empty() || plan_.seal == run::SealLevel::full;
-  }
-  // A watch's inotify or fanotify instance: its last close waits for the
-  // kernel (an SRCU grace period, 0–25 ms here), so the run's watchdog holds
-  // it too and that close comes after the user has the run's exit status.
-  void hold_until_exit(int fd) {
-    std::lock_guard lock(mu_);
-    if (control_) (void)control_->hold_until_exit(fd);
   }
   static Notice redacted(const Notice& n) { return {n.kind, redact(n.text)}; }
   static std::string sigabbrev(int sig) {
@@ -721,17 +576,18 @@ class Run {
   std::string policy_text_;
   std::optional<Background<std::string>> policy_text_made_;  // open_record() starts it; taken before the fork
   std::unique_ptr<StopSignals> stop_;
-  std::mutex mu_;  // control_, proxy_, network_cut_: shared with the hooks' threads
-  std::unique_ptr<killswitch::RunControl> control_;
-  std::unique_ptr<proxy::ProxyServer> proxy_;
-  bool network_cut_ = false;
-  RunDecoys decoys_{plan_.decoy_home, [this](const Notice& n) { say(n); }};
+  // say() as the services take it (any thread).
+  const std::function<void(const Notice&)> say_ = [this](const Notice& n) { say(n); };
+  // The services, in the order they start; each ends before the kill switch
+  // whose control it uses goes (members go in reverse order).
+  KillSwitch kill_switch_{plan_};
+  NetworkProxy proxy_{plan_.policy, wants_network()};
+  CredentialBroker broker_;
+  HarnessHome home_{plan_};
   std::unique_ptr<ProtectedFiles> files_;
-  std::unique_ptr<protect::HomeSettings> home_;
-  RunBroker broker_;
+  RunDecoys decoys_{plan_.decoy_home, say_};
   backend::EnvMap env_;
   std::vector<std::string> argv_;
-  std::string password_;
   std::optional<Error> launch_error_;
   std::optional<backend::LaunchResult> launched_;
   std::mutex say_mu_;
@@ -761,7 +617,9 @@ std::string new_run_id() {
 
 namespace {
 
-// The steps, one call a line, in the order they happen.
+// The run: its record, its services started in order, the command
+// launched (each service's on_started once its first process exists), each
+// service's part of the record once it ended, the record finished.
 Result<RunResult> carry_out(Run& r) {
   if (auto opened = r.open_record(); !opened) {
     r.discard();
@@ -775,26 +633,12 @@ Result<RunResult> carry_out(Run& r) {
     return r.finish(e);
   };
   r.stop_on_signals();
-  if (auto s = r.start_kill_switch(); !s) return failed(s.error());
-  r.lap("kill switch");
-  if (auto s = r.say_if_globally_paused(); !s) return failed(s.error());
-  if (auto s = r.make_state_dirs(); !s) return failed(s.error());
-  if (auto s = r.start_broker(); !s) return failed(s.error());
-  r.lap("broker");
-  if (auto s = r.prepare_home_settings(); !s) return failed(s.error());
-  r.remember_protected_files();
-  r.lap("protected files");
+  if (auto s = r.start_services(); !s) return failed(s.error());
   if (auto s = r.build_environment(); !s) return failed(s.error());
   r.lap("environment");
-  r.launch();
+  r.launch();  // the services' on_started: seal_started(), while the seal builds its view
   r.lap("launch and wait");
-  r.stop_decoys();
-  r.stop_kill_switch();
-  r.lap("stop kill switch");
-  r.stop_proxy();
-  r.note_new_repository();
-  r.settle_home_settings();
-  r.lap("home settings");
+  r.stop_services();
   return r.finish();
 }
 

@@ -258,37 +258,48 @@ void mask_secrets(const RunBroker& b, backend::EnvMap& env) {
 void record_broker_report(const RunBroker& b, run::RunRecord& record) {
   if (!b.broker) return;
   const broker::BrokerReport report = b.broker->report();
-  nlohmann::json hosts = nlohmann::json::array(), attempts = nlohmann::json::array(),
-                 failures = nlohmann::json::array(), credentials = nlohmann::json::array();
+  run::BrokerRecord out;
+  out.request_log = b.request_log;
+  out.reported = true;
+  out.terminated = b.broker->terminated_hosts();
   std::string per_host;
   for (const auto& h : report.hosts) {
-    hosts.push_back({{"host", h.host}, {"requests", h.requests}, {"refused", h.refused}});
+    out.hosts.push_back({h.host, h.requests, h.refused});
     per_host += (per_host.empty() ? "" : ", ") + h.host + " " + std::to_string(h.requests) +
                 (h.refused ? " (" + std::to_string(h.refused) + " refused)" : "");
   }
   for (const auto& a : report.exfiltration) {
-    attempts.push_back(
-        {{"credential", a.credential}, {"host", a.host}, {"where", a.where}, {"count", a.count}});
+    out.exfiltration.push_back({a.credential, a.host, a.where, a.count});
     record.notices.push_back(
         {NoticeKind::alert,
          redact("EXFILTRATION ATTEMPT refused: credential " + a.credential + " sent to " + a.host + " (" +
                 a.where + ")" + (a.count > 1 ? " x" + std::to_string(a.count) : ""))});
   }
   for (const auto& f : report.failures) {
-    failures.push_back({{"host", f.host}, {"reason", f.reason}, {"count", f.count}});
+    out.failures.push_back({f.host, f.reason, f.count});
     record.notices.push_back({NoticeKind::network, "the broker refused a connection to " + f.host + ": " +
                                                        f.reason +
                                                        (f.count > 1 ? " x" + std::to_string(f.count) : "")});
   }
-  for (const auto& c : b.broker->credentials().credentials()) credentials.push_back(c.name);
+  for (const auto& c : b.broker->credentials().credentials()) out.credentials.push_back(c.name);
   if (!per_host.empty())
     record.notices.push_back({NoticeKind::network, "requests through the broker: " + per_host});
-  record.broker = {{"request_log", b.request_log.string()},
-                   {"terminated", b.broker->terminated_hosts()},
-                   {"credentials", credentials},
-                   {"hosts", hosts},
-                   {"exfiltration", attempts},
-                   {"failures", failures}};
+  record.broker = std::move(out);
+}
+
+Status CredentialBroker::start(const run::RunPlan& plan, const fs::path& run_dir, const Say& say,
+                               run::RunRecord& record) {
+  PX_TRY_ASSIGN(parts_, start_run_broker(plan, run_dir));
+  for (const auto& n : parts_.notices) say(n);
+  if (!parts_.broker) return ok();
+  record.broker = run::BrokerRecord{};
+  record.broker->request_log = parts_.request_log;
+  return ok();
+}
+
+void CredentialBroker::add_to(backend::EnvMap& env) const {
+  for (const auto& [k, v] : parts_.env) env[k] = v;
+  mask_secrets(parts_, env);
 }
 
 }  // namespace px::supervisor

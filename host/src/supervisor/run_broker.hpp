@@ -12,6 +12,7 @@
 // secrets as before, and a notice says that neither the broker nor the
 // request rules apply.
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,5 +51,24 @@ void mask_secrets(const RunBroker& broker, backend::EnvMap& env);
 // The end of the run: the record's `broker` entry and the notices (requests
 // per host, exfiltration attempts, connections refused).
 void record_broker_report(const RunBroker& broker, run::RunRecord& record);
+
+// The broker as one service of the run (supervisor/run.cpp):
+//   start()      before the seal: every secret read and checked, the run's CA
+//                made; a failure stops the run there (nothing runs half-brokered);
+//   add_to()     the command's environment: the broker's variables over what
+//                the environment rules kept, and no brokered secret in any other;
+//   stop()       the record's `broker` entry and its notices.
+class CredentialBroker {
+ public:
+  using Say = std::function<void(const run::Notice&)>;
+  Status start(const run::RunPlan& plan, const std::filesystem::path& run_dir, const Say& say,
+               run::RunRecord& record);
+  void add_to(backend::EnvMap& env) const;
+  const RunBroker& parts() const { return parts_; }
+  void stop(run::RunRecord& record) const { record_broker_report(parts_, record); }
+
+ private:
+  RunBroker parts_;
+};
 
 }  // namespace px::supervisor

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "common/redact.hpp"
 #include "proxy/test_resolver.hpp"
 
 namespace px::supervisor {
@@ -78,6 +79,61 @@ Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(const policy::Policy
   for (const auto& p : policy.network().published) network.published.push_back({p.inside, p.host});
   PX_TRY(server->serve_run_network(std::move(network)));
   return server;
+}
+
+NetworkProxy::~NetworkProxy() = default;
+
+Status NetworkProxy::start() {
+  if (!wanted_) return ok();
+  PX_TRY_ASSIGN(password_, proxy::generate_password());
+  register_secret(password_);
+  return ok();
+}
+
+Result<backend::EnvMap> NetworkProxy::on_socket(backend::NetworkHandOff handoff,
+                                                const std::filesystem::path& log,
+                                                std::shared_ptr<proxy::Terminator> broker) {
+  const std::uint16_t port = handoff.proxy_port;
+  PX_TRY_ASSIGN(auto started,
+                start_run_proxy(policy_, password_, log, std::move(handoff), std::move(broker)));
+  std::lock_guard lock(mu_);
+  proxy_ = std::move(started);
+  if (cut_) proxy_->cut();
+  backend::EnvMap extra;
+  // Offline, the proxy reaches nothing: no program is pointed at it.
+  if (policy_.network().mode != policy::NetworkMode::offline)
+    for (auto& [k, v] : proxy::proxy_environment(port, password_, policy_.network().local_servers))
+      extra[k] = v;
+  return extra;
+}
+
+void NetworkProxy::cut() {
+  std::lock_guard lock(mu_);
+  cut_ = true;
+  if (proxy_) proxy_->cut();
+}
+
+void NetworkProxy::restore() {
+  std::lock_guard lock(mu_);
+  cut_ = false;
+  if (proxy_) proxy_->restore();
+}
+
+void NetworkProxy::stop(run::RunRecord& record) {
+  std::unique_ptr<proxy::ProxyServer> proxy;
+  {
+    std::lock_guard lock(mu_);
+    proxy = std::move(proxy_);
+  }
+  if (!proxy) return;
+  proxy->stop();
+  for (const auto& h : proxy->refused_hosts())
+    record.refused.push_back({redact(h.host), h.port, h.reason, h.count, h.dns});
+}
+
+void NetworkProxy::release() {
+  std::lock_guard lock(mu_);
+  if (proxy_) proxy_->stop();
 }
 
 }  // namespace px::supervisor

@@ -2,9 +2,10 @@
 // The proxy of a run, from its Policy: the rules (host rules with their ports,
 // Local servers, published ports) and, for a sealed run, the sockets the
 // seal's init made inside the run's network namespace (the proxy's listener,
-// the run's DNS, the socket channel). The hook supervisor::run calls.
+// the run's DNS, the socket channel). NetworkProxy is its place in the run.
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "backend/backend.hpp"
@@ -12,6 +13,7 @@
 #include "policy/policy.hpp"
 #include "proxy/proxy.hpp"
 #include "proxy/terminator.hpp"
+#include "run/record.hpp"
 
 namespace px::supervisor {
 
@@ -26,5 +28,40 @@ proxy::ProxyConfig run_proxy_config(const policy::Policy& policy, const std::str
 Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(
     const policy::Policy& policy, const std::string& password, const std::filesystem::path& log,
     backend::NetworkHandOff handoff, std::shared_ptr<proxy::Terminator> broker = nullptr);
+
+// The run's network as one service of the run (supervisor/run.cpp):
+//   start()        before the seal: the password the run's programs give the
+//                  proxy (a secret, redacted wherever it would be written);
+//   on_socket()    while the seal builds its view, on the sockets it hands
+//                  over: the proxy, and the variables that point programs at it;
+//   cut(), restore()   the kill switch's pause and resume (any thread);
+//   stop()         the proxy ends; what it refused into the record; release()
+//                  the same without the record (a run that failed first).
+// A run that wants no network (an offline run under a weaker seal without
+// published ports) has none of it.
+class NetworkProxy {
+ public:
+  explicit NetworkProxy(const policy::Policy& policy, bool wanted) : policy_(policy), wanted_(wanted) {}
+  ~NetworkProxy();
+  NetworkProxy(const NetworkProxy&) = delete;
+  NetworkProxy& operator=(const NetworkProxy&) = delete;
+
+  bool wanted() const { return wanted_; }
+  Status start();
+  Result<backend::EnvMap> on_socket(backend::NetworkHandOff handoff, const std::filesystem::path& log,
+                                    std::shared_ptr<proxy::Terminator> broker);
+  void cut();
+  void restore();
+  void stop(run::RunRecord& record);
+  void release();
+
+ private:
+  const policy::Policy& policy_;
+  const bool wanted_;
+  std::string password_;
+  std::mutex mu_;  // proxy_, cut_: shared with the kill switch's thread
+  std::unique_ptr<proxy::ProxyServer> proxy_;
+  bool cut_ = false;  // cut before the proxy existed: it starts cut
+};
 
 }  // namespace px::supervisor

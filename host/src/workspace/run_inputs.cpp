@@ -95,7 +95,7 @@ Status add_workspace(run::RunInputs& inputs, const Project& project, const Works
   inputs.record.workspace = run::WorkspaceRef{workspace.name,        workspace.branch, workspace.base,
                                               workspace.base_commit, workspace.path,   project.root};
   inputs.on_finish = [path = workspace.path](run::RunRecord& record) {
-    if (auto changes = workspace_changes(path)) record.changed_files = changes.value();
+    if (auto changes = workspace_changes(path)) record.changed_files = std::move(changes).value();
   };
   return ok();
 }

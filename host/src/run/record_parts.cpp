@@ -1,0 +1,150 @@
+#include "run/record_parts.hpp"
+
+#include "run/json_read.hpp"
+
+namespace px::run {
+
+using json = nlohmann::json;
+using namespace json_read;
+
+json to_json(const KillSwitchEvent& e) {
+  json j{{"op", e.op}, {"at", e.at}};
+  if (e.by) j["by"] = *e.by;
+  if (e.pending) j["pending"] = *e.pending;
+  if (e.ms) j["ms"] = *e.ms;
+  if (e.leftovers_killed) j["leftovers_killed"] = *e.leftovers_killed;
+  return j;
+}
+
+KillSwitchEvent KillSwitchEvent::from_json(const json& j) {
+  KillSwitchEvent e;
+  e.op = str(j, "op");
+  e.at = str(j, "at");
+  if (auto it = j.find("by"); it != j.end() && it->is_string()) e.by = it->get<std::string>();
+  if (auto it = j.find("pending"); it != j.end() && it->is_boolean()) e.pending = it->get<bool>();
+  if (auto it = j.find("ms"); it != j.end() && it->is_number()) e.ms = it->get<double>();
+  if (auto it = j.find("leftovers_killed"); it != j.end() && it->is_number_unsigned())
+    e.leftovers_killed = it->get<std::uint64_t>();
+  return e;
+}
+
+json to_json(const KillSwitchRecord& k) {
+  json events = json::array();
+  for (const auto& e : k.events) events.push_back(to_json(e));
+  json j{{"mechanism", k.mechanism}, {"note", k.note}, {"events", events}};
+  if (k.limits) j["limits"] = *k.limits;
+  return j;
+}
+
+KillSwitchRecord KillSwitchRecord::from_json(const json& j) {
+  KillSwitchRecord k;
+  k.mechanism = str(j, "mechanism");
+  k.note = str(j, "note");
+  k.events = objects<KillSwitchEvent>(j, "events", KillSwitchEvent::from_json);
+  if (auto it = j.find("limits"); it != j.end() && it->is_array()) k.limits = strings(j, "limits");
+  return k;
+}
+
+json to_json(const BrokerRecord& b) {
+  json j{{"request_log", b.request_log.string()}};
+  if (!b.reported) return j;
+  json hosts = json::array(), attempts = json::array(), failures = json::array();
+  for (const auto& h : b.hosts)
+    hosts.push_back({{"host", h.host}, {"requests", h.requests}, {"refused", h.refused}});
+  for (const auto& a : b.exfiltration)
+    attempts.push_back(
+        {{"credential", a.credential}, {"host", a.host}, {"where", a.where}, {"count", a.count}});
+  for (const auto& f : b.failures)
+    failures.push_back({{"host", f.host}, {"reason", f.reason}, {"count", f.count}});
+  j["terminated"] = b.terminated;
+  j["credentials"] = b.credentials;
+  j["hosts"] = hosts;
+  j["exfiltration"] = attempts;
+  j["failures"] = failures;
+  return j;
+}
+
+BrokerRecord BrokerRecord::from_json(const json& j) {
+  BrokerRecord b;
+  b.request_log = str(j, "request_log");
+  for (const char* key : {"terminated", "credentials", "hosts", "exfiltration", "failures"})
+    b.reported = b.reported || j.contains(key);
+  b.terminated = strings(j, "terminated");
+  b.credentials = strings(j, "credentials");
+  b.hosts = objects<BrokerHost>(j, "hosts", [](const json& h) {
+    return BrokerHost{str(h, "host"), count_of(h, "requests"), count_of(h, "refused")};
+  });
+  b.exfiltration = objects<ExfiltrationAttempt>(j, "exfiltration", [](const json& a) {
+    return ExfiltrationAttempt{str(a, "credential"), str(a, "host"), str(a, "where"), count_of(a, "count")};
+  });
+  b.failures = objects<BrokerFailure>(j, "failures", [](const json& f) {
+    return BrokerFailure{str(f, "host"), str(f, "reason"), count_of(f, "count")};
+  });
+  return b;
+}
+
+json to_json(const Quarantined& q) {
+  json j{{"path", q.path.string()},        {"kind", q.kind}, {"why", q.why},
+         {"contents", q.contents},         {"when", q.when}, {"at", q.at},
+         {"moved_to", q.moved_to.string()}};
+  if (!q.restored.empty()) j["restored"] = q.restored;
+  if (!q.error.empty()) j["error"] = q.error;
+  return j;
+}
+
+Quarantined Quarantined::from_json(const json& j) {
+  Quarantined q;
+  q.path = str(j, "path");
+  q.kind = str(j, "kind");
+  q.why = str(j, "why");
+  q.contents = str(j, "contents");
+  q.when = str(j, "when");
+  q.at = str(j, "at");
+  q.moved_to = str(j, "moved_to");
+  q.restored = str(j, "restored");
+  q.error = str(j, "error");
+  return q;
+}
+
+json to_json(const HeldChange& c) {
+  json j{{"path", c.path.string()}, {"kind", c.kind},     {"what", c.what},
+         {"reason", c.reason},      {"origin", c.origin}, {"held", c.held}};
+  if (!c.format.empty()) j["format"] = c.format;
+  if (!c.keys.empty()) j["keys"] = c.keys;
+  if (!c.landed.empty()) j["landed"] = c.landed;
+  if (!c.files.empty()) j["files"] = c.files;
+  if (!c.changes.empty()) j["changes"] = c.changes;
+  if (!c.base_sha256.empty()) j["base_sha256"] = c.base_sha256;
+  if (!c.note.empty()) j["note"] = c.note;
+  if (!c.applied_at.empty()) j["applied_at"] = c.applied_at;
+  return j;
+}
+
+HeldChange HeldChange::from_json(const json& j) {
+  HeldChange c;
+  c.path = str(j, "path");
+  c.kind = j.contains("kind") ? str(j, "kind") : "file";
+  c.what = str(j, "what");
+  c.format = str(j, "format");
+  c.keys = strings(j, "keys");
+  c.landed = strings(j, "landed");
+  c.files = strings(j, "files");
+  c.reason = str(j, "reason");
+  c.origin = str(j, "origin");
+  c.held = str(j, "held");
+  c.changes = str(j, "changes");
+  c.base_sha256 = str(j, "base_sha256");
+  c.note = str(j, "note");
+  c.applied_at = str(j, "applied_at");
+  return c;
+}
+
+std::optional<GitRefs> git_refs_from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  GitRefs refs;
+  for (const auto& [name, oid] : j.items())
+    if (oid.is_string()) refs[name] = oid.get<std::string>();
+  return refs;
+}
+
+}  // namespace px::run
