@@ -79,6 +79,11 @@ if [[ -z "$ccusage_bin" ]] && command -v npm >/dev/null 2>&1; then
     npm install --no-audit --no-fund --prefix "$pinned" "ccusage@$ccusage_version" >/dev/null 2>&1 || true
   ccusage_bin="$(native_of "$pinned")"
 fi
+# npm can leave the native binary without its execute bit (20.0.24's did): set it, or every
+# ccusage run fails at once and its columns read 0.
+if [[ -n "$ccusage_bin" && ! -x "$ccusage_bin" ]]; then
+  chmod u+x "$ccusage_bin" 2>/dev/null || ccusage_bin=""
+fi
 if [[ -n "$ccusage_bin" ]]; then
   echo "ccusage: $ccusage_bin ($("$ccusage_bin" --version 2>/dev/null || echo '?'))" >&2
 else
