@@ -1,10 +1,13 @@
 // Times a transcript parser: transcripts_parse_bench --harness claude-code|codex|opencode PATH...
 // Prints one JSON line: bytes read, wall seconds, MB/s, sessions and commands found.
+// --dump FILE also writes the sessions and warnings there, one JSON a line (after the timing), so
+// that a change to a parser can be checked to give byte-identical output on the bench's sets.
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -47,17 +50,20 @@ double cpu_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string harness;
+  std::string harness, dump;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--harness" && i + 1 < argc)
       harness = argv[++i];
+    else if (a == "--dump" && i + 1 < argc)
+      dump = argv[++i];
     else
       paths.push_back(a);
   }
   if (harness.empty() || paths.empty()) {
-    std::cerr << "usage: transcripts_parse_bench --harness claude-code|codex|opencode PATH...\n";
+    std::cerr
+        << "usage: transcripts_parse_bench --harness claude-code|codex|opencode [--dump FILE] PATH...\n";
     return 2;
   }
   std::uint64_t bytes = input_bytes(paths);
@@ -83,5 +89,15 @@ int main(int argc, char** argv) {
       "\"sessions\":%zu,\"commands\":%zu,\"warnings\":%zu}\n",
       static_cast<unsigned long long>(bytes), secs, cpu, static_cast<double>(bytes) / 1e6 / secs,
       static_cast<double>(bytes) / 1e6 / cpu, r.sessions.size(), commands, r.warnings.size());
+  if (!dump.empty()) {
+    std::ofstream out(dump, std::ios::binary);
+    for (const auto& s : r.sessions) out << s.dump() << '\n';
+    for (const auto& w : r.warnings)
+      out << nlohmann::json{{"path", w.path}, {"message", w.message}}.dump() << '\n';
+    if (!out) {
+      std::cerr << "cannot write " << dump << "\n";
+      return 1;
+    }
+  }
   return 0;
 }

@@ -24,11 +24,12 @@ if [[ -z "$bench_bin" ]]; then
   build="$repo/build-bench"
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPARALLEX_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" --target transcripts_parse_bench -j2 >/dev/null
-  bench_bin="$(find "$build" -name transcripts_parse_bench -type f -perm -u+x | head -1)"
+  bench_bin="$(find "$build" -name transcripts_parse_bench -type f -perm -u+x -print -quit)"
   # Only where simdjson is installed (libsimdjson-dev): the scanner against it.
   cmake --build "$build" --target transcripts_scanner_compare -j2 >/dev/null 2>&1 || true
 fi
-compare_bin="$(find "$(dirname "$bench_bin")/.." -name transcripts_scanner_compare -type f -perm -u+x 2>/dev/null | head -1)"
+# -print -quit, not | head -1: with pipefail, head closing the pipe early fails the script.
+compare_bin="$(find "$(dirname "$bench_bin")/.." -name transcripts_scanner_compare -type f -perm -u+x -print -quit 2>/dev/null || true)"
 [[ -x "$bench_bin" ]] || { echo "transcripts_parse_bench not found (use --bench-bin)" >&2; exit 1; }
 
 mkdir -p "$work"
@@ -69,7 +70,7 @@ ratio() { if (( $(echo "$2 > 0" | bc -l) )); then printf '%.1fx' "$(echo "$1 / $
 # installed for the bench only, under the work folder (npm, once).
 ccusage_version=20.0.24
 ccusage_bin=""
-native_of() { find "$1" -path '*/@ccusage/*/bin/ccusage' -type f 2>/dev/null | head -1; }
+native_of() { find "$1" -path '*/@ccusage/*/bin/ccusage' -type f -print -quit 2>/dev/null; }
 if command -v ccusage >/dev/null 2>&1 && [[ "$(ccusage --version 2>/dev/null)" == *"$ccusage_version"* ]]; then
   ccusage_bin="$(native_of "$(dirname "$(readlink -f "$(command -v ccusage)")")/../node_modules")"
 fi
@@ -78,6 +79,11 @@ if [[ -z "$ccusage_bin" ]] && command -v npm >/dev/null 2>&1; then
   [[ -n "$(native_of "$pinned")" ]] ||
     npm install --no-audit --no-fund --prefix "$pinned" "ccusage@$ccusage_version" >/dev/null 2>&1 || true
   ccusage_bin="$(native_of "$pinned")"
+fi
+# npm can leave the native binary without its execute bit (20.0.24's did): set it, or every
+# ccusage run fails at once and its columns read 0.
+if [[ -n "$ccusage_bin" && ! -x "$ccusage_bin" ]]; then
+  chmod u+x "$ccusage_bin" 2>/dev/null || ccusage_bin=""
 fi
 if [[ -n "$ccusage_bin" ]]; then
   echo "ccusage: $ccusage_bin ($("$ccusage_bin" --version 2>/dev/null || echo '?'))" >&2

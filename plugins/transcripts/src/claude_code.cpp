@@ -120,6 +120,7 @@ class Parser {
       return;
     }
     std::string primary;
+    current_ = nullptr;
     std::uint64_t malformed = 0;
     std::int64_t last_ts = 0;
     std::string_view line;
@@ -179,27 +180,31 @@ class Parser {
       return true;
     });
     if (!session_id.is_string()) return;  // summary lines and the like
-    std::string sid = session_id.str();
-    if (sid.empty()) return;
-    if (primary.empty()) primary = sid;
-    Session& s = sessions_[sid];
-    if (s.id.empty()) s.id = sid;
-    s.files.insert(path);
+    // A file's lines almost all carry one session id: its session is looked up (and the file
+    // added to it) only when the id changes.
+    if (current_ == nullptr || !session_id.equals(current_->id)) {
+      std::string sid = session_id.str();
+      if (sid.empty()) return;
+      if (primary.empty()) primary = sid;
+      Session& found = sessions_[sid];
+      if (found.id.empty()) found.id = sid;
+      found.files.insert(path);
+      current_ = &found;
+    }
+    Session& s = *current_;
     std::int64_t ts = last_ts;
-    if (timestamp.is_string()) {
-      if (auto t = parse_iso8601_ms(timestamp.str())) {
-        ts = last_ts = *t;
-        if (!s.min_ts || *t < *s.min_ts) s.min_ts = *t;
-        if (!s.max_ts || *t > *s.max_ts) s.max_ts = *t;
-      }
+    if (auto t = timestamp_ms(timestamp)) {
+      ts = last_ts = *t;
+      if (!s.min_ts || *t < *s.min_ts) s.min_ts = *t;
+      if (!s.max_ts || *t > *s.max_ts) s.max_ts = *t;
     }
     std::uint64_t seq = ++seq_;
     bool side = sidechain.truthy();
-    std::string line_cwd = cwd.is_string() ? cwd.str() : std::string();
-    if (!line_cwd.empty()) {
+    // Decoded only where it is kept: most lines repeat the cwd the session already has.
+    if (cwd.is_string() && cwd.raw().size() > 2) {
       int rank = side ? 1 : 2;
       if (rank > s.cwd_rank || (rank == s.cwd_rank && ts < s.cwd_ts)) {
-        s.cwd = line_cwd;
+        s.cwd = cwd.str();
         s.cwd_rank = rank;
         s.cwd_ts = ts;
       }
@@ -209,14 +214,14 @@ class Parser {
       if (agent_id.is_string()) s.subagents.push_back({ts, seq, agent_id.str()});
     }
     if (type.equals("assistant")) {
-      assistant(s, message, request_id, ts, seq, side, line_cwd);
+      assistant(s, message, request_id, ts, seq, side, cwd);
     } else if (type.equals("user")) {
       user(s, message, tool_use_result);
     }
   }
 
   void assistant(Session& s, Value message, Value request_id, std::int64_t ts, std::uint64_t seq, bool side,
-                 const std::string& cwd) {
+                 Value cwd) {
     Value model, id, content, usage;
     scan::for_each_member(message, [&](std::string_view k, Value v) {
       if (k == "model")
@@ -248,7 +253,6 @@ class Parser {
       c.ts = ts;
       c.seq = seq;
       c.sidechain = side;
-      c.cwd = cwd;
       c.id = block["id"].str();
       c.name = block["name"].str();
       Value input = block["input"];
@@ -268,6 +272,7 @@ class Parser {
       if (!arg.is_string() && c.name == "NotebookEdit") arg = input["file_path"];
       if (!arg.is_string()) return true;
       c.arg = arg.str();
+      c.cwd = cwd.str();
       s.calls.push_back(std::move(c));
       return true;
     });
@@ -322,10 +327,21 @@ class Parser {
   }
 
   std::uint64_t seq_;
-  scan::Document doc_;  // the line being read
+  scan::Document doc_;          // the line being read
+  Session* current_ = nullptr;  // the session of the file's last line (sessions_ keeps it in place)
 };
 
 void merge_session(Session& into, Session&& from) {
+  if (into.id.empty() && into.files.empty()) {
+    // The session's first file (most sessions have only one): taken whole. Its usages are
+    // already unique (a file's Parser drops repeated keys), so each one counts.
+    into = std::move(from);
+    for (const auto& [key, vals] : into.usages) {
+      into.has_usage = true;
+      for (std::size_t i = 0; i < 4; ++i) into.tokens[i] += vals[i];
+    }
+    return;
+  }
   if (into.id.empty()) into.id = from.id;
   into.files.insert(from.files.begin(), from.files.end());
   if (from.min_ts && (!into.min_ts || *from.min_ts < *into.min_ts)) into.min_ts = from.min_ts;
@@ -359,7 +375,7 @@ class Merger {
     for (auto& [id, session] : p.sessions_) merge_session(sessions_[id], std::move(session));
   }
 
-  void finish(Window w) {
+  void finish(Window w, unsigned threads) {
     for (auto& [stem, path, count] : orphan_malformed_) {
       auto it = sessions_.find(stem);
       if (it != sessions_.end()) {
@@ -371,12 +387,26 @@ class Merger {
                                               " malformed line(s)); the file was skipped."});
       }
     }
-    for (auto& [id, s] : sessions_) result_.sessions.push_back(build(s));
+    // Sessions are built apart from each other: on as many threads as the files were read.
+    std::vector<Session*> order;
+    order.reserve(sessions_.size());
+    for (auto& [id, s] : sessions_) order.push_back(&s);
+    result_.sessions.resize(order.size());
+    std::vector<std::exception_ptr> failed(order.size());
+    parallel_for(order.size(), threads, [&](std::size_t i) {
+      try {
+        result_.sessions[i] = build(*order[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    });
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
     finish_sessions(result_.sessions, w);
   }
 
  private:
-  nlohmann::json build(Session& s) {
+  static nlohmann::json build(Session& s) {
     std::stable_sort(s.calls.begin(), s.calls.end(), [](const ToolCall& a, const ToolCall& b) {
       return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
     });
@@ -486,7 +516,8 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
   std::vector<std::optional<Parser>> parsed(files.size());
-  parallel_for(files.size(), worker_count(files), [&](std::size_t i) {
+  const unsigned threads = worker_count(files);
+  parallel_for(files.size(), threads, [&](std::size_t i) {
     // Sequence numbers order calls with equal timestamps by file, then line.
     parsed[i].emplace(static_cast<std::uint64_t>(i) << 40);
     try {
@@ -498,7 +529,7 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
   });
   Merger merger(result);
   for (auto& p : parsed) merger.add(std::move(*p));
-  merger.finish(w);
+  merger.finish(w, threads);
   return result;
 }
 

@@ -1,6 +1,7 @@
 #include "common/json_scan.hpp"
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cstring>
 
@@ -372,10 +373,16 @@ bool needs_sanitize(std::string_view s) {
   const std::size_t n = s.size();
   std::size_t i = 0;
   while (i < n) {
-    // ASCII (most of what is decoded), eight bytes at a time.
+    // ASCII (most of what is decoded), eight bytes at a time, then straight to the first byte
+    // that is not.
     for (std::uint64_t word = 0; i + 8 <= n; i += 8) {
       std::memcpy(&word, p + i, 8);
-      if ((word & 0x8080808080808080ULL) != 0) break;
+      word &= 0x8080808080808080ULL;
+      if (word != 0) {
+        if constexpr (std::endian::native == std::endian::little)
+          i += static_cast<std::size_t>(std::countr_zero(word) / 8);
+        break;
+      }
     }
     if (i >= n) break;
     if (p[i] < 0x80) {
@@ -432,9 +439,10 @@ Value Value::operator[](std::string_view key) const {
   return found;
 }
 
-std::string Value::str() const {
-  if (kind != Kind::string) return {};
-  std::string_view body(begin + 1, static_cast<std::size_t>(end - begin - 2));
+namespace {
+
+// The decoded text of a string's body (what lies between its quotes, or the start of it).
+std::string decode(std::string_view body) {
   if (body.find('\\') == std::string_view::npos) {
     if (needs_sanitize(body)) return sanitize_utf8(body);
     return std::string(body);
@@ -501,6 +509,13 @@ std::string Value::str() const {
   return out;
 }
 
+}  // namespace
+
+std::string Value::str() const {
+  if (kind != Kind::string) return {};
+  return decode(std::string_view(begin + 1, static_cast<std::size_t>(end - begin - 2)));
+}
+
 std::string Value::str_prefix(std::size_t max_raw) const {
   if (kind != Kind::string) return {};
   std::size_t body = static_cast<std::size_t>(end - begin - 2);
@@ -518,12 +533,7 @@ std::string Value::str_prefix(std::size_t max_raw) const {
       q = esc_end - 1;
     }
   }
-  std::string quoted;
-  quoted.reserve(static_cast<std::size_t>(cut - begin) + 1);
-  quoted.append(begin, cut);
-  quoted.push_back('"');
-  Value v{quoted.data(), quoted.data() + quoted.size(), Kind::string};
-  return v.str();
+  return decode(std::string_view(begin + 1, static_cast<std::size_t>(cut - begin - 1)));
 }
 
 bool Value::equals(std::string_view s) const {
@@ -557,6 +567,10 @@ nlohmann::json Value::to_json() const {
   auto j = nlohmann::json::parse(begin, end, nullptr, false);
   if (j.is_discarded()) return nullptr;
   return j;
+}
+
+bool valid_utf8(std::string_view s) {
+  return !needs_sanitize(s);
 }
 
 std::string sanitize_utf8(std::string_view in) {

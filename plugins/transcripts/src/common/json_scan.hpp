@@ -88,6 +88,8 @@ void for_each_element(Value arr, F&& f);
 
 // Replaces invalid UTF-8 so that nlohmann::json can dump the string.
 std::string sanitize_utf8(std::string_view in);
+// True when `s` is valid UTF-8 (sanitize_utf8 would return it unchanged).
+bool valid_utf8(std::string_view s);
 
 namespace detail {
 inline Value child(const Node* nodes, std::uint32_t at) {

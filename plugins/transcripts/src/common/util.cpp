@@ -93,6 +93,13 @@ std::optional<std::int64_t> parse_iso8601_ms(std::string_view s) {
   return secs * 1000 + ms;
 }
 
+std::optional<std::int64_t> timestamp_ms(scan::Value v) {
+  if (!v.is_string()) return std::nullopt;
+  const std::string_view raw = v.raw();
+  if (raw.find('\\') == std::string_view::npos) return parse_iso8601_ms(raw.substr(1, raw.size() - 2));
+  return parse_iso8601_ms(v.str());
+}
+
 std::string format_iso8601_ms(std::int64_t ms) {
   // Years 0000 to 9999: what the format can spell, and no overflow below.
   ms = std::clamp<std::int64_t>(ms, -62167219200000, 253402300799999);
@@ -231,13 +238,15 @@ std::vector<std::string> list_files(const std::string& root, std::string_view su
   return out;
 }
 
-nlohmann::json Command::to_json() const {
-  nlohmann::json j = {{"command", command},
-                      {"cwd", cwd},
-                      {"exit_code", exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr)},
-                      {"status", status},
-                      {"tool", tool}};
-  if (argv) j["argv"] = *argv;
+nlohmann::json Command::to_json() && {
+  // Member by member: an initializer list would copy every string twice.
+  nlohmann::json j = nlohmann::json::object();
+  j["command"] = std::move(command);
+  j["cwd"] = std::move(cwd);
+  j["exit_code"] = exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr);
+  j["status"] = std::move(status);
+  j["tool"] = std::move(tool);
+  if (argv) j["argv"] = std::move(*argv);
   return j;
 }
 
@@ -255,21 +264,23 @@ void Activity::change(const std::string& path, const std::string& tool, const st
   changes_.push_back(std::move(j));
 }
 
-void Activity::write(nlohmann::json& out) const {
-  out["files_read"] = files_read_.to_json();
-  out["files_changed"] = nlohmann::json::array();
-  for (const auto& c : changes_) out["files_changed"].push_back(c);
-  out["commands"] = nlohmann::json::array();
-  for (const auto& c : commands_) out["commands"].push_back(c.to_json());
-  out["urls"] = urls_.to_json();
-  out["web_searches"] = searches_.to_json();
+void Activity::write(nlohmann::json& out) {
+  out["files_read"] = files_read_.take_json();
+  out["files_changed"] = nlohmann::json(std::move(changes_));
+  change_keys_.clear();
+  nlohmann::json commands = nlohmann::json::array();
+  commands.get_ref<nlohmann::json::array_t&>().reserve(commands_.size());
+  for (auto& c : commands_) commands.push_back(std::move(c).to_json());
+  commands_.clear();
+  out["commands"] = std::move(commands);
+  out["urls"] = urls_.take_json();
+  out["web_searches"] = searches_.take_json();
 }
 
 void sanitize_strings(nlohmann::json& j) {
   if (j.is_string()) {
     auto& s = j.get_ref<std::string&>();
-    std::string clean = scan::sanitize_utf8(s);
-    if (clean != s) s = std::move(clean);
+    if (!scan::valid_utf8(s)) s = scan::sanitize_utf8(s);
   } else if (j.is_array() || j.is_object()) {
     for (auto& v : j) sanitize_strings(v);
   }

@@ -12,12 +12,16 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/json_scan.hpp"
 #include "parallex_transcripts/result.hpp"
 
 namespace parallex::transcripts {
 
 // ISO-8601 ("2026-11-20T10:00:01.6Z", "...+02:00", no fraction) to epoch ms.
 std::optional<std::int64_t> parse_iso8601_ms(std::string_view s);
+// A JSON string's time stamp, as parse_iso8601_ms; read in place when it holds no escape (every
+// record has one: no copy a line).
+std::optional<std::int64_t> timestamp_ms(scan::Value v);
 // Epoch ms to "YYYY-MM-DDTHH:MM:SS.mmmZ".
 std::string format_iso8601_ms(std::int64_t ms);
 
@@ -50,6 +54,10 @@ class UniqueList {
     items_.push_back(s);
   }
   nlohmann::json to_json() const { return nlohmann::json(items_); }
+  nlohmann::json take_json() {
+    seen_.clear();
+    return nlohmann::json(std::move(items_));
+  }
   const std::vector<std::string>& items() const { return items_; }
 
  private:
@@ -64,7 +72,8 @@ struct Command {
   std::string status = "unknown";  // success | error | unknown
   std::string tool;
   std::optional<std::vector<std::string>> argv;
-  nlohmann::json to_json() const;
+  // Moves the strings into the object: a session's commands are the bulk of its report.
+  nlohmann::json to_json() &&;
 };
 
 // What a session (or a Claude sidechain) did, in the contract's list shapes.
@@ -76,8 +85,9 @@ class Activity {
   void command(Command c) { commands_.push_back(std::move(c)); }
   void url(const std::string& u) { urls_.add(u); }
   void search(const std::string& q) { searches_.add(q); }
-  // Adds files_read, files_changed, commands, urls, web_searches to `out`.
-  void write(nlohmann::json& out) const;
+  // Adds files_read, files_changed, commands, urls, web_searches to `out`, moving them out of
+  // this Activity (which is left empty): called once, when the session's report is built.
+  void write(nlohmann::json& out);
 
  private:
   UniqueList files_read_;
