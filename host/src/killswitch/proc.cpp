@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -186,22 +187,14 @@ std::string proc_net_address(const std::string& address, bool& v6) {
   return out;
 }
 
-}  // namespace
-
-pid_t tcp_socket_owner(pid_t netns_pid, const std::vector<pid_t>& candidates, const std::string& address,
-                       std::uint16_t port) {
-  bool v6 = false;
-  std::string local = proc_net_address(address, v6);
-  if (local.empty()) return 0;
-  char port_hex[6];
-  std::snprintf(port_hex, sizeof port_hex, ":%04X", port);
-  local += port_hex;
-  const auto table = read_proc_file("/proc/" + std::to_string(netns_pid) + (v6 ? "/net/tcp6" : "/net/tcp"));
-  if (!table) return 0;
+// The inode of the TCP socket whose local address is `local` (the kernel's
+// spelling) in the network namespace of `pid`, or empty.
+std::string socket_inode_in(pid_t pid, bool v6, const std::string& local) {
+  const auto table = read_proc_file("/proc/" + std::to_string(pid) + (v6 ? "/net/tcp6" : "/net/tcp"));
+  if (!table) return {};
   // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
-  std::string inode;
   std::size_t at = 0;
-  while (at < table->size() && inode.empty()) {
+  while (at < table->size()) {
     std::size_t end = table->find('\n', at);
     if (end == std::string::npos) end = table->size();
     char sl[16], loc[64], rem[64], st[8], queues[40], timer[40], retr[16], uid[16], timeout[16], ino[24];
@@ -209,8 +202,31 @@ pid_t tcp_socket_owner(pid_t netns_pid, const std::vector<pid_t>& candidates, co
     if (std::sscanf(line.c_str(), "%15s %63s %63s %7s %39s %39s %15s %15s %15s %23s", sl, loc, rem, st,
                     queues, timer, retr, uid, timeout, ino) == 10 &&
         local == loc && std::strcmp(ino, "0") != 0)
-      inode = ino;
+      return ino;
     at = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& address, std::uint16_t port) {
+  bool v6 = false;
+  std::string local = proc_net_address(address, v6);
+  if (local.empty()) return 0;
+  char port_hex[6];
+  std::snprintf(port_hex, sizeof port_hex, ":%04X", port);
+  local += port_hex;
+  // The table of each network namespace the candidates are in (a run's
+  // first process may still be in the one it was started from).
+  std::string inode;
+  std::vector<std::uint64_t> seen;
+  for (const pid_t pid : candidates) {
+    const std::uint64_t ns = proc_ns_inode(pid, "net");
+    if (ns == 0 || std::find(seen.begin(), seen.end(), ns) != seen.end()) continue;
+    seen.push_back(ns);
+    inode = socket_inode_in(pid, v6, local);
+    if (!inode.empty()) break;
   }
   if (inode.empty()) return 0;
   const std::string target = "socket:[" + inode + "]";

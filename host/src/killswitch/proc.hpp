@@ -32,10 +32,9 @@ std::optional<ProcStat> read_proc_stat(pid_t pid);
 // bytes), "pid 1234 (gone)". Not redacted: callers redact before it is shown.
 std::string describe_process(pid_t pid);
 // Which of `candidates` holds the TCP socket whose local address is
-// `address:port` ("127.0.0.1", "::1") in the network namespace of
-// `netns_pid`; 0 when none does or it cannot be told (gone, not readable).
-pid_t tcp_socket_owner(pid_t netns_pid, const std::vector<pid_t>& candidates, const std::string& address,
-                       std::uint16_t port);
+// `address:port` ("127.0.0.1", "::1") in their network namespaces; 0 when
+// none does or it cannot be told (gone, not readable).
+pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& address, std::uint16_t port);
 // Children of every thread of `pid` (/proc/<pid>/task/*/children).
 std::vector<pid_t> proc_children(pid_t pid);
 // The inode of /proc/<pid>/ns/<kind> ("pid", "net", ...); 0 when unreadable.

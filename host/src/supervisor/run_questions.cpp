@@ -26,8 +26,11 @@ bool split_client(const std::string& client, std::string& address, std::uint16_t
   return true;
 }
 
+run::LiveRuleChange change_of(const proxy::RuleChange& c) {
+  return {std::string(proxy::to_string(c.kind)), c.rule.text(), c.by, c.at};
+}
 nlohmann::json change_json(const proxy::RuleChange& c) {
-  return {{"change", proxy::to_string(c.kind)}, {"rule", c.rule.text()}, {"by", c.by}, {"at", c.at}};
+  return run::to_json(change_of(c));
 }
 
 }  // namespace
@@ -43,13 +46,17 @@ proxy::AskHooks RunQuestions::hooks() {
     std::string outcome = end.outcome;
     if (const auto it = scope_.find(q.id); it != scope_.end() && outcome == "allowed-for-run")
       outcome = "allowed-always";
-    nlohmann::json j{{"question", q.id},       {"host", q.host},
-                     {"port", q.port},         {"rule_reason", q.rule_reason},
-                     {"asked_at", q.asked_at}, {"outcome", outcome},
-                     {"answered_at", end.at},  {"connections", end.connections}};
-    if (!end.by.empty()) j["by"] = end.by;
-    if (const auto it = asked_by_.find(q.id); it != asked_by_.end() && !it->second.empty())
-      j["process"] = it->second;
+    run::AskedQuestion j;
+    j.question = q.id;
+    j.host = q.host;
+    j.port = q.port;
+    j.rule_reason = q.rule_reason;
+    j.asked_at = q.asked_at;
+    j.outcome = outcome;
+    j.answered_at = end.at;
+    j.connections = end.connections;
+    j.by = end.by;
+    if (const auto it = asked_by_.find(q.id); it != asked_by_.end()) j.process = it->second;
     closed_.push_back(std::move(j));
     asked_by_.erase(q.id);
     scope_.erase(q.id);
@@ -57,8 +64,7 @@ proxy::AskHooks RunQuestions::hooks() {
   return h;
 }
 
-void RunQuestions::attach(proxy::ProxyServer* proxy, pid_t netns_pid,
-                          std::function<std::vector<pid_t>()> processes) {
+void RunQuestions::attach(proxy::ProxyServer* proxy, std::function<std::vector<pid_t>()> processes) {
   proxy::ProxyServer* before = nullptr;
   {
     std::lock_guard lock(mu_);
@@ -69,9 +75,8 @@ void RunQuestions::attach(proxy::ProxyServer* proxy, pid_t netns_pid,
   if (before && !proxy) changes = before->rule_changes();
   std::lock_guard lock(mu_);
   if (before && !proxy)
-    for (const auto& c : changes) changes_.push_back(change_json(c));
+    for (const auto& c : changes) changes_.push_back(change_of(c));
   proxy_ = proxy;
-  netns_pid_ = netns_pid;
   processes_ = std::move(processes);
 }
 
@@ -107,8 +112,10 @@ nlohmann::json RunQuestions::describe(const proxy::Question& q) {
     std::string address;
     std::uint16_t port = 0;
     if (split_client(q.client, address, port)) {
-      if (const pid_t pid = killswitch::tcp_socket_owner(netns_pid_, processes_(), address, port); pid > 0)
-        who = redact(killswitch::describe_process(pid));
+      const std::vector<pid_t> run = processes_();
+      if (!run.empty())
+        if (const pid_t pid = killswitch::tcp_socket_owner(run, address, port); pid > 0)
+          who = redact(killswitch::describe_process(pid));
     }
   }
   if (!who.empty()) j["process"] = who;
@@ -197,7 +204,7 @@ nlohmann::json RunQuestions::change_rule(const nlohmann::json& request, bool all
   return {{"ok", true}, {"change", j}};
 }
 
-nlohmann::json RunQuestions::record() const {
+std::optional<run::NetworkLive> RunQuestions::record() const {
   proxy::ProxyServer* proxy = nullptr;
   {
     std::lock_guard lock(mu_);
@@ -207,14 +214,13 @@ nlohmann::json RunQuestions::record() const {
   std::vector<proxy::RuleChange> live;
   if (proxy) live = proxy->rule_changes();
   std::lock_guard lock(mu_);
-  if (closed_.empty() && changes_.empty() && live.empty() && options_.ask.count() == 0) return nullptr;
-  nlohmann::json changes = changes_;
-  if (proxy) {
-    // Still attached (a record written while the run goes on).
-    changes = nlohmann::json::array();
-    for (const auto& c : live) changes.push_back(change_json(c));
-  }
-  return {{"ask_seconds", options_.ask.count()}, {"questions", closed_}, {"rule_changes", changes}};
+  run::NetworkLive n;
+  n.ask_seconds = static_cast<std::uint64_t>(options_.ask.count());
+  n.questions = closed_;
+  n.rule_changes = changes_;
+  for (const auto& c : live) n.rule_changes.push_back(change_of(c));  // still attached: the run goes on
+  if (n.ask_seconds == 0 && n.questions.empty() && n.rule_changes.empty()) return std::nullopt;
+  return n;
 }
 
 }  // namespace px::supervisor

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "proxy/proxy.hpp"
+#include "run/record_parts.hpp"
 
 namespace px::supervisor {
 
@@ -44,11 +45,10 @@ class RunQuestions {
 
   // For the proxy's config (proxy::ProxyConfig::ask_hooks).
   proxy::AskHooks hooks();
-  // The run's proxy once it serves, with where the run's processes are
-  // (`netns_pid`, a process of the run's network namespace, and the run's
-  // processes now): the process that asked is found from them. Null:
-  // detached, before the proxy stops (its rule changes are kept for the record).
-  void attach(proxy::ProxyServer* proxy, pid_t netns_pid, std::function<std::vector<pid_t>()> processes);
+  // The run's proxy once it serves, with the run's processes (all in the
+  // run's network namespace): the process that asked is found among them.
+  // Null: detached, before the proxy stops (its rule changes are kept for the record).
+  void attach(proxy::ProxyServer* proxy, std::function<std::vector<pid_t>()> processes);
 
   // A control request. Ops: "questions" (the open ones), "answer" {"question":
   // N, "allow": bool, "for": "once"|"run"|"always"}, "allow" / "deny"
@@ -56,9 +56,9 @@ class RunQuestions {
   // another op. `by` says who, for the record.
   std::optional<nlohmann::json> handle(const nlohmann::json& request, const std::string& by);
 
-  // For run.json: {"ask_seconds", "questions": [...], "rule_changes": [...]},
-  // or null when nothing was asked or changed and ask mode is off.
-  nlohmann::json record() const;
+  // For run.json's `network_live`; nullopt when ask mode is off and nothing
+  // was asked or changed.
+  std::optional<run::NetworkLive> record() const;
 
  private:
   nlohmann::json describe(const proxy::Question& q);
@@ -69,12 +69,11 @@ class RunQuestions {
   RunQuestionsOptions options_;
   mutable std::mutex mu_;
   proxy::ProxyServer* proxy_ = nullptr;  // under mu_
-  pid_t netns_pid_ = 0;
   std::function<std::vector<pid_t>()> processes_;
-  std::map<std::uint64_t, std::string> asked_by_;     // question id -> the process that asked (found once)
-  std::vector<nlohmann::json> closed_;                // under mu_: the record's questions, in order
-  std::map<std::uint64_t, std::string> scope_;        // question id -> "always" while its answer is applied
-  nlohmann::json changes_ = nlohmann::json::array();  // under mu_: the live rule changes, once detached
+  std::map<std::uint64_t, std::string> asked_by_;  // question id -> the process that asked (found once)
+  std::vector<run::AskedQuestion> closed_;         // under mu_: the record's questions, in order
+  std::map<std::uint64_t, std::string> scope_;     // question id -> "always" while its answer is applied
+  std::vector<run::LiveRuleChange> changes_;       // under mu_: the live rule changes, once detached
 };
 
 }  // namespace px::supervisor
