@@ -1059,6 +1059,44 @@ TEST_F(Network, LiveRulesChangeWhatTheNextRequestGets) {
   EXPECT_NE(changes[0].value("by", "").find("parallex allow"), std::string::npos);
 }
 
+// What a run can read about its own refusals, and what it cannot do: the run
+// service behind its proxy lists this run's refusals with the fix (curl, and
+// the MCP tool recent_refusals of `parallex mcp` inside the run); a request
+// for a host becomes a question the user sees outside; the run cannot answer
+// it (`parallex approve` inside the run is refused), nor see another run's.
+TEST_F(Network, ARunReadsItsOwnRefusalsAndCannotAnswerItsOwnRequest) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  const std::string init =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+  const std::string call =
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recent_refusals","arguments":{}}})";
+  const std::string script =
+      "curl -s -o /dev/null https://refused.example/; "
+      "echo; curl -s -x \"$HTTP_PROXY\" http://parallex.invalid/v1/refusals; "
+      "echo; curl -s -x \"$HTTP_PROXY\" -X POST 'http://parallex.invalid/v1/requests?host=wanted.example&port=443'; "
+      "echo; " + kExe + " approve 1 >/dev/null 2>&1; echo approve=$?; "
+      "printf '%s\\n%s\\n' '" + init + "' '" + call + "' | " + kExe + " mcp";
+  const auto r = run({"--allow", "allowed.test"}, script);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"host\": \"refused.example\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("parallex allow --run "), std::string::npos) << "the fix is named: " << r.out;
+  EXPECT_NE(r.out.find("\"status\": \"asked\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("approve=1"), std::string::npos) << "a run cannot answer: " << r.out;
+  // The MCP tool inside the run says the same.
+  const auto tool_answer = r.out.find(R"({"id":2,)");
+  ASSERT_NE(tool_answer, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("refused.example", tool_answer), std::string::npos) << r.out;
+  // The request was a question for the user, closed unanswered when the run ended.
+  fs::path record;
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
+    if (e.path().filename() == "run.json") record = e.path();
+  const json j = json::parse(slurp(record));
+  ASSERT_TRUE(j.contains("network_live")) << j.dump(2);
+  ASSERT_EQ(j["network_live"]["questions"].size(), 1u);
+  EXPECT_EQ(j["network_live"]["questions"][0]["host"], "wanted.example");
+  EXPECT_EQ(j["network_live"]["questions"][0]["outcome"], "stopped");
+}
+
 TEST(NetworkUnprivileged, AsUnprivilegedUser) {
   if (::getuid() != 0) GTEST_SKIP() << "already unprivileged: this whole run is the unprivileged pass";
   if (std::getenv("PX_NETWORK_CHILD")) GTEST_SKIP() << "nested";
