@@ -997,9 +997,10 @@ TEST_F(Network, AskModeRefusesWhatNobodyAnswers) {
   if (!have("curl")) GTEST_SKIP() << "curl is not installed";
   HttpServer server;
   const std::string port = std::to_string(server.port());
-  const auto r = run({"--ask=1", "--local-servers=" + port},
-                     "curl -s -x \"$HTTP_PROXY\" -D - -o /dev/null --max-time 20 http://asked.test:" + port + "/",
-                     "asked.test=127.0.0.1");
+  const auto r =
+      run({"--ask=1", "--local-servers=" + port},
+          "curl -s -x \"$HTTP_PROXY\" -D - -o /dev/null --max-time 20 http://asked.test:" + port + "/",
+          "asked.test=127.0.0.1");
   EXPECT_NE(r.out.find("x-proxy-error: not-answered"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(server.connections(), 0);
 }
@@ -1015,7 +1016,8 @@ TEST_F(Network, LiveRulesChangeWhatTheNextRequestGets) {
   auto running = std::async(std::launch::async, [&] {
     return run({"--allow", "allowed.test", "--local-servers=" + port},
                "end=$(($(date +%s)+8)); while [ $(date +%s) -lt $end ]; do "
-               "curl -s -o /dev/null -w '%{http_code}\\n' --max-time 2 " + url + "; sleep 0.2; done",
+               "curl -s -o /dev/null -w '%{http_code}\\n' --max-time 2 " +
+                   url + "; sleep 0.2; done",
                "live.test=127.0.0.1");
   });
   const std::vector<std::string> env{"PARALLEX_HOME=" + (root_ / "home").string(),
@@ -1037,7 +1039,8 @@ TEST_F(Network, LiveRulesChangeWhatTheNextRequestGets) {
   // Bad input: not a plain host name, a public suffix, a run that is not there.
   EXPECT_NE(spawn_and_wait({kExe, "allow", "--run", id, "127.0.0.1"}, env, root_ / "logs").status, 0);
   EXPECT_NE(spawn_and_wait({kExe, "allow", "--run", id, "*.com"}, env, root_ / "logs").status, 0);
-  EXPECT_NE(spawn_and_wait({kExe, "allow", "--run", "nosuchrun", "live.test"}, env, root_ / "logs").status, 0);
+  EXPECT_NE(spawn_and_wait({kExe, "allow", "--run", "nosuchrun", "live.test"}, env, root_ / "logs").status,
+            0);
   const auto r = running.get();
   ASSERT_EQ(r.status, 0) << r.err;
   // 403s, then 200s once allowed, then 403s again once denied: in that order.
@@ -1073,9 +1076,13 @@ TEST_F(Network, ARunReadsItsOwnRefusalsAndCannotAnswerItsOwnRequest) {
   const std::string script =
       "curl -s -o /dev/null https://refused.example/; "
       "echo; curl -s -x \"$HTTP_PROXY\" http://parallex.invalid/v1/refusals; "
-      "echo; curl -s -x \"$HTTP_PROXY\" -X POST 'http://parallex.invalid/v1/requests?host=wanted.example&port=443'; "
-      "echo; " + kExe + " approve 1 >/dev/null 2>&1; echo approve=$?; "
-      "printf '%s\\n%s\\n' '" + init + "' '" + call + "' | " + kExe + " mcp";
+      "echo; curl -s -x \"$HTTP_PROXY\" -X POST "
+      "'http://parallex.invalid/v1/requests?host=wanted.example&port=443'; "
+      "echo; " +
+      kExe +
+      " approve 1 >/dev/null 2>&1; echo approve=$?; "
+      "printf '%s\\n%s\\n' '" +
+      init + "' '" + call + "' | " + kExe + " mcp";
   const auto r = run({"--allow", "allowed.test"}, script);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("\"host\": \"refused.example\""), std::string::npos) << r.out;
@@ -1095,6 +1102,50 @@ TEST_F(Network, ARunReadsItsOwnRefusalsAndCannotAnswerItsOwnRequest) {
   ASSERT_EQ(j["network_live"]["questions"].size(), 1u);
   EXPECT_EQ(j["network_live"]["questions"][0]["host"], "wanted.example");
   EXPECT_EQ(j["network_live"]["questions"][0]["outcome"], "stopped");
+}
+
+// "Always" for an agent: the answer goes into the agent's rules (agent show
+// lists it, `agent set --disallow` undoes it) and its next run is not asked.
+TEST_F(Network, AnAlwaysAnswerIsWrittenToTheAgentsRules) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  HttpServer server;
+  const std::string port = std::to_string(server.port());
+  const std::vector<std::string> env{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                     "XDG_RUNTIME_DIR=" + (root_ / "runtime").string(),
+                                     "PARALLEX_TEST_RESOLVE=asked.test=127.0.0.1"};
+  const auto made = spawn_and_wait({kExe, "agent", "new", "bot", "--email", "bot@example.com", "--allow",
+                                    "allowed.test", "--ask=30", "--local-servers=" + port},
+                                   env, root_ / "logs");
+  ASSERT_EQ(made.status, 0) << made.err;
+  const std::vector<std::string> agent_run{
+      kExe, "agent", "run", "bot",        "--in", (root_ / "work").string(),
+      "--", "curl",  "-s",  "--max-time", "40",   "http://asked.test:" + port + "/"};
+  auto first = std::async(std::launch::async, [&] { return spawn_and_wait(agent_run, env, root_ / "logs"); });
+  json open;
+  for (int i = 0; i < 300 && open.empty(); ++i) {
+    const auto listed = spawn_and_wait({kExe, "approve", "--json"}, env, root_ / "logs");
+    const auto j = json::parse(listed.out, nullptr, false);
+    if (j.is_object() && !j["questions"].empty()) open = j["questions"][0];
+    if (open.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(open.empty()) << "no question was asked";
+  EXPECT_EQ(open["agent"], "bot");
+  const auto answered = spawn_and_wait(
+      {kExe, "approve", std::to_string(open["question"].get<int>()), "--for", "always"}, env, root_ / "logs");
+  ASSERT_EQ(answered.status, 0) << answered.err;
+  EXPECT_NE(answered.out.find("agent bot allows asked.test:" + port), std::string::npos) << answered.out;
+  const auto r1 = first.get();
+  EXPECT_EQ(r1.out, "hello from the host") << r1.err;
+  const auto shown = spawn_and_wait({kExe, "agent", "show", "bot", "--json"}, env, root_ / "logs");
+  EXPECT_NE(shown.out.find("asked.test:" + port), std::string::npos) << shown.out;
+  // The next run goes there without a question.
+  const auto r2 = spawn_and_wait(agent_run, env, root_ / "logs");
+  EXPECT_EQ(r2.out, "hello from the host") << r2.err;
+  EXPECT_EQ(r2.err.find("asks"), std::string::npos) << r2.err;
+  const auto undone =
+      spawn_and_wait({kExe, "agent", "set", "bot", "--disallow", "asked.test:" + port}, env, root_ / "logs");
+  EXPECT_EQ(undone.status, 0) << undone.err;
+  EXPECT_EQ(server.connections(), 2);
 }
 
 TEST(NetworkUnprivileged, AsUnprivilegedUser) {

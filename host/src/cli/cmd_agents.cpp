@@ -57,7 +57,8 @@ struct RuleFlags {
 // "; local servers on, every port" for the summary lines.
 std::string local_servers_text(const AgentConfig& c) {
   std::string s;
-  if (c.local_servers) s = "; local servers on, " + policy::LocalServers{true, c.local_server_ports}.describe();
+  if (c.local_servers)
+    s = "; local servers on, " + policy::LocalServers{true, c.local_server_ports}.describe();
   if (c.ask_seconds > 0)
     s += "; asks you about other hosts (parallex approve), up to " + std::to_string(c.ask_seconds) + " s";
   return s;
@@ -386,7 +387,7 @@ int do_show(const std::string& name, bool json) {
   std::printf("GitHub token %s\n", token_text.c_str());
   std::printf("Repositories %s\n",
               c.repos.empty() ? "(none named)" : to_json_text(nlohmann::json(c.repos)).c_str());
-  std::printf("Network      %s\n", network_text(c).c_str());
+  std::printf("Network      %s%s\n", network_text(c).c_str(), local_servers_text(c).c_str());
   std::printf("Local servers %s\n",
               policy::LocalServers{c.local_servers, c.local_server_ports}.describe().c_str());
   if (c.processes)
