@@ -9,6 +9,7 @@
 
 #include "common/host_rule.hpp"
 #include "common/socket_request.hpp"
+#include "proxy/destination.hpp"
 #include "proxy/dns_message.hpp"
 
 namespace {
@@ -37,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (q.question_bytes.data() < input.data() ||
         q.question_bytes.data() + q.question_bytes.size() > input.data() + size)
       __builtin_trap();
-    const dns::Decision d = dns::decide(config(), q);
+    const dns::Decision d = dns::decide(
+        config(), q, [](std::string_view n) { return px::proxy::allowed_ports_for(config(), n); });
     if (d.kind == dns::Decision::Kind::synthetic && d.name.empty()) __builtin_trap();
     const std::string a = dns::answer(
         q, {boost::asio::ip::make_address("198.18.0.1"), boost::asio::ip::make_address("fd00::1")}, 60);

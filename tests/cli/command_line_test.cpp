@@ -90,6 +90,11 @@ TEST(CommandLine, TheWorkspacedTabsOptionsAreNotDroppedOnOtherSubcommands) {
   const Ran before_set = px("agent --env FOO=1 set bot", home.path);
   EXPECT_EQ(before_set.status, 2) << before_set.err;
   EXPECT_NE(before_set.err.find("give it after `set`"), std::string::npos) << before_set.err;
+  // A container image's one-time choice, PARALLEX_ALLOW_WEAKER_SEAL, is not
+  // -w's option given before `list` (or `run`): the sub-command reads it too.
+  const Ran by_env = px("agent list", home.path, {{"PARALLEX_ALLOW_WEAKER_SEAL", "1"}});
+  EXPECT_EQ(by_env.status, 0) << by_env.err;
+  EXPECT_EQ(by_env.err.find("was given before"), std::string::npos) << by_env.err;
   const Ran empty = px("agent -w '' -- true", home.path);
   EXPECT_EQ(empty.status, 2) << empty.err;
   EXPECT_NE(empty.err.find("-w needs the agent's name"), std::string::npos) << empty.err;

@@ -157,13 +157,6 @@ head -c1 /proc/1/environ >/dev/null 2>&1 && echo PROC1-READ || echo proc1-refuse
   # the store's gh/hosts.yml, owned by root and readable by group 1000 only
   # (the pod's Secret: defaultMode 0440, fsGroup 1000). The run must hold a
   # placeholder, never the token.
-  if [ "$accepts" = 1 ]; then
-    # PARALLEX_ALLOW_WEAKER_SEAL in the environment makes `parallex agent
-    # run` refuse ("--allow-weaker-seal was given before `run`"): the CLI's
-    # check of -w's options counts the variable as the option given.
-    echo "  agent run: not tried with PARALLEX_ALLOW_WEAKER_SEAL in the environment (refused by the CLI)"
-    return
-  fi
   pr "$tag" agent new reviewer --email reviewer@example.invalid >"$dir/agent-new.out" 2>&1 ||
     { fail "parallex agent new in the image: $(tail -3 "$dir/agent-new.out")"; return; }
   local token

@@ -103,8 +103,9 @@ try {
   check(client.getServerVersion()?.name === "parallex", "initialize: server is parallex");
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  check(JSON.stringify(names) === JSON.stringify(["list_snapshots", "list_workspaces", "open_browser",
-    "read_report", "rewind_agent", "snapshot_agent", "whoami"]), "tools/list lists the seven tools", names.join(","));
+  check(JSON.stringify(names) === JSON.stringify(["answer_question", "change_run_rule", "list_snapshots",
+    "list_workspaces", "open_browser", "read_report", "recent_refusals", "request_access", "rewind_agent",
+    "run_questions", "snapshot_agent", "whoami"]), "tools/list lists the twelve tools", names.join(","));
   check(tools.every((t) => t.inputSchema?.type === "object" && t.outputSchema?.type === "object"),
     "every tool has an input and an output schema");
 

@@ -98,8 +98,10 @@ TEST(McpProtocol, ToolsListHasEveryToolWithSchemas) {
     EXPECT_EQ(t["outputSchema"]["type"], "object") << t["name"];
     EXPECT_FALSE(t["description"].get<std::string>().empty());
   }
-  EXPECT_EQ(names, (std::set<std::string>{"list_workspaces", "whoami", "snapshot_agent", "list_snapshots",
-                                          "read_report", "rewind_agent", "open_browser"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"list_workspaces", "whoami", "snapshot_agent", "list_snapshots",
+                                   "read_report", "rewind_agent", "open_browser", "recent_refusals",
+                                   "request_access", "run_questions", "answer_question", "change_run_rule"}));
 }
 
 TEST(McpProtocol, UnknownToolIsInvalidParams) {

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -936,6 +937,216 @@ TEST_F(Network, MalformedHostPortRulesAreRefusedWithTheFix) {
 }
 
 // ---- The unprivileged pass -------------------------------------------------------------
+
+// Ask mode in a real seal: curl's connection to a name outside the rule is
+// held; `parallex approve` (another process, outside the run) lists it with
+// the process that asked and lets it through for the rest of the run; the
+// next request is not asked; the record says who answered and when.
+TEST_F(Network, AskModeHoldsAConnectionUntilTheUserApprovesIt) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  HttpServer server;
+  const std::string port = std::to_string(server.port());
+  const std::string url = "http://asked.test:" + port + "/";
+  auto running = std::async(std::launch::async, [&] {
+    return run({"--ask=30", "--allow", "allowed.test", "--local-servers=" + port},
+               "curl -s --max-time 40 " + url + "; echo; curl -s --max-time 5 " + url,
+               "asked.test=127.0.0.1");
+  });
+  const std::vector<std::string> env{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                     "XDG_RUNTIME_DIR=" + (root_ / "runtime").string()};
+  json open;
+  for (int i = 0; i < 300 && open.empty(); ++i) {
+    const auto listed = spawn_and_wait({kExe, "approve", "--json"}, env, root_ / "logs");
+    if (listed.status == 0) {
+      const auto j = json::parse(listed.out, nullptr, false);
+      if (j.is_object() && !j["questions"].empty()) open = j["questions"][0];
+    }
+    if (open.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(open.empty()) << "no question was asked";
+  EXPECT_EQ(open["host"], "asked.test");
+  EXPECT_EQ(open["port"], server.port());
+  EXPECT_NE(open.value("process", "").find("curl"), std::string::npos) << open.dump();
+  EXPECT_EQ(server.connections(), 0) << "held: nothing reached the server before the answer";
+  const auto answered = spawn_and_wait(
+      {kExe, "approve", std::to_string(open["question"].get<int>()), "--for", "run"}, env, root_ / "logs");
+  ASSERT_EQ(answered.status, 0) << answered.out << answered.err;
+  const auto r = running.get();
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "hello from the host\nhello from the host") << r.err;
+  EXPECT_EQ(server.connections(), 2);
+  // The record: the question, its answer, the rule it made.
+  fs::path record;
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
+    if (e.path().filename() == "run.json") record = e.path();
+  const json j = json::parse(slurp(record));
+  ASSERT_TRUE(j.contains("network_live")) << j.dump(2);
+  const auto& live = j["network_live"];
+  EXPECT_EQ(live["ask_seconds"], 30);
+  ASSERT_EQ(live["questions"].size(), 1u) << live.dump(2);
+  EXPECT_EQ(live["questions"][0]["outcome"], "allowed-for-run");
+  EXPECT_NE(live["questions"][0].value("by", "").find("parallex approve"), std::string::npos);
+  EXPECT_NE(live["questions"][0].value("process", "").find("curl"), std::string::npos);
+  ASSERT_EQ(live["rule_changes"].size(), 1u);
+  EXPECT_EQ(live["rule_changes"][0]["rule"], "asked.test:" + port);
+}
+
+// No answer in time: the connection gets the refusal the rule would have
+// given, saying nobody answered; a deny for the run refuses without asking.
+TEST_F(Network, AskModeRefusesWhatNobodyAnswers) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  HttpServer server;
+  const std::string port = std::to_string(server.port());
+  const auto r =
+      run({"--ask=1", "--local-servers=" + port},
+          "curl -s -x \"$HTTP_PROXY\" -D - -o /dev/null --max-time 20 http://asked.test:" + port + "/",
+          "asked.test=127.0.0.1");
+  EXPECT_NE(r.out.find("x-proxy-error: not-answered"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(server.connections(), 0);
+}
+
+// `parallex allow --run` and `deny --run` change what a running run's next
+// connection gets (a loop of curl in the run), and the record lists the changes.
+TEST_F(Network, LiveRulesChangeWhatTheNextRequestGets) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  HttpServer server;
+  const std::string port = std::to_string(server.port());
+  const std::string url = "http://live.test:" + port + "/";
+  // Each request writes its status on a line; the run ends after 8 s.
+  auto running = std::async(std::launch::async, [&] {
+    return run({"--allow", "allowed.test", "--local-servers=" + port},
+               "end=$(($(date +%s)+8)); while [ $(date +%s) -lt $end ]; do "
+               "curl -s -o /dev/null -w '%{http_code}\\n' --max-time 2 " +
+                   url + "; sleep 0.2; done",
+               "live.test=127.0.0.1");
+  });
+  const std::vector<std::string> env{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                     "XDG_RUNTIME_DIR=" + (root_ / "runtime").string()};
+  std::string id;
+  for (int i = 0; i < 100 && id.empty(); ++i) {
+    const auto listed = spawn_and_wait({kExe, "runs", "--json"}, env, root_ / "logs");
+    const auto j = json::parse(listed.out, nullptr, false);
+    if (j.is_object() && j.contains("runs") && !j["runs"].empty()) id = j["runs"][0].value("id", "");
+    if (id.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(id.empty());
+  std::this_thread::sleep_for(1500ms);
+  auto allowed = spawn_and_wait({kExe, "allow", "--run", id, "live.test:" + port}, env, root_ / "logs");
+  ASSERT_EQ(allowed.status, 0) << allowed.out << allowed.err;
+  std::this_thread::sleep_for(2500ms);
+  auto denied = spawn_and_wait({kExe, "deny", "--run", id, "live.test"}, env, root_ / "logs");
+  ASSERT_EQ(denied.status, 0) << denied.out << denied.err;
+  // Bad input: not a plain host name, a public suffix, a run that is not there.
+  EXPECT_NE(spawn_and_wait({kExe, "allow", "--run", id, "127.0.0.1"}, env, root_ / "logs").status, 0);
+  EXPECT_NE(spawn_and_wait({kExe, "allow", "--run", id, "*.com"}, env, root_ / "logs").status, 0);
+  EXPECT_NE(spawn_and_wait({kExe, "allow", "--run", "nosuchrun", "live.test"}, env, root_ / "logs").status,
+            0);
+  const auto r = running.get();
+  ASSERT_EQ(r.status, 0) << r.err;
+  // 403s, then 200s once allowed, then 403s again once denied: in that order.
+  const std::string codes = r.out;
+  const auto first_ok = codes.find("200");
+  ASSERT_NE(first_ok, std::string::npos) << codes;
+  EXPECT_EQ(codes.substr(0, codes.find('\n')), "403") << codes;
+  const auto last_ok = codes.rfind("200");
+  EXPECT_NE(codes.find("403", last_ok), std::string::npos) << "refused again after the deny: " << codes;
+  EXPECT_EQ(codes.find("403", first_ok), codes.find("403", last_ok)) << "no refusal between: " << codes;
+  fs::path record;
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
+    if (e.path().filename() == "run.json") record = e.path();
+  const json j = json::parse(slurp(record));
+  const auto& changes = j["network_live"]["rule_changes"];
+  ASSERT_EQ(changes.size(), 2u) << j.dump(2);
+  EXPECT_EQ(changes[0]["change"], "allow");
+  EXPECT_EQ(changes[1]["change"], "deny");
+  EXPECT_NE(changes[0].value("by", "").find("parallex allow"), std::string::npos);
+}
+
+// What a run can read about its own refusals, and what it cannot do: the run
+// service behind its proxy lists this run's refusals with the fix (curl, and
+// the MCP tool recent_refusals of `parallex mcp` inside the run); a request
+// for a host becomes a question the user sees outside; the run cannot answer
+// it (`parallex approve` inside the run is refused), nor see another run's.
+TEST_F(Network, ARunReadsItsOwnRefusalsAndCannotAnswerItsOwnRequest) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  const std::string init =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+  const std::string call =
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recent_refusals","arguments":{}}})";
+  const std::string script =
+      "curl -s -o /dev/null https://refused.example/; "
+      "echo; curl -s -x \"$HTTP_PROXY\" http://parallex.invalid/v1/refusals; "
+      "echo; curl -s -x \"$HTTP_PROXY\" -X POST "
+      "'http://parallex.invalid/v1/requests?host=wanted.example&port=443'; "
+      "echo; " +
+      kExe +
+      " approve 1 >/dev/null 2>&1; echo approve=$?; "
+      "printf '%s\\n%s\\n' '" +
+      init + "' '" + call + "' | " + kExe + " mcp";
+  const auto r = run({"--allow", "allowed.test"}, script);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"host\": \"refused.example\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("parallex allow --run "), std::string::npos) << "the fix is named: " << r.out;
+  EXPECT_NE(r.out.find("\"status\": \"asked\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("approve=1"), std::string::npos) << "a run cannot answer: " << r.out;
+  // The MCP tool inside the run says the same.
+  const auto tool_answer = r.out.find(R"({"id":2,)");
+  ASSERT_NE(tool_answer, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("refused.example", tool_answer), std::string::npos) << r.out;
+  // The request was a question for the user, closed unanswered when the run ended.
+  fs::path record;
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
+    if (e.path().filename() == "run.json") record = e.path();
+  const json j = json::parse(slurp(record));
+  ASSERT_TRUE(j.contains("network_live")) << j.dump(2);
+  ASSERT_EQ(j["network_live"]["questions"].size(), 1u);
+  EXPECT_EQ(j["network_live"]["questions"][0]["host"], "wanted.example");
+  EXPECT_EQ(j["network_live"]["questions"][0]["outcome"], "stopped");
+}
+
+// "Always" for an agent: the answer goes into the agent's rules (agent show
+// lists it, `agent set --disallow` undoes it) and its next run is not asked.
+TEST_F(Network, AnAlwaysAnswerIsWrittenToTheAgentsRules) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  HttpServer server;
+  const std::string port = std::to_string(server.port());
+  const std::vector<std::string> env{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                     "XDG_RUNTIME_DIR=" + (root_ / "runtime").string(),
+                                     "PARALLEX_TEST_RESOLVE=asked.test=127.0.0.1"};
+  const auto made = spawn_and_wait({kExe, "agent", "new", "bot", "--email", "bot@example.com", "--allow",
+                                    "allowed.test", "--ask=30", "--local-servers=" + port},
+                                   env, root_ / "logs");
+  ASSERT_EQ(made.status, 0) << made.err;
+  const std::vector<std::string> agent_run{
+      kExe, "agent", "run", "bot",        "--in", (root_ / "work").string(),
+      "--", "curl",  "-s",  "--max-time", "40",   "http://asked.test:" + port + "/"};
+  auto first = std::async(std::launch::async, [&] { return spawn_and_wait(agent_run, env, root_ / "logs"); });
+  json open;
+  for (int i = 0; i < 300 && open.empty(); ++i) {
+    const auto listed = spawn_and_wait({kExe, "approve", "--json"}, env, root_ / "logs");
+    const auto j = json::parse(listed.out, nullptr, false);
+    if (j.is_object() && !j["questions"].empty()) open = j["questions"][0];
+    if (open.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(open.empty()) << "no question was asked";
+  EXPECT_EQ(open["agent"], "bot");
+  const auto answered = spawn_and_wait(
+      {kExe, "approve", std::to_string(open["question"].get<int>()), "--for", "always"}, env, root_ / "logs");
+  ASSERT_EQ(answered.status, 0) << answered.err;
+  EXPECT_NE(answered.out.find("agent bot allows asked.test:" + port), std::string::npos) << answered.out;
+  const auto r1 = first.get();
+  EXPECT_EQ(r1.out, "hello from the host") << r1.err;
+  const auto shown = spawn_and_wait({kExe, "agent", "show", "bot", "--json"}, env, root_ / "logs");
+  EXPECT_NE(shown.out.find("asked.test:" + port), std::string::npos) << shown.out;
+  // The next run goes there without a question.
+  const auto r2 = spawn_and_wait(agent_run, env, root_ / "logs");
+  EXPECT_EQ(r2.out, "hello from the host") << r2.err;
+  EXPECT_EQ(r2.err.find("asks"), std::string::npos) << r2.err;
+  const auto undone =
+      spawn_and_wait({kExe, "agent", "set", "bot", "--disallow", "asked.test:" + port}, env, root_ / "logs");
+  EXPECT_EQ(undone.status, 0) << undone.err;
+  EXPECT_EQ(server.connections(), 2);
+}
 
 TEST(NetworkUnprivileged, AsUnprivilegedUser) {
   if (::getuid() != 0) GTEST_SKIP() << "already unprivileged: this whole run is the unprivileged pass";

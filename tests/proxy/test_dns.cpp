@@ -3,6 +3,7 @@
 // the resolver: every answer a program inside a run can get.
 #include <gtest/gtest.h>
 
+#include "proxy/destination.hpp"
 #include "proxy/dns_message.hpp"
 #include "proxy/local_ports.hpp"
 #include "proxy/reasons.hpp"
@@ -11,6 +12,11 @@
 
 namespace px::proxy::test {
 namespace {
+
+// The run's own rule, with no live change: what ServerCore::ports_for gives then.
+std::function<std::vector<std::uint16_t>(std::string_view)> ports_of(const ProxyConfig& cfg) {
+  return [&cfg](std::string_view name) { return allowed_ports_for(cfg, name); };
+}
 
 using boost::asio::ip::make_address;
 
@@ -60,12 +66,12 @@ TEST(Dns, AllowedNamesGetSyntheticAddressesOthersNxdomainNeverLookedUp) {
     const std::string q = query(7, name, dns::kTypeA);
     const auto parsed = dns::parse_query(q);
     ASSERT_EQ(parsed.status, dns::ParseStatus::ok) << name;
-    const auto d = dns::decide(cfg, parsed.question);
+    const auto d = dns::decide(cfg, parsed.question, ports_of(cfg));
     EXPECT_EQ(d.kind, dns::Decision::Kind::synthetic) << name;
   }
   const std::string q = query(9, "x7f3a9b2c.exfil.evil.test", dns::kTypeA);
   const auto parsed = dns::parse_query(q);
-  const auto d = dns::decide(cfg, parsed.question);
+  const auto d = dns::decide(cfg, parsed.question, ports_of(cfg));
   EXPECT_EQ(d.kind, dns::Decision::Kind::refuse);
   EXPECT_EQ(d.rcode, dns::Rcode::nxdomain);
   EXPECT_EQ(d.reason, reason::not_allowed);
@@ -78,7 +84,9 @@ TEST(Dns, AllowedNamesGetSyntheticAddressesOthersNxdomainNeverLookedUp) {
 
 TEST(Dns, OtherTypesClassesAndNonNamesAreRefused) {
   const ProxyConfig cfg = allowlist({"allowed.test"});
-  const auto decide = [&](const std::string& q) { return dns::decide(cfg, dns::parse_query(q).question); };
+  const auto decide = [&](const std::string& q) {
+    return dns::decide(cfg, dns::parse_query(q).question, ports_of(cfg));
+  };
   EXPECT_EQ(decide(query(1, "allowed.test", 16)).reason, reason::dns_type_refused);    // TXT
   EXPECT_EQ(decide(query(1, "allowed.test", 15)).reason, reason::dns_type_refused);    // MX
   EXPECT_EQ(decide(query(1, "allowed.test", 1, 3)).reason, reason::dns_type_refused);  // class CHAOS
@@ -173,6 +181,66 @@ TEST(TestResolver, OnlyTestNamesToLoopback) {
   EXPECT_NE(problems.find("evil.com"), std::string::npos);
   EXPECT_NE(problems.find("c.test=10.0.0.1"), std::string::npos);
   EXPECT_NE(problems.find("junk"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace px::proxy::test
+
+namespace px::proxy::test {
+namespace {
+
+// The query with an EDNS OPT record (as dig and many stub resolvers send).
+std::string with_opt(std::string q) {
+  q[11] = 1;                                             // ARCOUNT
+  q += std::string("\0\0\x29\x04\xd0\0\0\0\0\0\0", 11);  // root, OPT, 1232, ttl 0, rdlen 0
+  return q;
+}
+
+TEST(DnsExtendedError, ARefusedNameCarriesItsReasonWhenTheQueryHasEdns) {
+  const std::string packet = with_opt(query(7, "outside.example", dns::kTypeA));
+  const auto parsed = dns::parse_query(packet);
+  ASSERT_EQ(parsed.status, dns::ParseStatus::ok);
+  EXPECT_TRUE(parsed.question.edns);
+  const std::string why = "parallex proxy: outside.example is outside this run's network rule.";
+  const std::string answer = dns::error(parsed.question, dns::Rcode::nxdomain, why);
+  // ARCOUNT 1, and the OPT record's option: code 15 (extended error), info 15 (Blocked), the text.
+  EXPECT_EQ(static_cast<unsigned char>(answer[11]), 1u);
+  const std::string option = std::string("\0\x0f", 2) + static_cast<char>(0) +
+                             static_cast<char>(2 + why.size()) + std::string("\0\x0f", 2) + why;
+  EXPECT_NE(answer.find(option), std::string::npos);
+  EXPECT_EQ(answer.substr(answer.size() - why.size()), why);
+  EXPECT_EQ(static_cast<unsigned char>(answer[3]) & 0x0f, 3u);  // NXDOMAIN
+}
+
+TEST(DnsExtendedError, AQueryWithoutEdnsGetsNoOptRecord) {
+  const std::string packet = query(7, "outside.example", dns::kTypeA);
+  const auto parsed = dns::parse_query(packet);
+  ASSERT_EQ(parsed.status, dns::ParseStatus::ok);
+  EXPECT_FALSE(parsed.question.edns);
+  const std::string answer = dns::error(parsed.question, dns::Rcode::nxdomain, "why");
+  EXPECT_EQ(static_cast<unsigned char>(answer[11]), 0u);
+  EXPECT_EQ(answer, dns::error(parsed.question, dns::Rcode::nxdomain));
+}
+
+TEST(DnsAskMode, ANameOutsideTheRuleIsAnsweredSoItsConnectionCanBeAsked) {
+  ProxyConfig cfg;
+  cfg.mode = NetworkMode::allowlist;
+  cfg.allowed_hosts = {"allowed.test"};
+  cfg.password = std::string(16, 'p');
+  cfg.ask_timeout = std::chrono::seconds(30);
+  cfg = validate(cfg).value();
+  // What ServerCore::capture_ports_for gives in ask mode: the network's ports.
+  const auto ports = [&](std::string_view name) {
+    auto p = allowed_ports_for(cfg, name);
+    return p.empty() ? cfg.allowed_ports : p;
+  };
+  const auto asked =
+      dns::decide(cfg, dns::parse_query(query(1, "outside.example", dns::kTypeA)).question, ports);
+  EXPECT_EQ(asked.kind, dns::Decision::Kind::synthetic);
+  EXPECT_EQ(asked.reason, reason::ask_on_connect);
+  const auto allowed =
+      dns::decide(cfg, dns::parse_query(query(1, "allowed.test", dns::kTypeA)).question, ports);
+  EXPECT_EQ(allowed.reason, reason::allowed);
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ policy::AgentInputs agent_inputs(const AgentPaths& paths, const AgentConfig& con
   in.allow = config.allow;
   in.local_servers = config.local_servers;
   in.local_server_ports = config.local_server_ports;
+  if (config.ask_seconds > 0) in.ask = std::chrono::seconds(config.ask_seconds);
   in.processes = config.processes;
   in.passed_env = config.env;
   in.env = agent_env(paths, token);

@@ -22,6 +22,7 @@
 #include "common/port.hpp"
 #include "common/read_file.hpp"
 #include "common/unique_fd.hpp"
+#include "policy/ask.hpp"
 #include "policy/broker_yaml.hpp"
 #include "policy/yaml_values.hpp"
 
@@ -115,6 +116,7 @@ std::string config_to_yaml(const AgentConfig& c) {
     e << YAML::Key << "local_servers" << YAML::Value << YAML::Flow << c.local_server_ports;
   else
     e << YAML::Key << "local_servers" << YAML::Value << c.local_servers;
+  if (c.ask_seconds > 0) e << YAML::Key << "ask" << YAML::Value << c.ask_seconds;
   e << YAML::EndMap;
   e << YAML::Key << "grants" << YAML::Value << YAML::BeginSeq;
   for (const auto& g : c.grants) {
@@ -177,9 +179,9 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
     if (const YAML::Node net = root["network"]; net && net.IsMap())
       for (const auto& kv : net)
         if (const std::string key = kv.first.Scalar();
-            key != "mode" && key != "allow" && key != "local_servers")
+            key != "mode" && key != "allow" && key != "local_servers" && key != "ask")
           return corrupt("line " + std::to_string(kv.first.Mark().line + 1) + ": unknown key 'network." +
-                         key + "' (mode, allow and local_servers are known)");
+                         key + "' (mode, allow, local_servers and ask are known)");
     if (!root["version"] || root["version"].as<int>() != 1)
       return corrupt("'version: 1' is missing or another version");
     if (!root["name"] || !root["email"]) return corrupt("'name' or 'email' is missing");
@@ -220,6 +222,11 @@ Result<AgentConfig> load_config(const AgentPaths& paths) {
       } else {
         c.local_servers = local.as<bool>();
       }
+    }
+    if (const YAML::Node ask = net["ask"]) {
+      auto seconds = policy::parse_ask(ask.IsScalar() ? ask.Scalar() : "?", "network.ask");
+      if (!seconds) return corrupt(seconds.error().message);
+      c.ask_seconds = static_cast<std::uint32_t>(seconds.value().count());
     }
     if (const YAML::Node env = root["env"]) {
       if (!env.IsSequence()) return corrupt("'env' is not a list of NAME or NAME=VALUE");

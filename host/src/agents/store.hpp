@@ -42,6 +42,9 @@ struct AgentConfig {
   std::vector<std::string> allow;                 // hosts, when network is allowlist
   bool local_servers = false;                     // off unless the user turns it on
   std::vector<std::uint16_t> local_server_ports;  // with local_servers: only these; empty: every port
+  // Ask mode (`network.ask`, policy/ask.hpp): seconds a connection outside
+  // its rule waits for the user's answer; 0: off.
+  std::uint32_t ask_seconds = 0;
   std::vector<Grant> grants;
   // `limits: {processes: N}`: the most processes its runs may have at once
   // (policy.hpp: ProcessLimit); unset: the profiles' (4096 by default).

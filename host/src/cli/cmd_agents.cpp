@@ -23,6 +23,7 @@
 #include "killswitch/registry.hpp"
 #include "mcp/browser.hpp"
 #include "pluginhost/plugin_set.hpp"
+#include "policy/ask.hpp"
 #include "policy/local_servers.hpp"
 #include "run/compose_request.hpp"
 #include "supervisor/decoys.hpp"
@@ -49,13 +50,18 @@ struct RuleFlags {
   std::string local_servers = kNotGiven;  // after --local-servers: "", "3000,5432", "off" (old: "on")
   std::vector<std::string> env;           // --env NAME | NAME=VALUE
   std::string processes;                  // --processes N | default
+  std::string ask = kNotGiven;            // after --ask: "", "90", "off"
   static constexpr const char* kNotGiven = "\x01";
 };
 
 // "; local servers on, every port" for the summary lines.
 std::string local_servers_text(const AgentConfig& c) {
-  if (!c.local_servers) return "";
-  return "; local servers on, " + policy::LocalServers{true, c.local_server_ports}.describe();
+  std::string s;
+  if (c.local_servers)
+    s = "; local servers on, " + policy::LocalServers{true, c.local_server_ports}.describe();
+  if (c.ask_seconds > 0)
+    s += "; asks you about other hosts (parallex approve), up to " + std::to_string(c.ask_seconds) + " s";
+  return s;
 }
 
 void add_rule_flags(CLI::App& app, RuleFlags& f) {
@@ -69,6 +75,10 @@ void add_rule_flags(CLI::App& app, RuleFlags& f) {
                  "Let it reach servers on this machine's loopback: --local-servers (every port), "
                  "--local-servers=3000,5432 (those ports only) or --local-servers=off; off unless turned on")
       ->expected(0, 1);
+  app.add_option("--ask", f.ask,
+                 "Hold a connection outside its rule and ask you (parallex approve / deny) instead of "
+                 "refusing: --ask (up to 120 s), --ask=SECONDS, --ask=off")
+      ->expected(0, 1);
   app.add_option("--env", f.env,
                  "Pass a variable to its runs on purpose: NAME (from your environment at each run) or "
                  "NAME=VALUE (kept in agent.yaml)");
@@ -80,7 +90,7 @@ void add_rule_flags(CLI::App& app, RuleFlags& f) {
 
 // Applies `f` over `c`. `fresh`: for `new`, where no flag means offline.
 Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>& notes) {
-  policy::NetworkFlags net{f.online, f.offline, f.allow, std::nullopt, {}, {}};
+  policy::NetworkFlags net{f.online, f.offline, f.allow, std::nullopt, {}, {}, std::nullopt};
   std::optional<policy::LocalServers> local;
   if (f.local_servers != RuleFlags::kNotGiven) {
     if (f.local_servers == "on" || f.local_servers == "off")
@@ -91,6 +101,10 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     net.local_servers = local->on;
   }
   PX_TRY(policy::check_network_flags(net));
+  if (f.ask != RuleFlags::kNotGiven) {
+    PX_TRY_ASSIGN(auto seconds, policy::parse_ask(f.ask, "--ask " + f.ask));
+    c.ask_seconds = static_cast<std::uint32_t>(seconds.count());
+  }
   if (f.processes == "default") {
     c.processes.reset();
   } else if (!f.processes.empty()) {
@@ -279,6 +293,7 @@ nlohmann::json describe(const Loaded& a, bool full) {
       {"mode", policy::to_string(c.network)}, {"allow", c.allow}, {"local_servers", c.local_servers}};
   if (c.local_servers && !c.local_server_ports.empty())
     j["network"]["local_server_ports"] = c.local_server_ports;
+  if (c.ask_seconds > 0) j["network"]["ask_seconds"] = c.ask_seconds;
   if (c.processes) j["limits"] = {{"processes", *c.processes}};
   if (!c.env.empty()) {
     nlohmann::json names = nlohmann::json::array();
@@ -372,7 +387,7 @@ int do_show(const std::string& name, bool json) {
   std::printf("GitHub token %s\n", token_text.c_str());
   std::printf("Repositories %s\n",
               c.repos.empty() ? "(none named)" : to_json_text(nlohmann::json(c.repos)).c_str());
-  std::printf("Network      %s\n", network_text(c).c_str());
+  std::printf("Network      %s%s\n", network_text(c).c_str(), local_servers_text(c).c_str());
   std::printf("Local servers %s\n",
               policy::LocalServers{c.local_servers, c.local_server_ports}.describe().c_str());
   if (c.processes)

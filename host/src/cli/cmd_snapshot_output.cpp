@@ -37,7 +37,9 @@ std::string local_time(std::int64_t ns) {
 }
 
 ProgressBar::ProgressBar() : tty_(::isatty(STDOUT_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
-ProgressBar::~ProgressBar() { clear(); }
+ProgressBar::~ProgressBar() {
+  clear();
+}
 
 snap::ProgressFn ProgressBar::fn() {
   if (!tty_) return {};
@@ -52,24 +54,24 @@ void ProgressBar::clear() {
 }
 
 void ProgressBar::update(const snap::Progress& p) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    double secs = std::chrono::duration<double>(now - start_).count();
-    double rate = static_cast<double>(p.bytes_done) / secs;
-    int pct =
-        p.bytes_total
-            ? static_cast<int>(100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total))
-            : 0;
-    pct = std::min(pct, 100);
-    std::string bar(static_cast<std::size_t>(pct / 5), '#');
-    bar.resize(20, '.');
-    std::printf("\r\033[K%-9s [%s] %3d%%  %llu/%llu files  %s/%s  %s/s", p.phase, bar.c_str(), pct,
-                static_cast<unsigned long long>(p.files_done), static_cast<unsigned long long>(p.files_total),
-                human(p.bytes_done).c_str(), human(p.bytes_total).c_str(),
-                human(static_cast<std::uint64_t>(rate)).c_str());
-    std::fflush(stdout);
-    drawn_ = true;
+  auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  double secs = std::chrono::duration<double>(now - start_).count();
+  double rate = static_cast<double>(p.bytes_done) / secs;
+  int pct =
+      p.bytes_total
+          ? static_cast<int>(100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total))
+          : 0;
+  pct = std::min(pct, 100);
+  std::string bar(static_cast<std::size_t>(pct / 5), '#');
+  bar.resize(20, '.');
+  std::printf("\r\033[K%-9s [%s] %3d%%  %llu/%llu files  %s/%s  %s/s", p.phase, bar.c_str(), pct,
+              static_cast<unsigned long long>(p.files_done), static_cast<unsigned long long>(p.files_total),
+              human(p.bytes_done).c_str(), human(p.bytes_total).c_str(),
+              human(static_cast<std::uint64_t>(rate)).c_str());
+  std::fflush(stdout);
+  drawn_ = true;
 }
 
 nlohmann::json info_json(const snap::SnapshotInfo& i) {
@@ -151,7 +153,8 @@ void print_rewind(const snap::RewindResult& v, bool dry_run, const std::string& 
     n += c.kind != snap::Change::Kind::keep;
   }
   if (dry_run) {
-    std::printf("Dry run: rewinding %s to %s would make %zu changes.\n", what.c_str(), v.target_id.c_str(), n);
+    std::printf("Dry run: rewinding %s to %s would make %zu changes.\n", what.c_str(), v.target_id.c_str(),
+                n);
   } else if (v.undo_id.empty()) {
     std::printf("%s already matches snapshot %s; nothing changed.\n", what.c_str(), v.target_id.c_str());
   } else {

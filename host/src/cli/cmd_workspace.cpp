@@ -3,6 +3,7 @@
 // <repo>/.parallex/workspaces/NAME). `workspace agent NAME -- CMD` is a
 // workspaced tab as an agent (`agent -w`). See docs/workspaces.md.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "cli/command.hpp"
@@ -170,6 +171,10 @@ std::function<Action()> setup_agent_workspace(CLI::App& agent_app) {
       // not silently dropped: the sub-command does not take them.
       for (const CLI::Option* opt : of_w) {
         if (opt->get_positional() || opt->count() == 0) continue;  // the command: checked below
+        // Set by its environment variable (PARALLEX_ALLOW_WEAKER_SEAL in a
+        // container image), not given on the command line: the sub-command
+        // reads the same variable itself.
+        if (!opt->get_envname().empty() && std::getenv(opt->get_envname().c_str())) continue;
         const std::string name = opt->get_name();
         // Given before a sub-command that takes it too (`agent --env X set bot`).
         for (const CLI::App* sub : agent_app.get_subcommands())

@@ -21,11 +21,16 @@ void say(const std::string& message) {
 int report_error(const Error& error) {
   say(error.message);
   switch (error.kind) {
-    case ErrorKind::invalid_input: return 2;
-    case ErrorKind::not_found: return 3;
-    case ErrorKind::unsupported: return 4;
-    case ErrorKind::conflict: return 5;
-    default: return 1;
+    case ErrorKind::invalid_input:
+      return 2;
+    case ErrorKind::not_found:
+      return 3;
+    case ErrorKind::unsupported:
+      return 4;
+    case ErrorKind::conflict:
+      return 5;
+    default:
+      return 1;
   }
 }
 
@@ -33,7 +38,9 @@ void print_json(const nlohmann::json& value) {
   std::printf("%s\n", to_json_text(value, 2).c_str());
 }
 
-bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
+bool stdout_is_tty() {
+  return ::isatty(STDOUT_FILENO) == 1;
+}
 
 bool colour_on_stdout() {
   if (const char* no = std::getenv("NO_COLOR"); no && *no) return false;

@@ -146,7 +146,8 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error, int argc, co
       }
       if (name.empty() || name[0] != '-') break;
     }
-    say("`" + path + "` needs a command: " + names_of(visible_subcommands(*at)) + ". See `" + path + " --help`.");
+    say("`" + path + "` needs a command: " + names_of(visible_subcommands(*at)) + ". See `" + path +
+        " --help`.");
     return 2;
   }
   const std::string where = at == &app ? "" : path.substr(std::string("parallex ").size()) + ": ";

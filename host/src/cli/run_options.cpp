@@ -45,6 +45,9 @@ void add_run_options(CLI::App& app, run::RunOptions& o, RunOptionSet set, std::v
       "--local-servers{every}", o.local_servers,
       "Let the run reach servers on this machine's loopback (localhost, 127.0.0.1, [::1]): every port, "
       "or only --local-servers=3000,5432; --local-servers=off turns it off for this run");
+  app.add_flag("--ask{on}", o.ask,
+               "Hold a connection outside the network rule and ask you (parallex approve / deny, from "
+               "another terminal) instead of refusing it: --ask (up to 120 s), --ask=SECONDS, --ask=off");
   app.add_option(
          "--env", o.env,
          "Pass a variable on purpose: NAME (its value from your environment) or NAME=VALUE; the run's "

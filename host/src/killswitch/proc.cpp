@@ -1,11 +1,13 @@
 #include "killswitch/proc.hpp"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -148,6 +150,104 @@ bool has_word(std::string_view list, std::string_view word, char sep) {
     list.remove_prefix(end + 1);
   }
   return false;
+}
+
+}  // namespace px::killswitch
+
+namespace px::killswitch {
+
+std::string describe_process(pid_t pid) {
+  if (pid <= 0) return {};
+  std::string name = read_proc_file("/proc/" + std::to_string(pid) + "/comm").value_or("");
+  if (const auto nl = name.find('\n'); nl != std::string::npos) name.resize(nl);
+  std::string args = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
+  for (auto& c : args)
+    if (c == '\0') c = ' ';
+  while (!args.empty() && args.back() == ' ') args.pop_back();
+  if (name.empty()) return "pid " + std::to_string(pid) + " (gone)";
+  return name + " (pid " + std::to_string(pid) + ")" + (args.empty() ? "" : ": " + args.substr(0, 300));
+}
+
+namespace {
+
+// The kernel's spelling of an address in /proc/net/tcp{,6}: each 32-bit word
+// of the network-order bytes printed as the host reads it, "%08X".
+std::string proc_net_address(const std::string& address, bool& v6) {
+  unsigned char bytes[16];
+  v6 = address.find(':') != std::string::npos;
+  if (::inet_pton(v6 ? AF_INET6 : AF_INET, address.c_str(), bytes) != 1) return {};
+  std::string out;
+  for (int word = 0; word < (v6 ? 4 : 1); ++word) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, bytes + 4 * word, 4);
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08X", v);
+    out += hex;
+  }
+  return out;
+}
+
+// The inode of the TCP socket whose local address is `local` (the kernel's
+// spelling) in the network namespace of `pid`, or empty.
+std::string socket_inode_in(pid_t pid, bool v6, const std::string& local) {
+  const auto table = read_proc_file("/proc/" + std::to_string(pid) + (v6 ? "/net/tcp6" : "/net/tcp"));
+  if (!table) return {};
+  // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
+  std::size_t at = 0;
+  while (at < table->size()) {
+    std::size_t end = table->find('\n', at);
+    if (end == std::string::npos) end = table->size();
+    char sl[16], loc[64], rem[64], st[8], queues[40], timer[40], retr[16], uid[16], timeout[16], ino[24];
+    const std::string line = table->substr(at, end - at);
+    if (std::sscanf(line.c_str(), "%15s %63s %63s %7s %39s %39s %15s %15s %15s %23s", sl, loc, rem, st,
+                    queues, timer, retr, uid, timeout, ino) == 10 &&
+        local == loc && std::strcmp(ino, "0") != 0)
+      return ino;
+    at = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& address, std::uint16_t port) {
+  bool v6 = false;
+  std::string local = proc_net_address(address, v6);
+  if (local.empty()) return 0;
+  char port_hex[6];
+  std::snprintf(port_hex, sizeof port_hex, ":%04X", port);
+  local += port_hex;
+  // The table of each network namespace the candidates are in (a run's
+  // first process may still be in the one it was started from).
+  std::string inode;
+  std::vector<std::uint64_t> seen;
+  for (const pid_t pid : candidates) {
+    const std::uint64_t ns = proc_ns_inode(pid, "net");
+    if (ns == 0 || std::find(seen.begin(), seen.end(), ns) != seen.end()) continue;
+    seen.push_back(ns);
+    inode = socket_inode_in(pid, v6, local);
+    if (!inode.empty()) break;
+  }
+  if (inode.empty()) return 0;
+  const std::string target = "socket:[" + inode + "]";
+  for (const pid_t pid : candidates) {
+    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) continue;
+    bool found = false;
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      char link[64];
+      const ssize_t n = ::readlinkat(::dirfd(d), e->d_name, link, sizeof link - 1);
+      if (n > 0 && target.compare(0, std::string::npos, link, static_cast<std::size_t>(n)) == 0) {
+        found = true;
+        break;
+      }
+    }
+    ::closedir(d);
+    if (found) return pid;
+  }
+  return 0;
 }
 
 }  // namespace px::killswitch

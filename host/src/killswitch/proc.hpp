@@ -28,6 +28,13 @@ std::optional<std::string> read_proc_file(const std::string& path);
 bool has_word(std::string_view list, std::string_view word, char sep = ' ');
 // Parses /proc/<pid>/stat; nullopt when the process is gone.
 std::optional<ProcStat> read_proc_stat(pid_t pid);
+// "curl (pid 1234): curl -s https://example.com/" (the command line cut at 300
+// bytes), "pid 1234 (gone)". Not redacted: callers redact before it is shown.
+std::string describe_process(pid_t pid);
+// Which of `candidates` holds the TCP socket whose local address is
+// `address:port` ("127.0.0.1", "::1") in their network namespaces; 0 when
+// none does or it cannot be told (gone, not readable).
+pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& address, std::uint16_t port);
 // Children of every thread of `pid` (/proc/<pid>/task/*/children).
 std::vector<pid_t> proc_children(pid_t pid);
 // The inode of /proc/<pid>/ns/<kind> ("pid", "net", ...); 0 when unreadable.

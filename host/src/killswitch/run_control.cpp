@@ -407,7 +407,11 @@ nlohmann::json RunControl::handle(const nlohmann::json& request) {
   } else if (op == "kill") {
     result = kill(by);
   } else if (op != "status") {
-    return {{"ok", false}, {"error", "unknown op '" + op + "' (status, pause, resume, kill)"}};
+    if (options_.hooks.network)
+      if (auto answered = options_.hooks.network(request, by)) return *answered;
+    return {{"ok", false},
+            {"error",
+             "unknown op '" + op + "' (status, pause, resume, kill, questions, answer, allow, deny, rules)"}};
   }
   nlohmann::json reply{{"ok", static_cast<bool>(result)}, {"run", status()}};
   if (!result) reply["error"] = result.error().message;

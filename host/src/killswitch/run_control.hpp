@@ -63,6 +63,10 @@ struct RunHooks {
   std::function<void()> restore_network;           // ProxyServer::restore()
   std::function<void(const std::string&)> notice;  // a line for the user ("paused by parallex pause --all")
   std::function<void()> frozen;                    // every process of the run is frozen (a pause took hold)
+  // The run's network rule and ask mode's questions (supervisor/run_questions.hpp):
+  // a request whose op the kill switch does not know, with who sent it; nullopt
+  // when it is not one of those either.
+  std::function<std::optional<nlohmann::json>(const nlohmann::json& request, const std::string& by)> network;
 };
 
 struct RunControlOptions {

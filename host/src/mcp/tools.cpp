@@ -10,6 +10,7 @@ const std::vector<Tool>& all_tools() {
     std::vector<Tool> t;
     add_agent_tools(t);
     add_browser_tools(t);
+    add_network_tools(t);
     return t;
   }();
   return tools;

@@ -54,6 +54,7 @@ std::optional<std::string> outside_scope(const RunIdentity& run, const std::stri
 // Defined in tools_agents.cpp and tools_browser.cpp.
 void add_agent_tools(std::vector<Tool>& tools);
 void add_browser_tools(std::vector<Tool>& tools);
+void add_network_tools(std::vector<Tool>& tools);
 
 // Schema helpers.
 Json object_schema(Json properties, std::vector<std::string> required = {}, bool closed = true);

@@ -53,6 +53,7 @@ void apply_profile(PolicyBuilder& b, const Profile& p, const Placeholders& ph,
   for (const auto& h : p.hosts) b.allow_host(h.value, origin(h.line));
   for (const auto& port : p.ports) b.allow_port(std::stoi(port.value), origin(port.line));
   if (p.local_servers) b.local_servers(*p.local_servers, origin(p.local_servers_line), p.local_server_ports);
+  if (p.ask) b.ask(*p.ask, origin(p.ask_line));
   for (const auto& e : p.env_keep) b.keep_env(e.value, e.reason, origin(e.line));
   for (const auto& e : p.env_pass)
     b.pass_env(e.value, e.reason.empty() ? "passed on purpose by the profile" : e.reason, origin(e.line));
@@ -332,6 +333,7 @@ Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes)
     for (const auto& h : in.agent->allow) b.allow_host(h, origin);
     if (in.agent->local_servers)
       b.local_servers(*in.agent->local_servers, origin, in.agent->local_server_ports);
+    if (in.agent->ask) b.ask(*in.agent->ask, origin);
     if (in.agent->processes) b.process_limit(*in.agent->processes, origin);
     for (const auto& [name, value] : in.agent->env)
       b.set_env(name, value, "the agent's own identity", origin, in.agent->secret_env.count(name) > 0);
@@ -366,6 +368,7 @@ Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes)
   if (net.local_servers)
     b.local_servers(*net.local_servers, Origin::flag("--local-servers"), net.local_server_ports);
   for (const auto& p : net.publish) b.publish(p, Origin::flag("--publish"));
+  if (net.ask) b.ask(*net.ask, Origin::flag("--ask"));
   // --local-servers with no mode flag adds this machine's servers to what the
   // run may reach. Where that was nothing (an offline agent or profile), it
   // means this machine's servers only: an allowlist of no host, as a plain

@@ -2,6 +2,7 @@
 // Composition: the inputs of a run (profiles, an agent, a plugin's
 // contribution, flags) become one Policy. This is the only place that knows
 // how the inputs combine; the result says, entry by entry, where each came from.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -32,6 +33,7 @@ struct NetworkFlags {
   std::optional<bool> local_servers;
   std::vector<std::uint16_t> local_server_ports;  // with local_servers: only these (empty: every port)
   std::vector<std::string> publish;               // --publish PORT[:HOSTPORT]
+  std::optional<std::chrono::seconds> ask;        // --ask[=SECONDS|off]
 };
 
 struct AgentInputs {
@@ -43,7 +45,8 @@ struct AgentInputs {
   std::vector<std::string> allow;
   std::optional<bool> local_servers;
   std::vector<std::uint16_t> local_server_ports;
-  std::optional<std::uint64_t> processes;  // agent.yaml's limits.processes
+  std::optional<std::chrono::seconds> ask;  // agent.yaml's network.ask
+  std::optional<std::uint64_t> processes;   // agent.yaml's limits.processes
   // Variables set for the agent's runs (its git and gh config); names in
   // `secret_env` are shown redacted.
   std::map<std::string, std::string> env;

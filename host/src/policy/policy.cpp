@@ -13,16 +13,20 @@ namespace px::policy {
 
 const char* to_string(NetworkMode mode) {
   switch (mode) {
-    case NetworkMode::offline: return "offline";
-    case NetworkMode::allowlist: return "allowlist";
-    case NetworkMode::online: return "online";
+    case NetworkMode::offline:
+      return "offline";
+    case NetworkMode::allowlist:
+      return "allowlist";
+    case NetworkMode::online:
+      return "online";
   }
   return "offline";
 }
 
 namespace {
 
-std::string describe_rule(const char* verb, const fs::path& path, const std::string& reason, const Origin& origin) {
+std::string describe_rule(const char* verb, const fs::path& path, const std::string& reason,
+                          const Origin& origin) {
   std::string out = std::string(verb) + " " + path.string() + " (" + origin.describe();
   if (!reason.empty()) out += ": " + reason;
   return out + ")";
@@ -66,7 +70,8 @@ std::vector<const ReadOnlyPath*> Policy::project_files() const {
     // A git dir's files (the run folder's, a nested repository's) are checked
     // by what they say, not moved aside for being there.
     const fs::path rel = r.path.lexically_relative(run_folder_);
-    if (std::none_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".git"; })) out.push_back(&r);
+    if (std::none_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".git"; }))
+      out.push_back(&r);
   }
   return out;
 }
@@ -82,15 +87,18 @@ const PathDeny* Policy::deny_covering(const fs::path& path) const {
 
 Decision Policy::explain_read(const fs::path& raw) const {
   const fs::path path = normal_absolute(raw);
-  if (const auto* d = deny_covering(path)) return {false, describe_rule("deny", d->path, d->reason, d->origin)};
+  if (const auto* d = deny_covering(path))
+    return {false, describe_rule("deny", d->path, d->reason, d->origin)};
   if (const auto* g = most_specific(grants_, path, [](const PathGrant&) { return true; }))
-    return {true, describe_rule(g->access == Access::write ? "read-write" : "read", g->path, g->reason, g->origin)};
+    return {true,
+            describe_rule(g->access == Access::write ? "read-write" : "read", g->path, g->reason, g->origin)};
   return {false, "not inside any readable path"};
 }
 
 Decision Policy::explain_write(const fs::path& raw) const {
   const fs::path path = normal_absolute(raw);
-  if (const auto* d = deny_covering(path)) return {false, describe_rule("deny", d->path, d->reason, d->origin)};
+  if (const auto* d = deny_covering(path))
+    return {false, describe_rule("deny", d->path, d->reason, d->origin)};
   if (const auto* r = most_specific(read_only_, path, [](const ReadOnlyPath&) { return true; }))
     return {false, describe_rule("read-only", r->path, r->reason, r->origin)};
   // Landlock grants the union of the rules along a path, so any writable root
@@ -127,7 +135,8 @@ Decision Policy::explain_connect(std::string_view raw_host, std::uint16_t port) 
     if (network_.local_port_allowed(port))
       return {true, "Local servers is on (" + network_.local_servers_origin.describe() + ")"};
     if (network_.local_servers)
-      return {false, "Local servers is on for other ports only (" + network_.local_servers_origin.describe() + ")"};
+      return {false,
+              "Local servers is on for other ports only (" + network_.local_servers_origin.describe() + ")"};
     return {false, "localhost needs Local servers (--local-servers)"};
   }
   std::string name;

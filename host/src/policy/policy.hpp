@@ -7,6 +7,7 @@
 //
 // Precedence, everywhere: a deny beats an allow, whatever their origins. A
 // read-only path beats a writable root around it.
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -100,6 +101,10 @@ struct NetworkRule {
   // Local servers is on for `port` (this machine's loopback, a private address).
   bool local_port_allowed(std::uint16_t port) const;
   std::vector<PublishedPort> published;
+  // Ask mode (policy/ask.hpp): how long a connection outside the rule is held
+  // while the user is asked; zero: refused at once.
+  std::chrono::seconds ask{0};
+  Origin ask_origin;
   // Every port some rule opens (`ports` and each host rule's own port), sorted.
   std::vector<std::uint16_t> reachable_ports() const;
 };

@@ -210,6 +210,12 @@ PolicyBuilder& PolicyBuilder::local_servers(bool on, Origin origin, std::vector<
   return *this;
 }
 
+PolicyBuilder& PolicyBuilder::ask(std::chrono::seconds timeout, Origin origin) {
+  policy_.network_.ask = timeout;
+  policy_.network_.ask_origin = std::move(origin);
+  return *this;
+}
+
 PolicyBuilder& PolicyBuilder::pass_env(std::string name, std::string reason, Origin origin) {
   if (auto refused = env_refusal(EnvRuleKind::pass, name, origin)) return fail(*refused);
   auto& pass = policy_.environment_.pass;

@@ -4,6 +4,7 @@
 // message that names the input and the fix. build() also applies the rules a
 // plugin cannot break: it may not open all of $HOME, un-deny a secret path, or
 // write outside the run's home and temp dir.
+#include <chrono>
 #include <optional>
 #include <set>
 
@@ -45,6 +46,8 @@ class PolicyBuilder {
   PolicyBuilder& allow_port(int port, Origin origin);
   // `ports` empty: every port of this machine's loopback.
   PolicyBuilder& local_servers(bool on, Origin origin, std::vector<std::uint16_t> ports = {});
+  // Ask mode for `timeout` (zero: off).
+  PolicyBuilder& ask(std::chrono::seconds timeout, Origin origin);
   // "PORT[:HOSTPORT]": the run's server on PORT, on this machine's 127.0.0.1:HOSTPORT (default PORT).
   PolicyBuilder& publish(const std::string& spec, Origin origin);
   // The network mode set so far (compose reads it to give a flag its meaning).

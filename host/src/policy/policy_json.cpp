@@ -135,6 +135,7 @@ nlohmann::json to_json(const Policy& p, bool with_origins) {
   const auto& net = p.network();
   json network{{"mode", to_string(net.mode)}, {"ports", net.ports}, {"local_servers", net.local_servers}};
   if (!net.local_server_ports.empty()) network["local_server_ports"] = net.local_server_ports;
+  if (net.ask.count() > 0) network["ask_seconds"] = net.ask.count();
   add_origin(network, net.mode_origin, with_origins);
   json hosts = json::array();
   for (const auto& h : net.hosts) {

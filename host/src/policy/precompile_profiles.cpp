@@ -45,13 +45,15 @@ int main(int argc, char** argv) {
     // hosts it may go to): a built-in profile holds none, and its stored form
     // has no place for them.
     if (!parsed.value().broker.requests.empty() || !parsed.value().broker.credentials.empty()) {
-      std::fprintf(stderr, "precompile_profiles: %s.yaml: a built-in profile holds no credentials: or requests:\n",
+      std::fprintf(stderr,
+                   "precompile_profiles: %s.yaml: a built-in profile holds no credentials: or requests:\n",
                    name.c_str());
       return 1;
     }
     const auto cbor = px::policy::profile_to_cbor(parsed.value());
     out << "const unsigned char k_" << i << "_parsed[] = {";
-    for (std::size_t b = 0; b < cbor.size(); ++b) out << (b % 24 == 0 ? "\n    " : "") << static_cast<int>(cbor[b]) << ",";
+    for (std::size_t b = 0; b < cbor.size(); ++b)
+      out << (b % 24 == 0 ? "\n    " : "") << static_cast<int>(cbor[b]) << ",";
     out << "\n};\n";
     // The text in chunks: a raw string literal cannot hold its own delimiter,
     // and compilers limit the length of one literal.
@@ -60,7 +62,8 @@ int main(int argc, char** argv) {
     for (std::size_t at = 0; at < t.size(); at += 4000)
       out << "    R\"PXPROFILE(" << t.substr(at, 4000) << ")PXPROFILE\"\n";
     out << ";\n\n";
-    table << "      {\"" << name << "\", k_" << i << "_text, k_" << i << "_parsed, sizeof k_" << i << "_parsed},\n";
+    table << "      {\"" << name << "\", k_" << i << "_text, k_" << i << "_parsed, sizeof k_" << i
+          << "_parsed},\n";
   }
   out << "}  // namespace\n\nconst std::vector<EmbeddedProfile>& embedded_profiles() {\n"
          "  static const std::vector<EmbeddedProfile> profiles{\n"

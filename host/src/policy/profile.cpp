@@ -10,6 +10,7 @@
 #include "common/paths.hpp"
 #include "common/port.hpp"
 #include "common/shown.hpp"
+#include "policy/ask.hpp"
 #include "policy/broker_yaml.hpp"
 #include "policy/profile_reader.hpp"
 #include "policy/value_checks.hpp"
@@ -88,7 +89,17 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
       }
     }
     if (auto net = root["network"]) {
-      if (r.keys(net, "network", {"mode", "allow", "ports", "local_servers"})) {
+      if (r.keys(net, "network", {"mode", "allow", "ports", "local_servers", "ask"})) {
+        if (auto a = net["ask"]) {
+          p.ask_line = r.line(a);
+          if (auto s = r.scalar(a, "network.ask")) {
+            auto parsed = parse_ask(*s, name + ":" + std::to_string(p.ask_line) + ": network.ask");
+            if (parsed)
+              p.ask = parsed.value();
+            else if (!r.error)
+              r.error = parsed.error();
+          }
+        }
         if (auto m = net["mode"]) {
           auto s = r.scalar(m, "network.mode");
           if (s == "offline")

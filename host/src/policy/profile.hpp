@@ -2,6 +2,7 @@
 // Profiles: YAML policy presets (profiles/*.yaml, embedded in the binary, or a
 // user's file). Parsing is strict: an unknown key, a wrong type, a relative
 // path or a malformed host is an error naming the file, line and key.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -51,6 +52,8 @@ struct Profile {
   std::optional<bool> local_servers;
   std::vector<std::uint16_t> local_server_ports;  // `local_servers: [3000, 5432]`; empty: every port
   int local_servers_line = 0;
+  std::optional<std::chrono::seconds> ask;  // `network.ask: true | SECONDS | false`
+  int ask_line = 0;
   std::vector<ProfileEntry> env_keep, env_strip;
   std::vector<ProfileEntry> env_pass;  // host variables passed by exact name, beating strip
   // Where the run's package managers keep their caches: "per_run" (in the

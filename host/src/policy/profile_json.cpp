@@ -47,6 +47,8 @@ json profile_to_json(const Profile& p) {
           {"local_servers", optional(p.local_servers)},
           {"local_servers_line", p.local_servers_line},
           {"local_server_ports", p.local_server_ports},
+          {"ask_seconds", p.ask ? json(p.ask->count()) : json()},
+          {"ask_line", p.ask_line},
           {"env_keep", entries(p.env_keep)},
           {"env_strip", entries(p.env_strip)},
           {"env_pass", entries(p.env_pass)},
@@ -78,6 +80,8 @@ Result<Profile> profile_from_json(const json& j, const std::string& display_name
     if (!j.at("local_servers").is_null()) p.local_servers = j.at("local_servers").get<bool>();
     p.local_servers_line = j.at("local_servers_line").get<int>();
     p.local_server_ports = j.at("local_server_ports").get<std::vector<std::uint16_t>>();
+    if (!j.at("ask_seconds").is_null()) p.ask = std::chrono::seconds(j.at("ask_seconds").get<std::int64_t>());
+    p.ask_line = j.at("ask_line").get<int>();
     p.env_keep = entries_from(j.at("env_keep"));
     p.env_strip = entries_from(j.at("env_strip"));
     p.env_pass = entries_from(j.at("env_pass"));

@@ -18,6 +18,7 @@ nlohmann::json profile_to_json(const Profile& profile);
 Result<Profile> profile_from_json(const nlohmann::json& j, const std::string& display_name);
 
 std::vector<std::uint8_t> profile_to_cbor(const Profile& profile);
-Result<Profile> profile_from_cbor(const unsigned char* data, std::size_t size, const std::string& display_name);
+Result<Profile> profile_from_cbor(const unsigned char* data, std::size_t size,
+                                  const std::string& display_name);
 
 }  // namespace px::policy

@@ -19,7 +19,8 @@ Result<Profile> load_profile(const std::string& name_or_file) {
     // Built in: parsed (and checked) at build time; the binary holds the
     // result, so a run does not pay for the YAML parser.
     for (const auto& e : embedded_profiles())
-      if (name_or_file == e.name) return profile_from_cbor(e.parsed, e.parsed_size, std::string(e.name) + ".yaml");
+      if (name_or_file == e.name)
+        return profile_from_cbor(e.parsed, e.parsed_size, std::string(e.name) + ".yaml");
   }
   fs::path file = name_or_file;
   if (!is_path) file = parallex_config_dir() / "profiles" / (name_or_file + ".yaml");

@@ -12,6 +12,7 @@
 
 #include "proxy/http_status.hpp"
 #include "proxy/reasons.hpp"
+#include "proxy/refusal_text.hpp"
 #include "proxy/server_core.hpp"
 
 namespace px::proxy {
@@ -21,37 +22,8 @@ using boost::system::error_code;
 
 namespace {
 
-// The body names what was refused and why; it echoes a host only once that
-// host passed the name check, so no client bytes are reflected.
-std::string explain(std::string_view reason, const std::string& host) {
-  const std::string what = host.empty() ? std::string("this request") : host;
-  if (reason == reason::not_allowed) {
-    return "parallex proxy: " + what +
-           " is outside this run's network rule. Add it to the run's allowed hosts to let it through.\n";
-  }
-  if (reason == reason::auth_required || reason == reason::auth_failed) {
-    return "parallex proxy: this proxy needs the run's password (Proxy-Authorization: Basic).\n";
-  }
-  if (reason == reason::local_servers_off || reason == reason::local_address) {
-    return "parallex proxy: " + what +
-           " is on this machine or a private network; turn Local servers on to reach it.\n";
-  }
-  if (reason == reason::paused) return "parallex proxy: the network of this run is paused.\n";
-  if (reason == reason::credential_exfiltration) {
-    return "parallex proxy: this request carries a brokered credential that may not go to " + what +
-           "; it was refused and is reported at the end of the run.\n";
-  }
-  if (reason == reason::plain_http_to_terminated) {
-    return "parallex proxy: " + what +
-           " has brokered credentials or request rules, which apply over HTTPS only; use https://.\n";
-  }
-  if (reason::is_upstream_failure(reason))
-    return "parallex proxy could not reach " + what + ": " + std::string(reason) + ".\n";
-  return "parallex proxy refused " + what + ": " + std::string(reason) + ".\n";
-}
-
-std::string response(int status, std::string_view reason, const std::string& host) {
-  const std::string body = explain(reason, host);
+std::string response(int status, std::string_view reason, const std::string& host, std::string_view run_id) {
+  const std::string body = explain_refusal(reason, host, run_id);
   std::string r = "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) + "\r\n";
   if (status == 407) r += "Proxy-Authenticate: Basic realm=\"parallex\"\r\n";
   r += "x-proxy-error: " + std::string(reason) + "\r\n";
@@ -92,10 +64,14 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
   else if (verdict != "paused")
     server_.note_refused(decision_.host, decision_.port, why);
   log_once({});
+  // The intake set the destination's host only once it passed the name check.
+  send_final(response(status, why, dest_.endpoint.host, server_.config.run_id));
+}
+
+void Connection::send_final(std::string answer) {
   error_code ig;
   upstream_.close(ig);
-  // The intake set the destination's host only once it passed the name check.
-  outgoing_ = response(status, why, dest_.endpoint.host);
+  outgoing_ = std::move(answer);
   head_ = std::string();
   dest_.first_bytes = std::string();
   request_ = {};
@@ -109,6 +85,14 @@ void Connection::refuse(int status, std::string_view why, std::string_view verdi
                       self->client_.shutdown(tcp::socket::shutdown_send, e);
                       self->linger();
                     });
+}
+
+std::string Connection::client_address() const {
+  error_code ec;
+  const tcp::endpoint ep = client_.remote_endpoint(ec);
+  if (ec) return {};
+  const std::string a = ep.address().to_string();
+  return (ep.address().is_v6() ? "[" + a + "]" : a) + ":" + std::to_string(ep.port());
 }
 
 void Connection::reset(std::string_view why, std::string_view verdict, bool by_rule) {
@@ -191,6 +175,7 @@ void Connection::check_deadline(Clock::time_point now) {
     case State::lingering:
       if (now >= deadline_) close("eof");
       break;
+    case State::asking:      // the question's deadline is the server's (ServerCore::sweep)
     case State::terminated:  // the broker keeps its own time limits
     case State::auth_wait:
     case State::closed:

@@ -62,6 +62,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void check_deadline(Clock::time_point now);
   // Ends the connection at once, logging how (cut, stopped).
   void abort(std::string_view how);
+  // Ask mode: the question this connection waits on was answered (or ended
+  // unanswered: `allow` false, `why` not-answered or stopped). `outcome` is
+  // the question's (QuestionEnd::outcome), written to its log line.
+  void answered(bool allow, std::string_view why, const std::string& outcome);
+  // The client's address as the run sees it ("127.0.0.1:50412"), or empty.
+  std::string client_address() const;
 
  private:
   // terminated: handed to the run's broker (terminator.hpp), which owns both
@@ -70,6 +76,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     head,
     sniffing,
     auth_wait,
+    asking,  // ask mode: held until the user answers (ServerCore's questions)
     resolving,
     connecting,
     relaying,
@@ -114,6 +121,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_head_readable(const boost::system::error_code& ec);
   void check_password();
   void take_request();
+  // The run's own service (run_service.cpp) is named by this host.
+  static bool names_run_service(const HostPort& endpoint);
   // intake_captured.cpp: on ports 80 and 443 the first bytes must be a TLS
   // ClientHello or an HTTP request naming the host; checked before anything
   // is resolved.
@@ -123,6 +132,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // upstream.cpp: the decision every intake but a published port takes
   // (destination.hpp), then resolve or connect.
   void decide();
+  // After the rule let the destination through (or the user did): the
+  // broker's refusals, then this machine or a name to resolve.
+  void go_on(Route route);
   void resolve();
   void on_resolved(Result<std::vector<boost::asio::ip::address>> addresses);
   void connect(std::vector<boost::asio::ip::address> addresses);
@@ -185,8 +197,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // then closes after a short drain so the client reads the answer.
   void refuse(int status, std::string_view reason, std::string_view verdict = "denied", bool by_rule = false,
               std::string address = {});
+  // Sends `answer` (a whole HTTP response) as the connection's last bytes,
+  // then drains and closes (after a refusal, or the run service's answer).
+  void send_final(std::string answer);
   void linger();
   void close(std::string_view how);
+  // run_service.cpp: http://parallex.invalid/, answered by the proxy itself.
+  void serve_run_service();
   // A connection without an HTTP answer (captured, published) is refused by a reset.
   void reset(std::string_view reason, std::string_view verdict, bool by_rule);
   void log_once(std::string_view how);

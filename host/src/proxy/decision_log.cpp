@@ -22,6 +22,10 @@ nlohmann::ordered_json to_json(const Decision& d, std::chrono::system_clock::tim
   if (!d.inspected.empty()) j["inspected"] = d.inspected;
   if (!d.dns_type.empty()) j["type"] = d.dns_type.substr(0, 16);
   if (!d.rcode.empty()) j["rcode"] = d.rcode;
+  if (d.question != 0) {
+    j["question"] = d.question;
+    j["answer"] = d.answer;
+  }
   j["bytes_up"] = d.bytes_up;
   j["bytes_down"] = d.bytes_down;
   j["duration_ms"] = d.duration.count();

@@ -26,6 +26,10 @@ struct Decision {
   std::string_view inspected;
   std::string dns_type;    // DNS: the question's type ("A", "AAAA", "TXT", ...)
   std::string_view rcode;  // DNS: the answer's code ("NOERROR", "NXDOMAIN", "REFUSED", ...)
+  // Ask mode: the question this connection waited on and how it ended
+  // (QuestionEnd::outcome); 0 and empty when it was not asked about.
+  std::uint64_t question = 0;
+  std::string answer;
   std::uint64_t bytes_up = 0;
   std::uint64_t bytes_down = 0;
   std::chrono::milliseconds duration{0};

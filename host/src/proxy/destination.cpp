@@ -14,10 +14,13 @@ bool contains(const std::vector<std::uint16_t>& ports, std::uint16_t port) {
 
 }  // namespace
 
-DestinationDecision decide_destination(const ProxyConfig& cfg, const HostPort& target) {
+DestinationDecision decide_destination(const ProxyConfig& cfg, const std::vector<std::uint16_t>& ports,
+                                       const HostPort& target) {
   DestinationDecision d;
   d.by_rule = true;
-  if (cfg.mode == NetworkMode::offline) {
+  // Offline reaches nothing, this machine included, unless a name was allowed
+  // while the run went on (its ports are then in `ports`).
+  if (cfg.mode == NetworkMode::offline && (ports.empty() || is_loopback_name(target.host))) {
     d.verdict = {403, reason::offline};
     return d;
   }
@@ -32,7 +35,6 @@ DestinationDecision decide_destination(const ProxyConfig& cfg, const HostPort& t
     d.route = Route::loopback;
     return d;
   }
-  const std::vector<std::uint16_t> ports = allowed_ports_for(cfg, target.host);
   if (ports.empty()) {
     d.verdict = {403, reason::not_allowed};
     return d;
@@ -46,9 +48,13 @@ DestinationDecision decide_destination(const ProxyConfig& cfg, const HostPort& t
   return d;
 }
 
+bool askable(std::string_view why) {
+  return why == reason::not_allowed || why == reason::port_not_allowed || why == reason::offline;
+}
+
 bool ProxyConfig::local_port_allowed(std::uint16_t port) const {
-  return local_servers &&
-         (local_server_ports.empty() || std::binary_search(local_server_ports.begin(), local_server_ports.end(), port));
+  return local_servers && (local_server_ports.empty() ||
+                           std::binary_search(local_server_ports.begin(), local_server_ports.end(), port));
 }
 
 std::vector<std::uint16_t> allowed_ports_for(const ProxyConfig& cfg, std::string_view name) {

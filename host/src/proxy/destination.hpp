@@ -60,11 +60,18 @@ struct DestinationDecision {
 };
 
 // `target.host` is a normalized name (check_host_name passed). `config` is
-// validated (its rules parsed).
-DestinationDecision decide_destination(const ProxyConfig& config, const HostPort& target);
+// validated (its rules parsed); `ports` are where the name may go now
+// (ServerCore::ports_for: the run's rule with its live changes).
+DestinationDecision decide_destination(const ProxyConfig& config, const std::vector<std::uint16_t>& ports,
+                                       const HostPort& target);
 
-// The ports on which `name` may be reached, sorted; empty when it may not be
-// reached at all (outside the rule, offline).
+// Whether a refusal by the rule may be asked about in ask mode instead: a
+// name outside the rule, a port it does not allow, an offline run. Never this
+// machine (Local servers), an address literal or a malformed name.
+bool askable(std::string_view reason);
+
+// The ports on which `name` may be reached by the rule the run started with,
+// sorted; empty when it may not be reached at all (outside the rule, offline).
 std::vector<std::uint16_t> allowed_ports_for(const ProxyConfig& config, std::string_view name);
 
 }  // namespace px::proxy

@@ -126,11 +126,16 @@ Parsed parse_query(std::string_view p) {
   q.type = be16(p, at);
   q.klass = be16(p, at + 2);
   q.question_bytes = p.substr(kHeader, at + 4 - kHeader);
+  // EDNS: the first additional record is an OPT (root name, type 41). Only
+  // noted, so that an answer may carry one back; nothing in it is used.
+  const std::size_t opt = at + 4;
+  q.edns = be16(p, 10) >= 1 && p.size() >= opt + 11 && p[opt] == '\0' && be16(p, opt + 1) == 41;
   out.status = ParseStatus::ok;
   return out;
 }
 
-Decision decide(const ProxyConfig& config, const Question& q) {
+Decision decide(const ProxyConfig& config, const Question& q,
+                const std::function<std::vector<std::uint16_t>(std::string_view)>& ports) {
   Decision d;
   if (q.klass != kClassIN) {
     d.reason = reason::dns_type_refused;
@@ -149,7 +154,8 @@ Decision decide(const ProxyConfig& config, const Question& q) {
     d.reason = address_query ? reason::allowed : reason::dns_type_refused;
     return d;
   }
-  if (allowed_ports_for(config, d.name).empty()) {
+  const std::vector<std::uint16_t> reachable = ports(d.name);
+  if (reachable.empty()) {
     // Outside the rule: the name ends here, never looked up anywhere.
     d.rcode = Rcode::nxdomain;
     d.reason = config.mode == NetworkMode::offline ? reason::offline : reason::not_allowed;
@@ -162,7 +168,10 @@ Decision decide(const ProxyConfig& config, const Question& q) {
   }
   d.kind = Decision::Kind::synthetic;
   d.rcode = Rcode::noerror;
-  d.reason = reason::allowed;
+  // Reachable only because ask mode will ask about its connection.
+  d.reason = config.ask_timeout.count() > 0 && allowed_ports_for(config, d.name).empty()
+                 ? reason::ask_on_connect
+                 : reason::allowed;
   return d;
 }
 
@@ -191,10 +200,33 @@ std::string answer(const Question& q, const std::vector<boost::asio::ip::address
   return out;
 }
 
-std::string error(const Question& q, Rcode rcode) {
+std::string error(const Question& q, Rcode rcode, std::string_view why) {
   const bool echo = !q.question_bytes.empty();
   std::string out = header(q, rcode, echo ? 1 : 0, 0);
   if (echo) out.append(q.question_bytes);
+  if (!q.edns) return out;
+  // An OPT record (RFC 6891): root name, type 41, our payload size, extended
+  // rcode, version and flags 0; then the extended error, if any.
+  constexpr std::uint16_t kTypeOpt = 41;
+  constexpr std::uint16_t kOptionExtendedError = 15;
+  constexpr std::uint16_t kInfoBlocked = 15;
+  constexpr std::uint16_t kPayload = 1232;
+  constexpr std::size_t kMaxText = 400;
+  const std::string_view text = why.substr(0, kMaxText);
+  out[11] = 1;  // ARCOUNT
+  out += '\0';
+  put16(out, kTypeOpt);
+  put16(out, kPayload);
+  put32(out, 0);
+  if (why.empty()) {
+    put16(out, 0);
+    return out;
+  }
+  put16(out, static_cast<std::uint16_t>(4 + 2 + text.size()));
+  put16(out, kOptionExtendedError);
+  put16(out, static_cast<std::uint16_t>(2 + text.size()));
+  put16(out, kInfoBlocked);
+  out.append(text);
   return out;
 }
 

@@ -6,6 +6,7 @@
 // forwarded. Fuzzed (fuzz/proxy_dns.cpp).
 #include <boost/asio/ip/address.hpp>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,7 @@ struct Question {
   std::uint16_t type = 0;
   std::uint16_t klass = 0;
   std::string_view question_bytes;  // the question section, echoed in the answer (points into the query)
+  bool edns = false;                // an OPT record follows the question (RFC 6891): the answer may carry one
 };
 
 enum class ParseStatus {
@@ -64,13 +66,19 @@ struct Decision {
   std::string name;         // normalized
   bool by_rule = false;     // refused by the network rule: listed at the end of the run
 };
-Decision decide(const ProxyConfig& config, const Question& question);
+// `ports`: where the name may go now (ServerCore::capture_ports_for); empty:
+// outside the rule. `asked`: in ask mode a name outside the rule is answered
+// all the same (reason ask-on-connect) and its connection asked about.
+Decision decide(const ProxyConfig& config, const Question& question,
+                const std::function<std::vector<std::uint16_t>(std::string_view)>& ports);
 
 // NOERROR with one record per address of the question's type (none: NODATA).
 std::string answer(const Question& question, const std::vector<boost::asio::ip::address>& addresses,
                    std::uint32_t ttl);
 // An answer with no record and `rcode`; `question` may come from a formerr
-// or notimp parse (its id and flags only).
-std::string error(const Question& question, Rcode rcode);
+// or notimp parse (its id and flags only). When the query had an EDNS OPT
+// record and `why` is given, the answer carries it as an extended DNS error
+// (RFC 8914, info-code 15 "Blocked", EXTRA-TEXT `why`, cut to 400 bytes).
+std::string error(const Question& question, Rcode rcode, std::string_view why = {});
 
 }  // namespace px::proxy::dns

@@ -10,6 +10,7 @@
 
 #include "proxy/dns_message.hpp"
 #include "proxy/reasons.hpp"
+#include "proxy/refusal_text.hpp"
 #include "proxy/run_network.hpp"
 #include "proxy/server_core.hpp"
 
@@ -232,7 +233,8 @@ bool DnsServer::handle(std::string query_bytes, std::function<void(const std::st
     reply(dns::error(q, dns::Rcode::refused));
     return true;
   }
-  const dns::Decision decided = dns::decide(core_.config, q);
+  const dns::Decision decided =
+      dns::decide(core_.config, q, [this](std::string_view name) { return core_.capture_ports_for(name); });
   if (!decided.name.empty()) d.host = decided.name;
   switch (decided.kind) {
     case dns::Decision::Kind::refuse:
@@ -240,7 +242,11 @@ bool DnsServer::handle(std::string query_bytes, std::function<void(const std::st
       d.rcode = dns::to_string(decided.rcode);
       if (decided.by_rule) core_.note_refused(decided.name, 53, decided.reason, /*dns=*/true);
       core_.log.write(d);
-      reply(dns::error(q, decided.rcode));
+      // The reason travels with the answer (an extended DNS error) for a
+      // program that reads it, as the proxy's answer body does for HTTP.
+      reply(dns::error(
+          q, decided.rcode,
+          decided.by_rule ? refusal_line(decided.reason, decided.name, core_.config.run_id) : std::string()));
       return true;
     case dns::Decision::Kind::loopback: {
       d.verdict = "allowed";
@@ -255,6 +261,7 @@ bool DnsServer::handle(std::string query_bytes, std::function<void(const std::st
     case dns::Decision::Kind::synthetic:
       break;
   }
+  d.reason = decided.reason;
   network_.ensure_name(decided.name, [this, query, d, reply = std::move(reply), alive = alive_](
                                          const SyntheticNames::Entry* entry, std::string_view why) mutable {
     if (!*alive) return;
@@ -268,8 +275,7 @@ bool DnsServer::handle(std::string query_bytes, std::function<void(const std::st
     }
     std::vector<asio::ip::address> addresses{entry->v4};
     if (entry->v6) addresses.emplace_back(*entry->v6);
-    d.verdict = "allowed";
-    d.reason = reason::allowed;
+    d.verdict = "allowed";  // its reason: allowed, or ask-on-connect (set below)
     d.rcode = dns::to_string(dns::Rcode::noerror);
     d.address = again.question.type == dns::kTypeAAAA ? (entry->v6 ? entry->v6->to_string() : std::string())
                                                       : entry->v4.to_string();

@@ -3,7 +3,6 @@
 // that every spelling in the escape list is a unit test and the whole file is
 // fuzzable. A name that fails here is never handed to a resolver.
 #include <boost/asio/ip/address.hpp>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -55,7 +54,7 @@ enum class AddressClass {
   unique_local,  // fc00::/7 (and the deprecated site-local fec0::/10)
   v4_mapped,     // ::ffff:0:0/96, ::/96 compat, 64:ff9b::/96 NAT64
   multicast,
-  reserved,      // 0/8, 240/4, broadcast, documentation and benchmarking ranges
+  reserved,  // 0/8, 240/4, broadcast, documentation and benchmarking ranges
 };
 AddressClass classify(const boost::asio::ip::address& address);
 std::string_view to_string(AddressClass c);

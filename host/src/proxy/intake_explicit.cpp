@@ -115,6 +115,7 @@ void Connection::take_request() {
   // the tunnel. A plain request keeps its head as sent: the broker looks
   // through it, and takes it whole for a server it sits in front of; the
   // upstream gets it rewritten (plain_http.cpp).
+  if (!dest_.tunnel() && names_run_service(dest_.endpoint)) return serve_run_service();
   if (dest_.tunnel())
     dest_.first_bytes = head_.substr(request_.head_size);
   else

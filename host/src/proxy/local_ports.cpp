@@ -131,7 +131,8 @@ void LocalPorts::scan() {
   std::set<std::uint16_t> host = listening_loopback_ports(read_proc("/proc/self/net/tcp"), false);
   for (auto p : listening_loopback_ports(read_proc("/proc/self/net/tcp6"), true)) host.insert(p);
   // Only the ports Local servers names (every port when it names none).
-  for (auto it = host.begin(); it != host.end();) it = core_.config.local_port_allowed(*it) ? std::next(it) : host.erase(it);
+  for (auto it = host.begin(); it != host.end();)
+    it = core_.config.local_port_allowed(*it) ? std::next(it) : host.erase(it);
   // Our own published listeners are on the host's loopback too: never mirrored
   // back into the run (a loop).
   for (const auto& l : host_listeners_) {

@@ -34,7 +34,8 @@ Result<std::vector<asio::ip::address>> system_resolve(const std::string& host) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* list = nullptr;
   const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &list);
-  if (rc != 0) return Error::not_found("The host " + host + " could not be resolved: " + gai_strerror(rc) + ".");
+  if (rc != 0)
+    return Error::not_found("The host " + host + " could not be resolved: " + gai_strerror(rc) + ".");
   std::vector<asio::ip::address> out;
   for (const addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
     if (ai->ai_family == AF_INET) {
@@ -75,12 +76,14 @@ Resolver system_resolver() {
 Result<ProxyConfig> validate(ProxyConfig config) {
   if (config.password.size() < 16) {
     return Error::invalid(
-        "The proxy password is shorter than 16 characters; use a generated one (generate_password) or a longer "
+        "The proxy password is shorter than 16 characters; use a generated one (generate_password) or a "
+        "longer "
         "password file.");
   }
   if (config.mode == NetworkMode::online && !config.allowed_hosts.empty()) {
-    return Error::invalid("The network is set to online, which allows every host, and also lists allowed hosts; "
-                          "choose one of the two.");
+    return Error::invalid(
+        "The network is set to online, which allows every host, and also lists allowed hosts; "
+        "choose one of the two.");
   }
   std::vector<std::string> texts;
   config.rules.clear();
@@ -119,7 +122,8 @@ Result<std::unique_ptr<ProxyServer>> ProxyServer::listen(ProxyConfig config, con
   }
   PX_TRY_ASSIGN(auto impl, make_impl(std::move(config), std::move(resolver)));
   const tcp::endpoint ep(addr, port);
-  const std::string where = (addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string()) + ":" + std::to_string(port);
+  const std::string where =
+      (addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string()) + ":" + std::to_string(port);
   impl->acceptor.open(ep.protocol(), ec);
   if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(ep, ec);
@@ -141,7 +145,8 @@ Result<std::unique_ptr<ProxyServer>> ProxyServer::adopt(ProxyConfig config, Uniq
   }
   len = sizeof accepting;
   if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || accepting == 0) {
-    return Error::invalid("The socket handed to the proxy is not listening; call listen() before passing it.");
+    return Error::invalid(
+        "The socket handed to the proxy is not listening; call listen() before passing it.");
   }
   sockaddr_storage ss{};
   len = sizeof ss;
@@ -176,11 +181,33 @@ std::uint16_t ProxyServer::port() const {
 Status ProxyServer::serve_run_network(RunNetwork network) {
   return impl_->serve_run_network(std::move(network));
 }
-void ProxyServer::cut() { impl_->cut(); }
-void ProxyServer::restore() { impl_->restore(); }
-bool ProxyServer::is_cut() const { return impl_->paused; }
-void ProxyServer::stop() { impl_->stop(); }
-std::vector<RefusedHost> ProxyServer::refused_hosts() const { return impl_->refused_hosts(); }
+void ProxyServer::cut() {
+  impl_->cut();
+}
+void ProxyServer::restore() {
+  impl_->restore();
+}
+bool ProxyServer::is_cut() const {
+  return impl_->paused;
+}
+void ProxyServer::stop() {
+  impl_->stop();
+}
+std::vector<RefusedHost> ProxyServer::refused_hosts() const {
+  return impl_->refused_hosts();
+}
+void ProxyServer::change_rule(RuleChange change) {
+  impl_->change_rule(std::move(change));
+}
+std::vector<RuleChange> ProxyServer::rule_changes() const {
+  return impl_->rule_changes();
+}
+std::vector<Question> ProxyServer::questions() const {
+  return impl_->questions();
+}
+Status ProxyServer::answer(std::uint64_t id, bool allow, bool for_run, const std::string& by) {
+  return impl_->answer(id, allow, for_run, by);
+}
 
 Result<std::string> generate_password() {
   // The kernel's CSPRNG directly: OpenSSL's RAND would first set up its
@@ -203,9 +230,10 @@ Result<std::string> read_password_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return Error::io("open the password file " + path.string(), errno);
   UniqueFd owned(fd);
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) return Error::io("stat the password file " + path.string(), errno);
-  if (!S_ISREG(st.st_mode)) return Error::invalid("The password file " + path.string() + " is not a regular file.");
+  if (!S_ISREG(st.st_mode))
+    return Error::invalid("The password file " + path.string() + " is not a regular file.");
   if ((st.st_mode & 077) != 0) {
     return Error::policy("The password file " + path.string() +
                          " can be read by other users; run `chmod 600 " + path.string() + "` and try again.");
@@ -216,7 +244,8 @@ Result<std::string> read_password_file(const std::filesystem::path& path) {
   data.resize(static_cast<std::size_t>(n));
   data = data.substr(0, data.find_first_of("\r\n"));
   if (data.size() < 16) {
-    return Error::invalid("The password in " + path.string() + " is shorter than 16 characters; use a longer one.");
+    return Error::invalid("The password in " + path.string() +
+                          " is shorter than 16 characters; use a longer one.");
   }
   register_secret(data);
   return data;
@@ -233,7 +262,8 @@ Status write_password_file(const std::filesystem::path& path, const std::string&
   return ok();
 }
 
-std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password,
+std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port,
+                                                                   const std::string& password,
                                                                    bool local_servers) {
   const std::string url = "http://px:" + password + "@127.0.0.1:" + std::to_string(port);
   // Without Local servers, loopback is the run's own (its test servers), so
@@ -257,6 +287,5 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t
       {"GIT_CONFIG_VALUE_1", "basic"},
   };
 }
-
 
 }  // namespace px::proxy

@@ -21,6 +21,7 @@
 #include "common/error.hpp"
 #include "common/host_rule.hpp"
 #include "common/unique_fd.hpp"
+#include "proxy/live_rules.hpp"
 #include "proxy/request_parser.hpp"
 #include "proxy/synthetic_names.hpp"
 #include "proxy/terminator.hpp"
@@ -29,14 +30,44 @@ namespace px::proxy {
 
 enum class NetworkMode { offline, allowlist, online };
 
+// Ask mode: a connection the rule would refuse (a name outside it, a port it
+// does not allow, an offline run) is held while the user is asked. One
+// question per host and port: connections to the same place wait on it.
+struct Question {
+  std::uint64_t id = 0;  // per run, from 1
+  std::string host;      // normalized name
+  std::uint16_t port = 0;
+  std::string rule_reason;  // what the rule said: blocked-by-allowlist, port-not-allowed, network-offline
+  // The first asking connection's address as the run sees it ("127.0.0.1:50412"):
+  // the supervisor finds the process that holds it.
+  std::string client;
+  std::string asked_at;  // ISO-8601, UTC
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// How a question ended. `outcome`: allowed-once, allowed-for-run, denied,
+// denied-for-run, not-answered, stopped, paused.
+struct QuestionEnd {
+  std::string outcome;
+  std::string by;  // who answered; empty when nobody did
+  std::string at;
+  std::size_t connections = 0;  // how many were waiting on it
+};
+
+struct AskHooks {
+  // Called on the proxy's io thread: must not block.
+  std::function<void(const Question&)> asked;
+  std::function<void(const Question&, const QuestionEnd&)> closed;
+};
+
 struct ProxyLimits {
-  HeadLimits head;                                          // 8 KiB line, 16 KiB / 100 header fields
-  std::chrono::milliseconds header_timeout{10'000};         // whole head, from accept (slowloris)
-  std::chrono::milliseconds connect_timeout{15'000};        // resolve + connect upstream
-  std::chrono::milliseconds idle_timeout{10 * 60'000};      // tunnel with no byte either way
-  std::size_t max_connections = 512;                        // open client connections per run
-  std::size_t max_response_head = 64 * 1024;                // plain HTTP: an upstream head past it is a 502
-  std::size_t max_names = 4096;                             // names the run's DNS gives addresses to
+  HeadLimits head;                                      // 8 KiB line, 16 KiB / 100 header fields
+  std::chrono::milliseconds header_timeout{10'000};     // whole head, from accept (slowloris)
+  std::chrono::milliseconds connect_timeout{15'000};    // resolve + connect upstream
+  std::chrono::milliseconds idle_timeout{10 * 60'000};  // tunnel with no byte either way
+  std::size_t max_connections = 512;                    // open client connections per run
+  std::size_t max_response_head = 64 * 1024;            // plain HTTP: an upstream head past it is a 502
+  std::size_t max_names = 4096;                         // names the run's DNS gives addresses to
 };
 
 struct ProxyConfig {
@@ -51,13 +82,19 @@ struct ProxyConfig {
   std::vector<std::uint16_t> local_server_ports;
   // Local servers is on for `port` (this machine's loopback, a private answer).
   bool local_port_allowed(std::uint16_t port) const;
-  std::string password;        // required in Proxy-Authorization; at least 16 bytes
+  std::string password;            // required in Proxy-Authorization; at least 16 bytes
   std::filesystem::path log_path;  // JSON lines, created 0600; empty: no log file
   ProxyLimits limits;
   std::vector<HostRuleSpec> rules;  // allowed_hosts, parsed by validate()
   // The run's credential broker (proxy/terminator.hpp), or null: nothing is
   // terminated and no credential is looked for.
   std::shared_ptr<Terminator> terminator;
+  // Ask mode: how long a held connection waits for an answer; zero: what the
+  // rule refuses is refused at once.
+  std::chrono::milliseconds ask_timeout{0};
+  AskHooks ask_hooks;
+  // The run's id, named in refusals' "to allow it" line; empty: not named.
+  std::string run_id;
 };
 
 // What a sealed run's network namespace hands the proxy besides its listening
@@ -133,6 +170,20 @@ class ProxyServer {
   // Hosts refused by the rule so far, most frequent first.
   std::vector<RefusedHost> refused_hosts() const;
 
+  // Live rules: applied at once to new connections and the run's DNS (a
+  // connection already open keeps going). `change.rule` is parsed
+  // (parse_host_rule); recorded with `by` and `at` as given.
+  void change_rule(RuleChange change);
+  std::vector<RuleChange> rule_changes() const;
+
+  // Ask mode: the questions open now, oldest first.
+  std::vector<Question> questions() const;
+  // Answers question `id`: its connections go on (allow) or are refused with
+  // "denied-by-user". `for_run`: the answer becomes a live rule of the run
+  // (allow host:port, or deny host), so the next connection is not asked.
+  // An error when no such question is open (answered, timed out, unknown).
+  Status answer(std::uint64_t id, bool allow, bool for_run, const std::string& by);
+
   class Impl;
 
  private:
@@ -153,9 +204,8 @@ Status write_password_file(const std::filesystem::path& path, const std::string&
 // NO_PROXY for loopback (empty with Local servers: then loopback names mean
 // this machine's servers, reached through the proxy), and git's http.proxy
 // through GIT_CONFIG_*.
-std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port, const std::string& password,
+std::vector<std::pair<std::string, std::string>> proxy_environment(std::uint16_t port,
+                                                                   const std::string& password,
                                                                    bool local_servers = false);
-
-
 
 }  // namespace px::proxy

@@ -41,6 +41,9 @@ inline constexpr std::string_view offline = "network-offline";
 inline constexpr std::string_view local_servers_off = "local-servers-off";
 inline constexpr std::string_view local_address = "resolved-to-local-address";
 inline constexpr std::string_view paused = "paused";
+// Ask mode: the user answered no, or nobody answered in time.
+inline constexpr std::string_view denied_by_user = "denied-by-user";
+inline constexpr std::string_view not_answered = "not-answered";
 // A CONNECT tunnel whose TLS ClientHello names another server (domain
 // fronting), or starts like TLS but cannot be read: closed after the 200.
 inline constexpr std::string_view sni_mismatch = "sni-mismatch";
@@ -61,6 +64,12 @@ inline constexpr std::string_view unknown_synthetic_address = "unknown-synthetic
 // The run's DNS, answered inside the run and never forwarded. Allowed names
 // get "allowed"; names outside the rule "blocked-by-allowlist" (NXDOMAIN);
 // names that are not host names "bad-host" / "ip-literal-refused" (REFUSED).
+// The run's own service (http://parallex.invalid/, proxy/run_service.cpp):
+// answered by the proxy, never forwarded.
+inline constexpr std::string_view run_service = "run-service";
+// Ask mode: a name outside the rule is answered (a synthetic address) so that
+// the connection to it can be held and asked about.
+inline constexpr std::string_view ask_on_connect = "ask-on-connect";
 inline constexpr std::string_view dns_malformed = "dns-malformed";              // FORMERR, or dropped
 inline constexpr std::string_view dns_not_implemented = "dns-not-implemented";  // another opcode: NOTIMP
 inline constexpr std::string_view dns_type_refused = "dns-type-refused";  // not A/AAAA of class IN: REFUSED

@@ -100,7 +100,19 @@ class ChunkedTracker {
   Step feed(std::string_view data, std::vector<std::string_view>* data_spans = nullptr);
 
  private:
-  enum class S { size, size_ext, size_lf, data, data_cr, data_lf, trailer_start, trailer, trailer_lf, final_lf, done };
+  enum class S {
+    size,
+    size_ext,
+    size_lf,
+    data,
+    data_cr,
+    data_lf,
+    trailer_start,
+    trailer,
+    trailer_lf,
+    final_lf,
+    done
+  };
   S state_ = S::size;
   std::uint64_t remaining_ = 0;
   int size_digits_ = 0;

@@ -67,7 +67,7 @@ void RunNetworkService::ensure_name(const std::string& name, NameReady done) {
   // Every port the rule allows for this name, on both addresses: a program
   // may try any of them. Other ports are refused by the kernel (RST).
   std::vector<netns::Endpoint> endpoints;
-  for (std::uint16_t port : allowed_ports_for(core_.config, name)) {
+  for (std::uint16_t port : core_.capture_ports_for(name)) {
     endpoints.push_back({entry->v4.to_string(), port});
     if (entry->v6) endpoints.push_back({entry->v6->to_string(), port});
   }

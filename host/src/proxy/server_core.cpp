@@ -1,11 +1,10 @@
 #include "proxy/server_core.hpp"
 
-#include <boost/asio/post.hpp>
-
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
 #include <future>
@@ -25,7 +24,9 @@ ServerCore::ServerCore(ProxyConfig cfg, Resolver res, DecisionLog decision_log)
   sweep_interval_ = std::clamp(shortest / 4, std::chrono::milliseconds(20), std::chrono::milliseconds(500));
 }
 
-ServerCore::~ServerCore() { stop(); }
+ServerCore::~ServerCore() {
+  stop();
+}
 
 void ServerCore::start() {
   error_code ec;
@@ -147,6 +148,7 @@ void ServerCore::sweep() {
     const auto now = Clock::now();
     const std::vector<std::shared_ptr<Connection>> all(connections_.begin(), connections_.end());
     for (const auto& c : all) c->check_deadline(now);
+    expire_questions(now);
     sweep();
   });
 }
@@ -155,6 +157,14 @@ void ServerCore::close_all(std::string_view how) {
   // Terminated connections first: each ends through its connection, which
   // logs it with the broker's byte counts and leaves the set.
   if (config.terminator) config.terminator->abort_all(how);
+  // Questions first: their connections are refused with the reason said, and
+  // nothing stays asked of the user about a run that no longer waits.
+  while (!questions_.empty()) {
+    QuestionEnd end;
+    end.outcome = how == "cut" ? "paused" : "stopped";
+    close_question(questions_.begin()->first, false, how == "cut" ? reason::paused : reason::stopped,
+                   std::move(end));
+  }
   const std::vector<std::shared_ptr<Connection>> all(connections_.begin(), connections_.end());
   for (const auto& c : all) c->abort(how);
   connections_.clear();

@@ -25,18 +25,36 @@ using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
 void Connection::decide() {
-  const DestinationDecision d = decide_destination(server_.config, dest_.endpoint);
-  if (d.route == Route::refuse) return refuse(d.verdict.status, d.verdict.reason, "denied", d.by_rule);
+  const DestinationDecision d =
+      decide_destination(server_.config, server_.ports_for(dest_.endpoint.host), dest_.endpoint);
+  if (d.route != Route::refuse) return go_on(d.route);
+  // Ask mode: held, not refused, until the user answers or the time is up.
+  if (server_.config.ask_timeout.count() > 0 && askable(d.verdict.reason)) {
+    state_ = State::asking;
+    decision_.question = server_.ask(shared_from_this(), dest_.endpoint, d.verdict.reason);
+    return;
+  }
+  refuse(d.verdict.status, d.verdict.reason, "denied", d.by_rule);
+}
+
+void Connection::answered(bool allow, std::string_view why, const std::string& outcome) {
+  if (state_ != State::asking) return;
+  decision_.answer = outcome;
+  if (allow) return go_on(Route::resolve);  // only names are asked about, never this machine
+  refuse(403, why, "denied", true);
+}
+
+void Connection::go_on(Route route) {
   // Local servers are this machine: what goes there is not looked at for
   // placeholders. A model server a credential is bound to gets the secret
   // through the broker (hand_over); any other gets the placeholder the run
   // holds, which is not the secret (refusing it would break a harness pointed
   // at a server of its own).
-  to_this_machine_ = d.route == Route::loopback;
+  to_this_machine_ = route == Route::loopback;
   if (!to_this_machine_ && refused_by_broker()) return;
   // Local servers: this machine's loopback; a literal names its own family,
   // localhost tries IPv4 first.
-  if (d.route == Route::loopback) {
+  if (route == Route::loopback) {
     if (dest_.endpoint.host == "127.0.0.1") return connect({asio::ip::address_v4::loopback()});
     if (dest_.endpoint.host == "[::1]") return connect({asio::ip::address_v6::loopback()});
     return connect({asio::ip::address_v4::loopback(), asio::ip::address_v6::loopback()});

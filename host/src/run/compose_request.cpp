@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "common/paths.hpp"
+#include "policy/ask.hpp"
 #include "policy/local_servers.hpp"
 #include "run/env_paths.hpp"
 #include "run/git_paths.hpp"
@@ -94,12 +95,16 @@ Status check_no_writable_own_state(const policy::Policy& composed, const policy:
 Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   const RunOptions& o = r.options;
   std::vector<Notice> notices;
-  policy::NetworkFlags net{o.online, o.offline, o.allow, std::nullopt, {}, o.publish};
+  policy::NetworkFlags net{o.online, o.offline, o.allow, std::nullopt, {}, o.publish, std::nullopt};
   if (!o.local_servers.empty()) {
     PX_TRY_ASSIGN(auto local, policy::parse_local_servers(o.local_servers == "every" ? "" : o.local_servers,
                                                           "--local-servers=" + o.local_servers));
     net.local_servers = local.on;
     net.local_server_ports = local.ports;
+  }
+  if (!o.ask.empty()) {
+    PX_TRY_ASSIGN(auto seconds, policy::parse_ask(o.ask, "--ask=" + o.ask));
+    net.ask = seconds;
   }
   PX_TRY(policy::check_network_flags(net));
 

@@ -14,6 +14,7 @@ std::vector<std::string> RunOptions::describe() const {
   if (!local_servers.empty())
     out.push_back(local_servers == "every" ? "--local-servers" : "--local-servers=" + local_servers);
   for (const auto& p : publish) out.push_back("--publish " + p);
+  if (!ask.empty()) out.push_back(ask == "on" ? "--ask" : "--ask=" + ask);
   for (const auto& e : env) {
     const auto eq = e.find('=');
     out.push_back(eq == std::string::npos ? "--env " + e

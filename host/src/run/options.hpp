@@ -19,8 +19,9 @@ struct RunOptions {
   std::vector<std::string> allow;      // --allow HOST
   // --local-servers[=PORTS|off]: "every" (the bare switch), "off", "3000,5432"; empty: not given.
   std::string local_servers;
-  std::vector<std::string> publish;               // --publish PORT[:HOSTPORT]
-  std::vector<std::string> env;                   // --env NAME | --env NAME=VALUE
+  std::vector<std::string> publish;  // --publish PORT[:HOSTPORT]
+  std::string ask;                   // --ask[=SECONDS|off]: "on" (the bare switch); empty: not given
+  std::vector<std::string> env;      // --env NAME | --env NAME=VALUE
   std::vector<std::string> dangerously_writable;  // --dangerously-writable PATH (relative: to the run folder)
   bool unsealed = false;                          // --unsealed: no seal at all
   bool allow_weaker_seal = false;                 // --allow-weaker-seal: run where a guarantee is missing

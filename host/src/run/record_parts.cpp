@@ -45,6 +45,54 @@ KillSwitchRecord KillSwitchRecord::from_json(const json& j) {
   return k;
 }
 
+json to_json(const AskedQuestion& q) {
+  json j{{"question", q.question}, {"host", q.host},
+         {"port", q.port},         {"rule_reason", q.rule_reason},
+         {"asked_at", q.asked_at}, {"answered_at", q.answered_at},
+         {"outcome", q.outcome},   {"connections", q.connections}};
+  if (!q.by.empty()) j["by"] = q.by;
+  if (!q.process.empty()) j["process"] = q.process;
+  return j;
+}
+
+AskedQuestion AskedQuestion::from_json(const json& j) {
+  AskedQuestion q;
+  q.question = count_of(j, "question");
+  q.host = str(j, "host");
+  q.port = static_cast<std::uint16_t>(count_of(j, "port"));
+  q.rule_reason = str(j, "rule_reason");
+  q.asked_at = str(j, "asked_at");
+  q.answered_at = str(j, "answered_at");
+  q.outcome = str(j, "outcome");
+  q.by = str(j, "by");
+  q.process = str(j, "process");
+  q.connections = count_of(j, "connections");
+  return q;
+}
+
+json to_json(const LiveRuleChange& c) {
+  return {{"change", c.change}, {"rule", c.rule}, {"by", c.by}, {"at", c.at}};
+}
+
+LiveRuleChange LiveRuleChange::from_json(const json& j) {
+  return {str(j, "change"), str(j, "rule"), str(j, "by"), str(j, "at")};
+}
+
+json to_json(const NetworkLive& n) {
+  json questions = json::array(), changes = json::array();
+  for (const auto& q : n.questions) questions.push_back(to_json(q));
+  for (const auto& c : n.rule_changes) changes.push_back(to_json(c));
+  return {{"ask_seconds", n.ask_seconds}, {"questions", questions}, {"rule_changes", changes}};
+}
+
+NetworkLive NetworkLive::from_json(const json& j) {
+  NetworkLive n;
+  n.ask_seconds = count_of(j, "ask_seconds");
+  n.questions = objects<AskedQuestion>(j, "questions", AskedQuestion::from_json);
+  n.rule_changes = objects<LiveRuleChange>(j, "rule_changes", LiveRuleChange::from_json);
+  return n;
+}
+
 json to_json(const BrokerRecord& b) {
   json j{{"request_log", b.request_log.string()}};
   if (!b.reported) return j;

@@ -40,6 +40,39 @@ struct KillSwitchRecord {
 nlohmann::json to_json(const KillSwitchEvent& e);
 nlohmann::json to_json(const KillSwitchRecord& k);
 
+// `network_live`: what was decided with the user while the run went on
+// (supervisor/run_questions.hpp, docs/ask.md): ask mode's questions and how
+// each ended, and the rule's live changes.
+struct AskedQuestion {
+  std::uint64_t question = 0;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string rule_reason;  // what the rule said: blocked-by-allowlist, port-not-allowed, network-offline
+  std::string asked_at, answered_at;
+  // allowed-once, allowed-for-run, allowed-always, denied, denied-for-run,
+  // not-answered, stopped, paused
+  std::string outcome;
+  std::string by;       // who answered ("parallex approve (uid 1000)"); empty when nobody did
+  std::string process;  // the process that asked, when it was found (redacted)
+  std::uint64_t connections = 0;
+  static AskedQuestion from_json(const nlohmann::json& j);
+};
+struct LiveRuleChange {
+  std::string change;  // "allow" or "deny"
+  std::string rule;    // "api.example.com", "github.com:22", "*.corp.example"
+  std::string by, at;
+  static LiveRuleChange from_json(const nlohmann::json& j);
+};
+struct NetworkLive {
+  std::uint64_t ask_seconds = 0;  // 0: ask mode was off
+  std::vector<AskedQuestion> questions;
+  std::vector<LiveRuleChange> rule_changes;
+  static NetworkLive from_json(const nlohmann::json& j);
+};
+nlohmann::json to_json(const AskedQuestion& q);
+nlohmann::json to_json(const LiveRuleChange& c);
+nlohmann::json to_json(const NetworkLive& n);
+
 // `broker`: the run's credential broker. Names and counts only, never a secret.
 struct BrokerHost {
   std::string host;

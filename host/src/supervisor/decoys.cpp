@@ -54,18 +54,6 @@ bool process_running(pid_t pid) {
   return st && st->state != 'Z' && st->state != 'X' && st->state != 'x';
 }
 
-std::string describe_process(pid_t pid) {
-  if (pid <= 0) return {};
-  std::string name = killswitch::read_proc_file("/proc/" + std::to_string(pid) + "/comm").value_or("");
-  if (const auto nl = name.find('\n'); nl != std::string::npos) name.resize(nl);
-  std::string args = killswitch::read_proc_file("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
-  for (auto& c : args)
-    if (c == '\0') c = ' ';
-  while (!args.empty() && args.back() == ' ') args.pop_back();
-  if (name.empty()) return "pid " + std::to_string(pid) + " (gone)";
-  return name + " (pid " + std::to_string(pid) + ")" + (args.empty() ? "" : ": " + args.substr(0, 300));
-}
-
 }  // namespace
 
 std::vector<fs::path> decoy_paths(const fs::path& home) {
@@ -187,7 +175,7 @@ void DecoyWatch::drain_fanotify() {
       hit.path = path;
       hit.event = (m->mask & FAN_OPEN) ? "open" : "read";
       hit.pid = pid;
-      hit.process = describe_process(pid);
+      hit.process = killswitch::describe_process(pid);
       // A process that is gone cannot be checked: kept, to be safe. It is
       // asked again after the check, since it may have exited in between.
       if (belongs_to_run_ && process_running(pid) && !belongs_to_run_(pid) && process_running(pid)) continue;

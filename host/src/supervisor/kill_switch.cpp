@@ -20,6 +20,7 @@ Status KillSwitch::start(const std::string& run_id, Hooks hooks, run::RunRecord&
     say({run::NoticeKind::kill_switch, message});
   };
   run_hooks.frozen = std::move(hooks.frozen);
+  run_hooks.network = std::move(hooks.network);
   killswitch::RunControlOptions options;
   options.run_id = run_id;
   options.agent = plan_.agent;

@@ -36,6 +36,10 @@ class KillSwitch {
     std::function<void()> cut_network, restore_network;
     std::function<void()> frozen;  // the run is frozen: nothing of it is halfway through a write
     Say say;
+    // The run's network rule and questions (NetworkProxy::handle): requests
+    // whose op the kill switch does not know.
+    std::function<std::optional<nlohmann::json>(const nlohmann::json& request, const std::string& by)>
+        network;
   };
 
   explicit KillSwitch(const run::RunPlan& plan);

@@ -191,6 +191,9 @@ class Run {
     KillSwitch::Hooks hooks;
     hooks.cut_network = [this] { proxy_.cut(); };
     hooks.restore_network = [this] { proxy_.restore(); };
+    hooks.network = [this](const nlohmann::json& request, const std::string& by) {
+      return proxy_.handle(request, by);
+    };
     hooks.say = say_;
     // Frozen, nothing of the run is halfway through a write: what it made at
     // the protected paths is moved aside now, before the user works in the
@@ -211,7 +214,7 @@ class Run {
     files_ = std::make_unique<ProtectedFiles>(plan_, dir_, say_);
     files_->start();
     lap("protected files");
-    return proxy_.start();
+    return proxy_.start(id_, plan_.agent, say_);
   }
 
   // A run that starts while `pause --all` holds is not kept waiting outside
@@ -342,6 +345,7 @@ class Run {
     files_->on_started(
         control, {record_.supervisor_pid, record_.supervisor_start, pid, run::process_start_ticks(pid)});
     home_.on_started(control);
+    proxy_.on_started(control);
     lap("armed, watched");
     record_.status = RunStatus::running;
     if (auto first = write_record(); !first) {

@@ -57,17 +57,15 @@ proxy::ProxyConfig run_proxy_config(const policy::Policy& p, const std::string& 
   c.password = password;
   c.log_path = log;
   c.terminator = std::move(broker);
+  c.ask_timeout = p.network().ask;
   return c;
 }
 
 Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(const policy::Policy& policy,
-                                                            const std::string& password,
-                                                            const std::filesystem::path& log,
-                                                            backend::NetworkHandOff handoff,
-                                                            std::shared_ptr<proxy::Terminator> broker) {
-  PX_TRY_ASSIGN(auto server, proxy::ProxyServer::adopt(
-                                 run_proxy_config(policy, password, log, std::move(broker)),
-                                 std::move(handoff.proxy_listener), proxy::resolver_from_environment()));
+                                                            proxy::ProxyConfig config,
+                                                            backend::NetworkHandOff handoff) {
+  PX_TRY_ASSIGN(auto server, proxy::ProxyServer::adopt(std::move(config), std::move(handoff.proxy_listener),
+                                                       proxy::resolver_from_environment()));
   if (!handoff.socket_channel) return server;  // a weaker seal without a network namespace
   raise_descriptor_limit();
   proxy::RunNetwork network;
@@ -83,8 +81,18 @@ Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(const policy::Policy
 
 NetworkProxy::~NetworkProxy() = default;
 
-Status NetworkProxy::start() {
+Status NetworkProxy::start(const std::string& run_id, const std::string& agent,
+                           const std::function<void(const run::Notice&)>& say) {
   if (!wanted_) return ok();
+  questions_ = std::make_unique<RunQuestions>(RunQuestionsOptions{run_id, agent, policy_.network().ask});
+  run_id_ = run_id;
+  if (policy_.network().ask.count() > 0)
+    say({run::NoticeKind::network,
+         "ask mode: a connection outside the network rule waits up to " +
+             std::to_string(policy_.network().ask.count()) +
+             " s for your answer; `parallex approve` in another terminal lists and answers "
+             "them (run " +
+             run_id + ")"});
   PX_TRY_ASSIGN(password_, proxy::generate_password());
   register_secret(password_);
   return ok();
@@ -94,11 +102,14 @@ Result<backend::EnvMap> NetworkProxy::on_socket(backend::NetworkHandOff handoff,
                                                 const std::filesystem::path& log,
                                                 std::shared_ptr<proxy::Terminator> broker) {
   const std::uint16_t port = handoff.proxy_port;
-  PX_TRY_ASSIGN(auto started,
-                start_run_proxy(policy_, password_, log, std::move(handoff), std::move(broker)));
+  proxy::ProxyConfig config = run_proxy_config(policy_, password_, log, std::move(broker));
+  config.run_id = run_id_;
+  config.ask_hooks = questions_->hooks();
+  PX_TRY_ASSIGN(auto started, start_run_proxy(policy_, std::move(config), std::move(handoff)));
   std::lock_guard lock(mu_);
   proxy_ = std::move(started);
   if (cut_) proxy_->cut();
+  questions_->attach(proxy_.get(), processes_);
   backend::EnvMap extra;
   // Offline, the proxy reaches nothing: no program is pointed at it.
   if (policy_.network().mode != policy::NetworkMode::offline)
@@ -119,6 +130,17 @@ void NetworkProxy::restore() {
   if (proxy_) proxy_->restore();
 }
 
+void NetworkProxy::on_started(killswitch::RunControl& control) {
+  std::lock_guard lock(mu_);
+  processes_ = [&control] { return control.processes(); };
+  if (proxy_ && questions_) questions_->attach(proxy_.get(), processes_);
+}
+
+std::optional<nlohmann::json> NetworkProxy::handle(const nlohmann::json& request, const std::string& by) {
+  if (!questions_) return std::nullopt;  // a run without a network: "unknown op"
+  return questions_->handle(request, by);
+}
+
 void NetworkProxy::stop(run::RunRecord& record) {
   std::unique_ptr<proxy::ProxyServer> proxy;
   {
@@ -126,12 +148,16 @@ void NetworkProxy::stop(run::RunRecord& record) {
     proxy = std::move(proxy_);
   }
   if (!proxy) return;
+  // Detached first: its live changes are kept, and no request reaches a proxy that stops.
+  if (questions_) questions_->attach(nullptr, {});
   proxy->stop();
+  if (questions_) record.network_live = questions_->record();
   for (const auto& h : proxy->refused_hosts())
     record.refused.push_back({redact(h.host), h.port, h.reason, h.count, h.dns});
 }
 
 void NetworkProxy::release() {
+  if (questions_) questions_->attach(nullptr, {});
   std::lock_guard lock(mu_);
   if (proxy_) proxy_->stop();
 }

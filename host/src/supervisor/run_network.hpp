@@ -14,6 +14,11 @@
 #include "proxy/proxy.hpp"
 #include "proxy/terminator.hpp"
 #include "run/record.hpp"
+#include "supervisor/run_questions.hpp"
+
+namespace px::killswitch {
+class RunControl;
+}
 
 namespace px::supervisor {
 
@@ -23,11 +28,12 @@ proxy::ProxyConfig run_proxy_config(const policy::Policy& policy, const std::str
                                     const std::filesystem::path& log,
                                     std::shared_ptr<proxy::Terminator> broker = nullptr);
 
-// Starts the run's proxy on the sockets of the network hand-off (a sealed
-// run's, made inside its namespace; or only a listener on loopback).
-Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(
-    const policy::Policy& policy, const std::string& password, const std::filesystem::path& log,
-    backend::NetworkHandOff handoff, std::shared_ptr<proxy::Terminator> broker = nullptr);
+// Starts the run's proxy with `config` (run_proxy_config's) on the sockets of
+// the network hand-off (a sealed run's, made inside its namespace; or only a
+// listener on loopback).
+Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(const policy::Policy& policy,
+                                                            proxy::ProxyConfig config,
+                                                            backend::NetworkHandOff handoff);
 
 // The run's network as one service of the run (supervisor/run.cpp):
 //   start()        before the seal: the password the run's programs give the
@@ -47,11 +53,22 @@ class NetworkProxy {
   NetworkProxy& operator=(const NetworkProxy&) = delete;
 
   bool wanted() const { return wanted_; }
-  Status start();
+  // `run_id` and `agent` name the run in its questions; `say` gets the start's
+  // word on ask mode (before the command starts: never over a TUI).
+  Status start(const std::string& run_id, const std::string& agent,
+               const std::function<void(const run::Notice&)>& say);
   Result<backend::EnvMap> on_socket(backend::NetworkHandOff handoff, const std::filesystem::path& log,
                                     std::shared_ptr<proxy::Terminator> broker);
+  // The run's processes exist: the process that asked a question is looked
+  // for among them.
+  void on_started(killswitch::RunControl& control);
   void cut();
   void restore();
+  // A control request about the run's network (supervisor/run_questions.hpp),
+  // from the control socket's thread; nullopt for another op.
+  std::optional<nlohmann::json> handle(const nlohmann::json& request, const std::string& by);
+  // The proxy ends; what it refused, and what was asked and changed while it
+  // ran, into the record.
   void stop(run::RunRecord& record);
   void release();
 
@@ -61,7 +78,10 @@ class NetworkProxy {
   std::string password_;
   std::mutex mu_;  // proxy_, cut_: shared with the kill switch's thread
   std::unique_ptr<proxy::ProxyServer> proxy_;
-  bool cut_ = false;  // cut before the proxy existed: it starts cut
+  bool cut_ = false;                         // cut before the proxy existed: it starts cut
+  std::unique_ptr<RunQuestions> questions_;  // from start(): its hooks outlive the proxy
+  std::string run_id_;
+  std::function<std::vector<pid_t>()> processes_;  // the run's processes, from on_started()
 };
 
 }  // namespace px::supervisor
