@@ -10,9 +10,9 @@
 #include <optional>
 #include <thread>
 
-#include "agents/store.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "cli/runs_folders.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "common/shown.hpp"
@@ -46,24 +46,6 @@ std::string join_command(const std::vector<std::string>& argv) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-// Every runs folder of this user: the ad-hoc runs' and each agent's, and
-// where an older Parallex kept them (under the data folder).
-std::vector<fs::path> runs_dirs() {
-  std::vector<fs::path> dirs{run::adhoc_runs_dir(), parallex_data_dir() / "runs"};
-  const fs::path agents_root = agents::default_agents_root();
-  if (auto names = agents::list_agents(agents_root))
-    for (const auto& name : names.value()) {
-      dirs.push_back(agents::paths_of(agents_root, name).runs());
-      dirs.push_back(agents::paths_of(agents_root, name).older_runs());
-    }
-  // One folder may be two of these (PARALLEX_HOME puts state and data together).
-  std::vector<fs::path> unique;
-  for (auto& d : dirs)
-    if (std::find(unique.begin(), unique.end(), normal_absolute(d)) == unique.end())
-      unique.push_back(normal_absolute(d));
-  return unique;
-}
-
 // Records left without an end by a supervisor that is gone (SIGKILL, a
 // crash): closed now, so that no report counts anything later as theirs.
 // With them, what the run's watchdog moved aside after the supervisor died
@@ -76,7 +58,7 @@ struct ClosedRun {
 // `damaged`: a sentence for each record that cannot be read (named, left as it is).
 std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
   std::vector<ClosedRun> closed;
-  for (const auto& dir : runs_dirs()) {
+  for (const auto& [dir, agent] : every_runs_folder()) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->is_directory(ec) || it->is_symlink(ec) || run::record_ended(it->path())) continue;
@@ -184,8 +166,8 @@ std::optional<fs::path> find_run(const std::string& id) {
       id.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyz-") != std::string::npos)
     return std::nullopt;
   std::error_code ec;
-  for (const auto& dir : runs_dirs())
-    if (fs::is_regular_file(dir / id / "run.json", ec)) return dir / id;
+  for (const auto& folder : every_runs_folder())
+    if (fs::is_regular_file(folder.dir / id / "run.json", ec)) return folder.dir / id;
   return std::nullopt;
 }
 
