@@ -265,7 +265,7 @@ Status RunControl::pause_locked(const std::string& by) {
   if (state_ == RunState::starting) {
     // Nothing to freeze yet; attach() pauses the run as soon as it exists.
     pause_pending_ = true;
-    events_.push_back({{"op", "pause"}, {"by", by}, {"at", utc_now_iso()}, {"pending", true}});
+    add_event({{"op", "pause"}, {"by", by}, {"at", utc_now_iso()}, {"pending", true}});
     return ok();
   }
   if (cgroup_) {
@@ -274,7 +274,7 @@ Status RunControl::pause_locked(const std::string& by) {
     PX_TRY(tracker_->stop_all());
   }
   const double ms = ms_since(t0);
-  events_.push_back({{"op", "pause"}, {"by", by}, {"at", utc_now_iso()}, {"ms", ms}});
+  add_event({{"op", "pause"}, {"by", by}, {"at", utc_now_iso()}, {"ms", ms}});
   set_state_locked(RunState::paused);
   notice("run " + options_.run_id + " paused by " + by +
          ": its processes are frozen and its network is cut until `parallex resume`");
@@ -302,7 +302,7 @@ Status RunControl::resume_locked(const std::string& by) {
   } else {
     PX_TRY(tracker_->continue_all());
   }
-  events_.push_back({{"op", "resume"}, {"by", by}, {"at", utc_now_iso()}});
+  add_event({{"op", "resume"}, {"by", by}, {"at", utc_now_iso()}});
   set_state_locked(RunState::running);
   notice("run " + options_.run_id + " resumed by " + by);
   return ok();
@@ -317,11 +317,18 @@ Status RunControl::kill(const std::string& by) {
   } else if (tracker_->root() != 0) {
     PX_TRY(tracker_->kill_all());
   }
-  events_.push_back({{"op", "kill"}, {"by", by}, {"at", utc_now_iso()}});
+  add_event({{"op", "kill"}, {"by", by}, {"at", utc_now_iso()}});
   killed_ = true;
   set_state_locked(RunState::killed);
   notice("run " + options_.run_id + " killed by " + by);
   return ok();
+}
+
+// Into the record, and to the run's event stream as it happens (under mu_:
+// the hook only appends a line).
+void RunControl::add_event(nlohmann::json event) {
+  if (options_.hooks.event) options_.hooks.event(event);
+  events_.push_back(std::move(event));
 }
 
 RunState RunControl::state() const {
@@ -473,7 +480,7 @@ void RunControl::finish() {
     if (leftovers) (void)tracker_->kill_all();
   }
   if (leftovers) {
-    events_.push_back({{"op", "end"}, {"at", utc_now_iso()}, {"leftovers_killed", leftovers}});
+    add_event({{"op", "end"}, {"at", utc_now_iso()}, {"leftovers_killed", leftovers}});
     notice(std::to_string(leftovers) + " process(es) of run " + options_.run_id +
            " were still running after the run's command ended and were killed");
   }

@@ -67,6 +67,10 @@ struct RunHooks {
   // a request whose op the kill switch does not know, with who sent it; nullopt
   // when it is not one of those either.
   std::function<std::optional<nlohmann::json>(const nlohmann::json& request, const std::string& by)> network;
+  // A pause, resume, kill or leftovers' kill as record() keeps it ({op, by,
+  // at, ...}), when it happens; called with the control's lock held, so it
+  // must not call back into the control.
+  std::function<void(const nlohmann::json&)> event;
 };
 
 struct RunControlOptions {
@@ -183,6 +187,7 @@ class RunControl {
   Status resume_locked(const std::string& by);
   void set_state_locked(RunState s);
   void notice(const std::string& m) const;
+  void add_event(nlohmann::json event);
 
   RunControlOptions options_;
   Mechanism mechanism_ = Mechanism::process_tree;

@@ -88,9 +88,11 @@ Result<std::vector<fs::path>> plant_decoys(const fs::path& home) {
 
 Result<std::unique_ptr<DecoyWatch>> DecoyWatch::start(const fs::path& home,
                                                       std::function<bool(pid_t)> belongs_to_run,
-                                                      bool allow_fanotify) {
+                                                      bool allow_fanotify,
+                                                      std::function<void(const DecoyHit&)> on_hit) {
   std::unique_ptr<DecoyWatch> w(new DecoyWatch());
   w->belongs_to_run_ = std::move(belongs_to_run);
+  w->on_hit_ = std::move(on_hit);
   for (const auto& p : decoy_paths(home)) {
     std::error_code ec;
     if (fs::is_regular_file(p, ec) && !fs::is_symlink(p, ec)) w->paths_.push_back(p);
@@ -149,6 +151,7 @@ void DecoyWatch::add_hit(DecoyHit hit) {
   for (const auto& h : hits_)
     if (h.path == hit.path && h.event == hit.event && h.pid == hit.pid) return;
   hit.at = killswitch::utc_now_iso();
+  if (on_hit_) on_hit_(hit);
   hits_.push_back(std::move(hit));
 }
 

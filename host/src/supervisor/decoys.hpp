@@ -51,9 +51,12 @@ class DecoyWatch {
   // (when given) drops opens by processes that are not the run's (the user's
   // backup tool, say); a process already gone is kept.
   // `allow_fanotify` false forces inotify (tests of the unprivileged path).
+  // `on_hit` (when given) is told of each hit as it comes, on the watch's
+  // thread (the run's event stream); stop() returns them all.
   static Result<std::unique_ptr<DecoyWatch>> start(const fs::path& home,
                                                    std::function<bool(pid_t)> belongs_to_run = {},
-                                                   bool allow_fanotify = true);
+                                                   bool allow_fanotify = true,
+                                                   std::function<void(const DecoyHit&)> on_hit = {});
   ~DecoyWatch();
   DecoyWatch(const DecoyWatch&) = delete;
   DecoyWatch& operator=(const DecoyWatch&) = delete;
@@ -77,6 +80,7 @@ class DecoyWatch {
   std::vector<int> wds_;  // inotify watch descriptors, parallel to paths_
   UniqueFd fd_;
   std::function<bool(pid_t)> belongs_to_run_;
+  std::function<void(const DecoyHit&)> on_hit_;
   std::mutex mu_;
   std::vector<DecoyHit> hits_;
   WatchThread watch_;  // last: stopped before what its callback uses goes
