@@ -217,7 +217,11 @@ void DecoyWatch::drain_inotify() {
 
 void RunDecoys::on_started(killswitch::RunControl& control, run::RunRecord& record) {
   if (home_.empty()) return;
-  auto watch = DecoyWatch::start(home_, [&control](pid_t pid) { return control.owns_process(pid); });
+  auto watch = DecoyWatch::start(
+      home_, [&control](pid_t pid) { return control.owns_process(pid); }, true,
+      [this](const DecoyHit& hit) {
+        if (on_hit_) on_hit_(hit);
+      });
   if (!watch) {
     say_({run::NoticeKind::alert,
           "the decoy credentials are not watched in this run: " + watch.error().message});

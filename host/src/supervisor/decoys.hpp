@@ -92,8 +92,11 @@ class DecoyWatch {
 class RunDecoys {
  public:
   using Say = std::function<void(const run::Notice&)>;
+  using OnHit = std::function<void(DecoyHit)>;
   // `home`: the agent's home with its decoys planted; empty: the run has none.
-  RunDecoys(fs::path home, Say say) : home_(std::move(home)), say_(std::move(say)) {}
+  // `on_hit`: each hit as it comes (the watch's thread), for the run's events.
+  RunDecoys(fs::path home, Say say, OnHit on_hit = {})
+      : home_(std::move(home)), say_(std::move(say)), on_hit_(std::move(on_hit)) {}
 
   // `control` tells the run's processes from others (fanotify) and holds the
   // watch's descriptor past the run's exit status (its last close waits for
@@ -105,6 +108,7 @@ class RunDecoys {
  private:
   fs::path home_;
   Say say_;
+  OnHit on_hit_;
   std::unique_ptr<DecoyWatch> watch_;
 };
 

@@ -21,6 +21,7 @@ Status KillSwitch::start(const std::string& run_id, Hooks hooks, run::RunRecord&
   };
   run_hooks.frozen = std::move(hooks.frozen);
   run_hooks.network = std::move(hooks.network);
+  run_hooks.event = std::move(hooks.event);
   killswitch::RunControlOptions options;
   options.run_id = run_id;
   options.agent = plan_.agent;

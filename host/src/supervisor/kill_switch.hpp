@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/error.hpp"
@@ -40,6 +41,8 @@ class KillSwitch {
     // whose op the kill switch does not know.
     std::function<std::optional<nlohmann::json>(const nlohmann::json& request, const std::string& by)>
         network;
+    // A pause, resume, kill or leftovers' kill as it happens (killswitch::RunHooks::event).
+    std::function<void(const nlohmann::json&)> event;
   };
 
   explicit KillSwitch(const run::RunPlan& plan);

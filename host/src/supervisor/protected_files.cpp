@@ -22,8 +22,8 @@ namespace px::supervisor {
 using run::Notice;
 using run::NoticeKind;
 
-ProtectedFiles::ProtectedFiles(const run::RunPlan& plan, fs::path record_dir, Say say)
-    : plan_(plan), record_dir_(std::move(record_dir)), say_(std::move(say)) {}
+ProtectedFiles::ProtectedFiles(const run::RunPlan& plan, fs::path record_dir, Say say, OnMoved on_moved)
+    : plan_(plan), record_dir_(std::move(record_dir)), say_(std::move(say)), on_moved_(std::move(on_moved)) {}
 
 ProtectedFiles::~ProtectedFiles() = default;
 
@@ -59,8 +59,10 @@ void ProtectedFiles::on_started(killswitch::RunControl& control, const RunProces
   if (!quarantine_) return;
   auto watch =
       protect::ProjectWatch::start(*quarantine_, [this](const std::vector<protect::Quarantined>& moved) {
-        for (const auto& q : moved)
+        for (const auto& q : moved) {
           say_({NoticeKind::alert, protect::describe(q, plan_.policy.run_folder())});
+          if (on_moved_) on_moved_(q);
+        }
         hand_to_watchdog();
       });
   if (watch) {
@@ -150,6 +152,7 @@ void ProtectedFiles::sweep(const std::string& when, bool live, run::RunRecord* r
   if (!quarantine_) return;
   const auto moved = quarantine_->sweep(when, /*git=*/true, /*may_copy=*/true);
   for (const auto& q : moved) {
+    if (on_moved_) on_moved_(q);
     const Notice n{NoticeKind::alert, protect::describe(q, plan_.policy.run_folder())};
     if (live || !record)
       say_(n);

@@ -51,8 +51,10 @@ struct RunProcesses {
 class ProtectedFiles {
  public:
   using Say = std::function<void(const run::Notice&)>;
+  using OnMoved = std::function<void(const run::Quarantined&)>;
   // `say`: a notice while the run goes on (any thread, one at a time).
-  ProtectedFiles(const run::RunPlan& plan, fs::path record_dir, Say say);
+  // `on_moved`: each file moved aside, when it is (the run's events).
+  ProtectedFiles(const run::RunPlan& plan, fs::path record_dir, Say say, OnMoved on_moved = {});
   ~ProtectedFiles();
   ProtectedFiles(const ProtectedFiles&) = delete;
   ProtectedFiles& operator=(const ProtectedFiles&) = delete;
@@ -80,6 +82,7 @@ class ProtectedFiles {
   const run::RunPlan& plan_;
   fs::path record_dir_;
   Say say_;
+  OnMoved on_moved_;
   std::unique_ptr<protect::Quarantine> quarantine_;
   std::unique_ptr<protect::ProjectWatch>
       watch_;  // after quarantine_: its thread ends before what it reads goes

@@ -32,6 +32,7 @@
 #include "protect/unswept.hpp"
 #include "proxy/proxy.hpp"
 #include "run/classify.hpp"
+#include "run/events.hpp"
 #include "run/private_dir.hpp"
 #include "run/record_dir.hpp"
 #include "supervisor/decoys.hpp"
@@ -100,6 +101,9 @@ class Run {
     PX_TRY_ASSIGN(auto claimed, run::claim_record_dir(plan_.dirs.runs_dir, new_run_id));
     id_ = std::move(claimed.id);
     dir_ = std::move(claimed.dir);
+    // The run's event stream (docs/events.md); without it (a full disk) the
+    // record still says everything, and `events` reads it from there.
+    if (auto log = run::EventLog::open(dir_, id_, plan_.agent)) events_ = std::move(log).value();
     record_ = plan_.record;
     for (const auto& n : plan_.notices) record_.notices.push_back(redacted(n));
     // The policy as the record holds it (most of it: to_json and dump cost
@@ -138,6 +142,7 @@ class Run {
     for (const auto& e : p.environment().set)
       if (e.reason == policy::kSetOnPurpose)
         r.env_passed.push_back({e.name, "a value given", true, e.origin.describe()});
+    events_.emit_at(r.started_at, run::event::run_start, run::run_start_fields(r));
     // Room for the record's last write, before anything of the run starts:
     // a run that ran always has its outcome, even when what it did filled
     // the state folder's filesystem; a filesystem already full refuses the
@@ -201,6 +206,9 @@ class Run {
     hooks.frozen = [this] {
       if (files_) files_->sweep_paused();
     };
+    hooks.event = [this](const nlohmann::json& op) {
+      if (const auto type = run::kill_switch_type(op)) events_.emit(*type, run::kill_switch_fields(op));
+    };
     PX_TRY(kill_switch_.start(id_, std::move(hooks), record_));
     lap("kill switch");
     PX_TRY(say_if_globally_paused());
@@ -211,7 +219,9 @@ class Run {
     lap("broker");
     PX_TRY(injected_fault("home-settings"));
     home_.start(dir_, record_);
-    files_ = std::make_unique<ProtectedFiles>(plan_, dir_, say_);
+    files_ = std::make_unique<ProtectedFiles>(plan_, dir_, say_, [this](const run::Quarantined& q) {
+      events_.emit(run::event::file_moved_aside, run::moved_aside_fields(q));
+    });
     files_->start();
     lap("protected files");
     return proxy_.start(id_, plan_.agent, say_);
@@ -454,6 +464,10 @@ class Run {
     r.exit_status = run::exit_status(r.status, r.exit_code.value_or(0), r.signal.value_or(0));
     r.ended_at = iso_utc_now();
     if (plan_.on_finish) plan_.on_finish(r);
+    if (r.seal_refusals)
+      for (const auto& refused : r.seal_refusals->refused)
+        events_.emit_at(*r.ended_at, run::event::seal_refused, run::seal_refusal_fields(refused));
+    events_.emit_at(*r.ended_at, run::event::run_end, run::run_end_fields(r));
     write_last_record();
     std::error_code ec;
     if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
@@ -574,6 +588,7 @@ class Run {
   const RunObserver& observer_;
   std::string id_;
   fs::path dir_;
+  run::EventLog events_;  // before the services that emit from their threads: it outlives them
   bool record_made_ = false;
   bool no_room_ = false;   // the record's room could not be reserved: nothing ran, no record is kept
   run::RunRecord record_;  // its `policy` stays empty: the file gets policy_text_
@@ -589,7 +604,10 @@ class Run {
   CredentialBroker broker_;
   HarnessHome home_{plan_};
   std::unique_ptr<ProtectedFiles> files_;
-  RunDecoys decoys_{plan_.decoy_home, say_};
+  RunDecoys decoys_{plan_.decoy_home, say_, [this](DecoyHit hit) {
+                      hit.process = redact(hit.process);  // as in the record
+                      events_.emit(run::event::decoy_touched, run::decoy_fields(hit));
+                    }};
   backend::EnvMap env_;
   std::vector<std::string> argv_;
   std::optional<Error> launch_error_;
