@@ -260,4 +260,44 @@ TEST_F(EventsFollow, AStoppedReaderWithAFullPipeDoesNotSlowRunsAndLosesNothing) 
   expect_every_decision_once_in_order(json_lines(text), runs);
 }
 
+TEST_F(EventsFollow, KillSwitchActionsAreEventsAsTheyHappen) {
+  if (!can_seal()) GTEST_SKIP() << "no sealed run with its own network here";
+  std::thread run([&] {
+    px::test::spawn_and_wait({PARALLEX_EXE, "run", "--in", (root_ / "work").string(), "--", "sleep", "60"},
+                             env(), root_ / "out", std::chrono::seconds(120));
+  });
+  std::string id;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto o = px::test::spawn_and_wait({PARALLEX_EXE, "runs", "--json"}, env(), root_ / "out");
+        const auto j = json::parse(o.out, nullptr, false);
+        if (j.is_discarded() || j["runs"].empty()) return false;
+        id = j["runs"][0]["id"];
+        return true;
+      },
+      20000));
+  // Each action is in the run's events as soon as it is done, before the run ends.
+  const std::vector<std::pair<std::string, std::string>> actions{
+      {"pause", "killswitch.paused"}, {"resume", "killswitch.resumed"}, {"kill", "killswitch.killed"}};
+  for (const auto& [action, type] : actions) {
+    const auto o = px::test::spawn_and_wait({PARALLEX_EXE, action, id}, env(), root_ / "out");
+    ASSERT_EQ(o.status, 0) << o.err;
+    // (A kill ends the run at once: its end may follow already.)
+    const auto events = recorded_events(id);
+    const auto it =
+        std::find_if(events.begin(), events.end(), [&](const json& e) { return e["type"] == type; });
+    ASSERT_NE(it, events.end()) << action;
+    EXPECT_EQ((*it)["by"], "parallex " + action + " " + id);
+  }
+  run.join();
+  std::vector<std::string> types;
+  for (const auto& e : recorded_events(id)) types.push_back(e["type"]);
+  EXPECT_EQ(types, (std::vector<std::string>{"run.start", "killswitch.paused", "killswitch.resumed",
+                                             "killswitch.killed", "run.end"}));
+  const auto record = px::run::read_record(root_ / "data/runs" / id);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(px::run::to_string(record.value().status), std::string("killed"));
+  EXPECT_EQ(recorded_events(id).back()["status"], "killed");
+}
+
 }  // namespace
