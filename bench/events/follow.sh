@@ -50,3 +50,19 @@ assert got >= n + 1, f"the reader printed {got} of {n + 1} events"
 print(f"| {rnd} | {n / (end_write - start):,.0f} | {n / (end_read - start):,.0f} | {(end_read - end_write) * 1000:,.0f} |")
 PY
 done
+
+# The reader alone: the same events written first, then read whole (what a
+# reader that was stopped does when it goes on: it catches up from the files).
+rm -rf "$PARALLEX_HOME/runs"
+mkdir -p "$PARALLEX_HOME/runs"
+python3 "$here/write.py" "$PARALLEX_HOME/runs" "$events" >/dev/null
+id="$(ls "$PARALLEX_HOME/runs")"
+echo
+echo "| catching up: \`events --run ID --json\` over $((events + 1)) events written first | seconds | events/s |"
+echo "|---|---|---|"
+for round in $(seq 1 "$rounds"); do
+  t0=$(date +%s.%N)
+  "$parallex" events --run "$id" --json >/dev/null
+  t1=$(date +%s.%N)
+  python3 -c "import sys; s=float(sys.argv[2])-float(sys.argv[1]); print(f'| {sys.argv[4]} | {s:.2f} | {int(sys.argv[3])/s:,.0f} |')" "$t0" "$t1" "$((events + 1))" "$round"
+done
