@@ -152,14 +152,15 @@ TEST(EventSchema, AnOldRecordGivesItsStartEndAndWhatItRecorded) {
   r.ended_at = "2026-12-06T11:41:00.000Z";
   r.status = px::run::RunStatus::killed;
   r.exit_status = 137;
-  r.kill_switch = {{"events",
-                    {{{"op", "pause"}, {"by", "parallex pause"}, {"at", "2026-12-06T11:40:10.000Z"}},
-                     {{"op", "kill"}, {"by", "parallex kill"}, {"at", "2026-12-06T11:40:20.000Z"}}}}};
+  r.kill_switch = px::run::KillSwitchRecord::from_json(
+      {{"events",
+        {{{"op", "pause"}, {"by", "parallex pause"}, {"at", "2026-12-06T11:40:10.000Z"}},
+         {{"op", "kill"}, {"by", "parallex kill"}, {"at", "2026-12-06T11:40:20.000Z"}}}}});
   r.decoy_hits.push_back({"/home/a/.config/aws/credentials", "open", 42, "cat", "2026-12-06T11:40:05.000Z"});
-  r.quarantined.push_back({{"path", "/w/.vscode/tasks.json"},
-                           {"why", "VS Code runs it"},
-                           {"at", "2026-12-06T11:40:59.000Z"},
-                           {"moved_to", "/r/quarantine/1"}});
+  r.quarantined.push_back(px::run::Quarantined::from_json({{"path", "/w/.vscode/tasks.json"},
+                                                           {"why", "VS Code runs it"},
+                                                           {"at", "2026-12-06T11:40:59.000Z"},
+                                                           {"moved_to", "/r/quarantine/1"}}));
   r.seal_refusals = px::run::SealRefusals{};
   r.seal_refusals->refused.push_back({"seccomp", "unshare CLONE_NEWUSER", "sh", 2});
   const auto events = px::run::events_of_old_record(r);
