@@ -300,4 +300,29 @@ TEST_F(EventsFollow, KillSwitchActionsAreEventsAsTheyHappen) {
   EXPECT_EQ(recorded_events(id).back()["status"], "killed");
 }
 
+TEST_F(EventsFollow, AFileMovedAsideIsAnEventWhileTheRunGoesOn) {
+  if (!can_seal()) GTEST_SKIP() << "no sealed run with its own network here";
+  const auto o = px::test::spawn_and_wait(
+      {PARALLEX_EXE, "run", "--in", (root_ / "work").string(), "--", "sh", "-c", "echo x > .envrc; sleep 1"},
+      env(), root_ / "out");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto dirs = run_dirs();
+  ASSERT_EQ(dirs.size(), 1u);
+  const auto events = recorded_events(dirs[0].filename());
+  const auto moved = std::find_if(events.begin(), events.end(),
+                                  [](const json& e) { return e["type"] == "file.moved_aside"; });
+  ASSERT_NE(moved, events.end());
+  EXPECT_EQ((*moved)["path"], (root_ / "work/.envrc").string());
+  EXPECT_EQ((*moved)["when"], "during the run");
+  // Written when it was moved, before the run's end, and once.
+  EXPECT_EQ(events.back()["type"], "run.end");
+  EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                          [](const json& e) { return e["type"] == "file.moved_aside"; }),
+            1);
+  const auto record = px::run::read_record(dirs[0]);
+  ASSERT_TRUE(record);
+  ASSERT_EQ(record.value().quarantined.size(), 1u);
+  EXPECT_EQ((*moved)["moved_to"], record.value().quarantined[0].moved_to.string());
+}
+
 }  // namespace
