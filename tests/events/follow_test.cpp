@@ -325,4 +325,30 @@ TEST_F(EventsFollow, AFileMovedAsideIsAnEventWhileTheRunGoesOn) {
   EXPECT_EQ((*moved)["moved_to"], record.value().quarantined[0].moved_to.string());
 }
 
+TEST_F(EventsFollow, BadInputIsRefusedSayingWhatToDo) {
+  auto events = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv{PARALLEX_EXE, "events"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return px::test::spawn_and_wait(argv, env(), root_ / "out", std::chrono::seconds(30));
+  };
+  auto o = events({"--run", "../etc"});
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.err.find("is not a run id"), std::string::npos) << o.err;
+  o = events({"--run", "20261206-000000-0000"});
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.err.find("There is no run 20261206-000000-0000"), std::string::npos) << o.err;
+  o = events({"--agent", "nosuch"});
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.err.find("There is no agent named nosuch"), std::string::npos) << o.err;
+  o = events({"--agent", "../x"});
+  EXPECT_NE(o.status, 0);
+  o = events({"--since", "yesterday-ish"});
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.err.find("yesterday-ish"), std::string::npos) << o.err;
+  // No runs yet: nothing, and no error.
+  o = events({});
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out, "");
+}
+
 }  // namespace
