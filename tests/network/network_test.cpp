@@ -989,6 +989,11 @@ TEST_F(Network, AskModeHoldsAConnectionUntilTheUserApprovesIt) {
   EXPECT_NE(live["questions"][0].value("process", "").find("curl"), std::string::npos);
   ASSERT_EQ(live["rule_changes"].size(), 1u);
   EXPECT_EQ(live["rule_changes"][0]["rule"], "asked.test:" + port);
+  // The same, as it happened, in the run's event stream.
+  const std::string events = slurp(record.parent_path() / "events.jsonl");
+  EXPECT_NE(events.find(R"("type":"network.asked")"), std::string::npos) << events;
+  EXPECT_NE(events.find(R"("answer":"allowed-for-run")"), std::string::npos) << events;
+  EXPECT_NE(events.find(R"("type":"rule.changed")"), std::string::npos) << events;
 }
 
 // No answer in time: the connection gets the refusal the rule would have

@@ -224,7 +224,7 @@ class Run {
     });
     files_->start();
     lap("protected files");
-    return proxy_.start(id_, plan_.agent, say_);
+    return proxy_.start(id_, plan_.agent, say_, &events_);
   }
 
   // A run that starts while `pause --all` holds is not kept waiting outside

@@ -82,9 +82,11 @@ Result<std::unique_ptr<proxy::ProxyServer>> start_run_proxy(const policy::Policy
 NetworkProxy::~NetworkProxy() = default;
 
 Status NetworkProxy::start(const std::string& run_id, const std::string& agent,
-                           const std::function<void(const run::Notice&)>& say) {
+                           const std::function<void(const run::Notice&)>& say, const run::EventLog* events) {
   if (!wanted_) return ok();
-  questions_ = std::make_unique<RunQuestions>(RunQuestionsOptions{run_id, agent, policy_.network().ask});
+  RunQuestionsOptions options{run_id, agent, policy_.network().ask};
+  options.events = events;
+  questions_ = std::make_unique<RunQuestions>(options);
   run_id_ = run_id;
   if (policy_.network().ask.count() > 0)
     say({run::NoticeKind::network,

@@ -56,7 +56,7 @@ class NetworkProxy {
   // `run_id` and `agent` name the run in its questions; `say` gets the start's
   // word on ask mode (before the command starts: never over a TUI).
   Status start(const std::string& run_id, const std::string& agent,
-               const std::function<void(const run::Notice&)>& say);
+               const std::function<void(const run::Notice&)>& say, const run::EventLog* events = nullptr);
   Result<backend::EnvMap> on_socket(backend::NetworkHandOff handoff, const std::filesystem::path& log,
                                     std::shared_ptr<proxy::Terminator> broker);
   // The run's processes exist: the process that asked a question is looked

@@ -40,7 +40,13 @@ RunQuestions::~RunQuestions() = default;
 
 proxy::AskHooks RunQuestions::hooks() {
   proxy::AskHooks h;
-  h.asked = [this](const proxy::Question& q) { notify(q); };
+  h.asked = [this](const proxy::Question& q) {
+    if (options_.events)
+      options_.events->emit(
+          run::event::network_asked,
+          {{"question", q.id}, {"host", q.host}, {"port", q.port}, {"reason", q.rule_reason}});
+    notify(q);
+  };
   h.closed = [this](const proxy::Question& q, const proxy::QuestionEnd& end) {
     std::lock_guard lock(mu_);
     std::string outcome = end.outcome;
@@ -57,6 +63,22 @@ proxy::AskHooks RunQuestions::hooks() {
     j.connections = end.connections;
     j.by = end.by;
     if (const auto it = asked_by_.find(q.id); it != asked_by_.end()) j.process = it->second;
+    if (options_.events) {
+      nlohmann::ordered_json fields{{"question", j.question},
+                                    {"host", j.host},
+                                    {"port", j.port},
+                                    {"answer", j.outcome},
+                                    {"connections", j.connections}};
+      if (!j.by.empty()) fields["by"] = j.by;
+      options_.events->emit(run::event::network_answered, fields);
+      // An answer for the run (or always) is a rule change too.
+      if (j.outcome == "allowed-for-run" || j.outcome == "allowed-always")
+        options_.events->emit(
+            run::event::rule_changed,
+            {{"change", "allow"}, {"rule", j.host + ":" + std::to_string(j.port)}, {"by", j.by}});
+      else if (j.outcome == "denied-for-run")
+        options_.events->emit(run::event::rule_changed, {{"change", "deny"}, {"rule", j.host}, {"by", j.by}});
+    }
     closed_.push_back(std::move(j));
     asked_by_.erase(q.id);
     scope_.erase(q.id);
@@ -200,6 +222,9 @@ nlohmann::json RunQuestions::change_rule(const nlohmann::json& request, bool all
     proxy = proxy_;
   }
   const nlohmann::json j = change_json(change);
+  if (options_.events)
+    options_.events->emit(run::event::rule_changed,
+                          {{"change", j.value("change", "")}, {"rule", j.value("rule", "")}, {"by", by}});
   proxy->change_rule(std::move(change));
   return {{"ok", true}, {"change", j}};
 }

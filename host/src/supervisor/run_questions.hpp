@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "proxy/proxy.hpp"
+#include "run/events.hpp"
 #include "run/record_parts.hpp"
 
 namespace px::supervisor {
@@ -34,6 +35,9 @@ struct RunQuestionsOptions {
   std::string agent;                  // empty for an ad-hoc run ("always" needs an agent)
   std::chrono::seconds ask{0};        // the policy's; zero: ask mode is off (live rules still work)
   bool desktop_notifications = true;  // notify-send where DBUS_SESSION_BUS_ADDRESS is set
+  // The run's event stream (run/events.hpp): each question asked and closed,
+  // each rule change, as it happens. Outlives this object; null: none.
+  const run::EventLog* events = nullptr;
 };
 
 class RunQuestions {
