@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/redact.hpp"
+#include "killswitch/run_control.hpp"
 #include "proxy/test_resolver.hpp"
 
 namespace px::supervisor {
