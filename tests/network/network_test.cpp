@@ -183,6 +183,14 @@ class Network : public ::testing::Test {
     return spawn_and_wait(argv, extra, root_ / "logs");
   }
 
+  // The run.json of a run (the only one, in the tests that read it).
+  fs::path run_record() const {
+    fs::path record;
+    for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
+      if (e.path().filename() == "run.json") record = e.path();
+    return record;
+  }
+
   // The proxy log of the latest run.
   std::vector<json> log() const {
     fs::path newest;
@@ -976,9 +984,7 @@ TEST_F(Network, AskModeHoldsAConnectionUntilTheUserApprovesIt) {
   EXPECT_EQ(r.out, "hello from the host\nhello from the host") << r.err;
   EXPECT_EQ(server.connections(), 2);
   // The record: the question, its answer, the rule it made.
-  fs::path record;
-  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
-    if (e.path().filename() == "run.json") record = e.path();
+  const fs::path record = run_record();
   const json j = json::parse(slurp(record));
   ASSERT_TRUE(j.contains("network_live")) << j.dump(2);
   const auto& live = j["network_live"];
@@ -1056,9 +1062,7 @@ TEST_F(Network, LiveRulesChangeWhatTheNextRequestGets) {
   const auto last_ok = codes.rfind("200");
   EXPECT_NE(codes.find("403", last_ok), std::string::npos) << "refused again after the deny: " << codes;
   EXPECT_EQ(codes.find("403", first_ok), codes.find("403", last_ok)) << "no refusal between: " << codes;
-  fs::path record;
-  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
-    if (e.path().filename() == "run.json") record = e.path();
+  const fs::path record = run_record();
   const json j = json::parse(slurp(record));
   const auto& changes = j["network_live"]["rule_changes"];
   ASSERT_EQ(changes.size(), 2u) << j.dump(2);
@@ -1099,9 +1103,7 @@ TEST_F(Network, ARunReadsItsOwnRefusalsAndCannotAnswerItsOwnRequest) {
   ASSERT_NE(tool_answer, std::string::npos) << r.out;
   EXPECT_NE(r.out.find("refused.example", tool_answer), std::string::npos) << r.out;
   // The request was a question for the user, closed unanswered when the run ended.
-  fs::path record;
-  for (const auto& e : fs::recursive_directory_iterator(root_ / "home"))
-    if (e.path().filename() == "run.json") record = e.path();
+  const fs::path record = run_record();
   const json j = json::parse(slurp(record));
   ASSERT_TRUE(j.contains("network_live")) << j.dump(2);
   ASSERT_EQ(j["network_live"]["questions"].size(), 1u);
