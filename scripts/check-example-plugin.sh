@@ -13,9 +13,9 @@ cmake --build "$prefix/example-build" >/dev/null
 mkdir -p "$prefix/plugins"
 cp "$prefix/example-build/gemini.so" "$prefix/plugins/"
 out=$(PARALLEX_PLUGIN_PATH="$prefix/plugins" build/parallex plugins --json)
-echo "$out" | grep -q '"name": "gemini"' || { echo "the example plugin did not load:"; echo "$out"; exit 1; }
+grep -q '"name": "gemini"' <<<"$out" || { echo "the example plugin did not load:"; echo "$out"; exit 1; }
 det=$(PARALLEX_PLUGIN_PATH="$prefix/plugins" build/parallex detect -- gemini -p hello)
-echo "$det" | grep -q '^gemini' || { echo "the example plugin did not claim 'gemini':"; echo "$det"; exit 1; }
+grep -q '^gemini' <<<"$det" || { echo "the example plugin did not claim 'gemini':"; echo "$det"; exit 1; }
 echo "example plugin: built against the installed SDK, loaded and detected: ok"
 
 # The Python harness's example: detected in its launch forms, its read-only
@@ -28,11 +28,11 @@ cp "$prefix/aider-build/aider.so" "$prefix/plugins/"
 for cmd in "aider --model x" "python3 -m aider" "uvx --from aider-chat aider" "pipx run aider-chat"; do
   # shellcheck disable=SC2086 # the command's words
   det=$(PARALLEX_PLUGIN_PATH="$prefix/plugins" build/parallex detect -- $cmd)
-  echo "$det" | grep -q '^aider' || { echo "the aider example did not claim '$cmd':"; echo "$det"; exit 1; }
+  grep -q '^aider' <<<"$det" || { echo "the aider example did not claim '$cmd':"; echo "$det"; exit 1; }
 done
 pol=$(PARALLEX_PLUGIN_PATH="$prefix/plugins" build/parallex policy show --harness aider -- /bin/true)
 for want in "oauth-keys.env" ".aider.conf.yml"; do
-  echo "$pol" | grep -q -F "$want" || { echo "policy show lacks $want:"; echo "$pol"; exit 1; }
+  grep -q -F "$want" <<<"$pol" || { echo "policy show lacks $want:"; echo "$pol"; exit 1; }
 done
 echo "aider example: built, detected in its Python forms, its files in the policy: ok"
 

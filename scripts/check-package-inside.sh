@@ -53,23 +53,23 @@ package_version=$(dpkg-query -W -f='${Version}' parallex)
   fail "package version $package_version does not follow --version"
 plugins=$(parallex plugins)
 for p in claude-code codex opencode generic; do
-  echo "$plugins" | grep -q "^$p" && ok "plugin $p loaded" || fail "plugin $p not loaded: $plugins"
+  grep -q "^$p" <<<"$plugins" && ok "plugin $p loaded" || fail "plugin $p not loaded: $plugins"
 done
-echo "$plugins" | grep -q "/usr/lib/.*/parallex/plugins" && ok "from /usr/lib/<multiarch>/parallex/plugins" ||
+grep -q "/usr/lib/.*/parallex/plugins" <<<"$plugins" && ok "from /usr/lib/<multiarch>/parallex/plugins" ||
   fail "plugins not from the multiarch folder: $plugins"
 
 echo "-- a broken plugin in the system folder: named, the others load"
 plugin_dir=$(ls -d /usr/lib/*/parallex/plugins)
 echo "not a shared library" >"$plugin_dir/broken.so"
 out=$(parallex plugins 2>&1 || true)
-echo "$out" | grep -q "broken.so" && ok "broken.so is named" || fail "broken.so not named: $out"
-echo "$out" | grep -q "^claude-code" && ok "the others still load" || fail "the others did not load: $out"
+grep -q "broken.so" <<<"$out" && ok "broken.so is named" || fail "broken.so not named: $out"
+grep -q "^claude-code" <<<"$out" && ok "the others still load" || fail "the others did not load: $out"
 rm -f "$plugin_dir/broken.so"
 
 echo "-- man pages, completions, the AppArmor profile"
 expect "man parallex" man -w parallex
 expect "man parallex-agent-run" man -w parallex-agent-run
-man parallex-run 2>/dev/null | grep -q -- "--allow-weaker-seal" && ok "man parallex-run documents --allow-weaker-seal" ||
+man parallex-run 2>/dev/null | grep -- "--allow-weaker-seal" >/dev/null && ok "man parallex-run documents --allow-weaker-seal" ||
   fail "man parallex-run lacks --allow-weaker-seal"
 completed=$(bash -c 'source /usr/share/bash-completion/bash_completion; _completion_loader parallex
   COMP_WORDS=(parallex ag); COMP_CWORD=1; _parallex; echo "${COMPREPLY[*]}"')
@@ -100,12 +100,12 @@ echo unconfined >$view/proc/self/attr/current
 chmod -R a+rX $view
 refused=$(as_user env PARALLEX_TEST_HOST_ROOT=$view parallex run -- true 2>&1) && status=0 || status=$?
 [ "$status" = 125 ] && ok "run refuses (exit 125: it could not start the run)" || fail "run exit $status: $refused"
-echo "$refused" | grep -q "sudo apparmor_parser -r /etc/apparmor.d/parallex" && ok "run names the fix" ||
+grep -q "sudo apparmor_parser -r /etc/apparmor.d/parallex" <<<"$refused" && ok "run names the fix" ||
   fail "run does not name the fix: $refused"
 checked=$(as_user env PARALLEX_TEST_HOST_ROOT=$view parallex check 2>&1 || true)
 # The guarantee's reason ends with the fix, in brackets among the others missing.
 fix=$(echo "$refused" | sed -n 's/.*Fix: \(.*\)\.); .*/\1/p')
-[ -n "$fix" ] && echo "$checked" | grep -qF "$fix" && ok "check prints the same fix" || fail "check differs: $checked"
+[ -n "$fix" ] && grep -qF "$fix" <<<"$checked" && ok "check prints the same fix" || fail "check differs: $checked"
 
 echo "-- the example plugin, built against parallex-dev"
 cp -r $here/gemini-plugin /home/pxtest/gemini-plugin
@@ -114,8 +114,8 @@ expect "cmake finds ParallexSDK" as_user cmake -S /home/pxtest/gemini-plugin -B 
 expect "it builds" as_user cmake --build /home/pxtest/gemini-build
 as_user mkdir -p /home/pxtest/.local/share/parallex/plugins
 as_user cp /home/pxtest/gemini-build/gemini.so /home/pxtest/.local/share/parallex/plugins/
-as_user parallex plugins | grep -q "^gemini" && ok "parallex loads it" || fail "gemini not loaded"
-as_user parallex detect -- gemini -p hi | grep -q "^gemini" && ok "parallex detect picks it" || fail "gemini not detected"
+as_user parallex plugins | grep "^gemini" >/dev/null && ok "parallex loads it" || fail "gemini not loaded"
+as_user parallex detect -- gemini -p hi | grep "^gemini" >/dev/null && ok "parallex detect picks it" || fail "gemini not detected"
 
 echo "-- apt-get purge: nothing left"
 apt-get purge -y -q --autoremove parallex parallex-dev >/tmp/purge.log 2>&1 || {

@@ -49,14 +49,14 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The package starts a system SSH server; the tests need only its binary.
-  if printf '%s\n' "${missing[@]}" | grep -qx openssh-server && command -v systemctl >/dev/null; then
+  if printf '%s\n' "${missing[@]}" | grep -x openssh-server >/dev/null && command -v systemctl >/dev/null; then
     $SUDO systemctl disable --now ssh >/dev/null 2>&1 || true
   fi
 fi

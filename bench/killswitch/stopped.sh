@@ -81,7 +81,7 @@ stats() {  # median and max of the numbers on stdin
 }
 
 cases=(healthy stopped)
-if [ "$(id -u)" = 0 ] && mount | grep -q 'type cgroup2'; then
+if [ "$(id -u)" = 0 ] && mount | grep 'type cgroup2' >/dev/null; then
   mnt="$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)"
   hang="$mnt/pxbench-hang-$$"
   mkdir "$hang" && [ -e "$hang/cgroup.freeze" ] && cases+=(hung)
