@@ -15,7 +15,7 @@ expect() {  # expect DESCRIPTION COMMAND...: the command succeeds
   shift
   if out=$("$@" 2>&1); then ok "$what"; else
     fail "$what"
-    echo "$out" | head -60 | sed "s/^/      /"
+    head -60 <<<"$out" | sed "s/^/      /"
   fi
 }
 # Every file of the system, bar the bookkeeping of dpkg and apt, logs,
@@ -82,7 +82,7 @@ grep -q "^profile parallex /usr/bin/parallex flags=(unconfined)" /etc/apparmor.d
 
 echo "-- parallex check and parallex demo, as root"
 parallex check >/tmp/check.out 2>&1 || true
-sed 's/^/      /' /tmp/check.out | head -8
+head -8 /tmp/check.out | sed 's/^/      /'
 grep -q "^Environment: " /tmp/check.out && ok "check names the environment" || fail "check names no environment"
 expect "parallex demo (root)" parallex demo
 
@@ -125,7 +125,7 @@ apt-get purge -y -q --autoremove parallex parallex-dev >/tmp/purge.log 2>&1 || {
 listing >/tmp/after
 if diff /tmp/before /tmp/after >/tmp/left; then ok "the system's files are as before the install"; else
   fail "left behind or taken away:"
-  sed 's/^/      /' /tmp/left | head -30
+  head -30 /tmp/left | sed 's/^/      /'
 fi
 [ ! -e /etc/apparmor.d/parallex ] && ok "the AppArmor profile is gone" || fail "/etc/apparmor.d/parallex left"
 

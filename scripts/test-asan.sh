@@ -44,7 +44,7 @@ done
 cmake --build build-asan -j "$(nproc)" --target "${targets[@]}"
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-exe_of() { find build-asan/tests -maxdepth 2 -type f -name "$1" | head -1; }
+exe_of() { find build-asan/tests -maxdepth 2 -type f -name "$1" -print -quit; }
 
 # One job per shard of a suite: NAME SHARDS LEAKS(0|1) EXECUTABLE [gtest args...]
 suite() {
