@@ -39,6 +39,10 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ]; then
   packages+=(python3-yaml)
   # simdjson: bench/transcripts measures the transcript scanner against it.
   packages+=(libsimdjson-dev)
+  # Ask mode's desktop notification (tests/network): a session bus of the test's
+  # own (dbus-daemon), notify-send, and a notification server on that bus
+  # written with GLib's Python bindings.
+  packages+=(dbus libnotify-bin python3-gi)
 fi
 # Making and checking the Debian packages (scripts/package.sh, scripts/check-package.sh;
 # the tests run both): CPack needs dpkg-shlibdeps and file, the check a fresh

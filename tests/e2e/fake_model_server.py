@@ -13,13 +13,21 @@ follows one script of tool calls in the client's working folder:
   5. run    ls /nonexistent-px-e2e   (fails, exit status 2)
   6. a final text answer
 
+With --fetch HOST the script is instead one command, `curl -s http://HOST:PORT/`,
+then a final text answer: PORT is a second server of its own (--page-port-file)
+that serves --page's text, for the ask-mode tests (HOST resolves to loopback in
+the run, outside its rule). --tool-results appends the result of every tool call
+the client sends back (JSON lines, once each), so that a test can read what
+reached the model.
+
 The server is stateless: the step is the number of tool results already in the
 request. Which tool names it uses depends on the tools the client offers, and every
 call it makes is appended to --actions (JSON lines) so that the test can say
 exactly what the transcript must show.
 
 Usage: fake_model_server.py --port-file FILE --actions FILE --workdir DIR
-                            [--cert CERT --key KEY] [--credentials FILE]
+                            [--cert CERT --key KEY] [--credentials FILE] [--tool-results FILE]
+                            [--fetch HOST --page TEXT --page-port-file FILE]
 
 With --cert and --key it speaks HTTPS (the broker's tests: a terminated host
 whose server must receive the real key). --credentials appends, per request,
@@ -36,6 +44,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ARGS = None
+PAGE_PORT = 0
 LOCK = threading.Lock()
 GOOD_COMMAND = "echo px-e2e-ok"
 BAD_COMMAND = "ls /nonexistent-px-e2e"
@@ -55,6 +64,9 @@ def path(name):
 
 def step_action(step):
     """The abstract action of step `step` (0-based), or None when the script is done."""
+    if ARGS.fetch:
+        url = "http://%s:%d/" % (ARGS.fetch, PAGE_PORT)
+        return {"kind": "command", "command": "curl -s --max-time 150 " + url, "exit_code": 0} if step == 0 else None
     return [
         {"kind": "read", "path": path("edit.txt")},
         {"kind": "write", "path": path("new.txt"), "content": "created by the fake model\n"},
@@ -86,6 +98,44 @@ def anthropic_tool_call(tools, action):
     if k == "edit":
         return "edit", {"filePath": action["path"], "oldString": action["old"], "newString": action["new"]}
     return "bash", {"command": action["command"], "description": "scripted command"}
+
+
+def result_text(content):
+    """A tool result's text: a string, or the text blocks of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+    return json.dumps(content)
+
+
+SEEN_RESULTS = set()
+
+
+def log_results(results):
+    """(call id, text) of each tool result in a request, appended once each to --tool-results."""
+    if not ARGS.tool_results:
+        return
+    with LOCK:
+        with open(ARGS.tool_results, "a") as f:
+            for call_id, text in results:
+                if call_id not in SEEN_RESULTS:
+                    SEEN_RESULTS.add(call_id)
+                    f.write(json.dumps({"call_id": call_id, "output": text}) + "\n")
+
+
+def anthropic_results(messages):
+    out = []
+    for m in messages:
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            out += [(b.get("tool_use_id"), result_text(b.get("content"))) for b in m["content"]
+                    if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return out
+
+
+def openai_results(items):
+    return [(i.get("call_id"), result_text(i.get("output"))) for i in items if isinstance(i, dict) and i.get("type") in (
+        "function_call_output", "custom_tool_call_output", "local_shell_call_output")]
 
 
 def count_anthropic_results(messages):
@@ -120,6 +170,7 @@ def anthropic_reply(handler, body):
     client = "claude-code" if "Read" in tool_names else "opencode"
     # Side requests (titles, quota probes) carry no file tools: a short text answer.
     scripted = bool({"Read", "read"} & tool_names)
+    log_results(anthropic_results(messages))
     action = step_action(count_anthropic_results(messages)) if scripted else None
     msg_id = "msg_" + uuid.uuid4().hex[:20]
     usage = {"input_tokens": 12, "output_tokens": 7, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -272,6 +323,7 @@ def openai_reply(handler, body):
     names = tool_names_openai(tools)
     cells = code_mode(items)
     scripted = cells or bool(names & {"exec_command", "shell", "shell_command", "apply_patch"})
+    log_results(openai_results(items))
     action = step_action(count_openai_results(items)) if scripted else None
     resp_id = "resp_" + uuid.uuid4().hex[:20]
     model = body.get("model", "gpt-test")
@@ -368,8 +420,30 @@ class Handler(BaseHTTPRequestHandler):
             self._empty(404)
 
 
+class PageHandler(BaseHTTPRequestHandler):
+    """The page of --fetch: --page's text on every GET."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def do_GET(self):
+        data = ARGS.page.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def write_atomically(file, text):
+    with open(file + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(file + ".tmp", file)
+
+
 def main():
-    global ARGS
+    global ARGS, PAGE_PORT
     p = argparse.ArgumentParser()
     p.add_argument("--port-file", required=True)
     p.add_argument("--actions", required=True)
@@ -379,16 +453,24 @@ def main():
     p.add_argument("--cert", default="")
     p.add_argument("--key", default="")
     p.add_argument("--credentials", default="")
+    p.add_argument("--tool-results", default="")
+    p.add_argument("--fetch", default="")
+    p.add_argument("--page", default="hello from the page")
+    p.add_argument("--page-port-file", default="")
     ARGS = p.parse_args()
+    if ARGS.fetch:
+        page = ThreadingHTTPServer(("127.0.0.1", 0), PageHandler)
+        PAGE_PORT = page.server_address[1]
+        threading.Thread(target=page.serve_forever, daemon=True).start()
+        if ARGS.page_port_file:
+            write_atomically(ARGS.page_port_file, str(PAGE_PORT))
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     if ARGS.cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(ARGS.cert, ARGS.key)
         # Each connection's handshake happens in its own thread, on first read.
         server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
-    with open(ARGS.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(ARGS.port_file + ".tmp", ARGS.port_file)
+    write_atomically(ARGS.port_file, str(server.server_address[1]))
     server.serve_forever()
 
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -1153,6 +1154,143 @@ TEST_F(Network, AnAlwaysAnswerIsWrittenToTheAgentsRules) {
       spawn_and_wait({kExe, "agent", "set", "bot", "--disallow", "asked.test:" + port}, env, root_ / "logs");
   EXPECT_EQ(undone.status, 0) << undone.err;
   EXPECT_EQ(server.connections(), 2);
+}
+
+// A question open when its supervisor is killed (SIGKILL) is not lost without
+// a word: the held connection closes with the supervisor, `parallex approve`
+// no longer lists it, and `parallex runs` closes the run as lost and names the
+// question, which run.json's network_live and the run's events say was "lost".
+TEST_F(Network, AQuestionOpenWhenTheSupervisorIsKilledIsClosedAsLost) {
+  if (!have("curl")) GTEST_SKIP() << "curl is not installed";
+  HttpServer server;
+  const std::string port = std::to_string(server.port());
+  auto running = std::async(std::launch::async, [&] {
+    return run({"--ask=60", "--local-servers=" + port},
+               "curl -s --max-time 70 http://asked.test:" + port + "/; echo curl=$?", "asked.test=127.0.0.1");
+  });
+  const std::vector<std::string> env{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                     "XDG_RUNTIME_DIR=" + (root_ / "runtime").string()};
+  json open;
+  for (int i = 0; i < 300 && open.empty(); ++i) {
+    const auto j =
+        json::parse(spawn_and_wait({kExe, "approve", "--json"}, env, root_ / "logs").out, nullptr, false);
+    if (j.is_object() && !j["questions"].empty()) open = j["questions"][0];
+    if (open.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(open.empty()) << "no question was asked";
+  const std::string id = open.value("run", "");
+  const fs::path record = run_record();
+  const json started = json::parse(slurp(record));
+  const pid_t supervisor = started["supervisor"].value("pid", 0);
+  ASSERT_GT(supervisor, 0) << started.dump(2).substr(0, 2000);
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  const auto r = running.get();
+  EXPECT_EQ(r.out.find("hello from the host"), std::string::npos) << r.out;
+  EXPECT_EQ(server.connections(), 0);
+
+  const auto listed = spawn_and_wait({kExe, "approve"}, env, root_ / "logs");
+  EXPECT_NE(listed.out.find("no run is asking anything now"), std::string::npos) << listed.out << listed.err;
+  const std::string n = std::to_string(open["question"].get<int>());
+  const auto late = spawn_and_wait({kExe, "approve", n}, env, root_ / "logs");
+  EXPECT_NE(late.status, 0);
+  EXPECT_NE(late.err.find("no run has an open question " + n), std::string::npos) << late.err;
+  const auto runs = spawn_and_wait({kExe, "runs"}, env, root_ / "logs");
+  const std::string said = runs.out + runs.err;
+  EXPECT_NE(said.find("run " + id + " was left without an end"), std::string::npos) << said;
+  EXPECT_NE(said.find("question " + n + " (asked.test:" + port + ") was open when its supervisor died"),
+            std::string::npos)
+      << said;
+
+  const json closed = json::parse(slurp(record));
+  EXPECT_EQ(closed["status"], "lost");
+  ASSERT_TRUE(closed.contains("network_live")) << closed.dump(2).substr(0, 3000);
+  EXPECT_EQ(closed["network_live"]["ask_seconds"], 60);
+  ASSERT_EQ(closed["network_live"]["questions"].size(), 1u) << closed["network_live"].dump(2);
+  const json& q = closed["network_live"]["questions"][0];
+  EXPECT_EQ(q["host"], "asked.test");
+  EXPECT_EQ(q["port"], server.port());
+  EXPECT_EQ(q["outcome"], "lost");
+  EXPECT_EQ(q["answered_at"], closed["ended_at"]);
+  const std::string events = slurp(record.parent_path() / "events.jsonl");
+  EXPECT_NE(events.find(R"("type":"network.answered")"), std::string::npos) << events;
+  EXPECT_NE(events.find(R"("answer":"lost")"), std::string::npos) << events;
+  // Said once: the next `runs` has nothing more to close.
+  const auto again = spawn_and_wait({kExe, "runs"}, env, root_ / "logs");
+  EXPECT_EQ((again.out + again.err).find("was open when its supervisor died"), std::string::npos);
+}
+
+// The desktop notification, on a real session bus of the test's own
+// (dbus-daemon) with a notification server on it (notification_server.py, as a
+// desktop's): a question of an ask-mode run is shown once, with the run, the
+// host:port and the commands that answer it; inside the run the bus's address
+// is stripped. Without DBUS_SESSION_BUS_ADDRESS nothing is shown: notify-send
+// is not even started (a notify-send of the test's first on PATH says if it is).
+TEST_F(Network, AskModeShowsEachQuestionAsADesktopNotification) {
+  if (!have("curl") || !have("dbus-daemon") || !have("notify-send"))
+    GTEST_SKIP() << "curl, dbus-daemon or notify-send is not installed (apt-get install dbus libnotify-bin)";
+  Background bus = Background::start({"dbus-daemon", "--session", "--nofork", "--print-address"});
+  ASSERT_EQ(bus.first_line.rfind("unix:", 0), 0u) << "dbus-daemon gave no address: " << bus.first_line;
+  const std::string address = bus.first_line;
+  const fs::path shown = root_ / "logs" / "notifications.jsonl";
+  // GLib's Python bindings are the system Python's (python3-gi).
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  Background server = Background::start({"env", "DBUS_SESSION_BUS_ADDRESS=" + address, python,
+                                         kHere + "/notification_server.py", shown.string()});
+  if (server.first_line != "ready")
+    GTEST_SKIP() << "the test's notification server did not start (apt-get install python3-gi): "
+                 << server.first_line;
+  HttpServer page;
+  const std::string port = std::to_string(page.port());
+  const std::string fetch = "curl -s --max-time 40 http://asked.test:" + port + "/";
+  auto running = std::async(std::launch::async, [&] {
+    return run({"--ask=30", "--local-servers=" + port},
+               "echo \"bus=${DBUS_SESSION_BUS_ADDRESS-stripped}\"; " + fetch, "asked.test=127.0.0.1",
+               {"DBUS_SESSION_BUS_ADDRESS=" + address});
+  });
+  for (int i = 0; i < 300 && slurp(shown).empty(); ++i) std::this_thread::sleep_for(100ms);
+  const std::vector<std::string> env{"PARALLEX_HOME=" + (root_ / "home").string(),
+                                     "XDG_RUNTIME_DIR=" + (root_ / "runtime").string()};
+  const auto listed = spawn_and_wait({kExe, "approve", "--json"}, env, root_ / "logs");
+  const auto questions = json::parse(listed.out, nullptr, false);
+  ASSERT_TRUE(questions.is_object() && !questions["questions"].empty()) << listed.out << listed.err;
+  const json open = questions["questions"][0];
+  const std::string id = open.value("run", ""), n = std::to_string(open["question"].get<int>());
+  ASSERT_EQ(spawn_and_wait({kExe, "deny", n}, env, root_ / "logs").status, 0);
+  const auto r = running.get();
+  EXPECT_NE(r.out.find("bus=stripped"), std::string::npos) << "the bus's address inside the run: " << r.out;
+  EXPECT_EQ(r.out.find(address), std::string::npos) << r.out;
+
+  std::vector<json> notes;
+  std::istringstream lines(slurp(shown));
+  for (std::string l; std::getline(lines, l);) notes.push_back(json::parse(l, nullptr, false));
+  ASSERT_EQ(notes.size(), 1u) << slurp(shown);
+  EXPECT_EQ(notes[0]["app_name"], "parallex");
+  EXPECT_NE(notes[0].value("summary", "").find("run " + id), std::string::npos) << notes[0].dump();
+  const std::string body = notes[0].value("body", "");
+  EXPECT_NE(body.find("asked.test:" + port), std::string::npos) << body;
+  EXPECT_NE(body.find("parallex approve " + n + " --run " + id), std::string::npos) << body;
+  EXPECT_NE(body.find("parallex deny " + n + " --run " + id), std::string::npos) << body;
+
+  // The variable unset: the same question, and nothing shown or started.
+  const fs::path fake = root_ / "fake-bin";
+  fs::create_directories(fake);
+  std::ofstream(fake / "notify-send")
+      << "#!/bin/sh\ntouch " << (root_ / "logs" / "notify-send-ran").string() << "\n";
+  fs::permissions(fake / "notify-send", fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  const auto quiet = spawn_and_wait(
+      {"env", "-u", "DBUS_SESSION_BUS_ADDRESS",
+       "PATH=" + fake.string() + ":" + (path ? path : "/usr/bin:/bin"),
+       "PARALLEX_HOME=" + (root_ / "home").string(), "XDG_RUNTIME_DIR=" + (root_ / "runtime").string(),
+       "PARALLEX_TEST_RESOLVE=asked.test=127.0.0.1", kExe, "run", "--in", (root_ / "work").string(),
+       "--ask=1", "--local-servers=" + port, "--", "sh", "-c", fetch},
+      {}, root_ / "logs");
+  EXPECT_NE(quiet.out.find("did not answer in time"), std::string::npos) << quiet.out << quiet.err;
+  EXPECT_FALSE(fs::exists(root_ / "logs" / "notify-send-ran")) << "notify-send ran without a session bus";
+  std::this_thread::sleep_for(500ms);
+  const std::string after = slurp(shown);
+  EXPECT_EQ(std::count(after.begin(), after.end(), '\n'), 1) << after;
+  EXPECT_EQ(page.connections(), 0);
 }
 
 TEST(NetworkUnprivileged, AsUnprivilegedUser) {

@@ -84,6 +84,7 @@ TEST_F(AskTest, AHeldRequestGoesOnWhenApprovedOnce) {
   EXPECT_EQ(status_of(refused), 403);
   EXPECT_EQ(header_of(refused, "x-proxy-error"), reason::denied_by_user);
   EXPECT_NE(refused.find("the user refused gitsrv.test"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("parallex allow --run "), std::string::npos) << "how to allow it: " << refused;
   proxy_->stop();
   ASSERT_EQ(heard_.closed.size(), 2u);
   EXPECT_EQ(heard_.closed[0].second.outcome, "allowed-once");

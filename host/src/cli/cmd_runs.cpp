@@ -53,6 +53,7 @@ std::string join_command(const std::vector<std::string>& argv) {
 struct ClosedRun {
   std::string id;
   std::vector<run::Quarantined> moved;
+  std::vector<run::AskedQuestion> lost;  // ask mode's questions open when it died
 };
 
 // `damaged`: a sentence for each record that cannot be read (named, left as it is).
@@ -67,9 +68,12 @@ std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
         damaged.push_back(record.error().message + "; it is skipped (nothing was changed)");
       if (!record || record.value().ended_at) continue;
       if (!run::close_if_lost(it->path(), record.value())) continue;
-      ClosedRun c{record.value().id, {}};
+      ClosedRun c{record.value().id, {}, {}};
       for (const auto& q : record.value().quarantined)
         if (q.when == "after its supervisor died") c.moved.push_back(q);
+      if (const auto& live = record.value().network_live)
+        for (const auto& q : live->questions)
+          if (q.outcome == "lost") c.lost.push_back(q);
       closed.push_back(std::move(c));
     }
   }
@@ -84,12 +88,20 @@ int run(const RunsOptions& o) {
   std::vector<std::string> damaged;
   const auto closed = close_lost_runs(damaged);
   for (const auto& d : damaged) say(d);
-  nlohmann::json closed_ids = nlohmann::json::array(), moved = nlohmann::json::array();
+  nlohmann::json closed_ids = nlohmann::json::array(), moved = nlohmann::json::array(),
+                 lost = nlohmann::json::array();
   for (const auto& c : closed) {
     say("run " + c.id +
         " was left without an end by its supervisor; closed it as lost (its end is taken as the last "
         "trace it left)");
     closed_ids.push_back(c.id);
+    for (const auto& q : c.lost) {
+      say("run " + c.id + ": question " + std::to_string(q.question) + " (" + shown(q.host) + ":" +
+          std::to_string(q.port) +
+          ") was open when its supervisor died; nobody answered it and its connections were closed (run.json "
+          "says \"lost\")");
+      lost.push_back({{"run", c.id}, {"question", q.question}, {"host", q.host}, {"port", q.port}});
+    }
     for (const auto& q : c.moved) {
       say("run " + c.id + ": its watchdog moved aside " + q.path.string() + " (" + q.why + ") into " +
           q.moved_to.string());
@@ -133,6 +145,7 @@ int run(const RunsOptions& o) {
     print_json(nlohmann::json{{"runs", rows},
                               {"cleaned_stale", listed.cleaned},
                               {"closed_lost", closed_ids},
+                              {"lost_questions", lost},
                               {"damaged_records", damaged},
                               {"moved_aside", moved}});
     return 0;

@@ -23,7 +23,9 @@ std::string explain_refusal(std::string_view why, const std::string& host, std::
   if (why == reason::offline)
     return "parallex proxy: this run is offline; " + what + " was not reached." + allow_line(host, run_id) +
            "\n";
-  if (why == reason::denied_by_user) return "parallex proxy: the user refused " + what + " for this run.\n";
+  // The user said no; the agent can still tell them how to change their mind.
+  if (why == reason::denied_by_user)
+    return "parallex proxy: the user refused " + what + " for this run." + allow_line(host, run_id) + "\n";
   if (why == reason::not_answered) {
     return "parallex proxy: " + what +
            " is outside this run's network rule and the user did not answer in time." +

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "common/clock.hpp"
 #include "common/json_io.hpp"
@@ -17,6 +19,7 @@
 #include "common/shown.hpp"
 #include "common/unique_fd.hpp"
 #include "run/json_read.hpp"
+#include "run/lost_questions.hpp"
 
 namespace px::run {
 
@@ -551,6 +554,13 @@ std::string lost_end(const fs::path& run_dir, const std::string& started_at) {
   return end < started_at ? started_at : end;
 }
 
+// What became of a question open when the supervisor died.
+std::string lost_question_notice(const AskedQuestion& q) {
+  return "question " + std::to_string(q.question) + " (" + q.host + ":" + std::to_string(q.port) +
+         ") was open when the run's supervisor died: nobody answered it, and the connections it held were "
+         "closed with the supervisor";
+}
+
 }  // namespace
 
 bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
@@ -559,21 +569,35 @@ bool close_if_lost(const fs::path& run_dir, RunRecord& record) {
   // may be adding what it moved aside (protect/sweep_after_death.hpp).
   // Only the end is added: everything the record held stays as it was.
   std::optional<RunRecord> closed;
+  LostQuestions lost;
   const auto written = update_record_json(run_dir, [&](ordered_json& j) {
     auto now = record_from(j, run_dir);
     if (!now || now.value().ended_at || supervisor_alive(now.value())) return false;
-    j["ended_at"] = lost_end(run_dir, now.value().started_at);
+    const std::string end = lost_end(run_dir, now.value().started_at);
+    j["ended_at"] = end;
     j["end_known"] = false;
     j["status"] = run::to_string(RunStatus::lost);
-    if (auto notices = j.find("notices"); notices != j.end() && notices->is_array())
-      notices->push_back({{"kind", run::to_string(NoticeKind::alert)}, {"text", kLostNotice}});
-    else if (notices == j.end())
-      j["notices"] =
-          ordered_json::array({{{"kind", run::to_string(NoticeKind::alert)}, {"text", kLostNotice}}});
+    std::vector<std::string> said{kLostNotice};
+    lost = lost_questions(run_dir, end);
+    if (!lost.questions.empty()) {
+      if (!j.contains("network_live") || !j["network_live"].is_object())
+        j["network_live"] = ordered_json(to_json(NetworkLive{lost.ask_seconds, {}, {}}));
+      auto& questions = j["network_live"]["questions"];
+      if (!questions.is_array()) questions = ordered_json::array();
+      for (const auto& q : lost.questions) {
+        questions.push_back(ordered_json(to_json(q)));
+        said.push_back(lost_question_notice(q));
+      }
+    }
+    if (j.find("notices") == j.end()) j["notices"] = ordered_json::array();
+    if (auto notices = j.find("notices"); notices->is_array())
+      for (const auto& text : said)
+        notices->push_back({{"kind", run::to_string(NoticeKind::alert)}, {"text", text}});
     if (auto typed = RunRecord::from_json(json(j))) closed = std::move(typed).value();
     return closed.has_value();
   });
   if (!written || !written.value() || !closed) return false;
+  close_lost_questions(run_dir, closed->id, closed->agent, lost, closed->ended_at.value_or(""));
   release_record_space(run_dir);  // the room its supervisor held for the end it never wrote
   record = std::move(*closed);
   return true;

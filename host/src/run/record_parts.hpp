@@ -50,7 +50,7 @@ struct AskedQuestion {
   std::string rule_reason;  // what the rule said: blocked-by-allowlist, port-not-allowed, network-offline
   std::string asked_at, answered_at;
   // allowed-once, allowed-for-run, allowed-always, denied, denied-for-run,
-  // not-answered, stopped, paused
+  // not-answered, stopped, paused, lost (open when the supervisor died: run/lost_questions.hpp)
   std::string outcome;
   std::string by;       // who answered ("parallex approve (uid 1000)"); empty when nobody did
   std::string process;  // the process that asked, when it was found (redacted)

@@ -42,9 +42,11 @@ proxy::AskHooks RunQuestions::hooks() {
   proxy::AskHooks h;
   h.asked = [this](const proxy::Question& q) {
     if (options_.events)
-      options_.events->emit(
-          run::event::network_asked,
-          {{"question", q.id}, {"host", q.host}, {"port", q.port}, {"reason", q.rule_reason}});
+      options_.events->emit(run::event::network_asked, {{"question", q.id},
+                                                        {"host", q.host},
+                                                        {"port", q.port},
+                                                        {"reason", q.rule_reason},
+                                                        {"seconds", options_.ask.count()}});
     notify(q);
   };
   h.closed = [this](const proxy::Question& q, const proxy::QuestionEnd& end) {
