@@ -182,9 +182,21 @@ class UiSecurity : public ::testing::Test {
   std::string key_;
 };
 
-const std::vector<std::string> kChanging = {
-    "/api/pause-all", "/api/resume-all", "/api/runs/20261206-114000-ab12/pause",
-    "/api/runs/20261206-114000-ab12/resume", "/api/runs/20261206-114000-ab12/kill"};
+// Every endpoint that changes anything (docs/ui.md).
+const std::vector<std::string> kChanging = {"/api/pause-all",
+                                            "/api/resume-all",
+                                            "/api/runs/20261206-114000-ab12/pause",
+                                            "/api/runs/20261206-114000-ab12/resume",
+                                            "/api/runs/20261206-114000-ab12/kill",
+                                            "/api/runs/20261206-114000-ab12/allow",
+                                            "/api/runs/20261206-114000-ab12/deny",
+                                            "/api/questions/1",
+                                            "/api/agents/bob/grant",
+                                            "/api/agents/bob/ungrant",
+                                            "/api/agents/bob/allow",
+                                            "/api/agents/bob/disallow",
+                                            "/api/agents/bob/snapshot",
+                                            "/api/agents/bob/rewind"};
 
 TEST_F(UiSecurity, TheKeyIsExchangedForAStrictHttpOnlyCookie) {
   ASSERT_EQ(key_.size(), 64u);
@@ -269,6 +281,36 @@ TEST_F(UiSecurity, MalformedRequestsAreAnsweredNotCrashedOn) {
   }
   const auto still = ask("GET", "/api/runs", cookie());
   EXPECT_EQ(status_of(still), 200) << still;
+}
+
+// GET /api/events: a run's events arrive as server-sent events while it goes,
+// each the line `parallex events --json` prints.
+TEST_F(UiSecurity, TheEventStreamCarriesARunsEventsAsTheyCome) {
+  px::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port_);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  timeval tv{1, 0};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const std::string req = "GET /api/events HTTP/1.1\r\nHost: " + host() + "\r\n" + cookie() + "\r\n";
+  ASSERT_GT(::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL), 0);
+  std::string got;
+  char buf[4096];
+  // The head first: the stream is open before the run starts.
+  for (int i = 0; i < 10 && got.find("\n\n") == std::string::npos; ++i)
+    if (const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0); n > 0)
+      got.append(buf, static_cast<std::size_t>(n));
+  ASSERT_NE(got.find("Content-Type: text/event-stream"), std::string::npos) << got;
+  const auto r = sealed_run({}, "true");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  for (int i = 0; i < 20 && got.find("event: run.end") == std::string::npos; ++i)
+    if (const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0); n > 0)
+      got.append(buf, static_cast<std::size_t>(n));
+  EXPECT_NE(got.find("event: run.start\ndata: {"), std::string::npos) << got;
+  EXPECT_NE(got.find("event: run.end\ndata: {"), std::string::npos) << got;
+  EXPECT_NE(got.find("\"type\":\"run.end\""), std::string::npos) << got;
 }
 
 // The port file: a live server's is listed, a dead one's is not (its lock is gone).

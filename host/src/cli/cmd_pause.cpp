@@ -29,7 +29,7 @@ Result<killswitch::RunSelection> selection_of(const PauseOptions& o, const char*
 }
 
 // `verb` is the operation ("pause", "resume", "kill"); `done` how a run acted on is said.
-int act(const PauseOptions& o, const char* verb, const char* done) {
+int pause_command(const PauseOptions& o, const char* verb, const char* done) {
   auto sel = selection_of(o, verb);
   if (!sel) return report_error(sel.error());
   const auto result = killswitch::kill_switch_act(parallex_runtime_dir(), verb, sel.value());
@@ -52,13 +52,13 @@ int act(const PauseOptions& o, const char* verb, const char* done) {
 }
 
 int pause(const PauseOptions& o) {
-  return act(o, "pause", "paused");
+  return pause_command(o, "pause", "paused");
 }
 int resume(const PauseOptions& o) {
-  return act(o, "resume", "resumed");
+  return pause_command(o, "resume", "resumed");
 }
 int kill(const PauseOptions& o) {
-  return act(o, "kill", "killed");
+  return pause_command(o, "kill", "killed");
 }
 
 // `all_help`: what --all does for this verb, in its own words.

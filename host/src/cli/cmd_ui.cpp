@@ -93,7 +93,7 @@ Action setup_ui(CLI::App& app, GlobalOptions&) {
 
 }  // namespace
 
-PARALLEX_COMMAND("ui", "A local web page to watch and steer every agent (pause all, grants, reports)", 34,
+PARALLEX_COMMAND("ui", "A local web page to watch and steer every agent (pause all, grants, reports)", 37,
                  setup_ui);
 
 }  // namespace px::cli

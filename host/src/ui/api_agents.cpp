@@ -1,9 +1,12 @@
 // GET /api/agents, GET /api/agents/{name}, POST /api/agents/{name}/grant,
 // /ungrant, /allow, /disallow: `parallex agent list|show --json` and `agent
 // set --grant|--ungrant|--allow|--disallow` (run/agent_view.hpp), with their
-// checks and messages.
+// checks and messages; /snapshot, /snapshots, /rewind: `agent snapshot|snapshots|rewind`
+// (run/agent_snapshots.hpp).
 #include "agents/names.hpp"
+#include "run/agent_snapshots.hpp"
 #include "run/agent_view.hpp"
+#include "snapshot/snapshot_json.hpp"
 #include "ui/api.hpp"
 
 namespace px::ui {
@@ -78,6 +81,42 @@ ApiAnswer api_agent_change(const ApiParams& p, const nlohmann::json& body, const
   return {200, j};
 }
 
+ApiAnswer api_snapshot(const ApiParams& p, const nlohmann::json&) {
+  if (auto named = agents::check_name(p.at("name")); !named) return api_error(named.error());
+  std::vector<std::string> said;
+  auto taken = run::snapshot_agent_home(p.at("name"), {}, said);
+  if (!taken) return api_error(taken.error());
+  nlohmann::json j = snapshot::info_json(taken.value());
+  j["ok"] = true;
+  if (!said.empty()) j["notes"] = said;
+  return {200, j};
+}
+
+ApiAnswer api_snapshots(const ApiParams& p, const nlohmann::json&) {
+  if (auto named = agents::check_name(p.at("name")); !named) return api_error(named.error());
+  auto list = run::agent_snapshots(p.at("name"));
+  if (!list) return api_error(list.error());
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& i : list.value()) rows.push_back(snapshot::info_json(i));
+  return {200, rows};
+}
+
+// A dry run unless the body says "dry_run": false (the page shows the dry run and asks first).
+ApiAnswer api_rewind(const ApiParams& p, const nlohmann::json& body) {
+  const std::string& name = p.at("name");
+  if (auto named = agents::check_name(name); !named) return api_error(named.error());
+  bool dry_run = true;
+  if (const auto it = body.find("dry_run"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) return api_error(Error::invalid("\"dry_run\" must be true or false"));
+    dry_run = it->get<bool>();
+  }
+  auto done = run::rewind_agent_home(name, agent_field(body, "snapshot"), dry_run, {});
+  if (!done) return api_error(done.error());
+  nlohmann::json j = snapshot::rewind_json(done.value(), dry_run, run::agent_rewind_hint(name));
+  j["ok"] = true;
+  return {200, j};
+}
+
 }  // namespace
 
 std::vector<ApiRoute> api_agents_routes() {
@@ -87,6 +126,9 @@ std::vector<ApiRoute> api_agents_routes() {
                       [w = std::string(what)](const ApiParams& p, const nlohmann::json& b) {
                         return api_agent_change(p, b, w);
                       }});
+  routes.push_back({"POST", "/api/agents/{name}/snapshot", api_snapshot});
+  routes.push_back({"GET", "/api/agents/{name}/snapshots", api_snapshots});
+  routes.push_back({"POST", "/api/agents/{name}/rewind", api_rewind});
   return routes;
 }
 

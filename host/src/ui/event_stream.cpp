@@ -11,7 +11,12 @@ constexpr auto kKeepAlive = std::chrono::seconds(15);
 
 EventStream::EventStream(std::optional<std::int64_t> since_ms)
     : follower_([] { return run::every_runs_folder(); }, "", since_ms),
-      last_sent_(std::chrono::steady_clock::now()) {}
+      last_sent_(std::chrono::steady_clock::now()) {
+  // Without a since: what is there now is the baseline, taken before the
+  // stream's head is sent, so a run that starts once the client has the head
+  // is new to it, all of it (however soon it ends).
+  if (!since_ms) follower_.poll();
+}
 
 std::string sse_message(const nlohmann::ordered_json& e) {
   std::string type = e.contains("type") && e["type"].is_string() ? e["type"].get<std::string>() : "event";
