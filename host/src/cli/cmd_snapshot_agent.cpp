@@ -12,9 +12,7 @@
 #include "cli/output.hpp"
 #include "cli/snapshot_output.hpp"
 #include "common/paths.hpp"
-#include "killswitch/registry.hpp"
-#include "pluginhost/plugin_set.hpp"
-#include "report/report.hpp"
+#include "run/agent_snapshots.hpp"
 #include "snapshot/snapshot.hpp"
 
 namespace px::cli {
@@ -23,25 +21,12 @@ namespace {
 namespace snap = px::snapshot;
 using namespace snapshot_output;
 
-Result<agents::AgentPaths> agent_paths(const std::string& name) {
-  return agents::find_agent(agents::default_agents_root(), name);
-}
-
 int do_snapshot(const std::string& name, bool json) {
-  auto p = agent_paths(name);
-  if (!p) return report_error(p.error());
-  auto store = snap::Store::open(p.value().snapshots());
-  if (!store) return report_error(store.error());
-  if (killswitch::agent_has_live_run(parallex_runtime_dir(), name))
-    say("agent " + name + " is running; the snapshot holds its home as it is this moment");
   ProgressBar bar;
-  snap::TakeOptions t;
-  t.source = p.value().home();
-  t.label = "by hand";
-  t.kind = "manual";
-  t.progress = bar.fn();
-  auto r = store.value().take(t);
+  std::vector<std::string> said;
+  auto r = run::snapshot_agent_home(name, bar.fn(), said);
   bar.clear();
+  for (const auto& line : said) say(line);
   if (!r) return report_error(r.error());
   print_taken(r.value(), json);
   return 0;
@@ -54,21 +39,20 @@ struct ListOptions {
 };
 
 int do_snapshots(const ListOptions& o) {
-  auto p = agent_paths(o.name);
-  if (!p) return report_error(p.error());
   if (o.prune != o.keep.has_value())
     return report_error(Error::invalid("--prune and --keep N go together: `parallex agent snapshots " +
                                        o.name + " --prune --keep N` keeps the newest N."));
-  // The agent's store is made with the agent; opening it makes its layout if no snapshot was taken yet.
-  auto store = snap::Store::open(p.value().snapshots());
-  if (!store) return report_error(store.error());
   if (o.prune) {
+    auto p = agents::find_agent(agents::default_agents_root(), o.name);
+    if (!p) return report_error(p.error());
+    auto store = snap::Store::open(p.value().snapshots());
+    if (!store) return report_error(store.error());
     auto r = store.value().prune(*o.keep);
     if (!r) return report_error(r.error());
     print_prune(r.value(), o.json);
     return 0;
   }
-  auto list = store.value().list();
+  auto list = run::agent_snapshots(o.name);
   if (!list) return report_error(list.error());
   print_list(list.value(), o.json,
              "Agent " + o.name + " has no snapshots yet; one is taken before every `parallex agent run`.");
@@ -81,59 +65,32 @@ struct RewindOptions {
 };
 
 int do_rewind(const RewindOptions& o) {
-  auto p = agent_paths(o.name);
-  if (!p) return report_error(p.error());
-  auto store = snap::Store::open(p.value().snapshots());
-  if (!store) return report_error(store.error());
-  auto existing = store.value().list();
-  if (!existing) return report_error(existing.error());
-  if (existing.value().empty())
-    return report_error(
-        Error::not_found("Agent " + o.name + " has no snapshots yet, so there is nothing to rewind to."));
-  const std::string name = o.name;
-  snap::RewindOptions r;
-  r.source = p.value().home();
-  if (!o.to.empty()) r.to = o.to;
-  r.is_busy = [name] { return killswitch::agent_has_live_run(parallex_runtime_dir(), name); };
   const std::string what = "agent " + o.name + "'s home";
+  std::string to = o.to;
   // A rewind replaces files in the agent's home: at a terminal it shows what
   // it would replace and asks (as the MCP tool does); elsewhere it needs --yes.
   if (!o.dry_run && !o.yes) {
+    // The dry run first: no agent or no snapshot is said before there being no terminal.
+    auto preview = run::rewind_agent_home(o.name, to, true, {});
+    if (!preview) return report_error(preview.error());
     if (!::isatty(STDIN_FILENO))
       return report_error(
           Error::invalid("`parallex agent rewind " + o.name + "` replaces files in " + what +
                          " and there is no terminal to ask, so nothing was changed. Add --yes to "
                          "rewind, or --dry-run to see what it would change."));
-    snap::RewindOptions preview_options = r;
-    preview_options.dry_run = true;
-    auto preview = store.value().rewind(preview_options);
-    if (!preview) return report_error(preview.error());
     std::fprintf(stderr, "Rewinding %s to snapshot %s: %s", what.c_str(), preview.value().target_id.c_str(),
                  rewind_preview(preview.value(), 10).c_str());
     if (!confirm("Rewind it? The state before is kept as a snapshot you can rewind back to.", false)) {
       say(what + " was not rewound.");
       return 1;
     }
-    r.to = preview.value().target_id;  // the snapshot shown, even if another was taken meanwhile
-  }
-  if (!o.dry_run) {
-    // The rewind takes the transcripts of the runs after the snapshot out of
-    // the home, where their reports read them: each run's report keeps a copy first.
-    const auto plugins = pluginhost::PluginSet::load_default();
-    report::ReportRequest req = report::agent_request(o.name, p.value().root);
-    req.plugins = &plugins;
-    if (auto kept = report::keep_sessions(req); !kept)
-      return report_error(Error{kept.error().kind, "the transcripts the reports of " + o.name +
-                                                       "'s past runs read could not be kept (" +
-                                                       kept.error().message + "), so nothing was rewound"});
+    to = preview.value().target_id;  // the snapshot shown, even if another was taken meanwhile
   }
   ProgressBar bar;
-  r.dry_run = o.dry_run;
-  r.progress = bar.fn();
-  auto res = store.value().rewind(r);
+  auto res = run::rewind_agent_home(o.name, to, o.dry_run, bar.fn());
   bar.clear();
   if (!res) return report_error(res.error());
-  print_rewind(res.value(), o.dry_run, what, "parallex agent rewind " + o.name + " --yes --to ", o.json);
+  print_rewind(res.value(), o.dry_run, what, run::agent_rewind_hint(o.name), o.json);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "common/json_io.hpp"
 #include "common/redact.hpp"
 #include "snapshot/manifest.hpp"
+#include "snapshot/snapshot_json.hpp"
 
 namespace px::cli::snapshot_output {
 
@@ -24,15 +25,6 @@ std::string human(std::uint64_t bytes) {
   }
   char buf[32];
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
-std::string local_time(std::int64_t ns) {
-  std::time_t t = static_cast<std::time_t>(ns / 1000000000);
-  struct tm tm {};
-  ::localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
 }
 
@@ -74,27 +66,13 @@ void ProgressBar::update(const snap::Progress& p) {
   drawn_ = true;
 }
 
-nlohmann::json info_json(const snap::SnapshotInfo& i) {
-  return {{"id", i.id},
-          {"time", local_time(i.time_ns)},
-          {"time_ns", i.time_ns},
-          {"kind", i.kind},
-          {"label", i.label},
-          {"files", i.files},
-          {"entries", i.entries},
-          {"bytes", i.bytes},
-          {"new_bytes", i.new_bytes},
-          {"incomplete", i.incomplete},
-          {"warnings", i.warnings}};
-}
-
 void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", redact(w).c_str());
 }
 
 void print_taken(const snap::SnapshotInfo& i, bool json) {
   if (json) {
-    std::printf("%s\n", to_json_text(info_json(i), 2).c_str());
+    std::printf("%s\n", to_json_text(snap::info_json(i), 2).c_str());
   } else {
     std::printf("Snapshot %s: %llu files, %s of content; the store grew by %s on disk%s\n", i.id.c_str(),
                 static_cast<unsigned long long>(i.files), human(i.bytes).c_str(), human(i.new_bytes).c_str(),
@@ -106,7 +84,7 @@ void print_taken(const snap::SnapshotInfo& i, bool json) {
 void print_list(const std::vector<snap::SnapshotInfo>& list, bool json, const std::string& empty_note) {
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
-    for (const auto& i : list) arr.push_back(info_json(i));
+    for (const auto& i : list) arr.push_back(snap::info_json(i));
     std::printf("%s\n", to_json_text(arr, 2).c_str());
     return;
   }
@@ -118,9 +96,9 @@ void print_list(const std::vector<snap::SnapshotInfo>& list, bool json, const st
   std::printf("%-23s  %-19s  %-10s  %7s  %10s  %10s  %s\n", "ID", "TIME", "KIND", "FILES", "CONTENT",
               "DISK ADDED", "RUN");
   for (const auto& i : list) {
-    std::printf("%-23s  %-19s  %-10s  %7llu  %10s  %10s  %s%s\n", i.id.c_str(), local_time(i.time_ns).c_str(),
-                i.kind.c_str(), static_cast<unsigned long long>(i.files), human(i.bytes).c_str(),
-                human(i.new_bytes).c_str(), snap::display_name(i.label).c_str(),
+    std::printf("%-23s  %-19s  %-10s  %7llu  %10s  %10s  %s%s\n", i.id.c_str(),
+                snap::local_time(i.time_ns).c_str(), i.kind.c_str(), static_cast<unsigned long long>(i.files),
+                human(i.bytes).c_str(), human(i.new_bytes).c_str(), snap::display_name(i.label).c_str(),
                 i.incomplete ? " (incomplete)" : "");
   }
 }
@@ -128,19 +106,7 @@ void print_list(const std::vector<snap::SnapshotInfo>& list, bool json, const st
 void print_rewind(const snap::RewindResult& v, bool dry_run, const std::string& what,
                   const std::string& undo_hint, bool json) {
   if (json) {
-    nlohmann::json changes = nlohmann::json::array();
-    for (const auto& c : v.changes)
-      changes.push_back({{"kind", snap::to_string(c.kind)}, {"path", c.path}, {"note", c.note}});
-    const nlohmann::json out{
-        {"dry_run", dry_run},
-        {"target", v.target_id},
-        {"undo_snapshot", v.undo_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.undo_id)},
-        {"undo_command", v.undo_id.empty() ? "" : undo_hint + v.undo_id},
-        {"changes", changes},
-        {"files_written", v.files_written},
-        {"entries_removed", v.entries_removed},
-        {"warnings", v.warnings}};
-    std::printf("%s\n", to_json_text(out, 2).c_str());
+    std::printf("%s\n", to_json_text(snap::rewind_json(v, dry_run, undo_hint), 2).c_str());
     print_warnings(v.warnings);
     return;
   }

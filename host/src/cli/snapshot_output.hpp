@@ -15,8 +15,7 @@
 namespace px::cli::snapshot_output {
 
 std::string human(std::uint64_t bytes);
-std::string local_time(std::int64_t ns);
-nlohmann::json info_json(const snapshot::SnapshotInfo& info);
+// local_time and info_json: snapshot/snapshot_json.hpp (the UI serves the same JSON).
 void print_warnings(const std::vector<std::string>& warnings);
 // Sizes say content and disk apart: "bytes" is what the files hold,
 // "new_bytes" the disk space the snapshot added to the store (whole blocks per
