@@ -57,7 +57,7 @@ try {
   await page.getByLabel('Folder (absolute path)').fill(folder);
   await page.getByLabel('Access').selectOption('rw');
   await page.getByRole('button', { name: 'Grant folder' }).click();
-  await page.waitForSelector(`table.grants >> text=${folder}`);
+  await page.locator('table.grants', { hasText: folder }).waitFor();
   const shown = world.pxJson(['agent', 'show', 'pagetest']);
   assert.ok(shown.grants.some((g) => g.path === folder && (g.access || g.mode) === 'rw'),
     `the grant made on the page is the agent's: ${JSON.stringify(shown.grants)}`);
@@ -80,7 +80,7 @@ try {
   world.startRun(['run', '--in', folder, '--', 'sh', '-c', 'while :; do sleep 0.2; done']);
   const row = page.locator(`li.event[data-type="network.refused"]`, { hasText: `${refusedHost}:${target.port}` });
   await row.first().waitFor({ timeout: 30000 });
-  const delay = await row.first().evaluate((li) => Number(li.dataset.shown) - Date.parse(li.dataset.time));
+  const delay = await row.first().evaluate((li) => Number((li.dataset.painted || li.dataset.shown) - Date.parse(li.dataset.time));
   figures.push(`a refused connection to its row on the page: ${delay} ms`);
   assert.match(await row.first().textContent(), /parallex allow --run \S+ refused\.test/, 'the refusal carries its fix');
   const runs = await waitFor('two runs going', () => { const r = liveRuns(); return r.length === 2 && r; });
