@@ -139,6 +139,7 @@ const state = {
   runs: new Map(),       // id -> run as /api/runs gives it
   events: new Map(),     // run id -> [event], oldest first
   seen: new Set(),       // the stream's lines already taken (a reconnect replays)
+  answered: new Set(),   // "run/question" of the questions closed
   questions: [],
   loadedRuns: false,
 };
@@ -160,6 +161,7 @@ async function refreshQuestions() {
     state.questions = [];
   }
   drawBar();
+  if (currentView && currentView.onQuestions) currentView.onQuestions();
 }
 
 function runGoing(r) {
@@ -214,6 +216,12 @@ function takeEvent(raw) {
   if (list.length > MAX_EVENTS_PER_RUN) list.splice(0, list.length - MAX_EVENTS_PER_RUN);
   const t = ev.type || '';
   if (t.startsWith('run.start') || t === 'run.end' || t.startsWith('killswitch.')) refreshSoon();
+  if (t === 'network.answered') {
+    const k = `${ev.run}/${ev.question}`;
+    state.answered.add(k);
+    // The question is closed: its row keeps what was asked, not the buttons.
+    for (const b of document.querySelectorAll('li.event[data-question]')) if (b.dataset.question === k) b.querySelector('.actions')?.remove();
+  }
   if (t === 'network.asked' || t === 'network.answered') refreshQuestions();
   for (const l of eventListeners) l.onEvent(ev);
 }
@@ -281,11 +289,6 @@ function answerButtons(ev) {
     el('button', { type: 'button', class: 'danger', onclick: answer('deny', 'once') }, 'Deny'));
 }
 
-function questionOpen(ev) {
-  return state.questions.some((q) => String(q.run) === String(ev.run) &&
-    String(q.question ?? q.number ?? q.id) === String(ev.question));
-}
-
 function eventRow(ev) {
   const t = ev.type || 'event';
   const body = [];
@@ -305,7 +308,7 @@ function eventRow(ev) {
       break;
     case 'network.asked':
       body.push(`asks (question ${ev.question}) for `, el('code', {}, hp), ev.reason ? ` — ${ev.reason}` : '');
-      if (questionOpen(ev)) body.push(answerButtons(ev));
+      if (!state.answered.has(`${ev.run}/${ev.question}`)) body.push(answerButtons(ev));
       break;
     case 'network.answered':
       body.push(`question ${ev.question} for `, el('code', {}, hp), `: ${ev.answer || ''}`, ev.by ? ` by ${ev.by}` : '');
@@ -341,7 +344,8 @@ function eventRow(ev) {
         body.push(t);
       }
   }
-  const li = el('li', { class: `event ${eventClass(t)}`, 'data-type': t, 'data-time': ev.time || '', 'data-shown': ev.shownAt || Date.now() },
+  const li = el('li', { class: `event ${eventClass(t)}`, 'data-type': t,
+    'data-question': t === 'network.asked' ? `${ev.run}/${ev.question}` : null, 'data-time': ev.time || '', 'data-shown': ev.shownAt || Date.now() },
     el('span', { class: 't' }, fmtTime(ev.time)), ...body);
   // When the row was first drawn: the test and bench/ui read it against the event's time.
   requestAnimationFrame(() => { if (!li.dataset.painted) li.dataset.painted = String(Date.now()); });
@@ -466,6 +470,7 @@ function viewRuns() {
       if (notNoise(ev)) c.events.append(eventRow(ev));
     },
     onRuns: draw,
+    onQuestions: () => drawQuestions(questions),
     leave() { eventListeners.delete(currentView); },
   };
   eventListeners.add(currentView);
@@ -478,12 +483,20 @@ function viewRuns() {
 function notNoise(ev) { return ev.type !== 'run.start'; }
 
 function drawQuestions(box) {
+  // Drawn again only when the open questions change, so a focused button keeps its focus.
+  const key = state.questions.map((q) => `${q.run}/${q.question ?? q.number ?? q.id}`).join(' ');
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
   if (!state.questions.length) { box.replaceChildren(); return; }
   box.replaceChildren(el('h2', {}, 'Open questions'),
     ...state.questions.map((q) => {
       const n = q.question ?? q.number ?? q.id;
       return el('div', { class: 'card question', 'data-question': n },
-        runLink(q.run), ` asks for `, el('code', {}, hostPort(q)), q.reason ? ` — ${q.reason}` : '',
+        el('div', {}, `Question ${n}: run `, runLink(q.run), q.agent ? ` (${q.agent})` : '', ' asks for ',
+          el('code', {}, hostPort(q)), (q.reason || q.rule_reason) ? ` — ${q.reason || q.rule_reason}` : ''),
+        q.process ? el('div', { class: 'muted' }, el('code', {}, q.process)) : null,
+        q.asked_at ? el('div', { class: 'muted' }, `Asked at ${fmtTime(q.asked_at)}` +
+          (q.seconds_left !== undefined ? `; refused by itself ${q.seconds_left} s after the list was read unless answered.` : '')) : null,
         answerButtons({ run: q.run, question: n }));
     }));
 }
