@@ -301,6 +301,15 @@ function eventRow(ev) {
       body.push('refused ', el('code', {}, hp), ev.reason ? ` — ${ev.reason}` : '');
       const fix = ev.fix || ev.hint || (ev.host ? `parallex allow --run ${ev.run} ${ev.host}` : '');
       if (fix) body.push(el('span', { class: 'fix' }, 'Fix: ', el('code', {}, fix)));
+      // The same fix as a button while the run goes on (`parallex allow --run`).
+      const r = state.runs.get(ev.run);
+      if (ev.host && r && runGoing(r)) {
+        body.push(el('span', { class: 'actions' }, el('button', { type: 'button', 'aria-label': `Allow ${ev.host} for run ${ev.run}`,
+          onclick: (e) => act(e.currentTarget, async () => {
+            await api('POST', `/api/runs/${encodeURIComponent(ev.run)}/allow`, { host: ev.host });
+            showNotice(`Run ${ev.run} may now reach ${ev.host}.`);
+          }) }, `Allow ${ev.host} for this run`)));
+      }
       break;
     }
     case 'network.failed':
@@ -640,8 +649,9 @@ async function viewReport(id) {
   const content = [el('h1', {}, 'Report of run ', runLink(id))];
   for (const p of rep.problems || []) content.push(el('p', { class: 'outside' }, p));
   content.push(el('dl', { class: 'facts' },
-    [['Agent', run.agent || 'ad hoc'], ['Command', commandText(run.command)], ['Folder', run.run_folder || ''],
-      ['Seal', run.seal || ''], ['Network', run.network || ''], ['Status', `${run.status || ''}${run.exit_status !== undefined ? ` (exit ${run.exit_status})` : ''}`],
+    [['Agent', run.agent ? agentLink(run.agent) : 'ad hoc'], ['Command', el('code', {}, commandText(run.command))],
+      ['Folder', el('code', {}, run.run_folder || '')], ['Seal', run.seal || ''], ['Network', run.network || ''],
+      ['Status', `${run.status || ''}${run.exit_status !== undefined && run.exit_status !== null ? ` (exit ${run.exit_status})` : ''}`],
       ['Duration', fmtDuration(run.duration_ms)]].map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
 
   const timeline = rep.timeline || [];
