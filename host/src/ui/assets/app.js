@@ -299,16 +299,18 @@ function eventRow(ev) {
       break;
     case 'network.refused': {
       body.push('refused ', el('code', {}, hp), ev.reason ? ` — ${ev.reason}` : '');
-      const fix = ev.fix || ev.hint || (ev.host ? `parallex allow --run ${ev.run} ${ev.host}` : '');
+      // A host alone is allowed on ports 80 and 443; another port is named.
+      const rule = ev.port && ev.port !== 80 && ev.port !== 443 ? hp : ev.host;
+      const fix = ev.fix || ev.hint || (ev.host ? `parallex allow --run ${ev.run} ${rule}` : '');
       if (fix) body.push(el('span', { class: 'fix' }, 'Fix: ', el('code', {}, fix)));
       // The same fix as a button while the run goes on (`parallex allow --run`).
       const r = state.runs.get(ev.run);
       if (ev.host && r && runGoing(r)) {
-        body.push(el('span', { class: 'actions' }, el('button', { type: 'button', 'aria-label': `Allow ${ev.host} for run ${ev.run}`,
+        body.push(el('span', { class: 'actions' }, el('button', { type: 'button', 'aria-label': `Allow ${rule} for run ${ev.run}`,
           onclick: (e) => act(e.currentTarget, async () => {
-            await api('POST', `/api/runs/${encodeURIComponent(ev.run)}/allow`, { host: ev.host });
-            showNotice(`Run ${ev.run} may now reach ${ev.host}.`);
-          }) }, `Allow ${ev.host} for this run`)));
+            await api('POST', `/api/runs/${encodeURIComponent(ev.run)}/allow`, { host: rule });
+            showNotice(`Run ${ev.run} may now reach ${rule}.`);
+          }) }, `Allow ${rule} for this run`)));
       }
       break;
     }
