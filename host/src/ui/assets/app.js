@@ -886,6 +886,11 @@ function allSwitch(what) {
 function start() {
   document.getElementById('pause-all').addEventListener('click', allSwitch('pause-all'));
   document.getElementById('resume-all').addEventListener('click', allSwitch('resume-all'));
+  // The skip link focuses the content without touching the address (it names the view).
+  document.querySelector('.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    document.getElementById('main').focus();
+  });
   window.addEventListener('hashchange', route);
   startStream();
   route();
