@@ -15,13 +15,14 @@
 #include "agents/names.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "cli/runs_folders.hpp"
 #include "common/json_io.hpp"
 #include "common/shown.hpp"
+#include "report/events_follow.hpp"
 #include "report/run_events.hpp"
 #include "report/time_text.hpp"
 #include "run/events.hpp"
 #include "run/record.hpp"
+#include "run/runs_folders.hpp"
 
 namespace px::cli {
 namespace {
@@ -100,49 +101,20 @@ struct EventsFilter {
   std::optional<std::int64_t> since_ms;
 };
 
-std::vector<ojson> events_since(std::vector<ojson> events, const std::optional<std::int64_t>& since) {
-  if (!since) return events;
-  std::vector<ojson> kept;
-  for (auto& e : events)
-    if (run::event_time_ms(e) >= *since) kept.push_back(std::move(e));
-  return kept;
-}
-
 int events_follow(const EventsOptions& o, const EventsFilter& filter) {
-  std::map<std::string, report::RunEvents> live;
-  std::set<std::string> over;  // runs that write nothing more
-  bool first = true;
+  // With an agent named, its folders only; else every runs folder, listed
+  // again each time (an agent made meanwhile).
+  report::EventsFollower follower(
+      [&o, &filter, first = true]() mutable {
+        const bool keep = !o.agent.empty() || first;
+        first = false;
+        return keep ? filter.folders : run::every_runs_folder();
+      },
+      o.run_id, filter.since_ms);
   for (;;) {
-    auto folders = (!o.agent.empty() || first) ? filter.folders : every_runs_folder();
-    for (auto& s : report::list_run_sources(folders, [&](const std::string& id) {
-           return live.count(id) || over.count(id) || (!o.run_id.empty() && id != o.run_id);
-         })) {
-      // A run already there when the reader started: what it writes from now
-      // on (with --since, what it wrote since then too); a run that ended
-      // writes nothing more. A run that appears later is new: all of it.
-      // One run named (--run): all of it, and the reader ends with it.
-      const bool whole = !first || filter.since_ms.has_value() || !o.run_id.empty();
-      if (!whole && run::record_ended(s.dir)) {
-        over.insert(s.id);
-        continue;
-      }
-      const std::string id = s.id;
-      live.emplace(id, report::RunEvents(std::move(s), whole));
-    }
-    first = false;
-    std::vector<std::vector<ojson>> batches;
-    for (auto it = live.begin(); it != live.end();) {
-      batches.push_back(events_since(it->second.poll(), filter.since_ms));
-      if (it->second.ended()) {
-        over.insert(it->first);
-        it = live.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    const auto batch = report::merge_by_time(std::move(batches));
+    const auto batch = follower.poll();
     if (!batch.empty()) events_print(batch, o.json);
-    if (!o.run_id.empty() && over.count(o.run_id)) return 0;
+    if (follower.done()) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
   }
 }
@@ -160,7 +132,7 @@ int events_run(const EventsOptions& o) {
     return report_error(Error::invalid("\"" + o.run_id +
                                        "\" is not a run id (they look like 20261206-114000-ab12); "
                                        "`parallex events` lists the runs' events with their ids."));
-  filter.folders = every_runs_folder();
+  filter.folders = run::every_runs_folder();
   if (!o.agent.empty()) {
     if (auto named = agents::check_name(o.agent); !named) return report_error(named.error());
     std::vector<report::RunsFolder> theirs;
@@ -179,7 +151,8 @@ int events_run(const EventsOptions& o) {
                                          " in the runs folders; `parallex events` lists the runs' events."));
   if (o.follow) return events_follow(o, filter);
   std::vector<std::vector<ojson>> all;
-  for (const auto& s : sources) all.push_back(events_since(report::read_run_events(s), filter.since_ms));
+  for (const auto& s : sources)
+    all.push_back(report::events_since(report::read_run_events(s), filter.since_ms));
   events_print(report::merge_by_time(std::move(all)), o.json);
   return 0;
 }

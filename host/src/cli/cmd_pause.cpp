@@ -8,7 +8,6 @@
 #include "cli/output.hpp"
 #include "common/paths.hpp"
 #include "common/shown.hpp"
-#include "killswitch/global_pause.hpp"
 #include "killswitch/kill_switch_client.hpp"
 
 namespace px::cli {
@@ -29,20 +28,18 @@ Result<killswitch::RunSelection> selection_of(const PauseOptions& o, const char*
   return killswitch::RunSelection{o.all, o.target};
 }
 
-int report(const Result<std::vector<killswitch::RunOpOutcome>>& result, const PauseOptions& o,
-           const char* done, const std::string& extra) {
+// `verb` is the operation ("pause", "resume", "kill"); `done` how a run acted on is said.
+int act(const PauseOptions& o, const char* verb, const char* done) {
+  auto sel = selection_of(o, verb);
+  if (!sel) return report_error(sel.error());
+  const auto result = killswitch::kill_switch_act(parallex_runtime_dir(), verb, sel.value());
   if (!result) return report_error(result.error());
-  int status = 0;
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : result.value()) {
-    if (!r.ok) status = 1;
-    rows.push_back({{"id", r.run.id},
-                    {"agent", r.run.agent},
-                    {"ok", r.ok},
-                    {"error", r.error},
-                    {"state", r.reply.contains("run") ? r.reply["run"].value("state", "") : ""},
-                    {"direct", r.direct}});
-    if (o.json) continue;
+  const auto& d = result.value();
+  if (o.json) {
+    print_json(d.json);
+    return d.all_ok ? 0 : 1;
+  }
+  for (const auto& r : d.outcomes) {
     if (r.ok)
       std::printf("%s %s%s%s\n", done, shown(r.run.id).c_str(),
                   r.run.agent.empty() ? "" : (" (" + shown(r.run.agent) + ")").c_str(),
@@ -50,39 +47,18 @@ int report(const Result<std::vector<killswitch::RunOpOutcome>>& result, const Pa
     else
       say("run " + r.run.id + ": " + r.error);
   }
-  if (o.json)
-    print_json({{"runs", rows}, {"note", extra}});
-  else if (!extra.empty())
-    std::printf("%s\n", extra.c_str());
-  return status;
+  if (!d.note.empty()) std::printf("%s\n", d.note.c_str());
+  return d.all_ok ? 0 : 1;
 }
 
 int pause(const PauseOptions& o) {
-  auto sel = selection_of(o, "pause");
-  if (!sel) return report_error(sel.error());
-  const auto result = killswitch::pause_runs(parallex_runtime_dir(), sel.value());
-  std::string extra;
-  if (o.all && result) {
-    extra = result.value().empty() ? "no run is going; " : "";
-    extra += "new runs start paused until `parallex resume --all`; the network of paused runs is cut";
-  }
-  return report(result, o, "paused", extra);
+  return act(o, "pause", "paused");
 }
-
 int resume(const PauseOptions& o) {
-  auto sel = selection_of(o, "resume");
-  if (!sel) return report_error(sel.error());
-  const auto result = killswitch::resume_runs(parallex_runtime_dir(), sel.value());
-  std::string extra;
-  if (!o.all && result && killswitch::global_pause_since(parallex_runtime_dir()))
-    extra = "a global pause is still on: new runs start paused until `parallex resume --all`";
-  return report(result, o, "resumed", extra);
+  return act(o, "resume", "resumed");
 }
-
 int kill(const PauseOptions& o) {
-  auto sel = selection_of(o, "kill");
-  if (!sel) return report_error(sel.error());
-  return report(killswitch::kill_runs(parallex_runtime_dir(), sel.value()), o, "killed", "");
+  return act(o, "kill", "killed");
 }
 
 // `all_help`: what --all does for this verb, in its own words.

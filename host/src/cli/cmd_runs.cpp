@@ -12,7 +12,6 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
-#include "cli/runs_folders.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "common/shown.hpp"
@@ -23,6 +22,8 @@
 #include "protect/unswept.hpp"
 #include "run/private_dir.hpp"
 #include "run/record.hpp"
+#include "run/runs_folders.hpp"
+#include "run/runs_listing.hpp"
 #include "run/stage.hpp"
 
 namespace px::cli {
@@ -46,97 +47,14 @@ std::string join_command(const std::vector<std::string>& argv) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-// Records left without an end by a supervisor that is gone (SIGKILL, a
-// crash): closed now, so that no report counts anything later as theirs.
-// With them, what the run's watchdog moved aside after the supervisor died
-// (protect/sweep_after_death.hpp).
-struct ClosedRun {
-  std::string id;
-  std::vector<run::Quarantined> moved;
-};
-
-// `damaged`: a sentence for each record that cannot be read (named, left as it is).
-std::vector<ClosedRun> close_lost_runs(std::vector<std::string>& damaged) {
-  std::vector<ClosedRun> closed;
-  for (const auto& [dir, agent] : every_runs_folder()) {
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_directory(ec) || it->is_symlink(ec) || run::record_ended(it->path())) continue;
-      auto record = run::read_record(it->path());
-      if (!record && record.error().kind != ErrorKind::not_found)
-        damaged.push_back(record.error().message + "; it is skipped (nothing was changed)");
-      if (!record || record.value().ended_at) continue;
-      if (!run::close_if_lost(it->path(), record.value())) continue;
-      ClosedRun c{record.value().id, {}};
-      for (const auto& q : record.value().quarantined)
-        if (q.when == "after its supervisor died") c.moved.push_back(q);
-      closed.push_back(std::move(c));
-    }
-  }
-  return closed;
-}
-
 int run(const RunsOptions& o) {
-  // Runs whose supervisor and watchdog both died are swept first
-  // (protect/unswept.hpp), so what is moved is in their records below.
-  for (const auto& line : protect::sweep_unswept_runs()) say(line);
-  run::sweep_private_dirs();  // of runs whose supervisor and watchdog both died (run/private_dir.hpp)
-  std::vector<std::string> damaged;
-  const auto closed = close_lost_runs(damaged);
-  for (const auto& d : damaged) say(d);
-  nlohmann::json closed_ids = nlohmann::json::array(), moved = nlohmann::json::array();
-  for (const auto& c : closed) {
-    say("run " + c.id +
-        " was left without an end by its supervisor; closed it as lost (its end is taken as the last "
-        "trace it left)");
-    closed_ids.push_back(c.id);
-    for (const auto& q : c.moved) {
-      say("run " + c.id + ": its watchdog moved aside " + q.path.string() + " (" + q.why + ") into " +
-          q.moved_to.string());
-      moved.push_back({{"run", c.id}, {"path", q.path.string()}, {"moved_to", q.moved_to.string()}});
-    }
-  }
-  const auto listed = killswitch::list_runs(parallex_runtime_dir());
-  std::vector<nlohmann::json> rows(listed.live.size());
-  std::vector<std::thread> asking;
-  for (std::size_t i = 0; i < listed.live.size(); ++i) {
-    const auto& e = listed.live[i];
-    nlohmann::json& row = rows[i];
-    row = killswitch::to_json(e);
-    for (const char* internal : {"v", "pid_start", "child_start", "watchdog_pid"}) row.erase(internal);
-    // A supervisor that does not answer (stopped, hung) is said as such, with
-    // the state a `pause`/`kill` done without it left the run in.
-    const auto not_answering = [&row, &e](const std::string& why) {
-      row["supervisor"] = why;
-      row["state"] = killswitch::pending_direct_state(e.socket.parent_path(), e.id).value_or(e.state);
-    };
-    if (const auto why = killswitch::supervisor_cannot_answer(e)) {
-      not_answering(*why);
-      continue;
-    }
-    // The supervisor's own view (state, process count) when it answers; all
-    // asked at once, so one that hangs costs the listing one time-out.
-    asking.emplace_back([&row, &e, not_answering] {
-      auto reply =
-          killswitch::send_request(e.socket, {{"v", killswitch::kControlProtocolVersion}, {"op", "status"}});
-      if (reply && reply.value().value("ok", false) && reply.value().contains("run")) {
-        const auto& run = reply.value()["run"];
-        row["state"] = run.value("state", e.state);
-        row["processes"] = run.value("processes", 0);
-      } else if (!reply && reply.error().kind == ErrorKind::conflict) {
-        not_answering("did not answer within " + std::to_string(killswitch::kAnswerWithin.count()) + " ms");
-      }
-    });
-  }
-  for (auto& t : asking) t.join();
+  const auto listing = run::list_live_runs();
+  for (const auto& line : listing.said) say(line);
   if (o.json) {
-    print_json(nlohmann::json{{"runs", rows},
-                              {"cleaned_stale", listed.cleaned},
-                              {"closed_lost", closed_ids},
-                              {"damaged_records", damaged},
-                              {"moved_aside", moved}});
+    print_json(listing.json);
     return 0;
   }
+  const auto& rows = listing.json["runs"];
   if (rows.empty()) {
     std::printf("no run is going\n");
     return 0;
@@ -166,7 +84,7 @@ std::optional<fs::path> find_run(const std::string& id) {
       id.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyz-") != std::string::npos)
     return std::nullopt;
   std::error_code ec;
-  for (const auto& folder : every_runs_folder())
+  for (const auto& folder : run::every_runs_folder())
     if (fs::is_regular_file(folder.dir / id / "run.json", ec)) return folder.dir / id;
   return std::nullopt;
 }

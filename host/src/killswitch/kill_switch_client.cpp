@@ -111,3 +111,36 @@ Result<std::vector<RunOpOutcome>> kill_runs(const fs::path& runtime_dir, const R
 }
 
 }  // namespace px::killswitch
+
+namespace px::killswitch {
+
+Result<KillSwitchDone> kill_switch_act(const fs::path& runtime_dir, const std::string& op,
+                                       const RunSelection& selection) {
+  Result<std::vector<RunOpOutcome>> result = Error::invalid("unknown kill switch operation " + op);
+  if (op == "pause") result = pause_runs(runtime_dir, selection);
+  if (op == "resume") result = resume_runs(runtime_dir, selection);
+  if (op == "kill") result = kill_runs(runtime_dir, selection);
+  if (!result) return result.error();
+  KillSwitchDone done;
+  done.outcomes = std::move(result).value();
+  if (op == "pause" && selection.all) {
+    done.note = done.outcomes.empty() ? "no run is going; " : "";
+    done.note += "new runs start paused until `parallex resume --all`; the network of paused runs is cut";
+  }
+  if (op == "resume" && !selection.all && global_pause_since(runtime_dir))
+    done.note = "a global pause is still on: new runs start paused until `parallex resume --all`";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : done.outcomes) {
+    if (!r.ok) done.all_ok = false;
+    rows.push_back({{"id", r.run.id},
+                    {"agent", r.run.agent},
+                    {"ok", r.ok},
+                    {"error", r.error},
+                    {"state", r.reply.contains("run") ? r.reply["run"].value("state", "") : ""},
+                    {"direct", r.direct}});
+  }
+  done.json = {{"runs", rows}, {"note", done.note}};
+  return done;
+}
+
+}  // namespace px::killswitch

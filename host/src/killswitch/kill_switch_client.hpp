@@ -47,3 +47,21 @@ Result<std::vector<RunOpOutcome>> resume_runs(const fs::path& runtime_dir, const
 Result<std::vector<RunOpOutcome>> kill_runs(const fs::path& runtime_dir, const RunSelection& selection);
 
 }  // namespace px::killswitch
+
+namespace px::killswitch {
+
+// `parallex pause|resume|kill` as one call, for the commands and `parallex ui`
+// alike: the runs acted on, and `json` as `--json` prints it: {"runs": [{id,
+// agent, ok, error, state, direct}], "note": "..."}; `note` says what holds
+// after it (the global pause).
+struct KillSwitchDone {
+  std::vector<RunOpOutcome> outcomes;
+  std::string note;
+  nlohmann::json json;
+  bool all_ok = true;
+};
+// `op`: "pause", "resume" or "kill".
+Result<KillSwitchDone> kill_switch_act(const fs::path& runtime_dir, const std::string& op,
+                                       const RunSelection& selection);
+
+}  // namespace px::killswitch

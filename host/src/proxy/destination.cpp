@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "common/host_rule.hpp"
+#include "common/paths.hpp"
+#include "common/ui_ports.hpp"
 #include "proxy/reasons.hpp"
 
 namespace px::proxy {
@@ -29,7 +31,9 @@ DestinationDecision decide_destination(const ProxyConfig& cfg, const std::vector
     // interpret() lets through only then) is this machine, and only Local
     // servers may reach it, on any port.
     if (!cfg.local_port_allowed(target.port)) {
-      d.verdict = {403, reason::local_servers_off};
+      const auto ui =
+          cfg.local_servers ? live_ui_ports(parallex_runtime_dir()) : std::vector<std::uint16_t>{};
+      d.verdict = {403, contains(ui, target.port) ? reason::ui_port : reason::local_servers_off};
       return d;
     }
     d.route = Route::loopback;
@@ -53,8 +57,13 @@ bool askable(std::string_view why) {
 }
 
 bool ProxyConfig::local_port_allowed(std::uint16_t port) const {
-  return local_servers && (local_server_ports.empty() ||
-                           std::binary_search(local_server_ports.begin(), local_server_ports.end(), port));
+  if (!local_servers || !(local_server_ports.empty() ||
+                          std::binary_search(local_server_ports.begin(), local_server_ports.end(), port)))
+    return false;
+  // Never the port of a live `parallex ui` of this user, whatever Local
+  // servers names: it grants folders and approves hosts (common/ui_ports.hpp).
+  // Read at each decision, so a UI started after the run is refused too.
+  return !contains(live_ui_ports(parallex_runtime_dir()), port);
 }
 
 std::vector<std::uint16_t> allowed_ports_for(const ProxyConfig& cfg, std::string_view name) {

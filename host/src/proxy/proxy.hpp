@@ -80,7 +80,8 @@ struct ProxyConfig {
   bool local_servers = false;  // CONNECT localhost:PORT -> 127.0.0.1:PORT; local addresses allowed
   // With local_servers: the only ports it opens, sorted; empty: every port.
   std::vector<std::uint16_t> local_server_ports;
-  // Local servers is on for `port` (this machine's loopback, a private answer).
+  // Local servers is on for `port` (this machine's loopback, a private answer), and it is
+  // not the port of a live `parallex ui` (common/ui_ports.hpp).
   bool local_port_allowed(std::uint16_t port) const;
   std::string password;            // required in Proxy-Authorization; at least 16 bytes
   std::filesystem::path log_path;  // JSON lines, created 0600; empty: no log file

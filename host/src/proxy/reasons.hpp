@@ -40,6 +40,8 @@ inline constexpr std::string_view port_not_allowed = "port-not-allowed";
 inline constexpr std::string_view offline = "network-offline";
 inline constexpr std::string_view local_servers_off = "local-servers-off";
 inline constexpr std::string_view local_address = "resolved-to-local-address";
+// The port of a live `parallex ui` (common/ui_ports.hpp): never opened to a run.
+inline constexpr std::string_view ui_port = "parallex-ui-port";
 inline constexpr std::string_view paused = "paused";
 // Ask mode: the user answered no, or nobody answered in time.
 inline constexpr std::string_view denied_by_user = "denied-by-user";

@@ -1,4 +1,4 @@
-#include "cli/runs_folders.hpp"
+#include "run/runs_folders.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "common/paths.hpp"
 #include "run/stage.hpp"
 
-namespace px::cli {
+namespace px::run {
 
 std::vector<report::RunsFolder> every_runs_folder() {
   std::vector<report::RunsFolder> folders{{run::adhoc_runs_dir(), ""}, {parallex_data_dir() / "runs", ""}};
@@ -25,4 +25,4 @@ std::vector<report::RunsFolder> every_runs_folder() {
   return unique;
 }
 
-}  // namespace px::cli
+}  // namespace px::run

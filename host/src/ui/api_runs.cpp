@@ -1,0 +1,90 @@
+// GET /api/runs, POST /api/pause-all, /api/resume-all and
+// /api/runs/{id}/pause|resume|kill: `parallex runs --json`, `pause`,
+// `resume` and `kill` (run/runs_listing.hpp, killswitch/kill_switch_client.hpp).
+#include "common/paths.hpp"
+#include "killswitch/kill_switch_client.hpp"
+#include "run/runs_listing.hpp"
+#include "ui/api.hpp"
+
+namespace px::ui {
+namespace {
+
+// Ended runs shown beside the live ones.
+constexpr std::size_t kRecentRuns = 20;
+
+ApiAnswer api_list_runs(const ApiParams&, const nlohmann::json&) {
+  auto listing = run::list_live_runs();
+  nlohmann::json rows = nlohmann::json::array();
+  for (auto row : listing.json["runs"]) {
+    // The contract's names beside `runs --json`'s own (docs/ui.md).
+    const std::string agent = row.value("agent", "");
+    row["agent"] = agent.empty() ? nlohmann::json() : nlohmann::json(agent);
+    row["started"] = row.value("since", "");
+    row["ended"] = nullptr;
+    row["exit"] = nullptr;
+    row["paused"] = row.value("state", "") == "paused";
+    rows.push_back(std::move(row));
+  }
+  for (auto& row : run::recent_ended_runs(kRecentRuns)) {
+    row["paused"] = false;
+    rows.push_back(std::move(row));
+  }
+  return {200, rows};
+}
+
+ApiAnswer api_kill_switch(const std::string& op, const killswitch::RunSelection& selection) {
+  auto done = killswitch::kill_switch_act(parallex_runtime_dir(), op, selection);
+  if (!done) return api_error(done.error());
+  nlohmann::json body = done.value().json;
+  body["ok"] = done.value().all_ok;
+  return {200, body};
+}
+
+ApiAnswer api_run_op(const std::string& op, const ApiParams& params) {
+  const std::string& id = params.at("id");
+  // A run that is not live (ended, or never was): said as such, with what became of it.
+  auto done = killswitch::kill_switch_act(parallex_runtime_dir(), op, {false, id});
+  if (!done) {
+    if (done.error().kind == ErrorKind::not_found || done.error().kind == ErrorKind::invalid_input) {
+      for (const auto& row : run::recent_ended_runs(1000))
+        if (row.value("id", "") == id)
+          return {410,
+                  {{"error", "run " + id + " ended at " + row.value("ended", "") + " (" +
+                                 row.value("status", "") + "): there is nothing to " + op}}};
+    }
+    return api_error(done.error());
+  }
+  nlohmann::json body = done.value().json;
+  body["ok"] = done.value().all_ok;
+  return {200, body};
+}
+
+}  // namespace
+
+std::vector<ApiRoute> api_runs_routes() {
+  return {
+      {"GET", "/api/runs", api_list_runs},
+      {"POST", "/api/pause-all",
+       [](const ApiParams&, const nlohmann::json&) {
+         return api_kill_switch("pause", {true, ""});
+       }},
+      {"POST", "/api/resume-all",
+       [](const ApiParams&, const nlohmann::json&) {
+         return api_kill_switch("resume", {true, ""});
+       }},
+      {"POST", "/api/runs/{id}/pause",
+       [](const ApiParams& p, const nlohmann::json&) { return api_run_op("pause", p); }},
+      {"POST", "/api/runs/{id}/resume",
+       [](const ApiParams& p, const nlohmann::json&) { return api_run_op("resume", p); }},
+      {"POST", "/api/runs/{id}/kill",
+       [](const ApiParams& p, const nlohmann::json&) { return api_run_op("kill", p); }},
+  };
+}
+
+std::vector<ApiRoute> api_routes() {
+  std::vector<ApiRoute> all;
+  for (auto&& r : api_runs_routes()) all.push_back(std::move(r));
+  return all;
+}
+
+}  // namespace px::ui
