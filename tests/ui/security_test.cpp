@@ -76,8 +76,8 @@ class PlainServer {
         if (c < 0) break;
         char buf[2048];
         (void)::recv(c, buf, sizeof buf, 0);
-        const std::string a = "HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nplain server";
-        (void)::send(c, a.data(), a.size(), MSG_NOSIGNAL);
+        const std::string reply = "HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nplain server";
+        (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
         ::close(c);
       }
     });
@@ -315,9 +315,10 @@ TEST_F(UiSecurity, ASealedRunCannotReachIt) {
     EXPECT_EQ(r.out.find("no key"), std::string::npos) << said;
     if (!flags.empty()) {
       EXPECT_NE(
-          r.out.find("proxied " + ui + ": parallex proxy: localhost:" + ui + " is the port of `parallex ui`"),
+          r.out.find("proxied " + ui + ": parallex proxy: this is the port of `parallex ui` on localhost"),
           std::string::npos)
           << said;
+      EXPECT_NE(r.err.find("parallex-ui-port: localhost:" + ui), std::string::npos) << said;
       EXPECT_NE(r.out.find("proxied " + other + ": plain server"), std::string::npos) << said;
       EXPECT_NE(r.out.find("direct " + other + ": plain server"), std::string::npos) << said;
     }

@@ -25,6 +25,7 @@
 #include "pluginhost/plugin_set.hpp"
 #include "policy/ask.hpp"
 #include "policy/local_servers.hpp"
+#include "run/agent_view.hpp"
 #include "run/compose_request.hpp"
 #include "supervisor/decoys.hpp"
 
@@ -139,9 +140,7 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     c.network = policy::NetworkMode::offline;
     c.allow.clear();
   } else if (!f.allow.empty()) {
-    c.network = policy::NetworkMode::allowlist;
-    for (const auto& h : f.allow)
-      if (std::find(c.allow.begin(), c.allow.end(), h) == c.allow.end()) c.allow.push_back(h);
+    for (const auto& h : f.allow) PX_TRY(run::allow_host(c, h));
   }
   // Local servers: off unless the user turns it on (an agent's run reaching
   // this machine's databases and dev servers is a choice, never a default).
@@ -161,18 +160,7 @@ Status apply_rules(AgentConfig& c, const RuleFlags& f, std::vector<std::string>&
     c.network = policy::NetworkMode::allowlist;
     c.allow.clear();
   }
-  for (const auto& g : f.grants) {
-    std::vector<run::Notice> grant_notes;
-    PX_TRY_ASSIGN(auto flag, run::parse_grant(g, grant_notes));
-    for (auto& n : grant_notes) notes.push_back(std::move(n.text));
-    bool replaced = false;
-    for (auto& existing : c.grants)
-      if (existing.path == flag.path) {
-        existing.access = flag.access;
-        replaced = true;
-      }
-    if (!replaced) c.grants.push_back({flag.path, flag.access});
-  }
+  for (const auto& g : f.grants) PX_TRY(run::grant_folder(c, g, notes));
   return ok();
 }
 
@@ -285,73 +273,17 @@ int do_new(const NewOptions& o) {
 // ---- list / show -------------------------------------------------------
 
 nlohmann::json describe(const Loaded& a, bool full) {
-  const auto& c = a.config;
-  nlohmann::json j;
-  j["name"] = c.name;
-  j["email"] = c.email;
-  j["network"] = {
-      {"mode", policy::to_string(c.network)}, {"allow", c.allow}, {"local_servers", c.local_servers}};
-  if (c.local_servers && !c.local_server_ports.empty())
-    j["network"]["local_server_ports"] = c.local_server_ports;
-  if (c.ask_seconds > 0) j["network"]["ask_seconds"] = c.ask_seconds;
-  if (c.processes) j["limits"] = {{"processes", *c.processes}};
-  if (!c.env.empty()) {
-    nlohmann::json names = nlohmann::json::array();
-    for (const auto& e : c.env) names.push_back(e.substr(0, e.find('=')));
-    j["env_passed"] = names;  // names only: a value may be a secret
-  }
-  auto token = agents::load_token(a.paths.gh());
-  j["github_token"] = token ? (token.value() ? "present" : "none") : "unreadable";
-  if (!full) return j;
-  j["store"] = a.paths.root.string();
-  j["home"] = a.paths.home().string();
-  j["created"] = c.created;
-  j["repos"] = c.repos;
-  j["grants"] = nlohmann::json::array();
-  for (const auto& g : c.grants)
-    j["grants"].push_back(
-        {{"path", g.path.string()}, {"access", g.access == policy::Access::write ? "rw" : "ro"}});
-  j["key_fingerprint"] = fingerprint(a.paths);
-  j["gh_config_dir"] = a.paths.gh().string();
-  j["git_config"] = a.paths.gitconfig().string();
-  j["share_harness_config"] = c.share_harness_config;
-  j["sealed"] = c.sealed;
-  j["decoys"] = c.decoys;
-  nlohmann::json dirs = nlohmann::json::object();
-  auto set = pluginhost::PluginSet::load_default();
-  for (const auto& plugin : set.plugins()) {
-    auto contribution =
-        plugin->contribute(this_platform(), user_home(), a.paths.home(), a.paths.home(), nullptr);
-    if (!contribution) continue;
-    for (const auto& d : contribution.value().config_dirs)
-      dirs[d.variable] = expand_home(d.path, a.paths.home()).string();
-  }
-  j["harness_config_dirs"] = dirs;
-  if (c.share_harness_config) {
-    j["shared_harness_files"] = nlohmann::json::array();
-    std::error_code ec;
-    for (const auto& f : agents::shared_harness_files(user_home()))
-      if (fs::exists(f, ec)) j["shared_harness_files"].push_back(f.string());
-  }
-  return j;
+  return run::describe_agent(a.paths, a.config, full, this_platform());
 }
 
 int do_list(bool json) {
-  auto names = agents::list_agents(agents::default_agents_root());
-  if (!names) return report_error(names.error());
-  nlohmann::json all = nlohmann::json::array();
-  int status = 0;
-  for (const auto& n : names.value()) {
-    auto a = load(n);
-    if (!a) {
-      // One damaged agent does not hide the others.
-      say(a.error().message);
-      all.push_back({{"name", n}, {"error", a.error().message}});
-      status = 1;
-      continue;
-    }
-    all.push_back(describe(a.value(), false));
-  }
+  std::vector<std::string> damaged;
+  auto listed = run::list_agents_json(this_platform(), damaged);
+  if (!listed) return report_error(listed.error());
+  // One damaged agent does not hide the others.
+  for (const auto& d : damaged) say(d);
+  const nlohmann::json& all = listed.value();
+  const int status = damaged.empty() ? 0 : 1;
   if (json) {
     print_json(all);
     return status;
@@ -442,14 +374,8 @@ int do_set(const SetOptions& o) {
   }
   std::vector<std::string> notes;
   if (auto s = apply_rules(c, o.rules, notes); !s) return report_error(s.error());
-  for (const auto& h : o.disallow) {
-    auto it = std::find(c.allow.begin(), c.allow.end(), h);
-    if (it == c.allow.end())
-      return report_error(Error::invalid("--disallow " + h +
-                                         ": the agent does not allow that host; `parallex agent show " +
-                                         c.name + "` lists them."));
-    c.allow.erase(it);
-  }
+  for (const auto& h : o.disallow)
+    if (auto s = run::disallow_host(c, h); !s) return report_error(s.error());
   for (const auto& r : o.remove_repos) {
     auto it = std::find(c.repos.begin(), c.repos.end(), r);
     if (it == c.repos.end())
@@ -457,16 +383,8 @@ int do_set(const SetOptions& o) {
           Error::invalid("--remove-repo " + r + ": the agent does not name that repository."));
     c.repos.erase(it);
   }
-  for (const auto& g : o.ungrant) {
-    const fs::path path = normal_absolute(expand_home(g, user_home()));
-    std::error_code ec;
-    const fs::path real = fs::weakly_canonical(path, ec);
-    auto before = c.grants.size();
-    std::erase_if(c.grants, [&](const agents::Grant& x) { return x.path == path || x.path == real; });
-    if (before == c.grants.size())
-      return report_error(
-          Error::invalid("--ungrant " + g + ": the agent has no grant for " + path.string() + "."));
-  }
+  for (const auto& g : o.ungrant)
+    if (auto s = run::ungrant_folder(c, g); !s) return report_error(s.error());
   if (!o.share.empty()) c.share_harness_config = o.share == "on";
   if (!o.decoys.empty()) {
     const bool was = c.decoys;
@@ -478,8 +396,7 @@ int do_set(const SetOptions& o) {
           " (they hold nothing real)");
     }
   }
-  if (auto s = agents::save_config(p, c); !s) return report_error(s.error());
-  if (auto s = agents::write_git_identity(p, c, parallex_executable()); !s) return report_error(s.error());
+  if (auto s = run::save_agent(p, c); !s) return report_error(s.error());
   if (c.share_harness_config) {
     auto linked = agents::link_shared_harness_config(p, user_home());
     if (!linked) return report_error(linked.error());

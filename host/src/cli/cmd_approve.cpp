@@ -11,13 +11,13 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "agents/store.hpp"
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "common/host_rule.hpp"
 #include "common/paths.hpp"
 #include "common/shown.hpp"
 #include "killswitch/network_client.hpp"
+#include "run/network_decisions.hpp"
 
 namespace px::cli {
 namespace {
@@ -39,19 +39,14 @@ bool is_question_number(const std::string& s) {
 }
 
 int list_questions(const DecideOptions& o) {
-  auto open = killswitch::open_questions(parallex_runtime_dir(), o.run);
-  if (!open) return report_error(open.error());
   if (o.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& q : open.value()) {
-      nlohmann::json row = q.question;
-      row["run"] = q.run.id;
-      row["agent"] = q.run.agent;
-      rows.push_back(std::move(row));
-    }
-    print_json({{"questions", rows}});
+    auto listed = run::open_questions_json(o.run);
+    if (!listed) return report_error(listed.error());
+    print_json(listed.value());
     return 0;
   }
+  auto open = killswitch::open_questions(parallex_runtime_dir(), o.run);
+  if (!open) return report_error(open.error());
   if (open.value().empty()) {
     std::printf(
         "no run is asking anything now (ask mode: --ask on a run, or network.ask in a profile or agent)\n");
@@ -71,46 +66,22 @@ int list_questions(const DecideOptions& o) {
   return 0;
 }
 
-// "always": the agent's own rules get the host, so its next runs go there unasked.
-Status remember_for_agent(const std::string& agent, const std::string& rule, std::string& said) {
-  PX_TRY_ASSIGN(auto paths, agents::find_agent(agents::default_agents_root(), agent));
-  PX_TRY_ASSIGN(auto config, agents::load_config(paths));
-  if (std::find(config.allow.begin(), config.allow.end(), rule) == config.allow.end()) {
-    if (config.network == policy::NetworkMode::offline) config.network = policy::NetworkMode::allowlist;
-    if (config.network == policy::NetworkMode::allowlist) config.allow.push_back(rule);
-    PX_TRY(agents::save_config(paths, config));
-  }
-  said = "agent " + agent + " allows " + rule + " from now on (parallex agent show " + agent +
-         "; undo: parallex agent set " + agent + " --disallow " + rule + ")";
-  return ok();
-}
-
 int answer(const DecideOptions& o, bool allow) {
   if (o.targets.size() != 1)
     return report_error(Error::invalid("answer one question at a time: parallex " +
                                        std::string(allow ? "approve" : "deny") + " N"));
   const std::uint64_t id = std::stoull(o.targets.front());
-  auto done = killswitch::answer_question(parallex_runtime_dir(), o.run, id, allow, o.scope,
-                                          who(allow ? "approve" : "deny"));
+  std::vector<std::string> said;
+  auto done = run::answer_question_json(o.run, id, allow, o.scope, who(allow ? "approve" : "deny"), said);
   if (!done) return report_error(done.error());
-  const auto& reply = done.value().reply;
-  std::string remembered;
-  if (allow && o.scope == "always") {
-    // The run holds the answer for itself already; the agent's file is ours to write.
-    const auto open_host = reply.value("host", std::string());
-    const auto rule = reply.value("rule", std::string());
-    if (auto s = remember_for_agent(done.value().run.agent, rule.empty() ? open_host : rule, remembered); !s)
-      say("the run goes on with the answer, but the agent's rules were not changed: " + s.error().message);
-  }
+  for (const auto& line : said) say(line);
   if (o.json) {
-    nlohmann::json j = reply;
-    j["run"] = done.value().run.id;
-    if (!remembered.empty()) j["agent_rule"] = remembered;
-    print_json(j);
+    print_json(done.value());
     return 0;
   }
+  const std::string remembered = done.value().value("agent_rule", std::string());
   std::printf("%s question %llu of run %s (%s)\n", allow ? "allowed" : "denied",
-              static_cast<unsigned long long>(id), shown(done.value().run.id).c_str(),
+              static_cast<unsigned long long>(id), shown(done.value().value("run", "")).c_str(),
               o.scope == "once"  ? "this time"
               : o.scope == "run" ? "for the rest of the run"
                                  : "always");
@@ -128,15 +99,15 @@ int change_rules(const DecideOptions& o, bool allow) {
   int status = 0;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& rule : o.targets) {
-    auto done = killswitch::change_run_rule(parallex_runtime_dir(), o.run, allow, rule,
-                                            who(allow ? "allow" : "deny"));
+    std::string run_id;
+    auto done = run::change_run_rule_json(run_id, o.run, allow, rule, who(allow ? "allow" : "deny"));
     if (!done) {
       status = report_error(done.error());
       continue;
     }
-    rows.push_back(done.value().reply.value("change", nlohmann::json::object()));
+    rows.push_back(done.value());
     if (!o.json)
-      std::printf("run %s now %s %s\n", shown(done.value().run.id).c_str(), allow ? "allows" : "refuses",
+      std::printf("run %s now %s %s\n", shown(run_id).c_str(), allow ? "allows" : "refuses",
                   shown(rule).c_str());
   }
   if (o.json) print_json({{"changes", rows}});

@@ -37,7 +37,7 @@ std::string explain_refusal(std::string_view why, const std::string& host, std::
            " is on this machine or a private network; turn Local servers on to reach it.\n";
   }
   if (why == reason::ui_port)
-    return "parallex proxy: " + what + " is the port of `parallex ui`, which no run may reach.\n";
+    return "parallex proxy: this is the port of `parallex ui` on " + what + ", which no run may reach.\n";
   if (why == reason::paused) return "parallex proxy: the network of this run is paused.\n";
   if (why == reason::credential_exfiltration) {
     return "parallex proxy: this request carries a brokered credential that may not go to " + what +

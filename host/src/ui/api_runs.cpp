@@ -42,24 +42,25 @@ ApiAnswer api_kill_switch(const std::string& op, const killswitch::RunSelection&
 
 ApiAnswer api_run_op(const std::string& op, const ApiParams& params) {
   const std::string& id = params.at("id");
-  // A run that is not live (ended, or never was): said as such, with what became of it.
   auto done = killswitch::kill_switch_act(parallex_runtime_dir(), op, {false, id});
-  if (!done) {
-    if (done.error().kind == ErrorKind::not_found || done.error().kind == ErrorKind::invalid_input) {
-      for (const auto& row : run::recent_ended_runs(1000))
-        if (row.value("id", "") == id)
-          return {410,
-                  {{"error", "run " + id + " ended at " + row.value("ended", "") + " (" +
-                                 row.value("status", "") + "): there is nothing to " + op}}};
-    }
-    return api_error(done.error());
-  }
+  if (!done) return run_gone_or(done.error(), id, op);
   nlohmann::json body = done.value().json;
   body["ok"] = done.value().all_ok;
   return {200, body};
 }
 
 }  // namespace
+
+ApiAnswer run_gone_or(const Error& error, const std::string& id, const std::string& what) {
+  // A run that is not live but was: 410, saying how it ended.
+  if (error.kind == ErrorKind::not_found || error.kind == ErrorKind::invalid_input)
+    for (const auto& row : run::recent_ended_runs(1000))
+      if (row.value("id", "") == id)
+        return {410,
+                {{"error", "run " + id + " ended at " + row.value("ended", "") + " (" +
+                               row.value("status", "") + "): there is nothing to " + what}}};
+  return api_error(error);
+}
 
 std::vector<ApiRoute> api_runs_routes() {
   return {
@@ -83,7 +84,8 @@ std::vector<ApiRoute> api_runs_routes() {
 
 std::vector<ApiRoute> api_routes() {
   std::vector<ApiRoute> all;
-  for (auto&& r : api_runs_routes()) all.push_back(std::move(r));
+  for (auto* area : {api_runs_routes, api_decisions_routes, api_agents_routes, api_run_report_routes})
+    for (auto&& r : area()) all.push_back(std::move(r));
   return all;
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "ui/beast_request.hpp"
 #include "ui/event_stream.hpp"
 
 namespace px::ui {
@@ -24,8 +25,6 @@ using tcp = net::ip::tcp;
 namespace {
 
 constexpr std::size_t kMaxConnections = 64;
-constexpr std::uint32_t kHeadLimit = 16 * 1024;
-constexpr std::uint64_t kBodyLimit = 1024 * 1024;
 constexpr auto kRequestTime = std::chrono::seconds(30);
 constexpr auto kStreamPoll = std::chrono::milliseconds(200);
 
@@ -63,15 +62,7 @@ class UiSession : public std::enable_shared_from_this<UiSession> {
       return close();
     if (ec) return answer_bad_request(ec.message());
     const auto& req = parser_->get();
-    UiRequest r;
-    r.method = std::string(req.method_string());
-    r.target = std::string(req.target());
-    r.host = std::string(req[http::field::host]);
-    if (req.find(http::field::origin) != req.end()) r.origin = std::string(req[http::field::origin]);
-    for (auto it = req.find(http::field::cookie); it != req.end() && it->name() == http::field::cookie; ++it)
-      r.cookie += (r.cookie.empty() ? "" : "; ") + std::string(it->value());
-    r.content_type = std::string(req[http::field::content_type]);
-    r.body = req.body();
+    const UiRequest r = ui_request_from(req);
     keep_alive_ = req.keep_alive();
     const int version = req.version();
     UiReply reply = state_.rules->handle(r);
