@@ -62,10 +62,10 @@ try {
   assert.ok(shown.grants.some((g) => g.path === folder && (g.access || g.mode) === 'rw'),
     `the grant made on the page is the agent's: ${JSON.stringify(shown.grants)}`);
   // A bad grant is refused with the command's own message, shown as it is.
-  await page.getByLabel('Folder (absolute path)').fill('relative/path');
+  await page.getByLabel('Folder (absolute path)').fill(path.join(folder, 'no-such-folder'));
   await page.getByRole('button', { name: 'Grant folder' }).click();
-  await page.waitForSelector('#error:not([hidden])');
-  step(`a bad grant is refused: ${await page.textContent('#error')}`);
+  await page.locator('#error:not([hidden])', { hasText: 'does not exist' }).waitFor();
+  step(`a bad grant is refused with the command's message: ${await page.textContent('#error')}`);
   await shot(page, '1-agent-granted');
 
   // 3. A sealed run of the agent tries a loopback server outside its rule; the

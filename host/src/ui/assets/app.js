@@ -77,7 +77,12 @@ function runAgent(r) { return r.agent ? r.agent : null; }
 
 // Every error is shown as the API says it ({"error": "..."}), the same message
 // the command would print.
-class ApiError extends Error {}
+class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status || 0;
+  }
+}
 
 async function api(method, path, body) {
   const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
@@ -96,7 +101,7 @@ async function api(method, path, body) {
   try { data = text ? JSON.parse(text) : null; } catch (_) { data = null; }
   if (!res.ok) {
     const msg = data && data.error ? data.error : `${method} ${path}: HTTP ${res.status} ${text.slice(0, 300)}`;
-    throw new ApiError(msg);
+    throw new ApiError(msg, res.status);
   }
   return data;
 }
@@ -834,7 +839,16 @@ async function drawSnapshots(name, box) {
   let snaps;
   try {
     snaps = listOf(await api('GET', `/api/agents/${enc}/snapshots`), 'snapshots');
-  } catch (e) { showError(e); return; }
+  } catch (e) {
+    // A server without the snapshot endpoints: say which commands do it.
+    if (e.status === 404 || e.status === 405) {
+      box.replaceChildren(el('p', { class: 'muted' }, 'This parallex ui does not serve snapshots: ',
+        el('code', {}, `parallex agent snapshots ${name}`), ' lists them, ', el('code', {}, `parallex agent rewind ${name}`), ' rewinds.'));
+    } else {
+      showError(e);
+    }
+    return;
+  }
   const confirmBox = el('div', { id: 'rewind', 'aria-live': 'polite' });
   // A rewind is shown as a dry run first; the real one needs a second, explicit click.
   const rewind = (id) => (e) => act(e.currentTarget, async () => {
