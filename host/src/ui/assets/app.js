@@ -585,6 +585,18 @@ function table(headers, rows, cls) {
     el('tbody', {}, rows.map((r) => el('tr', {}, r.map((c, i) => el('td', { 'data-label': headers[i] }, c))))));
 }
 
+// A timeline item's detail: text, or the event it came from (its gist: why, status, exit).
+function detailText(d) {
+  if (d === null || d === undefined) return '';
+  if (typeof d !== 'object') return String(d);
+  const parts = [];
+  for (const k of ['reason', 'status', 'exit_code', 'answer', 'access', 'why', 'by']) {
+    if (d[k] !== undefined && d[k] !== null && d[k] !== '') parts.push(`${k.replace('_', ' ')} ${d[k]}`);
+  }
+  if (d.port) parts.unshift(`port ${d.port}`);
+  return parts.join(', ');
+}
+
 // A timeline: one lane each for commands, file changes and network requests on one
 // time axis, one mark an item; each mark's title says what it was.
 function timelineChart(items) {
@@ -608,10 +620,11 @@ function timelineChart(items) {
     const t = Date.parse(it.t);
     const lane = lanes.indexOf(it.kind);
     if (isNaN(t) || lane < 0) continue;
-    const refused = it.kind === 'network' && /refus|denied|blocked/i.test(`${it.text} ${it.detail || ''}`);
+    const refused = it.kind === 'network' && /refus|denied|blocked/i.test(`${it.text} ${detailText(it.detail)}`);
     const mark = svg('rect', { class: `${it.kind}${refused ? ' refused' : ''} mark`, x: x(t) - 2, y: top + lane * laneH + 5,
       width: 4, height: laneH - 10, rx: 1 });
-    mark.append(svg('title', { text: `${fmtTime(it.t)} ${it.text}${it.detail ? ' — ' + it.detail : ''}` }));
+    const detail = detailText(it.detail);
+    mark.append(svg('title', { text: `${fmtTime(it.t)} ${it.text}${detail ? ' — ' + detail : ''}` }));
     chart.append(mark);
   }
   const yAxis = top + lanes.length * laneH + 4;
@@ -668,7 +681,7 @@ async function viewReport(id) {
     timelineChart(timeline));
   if (timeline.length) {
     content.push(el('details', {}, el('summary', {}, `The timeline as a list (${timeline.length})`),
-      table(['Time', 'Kind', 'What', 'Detail'], timeline.map((i) => [fmtTime(i.t), i.kind, el('code', {}, i.text || ''), i.detail || '']))));
+      table(['Time', 'Kind', 'What', 'Detail'], timeline.map((i) => [fmtTime(i.t), i.kind, el('code', {}, i.text || ''), detailText(i.detail)]))));
   } else {
     content.push(el('p', { class: 'muted' }, 'Nothing on the timeline: no command, file change or network request was recorded.'));
   }
