@@ -37,8 +37,8 @@ try {
   target = await httpServer();
 
   // 1. The UI starts; the page is drawn (the runs list).
+  browser = await launchChromium();   // first: its own start is not the page's
   ui = await startUi(parallex, world.env);
-  browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   const page = await context.newPage();
   const pageErrors = [];
