@@ -66,6 +66,13 @@ try {
   await page.getByRole('button', { name: 'Grant folder' }).click();
   await page.locator('#error:not([hidden])', { hasText: 'does not exist' }).waitFor();
   step(`a bad grant is refused with the command's message: ${await page.textContent('#error')}`);
+  // A host allowed from the page, then removed.
+  await page.getByLabel('Host').fill('docs.example.test');
+  await page.getByRole('button', { name: 'Allow host' }).click();
+  await page.locator('ul.hosts', { hasText: 'docs.example.test' }).waitFor();
+  assert.ok(world.pxJson(['agent', 'show', 'pagetest']).network.allow.includes('docs.example.test'), 'the host allowed on the page');
+  await page.getByRole('button', { name: 'Remove docs.example.test' }).click();
+  await waitFor('the host removed', () => !world.pxJson(['agent', 'show', 'pagetest']).network.allow.includes('docs.example.test'), 10000);
   await shot(page, '1-agent-granted');
 
   // 3. A sealed run of the agent tries a loopback server outside its rule; the
@@ -133,6 +140,24 @@ try {
     return r.length === 2 && r.every((x) => x.state === 'running' && !frozen(x));
   }, 15000);
   step('Resume all thawed every run');
+
+  // 6b. A run in ask mode asks for a host; answered "Approve once" from the page,
+  //     its connection goes through (to the loopback server) and the run ends well.
+  const asking = world.startRun(['run', '--in', folder, '--ask=60', `--local-servers=${target.port}`, '--allow', 'allowed.test',
+    '--', 'curl', '-sf', '-m', '50', '-o', '/dev/null', `http://asked.test:${target.port}/`],
+  { PARALLEX_TEST_RESOLVE: `asked.test=127.0.0.1` });
+  const asked = page.locator('li.event[data-type="network.asked"]', { hasText: `asked.test:${target.port}` });
+  await asked.first().waitFor({ timeout: 30000 });
+  await page.waitForFunction(() => /^1 open question/.test(document.getElementById('questions-count').textContent), null, { timeout: 10000 });
+  await shot(page, '3b-asked');
+  await asked.first().getByRole('button', { name: 'Approve once' }).click();
+  const askExit = await new Promise((resolve) => {
+    if (asking.exitCode !== null) resolve(asking.exitCode); else asking.on('exit', resolve);
+  });
+  assert.equal(askExit, 0, `the approved connection went through (run's stderr: ${asking.stderrText})`);
+  await page.locator('li.event[data-type="network.answered"]', { hasText: 'allowed-once' }).first().waitFor({ timeout: 10000 });
+  assert.equal(await asked.first().locator('button').count(), 0, 'a closed question keeps no answer buttons');
+  step('a question answered from the page let its connection through');
 
   // 7. Kill the agent's run from its card; its report draws the timeline.
   await page.getByRole('button', { name: `Kill run ${agentRun.id}` }).click();
