@@ -92,18 +92,38 @@ export async function waitFor(what, fn, timeoutMs = 30000, everyMs = 100) {
   throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
 }
 
-// The kill switch's own check that a run is frozen: its cgroup says `frozen 1`
-// (cgroup v2), or every process of it is stopped (state T) when it was paused by signals.
+// The kill switch's own check that a run is frozen (docs/kill-switch.md): its
+// cgroup says `frozen 1`; without a cgroup (the process-tree fallback, e.g. an
+// unprivileged user without a delegated cgroup) every process of the tree from
+// the run's first process is stopped (state T), as the supervisor's walk sees them.
 export function frozen(run) {
   if (run.cgroup && fs.existsSync(path.join(run.cgroup, 'cgroup.events'))) {
     return /^frozen 1$/m.test(fs.readFileSync(path.join(run.cgroup, 'cgroup.events'), 'utf8'));
   }
-  const pids = [run.pid, run.child_pid].filter(Boolean);
+  const pids = runTree(run.child_pid);
   return pids.length > 0 && pids.every((pid) => {
     try {
       return /^State:\s+[Tt]/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     } catch (_) { return true; }   // gone: not running either
   });
+}
+
+// `pid` and its descendants, through /proc/PID/task/*/children.
+function runTree(pid) {
+  const out = [];
+  const todo = pid ? [pid] : [];
+  while (todo.length) {
+    const p = todo.pop();
+    out.push(p);
+    let tasks = [];
+    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch (_) { continue; }
+    for (const t of tasks) {
+      try {
+        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/)) if (c) todo.push(Number(c));
+      } catch (_) { /* the task ended */ }
+    }
+  }
+  return out;
 }
 
 export function median(xs) {
