@@ -211,6 +211,10 @@ function refreshSoon() {
 function takeEvent(raw) {
   if (state.seen.has(raw)) return;
   state.seen.add(raw);
+  // A page left open for days: forget the oldest lines (a Set keeps insertion order).
+  if (state.seen.size > 20000) {
+    for (const old of state.seen) { state.seen.delete(old); if (state.seen.size <= 15000) break; }
+  }
   let ev;
   try { ev = JSON.parse(raw); } catch (_) { return; }
   if (!ev || !ev.run) return;
