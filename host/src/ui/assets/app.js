@@ -155,6 +155,8 @@ async function refreshRuns() {
   const runs = listOf(data, 'runs');
   state.runs = new Map(runs.map((r) => [r.id, r]));
   state.loadedRuns = true;
+  // The decisions of runs no longer listed (neither going nor recent) are let go.
+  if (state.events.size > 100) for (const id of [...state.events.keys()]) if (!state.runs.has(id)) state.events.delete(id);
   drawBar();
 }
 
