@@ -89,3 +89,13 @@ if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ] && command -v npm >/dev/null; then
     npm ci --prefix "$validator" --no-fund --no-audit --loglevel=error || echo "warning: npm ci failed; the manifest tests will skip"
   fi
 fi
+
+if [ "${PARALLEX_WITH_TEST_TOOLS:-0}" = 1 ] && command -v npm >/dev/null; then
+  # Playwright (core only: it drives Debian's chromium above and downloads no
+  # browser) for the page's browser test (tests/ui), at its lockfile's version.
+  ui_browser="$(cd "$(dirname "$0")/.." && pwd)/tests/ui/browser"
+  if ! npm ls --prefix "$ui_browser" --depth=0 >/dev/null 2>&1; then
+    echo "installing from npm: playwright-core for the page's browser test (tests/ui/browser)"
+    npm ci --prefix "$ui_browser" --no-fund --no-audit --loglevel=error || echo "warning: npm ci failed; the page's browser test will skip"
+  fi
+fi
