@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -54,7 +55,6 @@ class Opener : public ::testing::Test {
             "LANG=C.UTF-8",
             "PARALLEX_HOME=" + (root_ / "data").string(),
             "XDG_RUNTIME_DIR=" + (root_ / "runtime").string(),
-            "XDG_STATE_HOME=" + (root_ / "state").string(),
             "PARALLEX_PLUGIN_PATH=" + std::string(PARALLEX_PLUGIN_BUILD_DIR)};
   }
   px::test::Outcome run(const std::vector<std::string>& flags, const std::string& script) {
@@ -63,24 +63,29 @@ class Opener : public ::testing::Test {
     argv.insert(argv.end(), {"--", "sh", "-c", script});
     return px::test::spawn_and_wait(argv, env(), root_ / "out", std::chrono::seconds(120));
   }
-  // The newest run's record folder (ad-hoc runs).
+  // The run's record folder (a test of one ad-hoc run).
   fs::path last_run() const {
-    fs::path newest;
-    for (const auto& base : {root_ / "state", root_ / "data"}) {
-      std::error_code ec;
-      for (auto it = fs::recursive_directory_iterator(base, ec); it != fs::recursive_directory_iterator();
-           it.increment(ec))
-        if (it->path().filename() == "run.json" && (newest.empty() || it->path() > newest))
-          newest = it->path();
-    }
-    return newest.parent_path();
+    fs::path found;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root_ / "data", ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->path().filename() == "run.json") found = it->path();
+    return found.parent_path();
   }
+  // Every run's events of `type` (the runs of one test), in time order.
   std::vector<json> events(const std::string& type) const {
     std::vector<json> out;
-    std::ifstream in(last_run() / "events.jsonl");
-    for (std::string line; std::getline(in, line);)
-      if (auto j = json::parse(line, nullptr, false); !j.is_discarded() && j.value("type", "") == type)
-        out.push_back(j);
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root_ / "data", ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().filename() != "events.jsonl") continue;
+      std::ifstream in(it->path());
+      for (std::string line; std::getline(in, line);)
+        if (auto j = json::parse(line, nullptr, false); !j.is_discarded() && j.value("type", "") == type)
+          out.push_back(j);
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const json& a, const json& b) { return a.value("time", "") < b.value("time", ""); });
     return out;
   }
   json record() const { return json::parse(px::test::slurp(last_run() / "run.json")); }
@@ -141,10 +146,12 @@ TEST_F(Opener, OfflineRunAndAllowedHost) {
   o = run({"--allow", "allowed.example"}, "x-www-browser https://allowed.example/page");
   ASSERT_EQ(o.status, 0) << o.err;
   const auto ev = events("run.open_requested");
-  ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0]["in_rule"], true);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[2]["url"], "https://allowed.example/page");
+  EXPECT_EQ(ev[2]["in_rule"], true);
   EXPECT_EQ(o.err.find("outside the run's network rule"), std::string::npos) << o.err;
   EXPECT_FALSE(browser_started());
+  as_user_too("OfflineRunAndAllowedHost");
 }
 
 // An address is data: its escape sequences reach the terminal as \xNN.
@@ -159,6 +166,7 @@ TEST_F(Opener, EscapeSequencesArePrintedEscaped) {
   const auto ev = events("run.open_requested");
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0]["url"], "https://e.example/\033]0;pwned\007\033[2Jx\nforged line");
+  as_user_too("EscapeSequencesArePrintedEscaped");
 }
 
 // A flood: a burst is shown, the rest counted; too long is refused, not cut.
@@ -180,6 +188,37 @@ TEST_F(Opener, AFloodIsBounded) {
   std::size_t lines = 0;
   for (std::size_t at = 0; (at = o.err.find("the run asked to open", at)) != std::string::npos; ++at) ++lines;
   EXPECT_EQ(lines, taken);
+}
+
+// Every run command has it: an agent's run, a workspaced tab, an agent's tab.
+TEST_F(Opener, AgentAndWorkspacedRunsHaveItToo) {
+  const std::string work = (root_ / "work").string();
+  ASSERT_EQ(px::test::spawn_and_wait({"git", "-C", work, "init", "-q"}, env(), root_ / "out").status, 0);
+  ASSERT_EQ(px::test::spawn_and_wait({"git", "-C", work, "-c", "user.email=t@example.com", "-c",
+                                      "user.name=t", "commit", "-q", "--allow-empty", "-m", "init"},
+                                     env(), root_ / "out")
+                .status,
+            0);
+  auto o = px::test::spawn_and_wait({PARALLEX_EXE, "agent", "new", "opener-test", "--email", "o@example.com"},
+                                    env(), root_ / "out");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const std::string in = "cd '" + work + "' && " + PARALLEX_EXE;
+  const std::vector<std::pair<std::string, std::string>> commands{
+      {in + " agent run opener-test -- sh -c 'xdg-open \"$0\"' ", "https://agent.example/a"},
+      {in + " harness -w -- sh -c 'xdg-open \"$0\"' ", "https://tab.example/b"},
+      {in + " agent -w opener-test -- sh -c 'xdg-open \"$0\"' ", "https://agenttab.example/c"}};
+  for (const auto& [command, url] : commands) {
+    o = px::test::spawn_and_wait({"sh", "-c", command + url}, env(), root_ / "out");
+    EXPECT_EQ(o.status, 0) << command << ": " << o.err;
+    EXPECT_NE(o.err.find("the run asked to open " + url + " "), std::string::npos)
+        << command << ": " << o.err;
+  }
+  const auto all = px::test::spawn_and_wait({PARALLEX_EXE, "events", "--json"}, env(), root_ / "out");
+  std::size_t seen = 0;
+  for (const auto& [command, url] : commands)
+    if (all.out.find("\"url\":\"" + url + "\"") != std::string::npos) ++seen;
+  EXPECT_EQ(seen, commands.size()) << all.out;
+  EXPECT_FALSE(browser_started());
 }
 
 }  // namespace
