@@ -156,15 +156,19 @@ TEST_F(Opener, OfflineRunAndAllowedHost) {
 
 // An address is data: its escape sequences reach the terminal as \xNN.
 TEST_F(Opener, EscapeSequencesArePrintedEscaped) {
-  const auto o =
-      run({}, "xdg-open \"$(printf 'https://e.example/\\033]0;pwned\\007\\033[2Jx\\nforged line')\"");
+  const auto o = run({},
+                     "xdg-open \"$(printf 'https://e.example/\\033]0;pwned\\007\\033[2Jx\\nforged line')\"; "
+                     "xdg-open \"$(printf 'https://forged\\nline.example/')\"");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(o.err.find('\033'), std::string::npos) << "a raw ESC reached the terminal";
   EXPECT_EQ(o.err.find('\007'), std::string::npos);
   EXPECT_NE(o.err.find("https://e.example/\\x1b]0;pwned\\x07\\x1b[2Jx\\nforged line"), std::string::npos)
       << o.err;
+  // The host a line names is the address's too: escaped.
+  EXPECT_EQ(o.err.find("forged\nline"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("(forged\\nline.example is outside"), std::string::npos) << o.err;
   const auto ev = events("run.open_requested");
-  ASSERT_EQ(ev.size(), 1u);
+  ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0]["url"], "https://e.example/\033]0;pwned\007\033[2Jx\nforged line");
   as_user_too("EscapeSequencesArePrintedEscaped");
 }

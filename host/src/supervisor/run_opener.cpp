@@ -194,7 +194,7 @@ std::string RunOpener::take(const std::string& by, const std::string& url, pid_t
   if (events_) events_->emit(run::event::open_requested, run::open_request_fields(r));
   std::string text =
       "the run asked to open " + shown(r.url) + " — not opened: open it yourself if you want it";
-  if (r.in_rule && !*r.in_rule) text += " (" + r.host + " is outside the run's network rule)";
+  if (r.in_rule && !*r.in_rule) text += " (" + shown(r.host) + " is outside the run's network rule)";
   if (!r.process.empty()) text += "; asked by " + shown(r.process);
   const run::Notice notice{run::NoticeKind::open_request, text};
   const bool hold = opener_terminal_is_raw();
