@@ -360,6 +360,7 @@ class Run {
         control, {record_.supervisor_pid, record_.supervisor_start, pid, run::process_start_ticks(pid)});
     home_.on_started(control);
     proxy_.on_started(control);
+    opener_.on_started();
     lap("armed, watched");
     record_.status = RunStatus::running;
     if (auto first = write_record(); !first) {

@@ -113,11 +113,17 @@ void RunOpener::start(const fs::path& private_dir) {
   tokens_ = kOpenerBurst;
   refilled_ = std::chrono::steady_clock::now();
   listener_ = std::move(s);
-  if (!watch_.start(listener_.get(), [this] { serve(); })) {
-    listener_.reset();
-    return unavailable("its thread could not start");
-  }
   dir_ = dir;
+}
+
+void RunOpener::on_started() {
+  // After the seal's fork (no thread of the supervisor runs at it): what a
+  // program asked before now waits in the socket's backlog.
+  if (!listener_) return;
+  if (!watch_.start(listener_.get(), [this] { serve(); }))
+    say_({run::NoticeKind::seal,
+          "a page the run asks to open cannot be shown to you in this run (its thread "
+          "could not start); its programs get no answer from their browser"});
 }
 
 void RunOpener::add_to(backend::EnvMap& env) const {

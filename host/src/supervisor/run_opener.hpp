@@ -51,6 +51,8 @@ class RunOpener {
   // Makes PRIVATE_DIR/open: the socket, listening, and the opener's names.
   // A run goes on without it when it cannot be made (said, never fatal).
   void start(const fs::path& private_dir);
+  // Serves the socket, once the seal is forked (its thread must not exist at the fork).
+  void on_started();
   // BROWSER, PATH (the opener's folder first), PARALLEX_OPEN_SOCKET.
   void add_to(backend::EnvMap& env) const;
   // No more requests; what was asked goes into the record (and the lines
