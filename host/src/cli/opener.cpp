@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/shown.hpp"
 #include "common/unique_fd.hpp"
