@@ -74,6 +74,10 @@ std::string events_gist(const ojson& e) {
         (f("moved_to").empty() ? ": " + f("error") : " -> " + f("moved_to"));
   } else if (type == run::event::decoy_touched) {
     s = f("access") + " " + f("path") + (f("process").empty() ? "" : " by " + f("process"));
+  } else if (type == run::event::open_requested) {
+    // The whole address (escaped with the line), and whether it leaves the rule.
+    s = f("url") + (f("in_rule") == "false" ? " (outside the run's network rule)" : "") + " not opened" +
+        (f("process").empty() ? "" : ", asked by " + f("process"));
   } else if (type.rfind("killswitch.", 0) == 0) {
     s = f("by").empty() ? f("leftovers_killed") + " left over" : "by " + f("by");
   }

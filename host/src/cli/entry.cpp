@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cli/command.hpp"
+#include "cli/opener.hpp"
 #include "cli/output.hpp"
 #include "cli/parse_errors.hpp"
 #include "cli/version_info.hpp"
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
   // The run's watchdog execs this executable to sweep a run whose supervisor
   // died (protect/sweep_after_death.hpp); answered before anything else.
   if (const auto swept = px::protect::sweep_entry(argc, argv)) return *swept;
+  // Inside a sealed run, run as xdg-open or $BROWSER: the run's opener.
+  if (const auto opened = opener_entry(argc, argv)) return *opened;
   // The name is fixed, so usage lines say `parallex`, not the path argv[0] was run by.
   CLI::App app{"parallex: run AI coding agents sealed, under an identity of their own", "parallex"};
   app.require_subcommand(1);

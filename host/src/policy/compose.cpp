@@ -358,6 +358,11 @@ Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes)
     b.allow(in.parallex_executable, Access::read,
             "parallex itself: its MCP server (parallex mcp) and an agent's git credential helper run inside",
             Origin::builtin("parallex"));
+  if (!in.opener_dir.empty())
+    b.allow(in.opener_dir, Access::read,
+            "the run's opener: a page the run asks to open (its BROWSER, xdg-open) is shown to you, never "
+            "opened",
+            Origin::builtin("parallex"));
   for (const auto& g : in.grants)
     b.allow(normal_absolute(g.path), g.access, "granted on the command line", Origin::flag(g.flag));
   const auto& net = in.network;

@@ -74,6 +74,10 @@ struct ComposeInputs {
   // mcp`, which a harness inside starts) and an agent's git credential helper
   // run inside. Empty: not granted (compositions for tests).
   fs::path parallex_executable;
+  // The run's opener (run/opener_protocol.hpp): the folder with the socket
+  // a page the run asks to open is handed over on, readable in the run.
+  // Empty: none.
+  fs::path opener_dir;
   NetworkFlags network;
   // Variables set by a profile whose values are secret: shown redacted
   // wherever the policy is printed.

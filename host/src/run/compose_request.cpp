@@ -146,6 +146,7 @@ Result<ComposedPolicy> compose_policy(const ComposeRequest& r) {
   in.user_home = user_home();
   in.run_folder = run_folder;
   in.temp_dir = r.temp_dir;
+  in.opener_dir = r.opener_dir;
   PX_TRY_ASSIGN(auto base, policy::load_profile("default"));
   in.profiles.push_back(std::move(base));
   if (o.profile && *o.profile != "default") {

@@ -26,6 +26,7 @@ struct ComposeRequest {
   std::vector<std::string> command;
   policy::Platform platform = policy::Platform::linux_host;
   std::filesystem::path temp_dir;                  // the run's private temp dir
+  std::filesystem::path opener_dir;                // the run's opener (run/opener_protocol.hpp), or empty
   std::optional<policy::AgentInputs> agent;        // agent runs
   std::shared_ptr<pluginhost::PluginSet> plugins;  // loaded once by the caller, or loaded here
   // Profiles composed after --profile (a workspace's git paths and variables),

@@ -98,6 +98,18 @@ ojson moved_aside_fields(const Quarantined& q) {
   return j;
 }
 
+ojson open_request_fields(const OpenRequest& r) {
+  ojson j{{"url", r.url}};
+  if (!r.host.empty()) {
+    j["host"] = r.host;
+    j["port"] = r.port;
+  }
+  if (r.in_rule) j["in_rule"] = *r.in_rule;
+  if (!r.by.empty()) j["by"] = r.by;
+  if (!r.process.empty()) j["process"] = r.process;
+  return j;
+}
+
 std::optional<std::string_view> kill_switch_type(const nlohmann::json& op) {
   const std::string name = text_of(op, "op");
   if (name == "pause") return event::run_paused;
@@ -181,6 +193,10 @@ std::vector<ojson> events_of_old_record(const RunRecord& r) {
       if (const auto type = kill_switch_type(op); type && !e.at.empty())
         out.push_back(event_line(e.at, r.id, r.agent, *type, kill_switch_fields(op)));
     }
+  if (r.open_requests)
+    for (const auto& o : r.open_requests->requests)
+      out.push_back(event_line(o.at.empty() ? r.started_at : o.at, r.id, r.agent, event::open_requested,
+                               open_request_fields(o)));
   for (const auto& hit : r.decoy_hits)
     out.push_back(event_line(hit.at.empty() ? r.started_at : hit.at, r.id, r.agent, event::decoy_touched,
                              decoy_fields(hit)));

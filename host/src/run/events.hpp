@@ -55,6 +55,7 @@ inline constexpr std::string_view run_paused = "killswitch.paused";
 inline constexpr std::string_view run_resumed = "killswitch.resumed";
 inline constexpr std::string_view run_killed = "killswitch.killed";
 inline constexpr std::string_view leftovers_killed = "killswitch.leftovers_killed";
+inline constexpr std::string_view open_requested = "run.open_requested";
 }  // namespace event
 
 // One event: {"v", "time", "run", "agent" (agent runs only), "type", ...fields}.
@@ -88,6 +89,7 @@ nlohmann::ordered_json run_end_fields(const RunRecord& record);
 nlohmann::ordered_json seal_refusal_fields(const SealRefusal& refusal);
 nlohmann::ordered_json decoy_fields(const DecoyHit& hit);
 nlohmann::ordered_json moved_aside_fields(const Quarantined& quarantined);
+nlohmann::ordered_json open_request_fields(const OpenRequest& request);
 // A kill switch event as RunControl::record() keeps it ({op, by, at, ...},
 // run/record_parts.hpp's KillSwitchEvent):
 // its type (nullopt for an op that is not one) and fields.

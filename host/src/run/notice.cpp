@@ -7,7 +7,7 @@ namespace px::run {
 
 namespace {
 
-constexpr std::array<std::pair<NoticeKind, const char*>, 8> kNoticeNames{{
+constexpr std::array<std::pair<NoticeKind, const char*>, 9> kNoticeNames{{
     {NoticeKind::weaker_seal, "weaker-seal"},
     {NoticeKind::unsealed, "unsealed"},
     {NoticeKind::seal, "seal"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<NoticeKind, const char*>, 8> kNoticeNames{{
     {NoticeKind::kill_switch, "kill-switch"},
     {NoticeKind::environment, "environment"},
     {NoticeKind::timing, "timing"},
+    {NoticeKind::open_request, "open-request"},
 }};
 
 }  // namespace
@@ -40,6 +41,7 @@ bool printed_by_default(NoticeKind kind) {
     case NoticeKind::network:
     case NoticeKind::environment:
     case NoticeKind::seal:
+    case NoticeKind::open_request:
       return true;
     case NoticeKind::kill_switch:
     case NoticeKind::timing:

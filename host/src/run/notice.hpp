@@ -8,14 +8,15 @@
 namespace px::run {
 
 enum class NoticeKind {
-  weaker_seal,  // the seal lacks a guarantee the user accepted to go without
-  unsealed,     // no seal at all (the user chose it)
-  seal,         // something the seal left out or did for the run (a grant skipped, state kept)
-  alert,        // the run did something the user must hear of (a decoy opened, a new .git, refusals)
-  network,      // what the network rule refused
-  kill_switch,  // paused, resumed, killed; how the run is tracked
-  environment,  // a variable the run did not get, and why
-  timing,       // PARALLEX_SEAL_TIMING=1: how long each step of the seal took
+  weaker_seal,   // the seal lacks a guarantee the user accepted to go without
+  unsealed,      // no seal at all (the user chose it)
+  seal,          // something the seal left out or did for the run (a grant skipped, state kept)
+  alert,         // the run did something the user must hear of (a decoy opened, a new .git, refusals)
+  network,       // what the network rule refused
+  kill_switch,   // paused, resumed, killed; how the run is tracked
+  environment,   // a variable the run did not get, and why
+  timing,        // PARALLEX_SEAL_TIMING=1: how long each step of the seal took
+  open_request,  // a page the run asked to open, not opened (supervisor/run_opener.hpp)
 };
 
 struct Notice {

@@ -155,6 +155,7 @@ json RunRecord::to_json_without_policy() const {
                       {"base", workspace->base},          {"base_commit", workspace->base_commit}};
   if (changed_files) j["changed_files"] = *changed_files;
   if (network_live) j["network_live"] = run::to_json(*network_live);
+  if (open_requests) j["open_requests"] = run::to_json(*open_requests);
   if (broker) j["broker"] = run::to_json(*broker);
   return j;
 }
@@ -256,6 +257,8 @@ Result<RunRecord> RunRecord::from_json(const json& j) {
   if (auto it = j.find("broker"); it != j.end() && it->is_object()) r.broker = BrokerRecord::from_json(*it);
   if (auto it = j.find("network_live"); it != j.end() && it->is_object())
     r.network_live = NetworkLive::from_json(*it);
+  if (auto it = j.find("open_requests"); it != j.end() && it->is_object())
+    r.open_requests = OpenRequests::from_json(*it);
   if (auto it = j.find("limits"); it != j.end() && it->is_object()) r.limits = limits_from(*it);
   if (const std::string git = str(j, "git_repository_created"); !git.empty()) r.git_repository_created = git;
   r.quarantined = json_read::objects<Quarantined>(j, "quarantined", Quarantined::from_json);

@@ -130,6 +130,7 @@ struct RunRecord {
   std::optional<KillSwitchRecord> kill_switch;  // null in the file when the run had none
   std::optional<RunLimits> limits;              // sealed runs only
   std::optional<NetworkLive> network_live;      // ask mode and live rules; absent when neither was used
+  std::optional<OpenRequests> open_requests;    // pages the run asked to open; absent when none
   std::optional<BrokerRecord> broker;           // the run's credential broker; absent when it had none
   std::optional<fs::path> git_repository_created;
   // Files other programs run later that the run made, and what it left in

@@ -93,6 +93,43 @@ NetworkLive NetworkLive::from_json(const json& j) {
   return n;
 }
 
+json to_json(const OpenRequest& r) {
+  json j{{"url", r.url}, {"at", r.at}};
+  if (!r.host.empty()) {
+    j["host"] = r.host;
+    j["port"] = r.port;
+  }
+  if (r.in_rule) j["in_rule"] = *r.in_rule;
+  if (!r.by.empty()) j["by"] = r.by;
+  if (!r.process.empty()) j["process"] = r.process;
+  return j;
+}
+
+OpenRequest OpenRequest::from_json(const json& j) {
+  OpenRequest r;
+  r.url = str(j, "url");
+  r.host = str(j, "host");
+  r.port = static_cast<std::uint16_t>(count_of(j, "port"));
+  if (auto it = j.find("in_rule"); it != j.end() && it->is_boolean()) r.in_rule = it->get<bool>();
+  r.by = str(j, "by");
+  r.process = str(j, "process");
+  r.at = str(j, "at");
+  return r;
+}
+
+json to_json(const OpenRequests& r) {
+  json requests = json::array();
+  for (const auto& one : r.requests) requests.push_back(to_json(one));
+  return {{"requests", requests}, {"refused", r.refused}};
+}
+
+OpenRequests OpenRequests::from_json(const json& j) {
+  OpenRequests r;
+  r.requests = objects<OpenRequest>(j, "requests", OpenRequest::from_json);
+  r.refused = count_of(j, "refused");
+  return r;
+}
+
 json to_json(const BrokerRecord& b) {
   json j{{"request_log", b.request_log.string()}};
   if (!b.reported) return j;

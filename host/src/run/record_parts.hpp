@@ -73,6 +73,29 @@ nlohmann::json to_json(const AskedQuestion& q);
 nlohmann::json to_json(const LiveRuleChange& c);
 nlohmann::json to_json(const NetworkLive& n);
 
+// `open_requests`: the pages the run asked to open (its `BROWSER`, `xdg-open`:
+// supervisor/run_opener.hpp, docs/opener.md). Nothing was opened; each address
+// was shown to the user, who opens it or not.
+struct OpenRequest {
+  std::string url;   // as the run gave it (redacted: a secret the broker holds never shows)
+  std::string host;  // an http(s) URL's host; empty for another kind of address
+  std::uint16_t port = 0;
+  std::optional<bool> in_rule;  // the host inside the run's network rule (http and https only)
+  std::string by;               // how the run asked: "xdg-open", "BROWSER", "www-browser"...
+  std::string process;          // the process that asked (redacted), when it was found
+  std::string at;               // ISO 8601 UTC
+  static OpenRequest from_json(const nlohmann::json& j);
+};
+struct OpenRequests {
+  std::vector<OpenRequest> requests;
+  // Requests not taken: past the rate limit, too long, empty, or more than
+  // the record keeps. Counted, never kept.
+  std::uint64_t refused = 0;
+  static OpenRequests from_json(const nlohmann::json& j);
+};
+nlohmann::json to_json(const OpenRequest& r);
+nlohmann::json to_json(const OpenRequests& r);
+
 // `broker`: the run's credential broker. Names and counts only, never a secret.
 struct BrokerHost {
   std::string host;

@@ -18,6 +18,7 @@
 #include "run/compose_request.hpp"
 #include "run/env_paths.hpp"
 #include "run/git_paths.hpp"
+#include "run/opener_protocol.hpp"
 #include "run/private_dir.hpp"
 
 namespace px::run {
@@ -149,6 +150,7 @@ Result<PreparedRun> prepare_run(RunInputs in) {
   request.options = in.options;
   request.command = in.command;
   request.temp_dir = *private_dir / "tmp";
+  request.opener_dir = opener_dir(*private_dir);
   request.extra_profiles = in.extra_profiles;
   request.secret_env = in.secret_env;
   if (agent) request.agent = agents::agent_inputs(agent->paths, agent->config, agent->token, user_home());

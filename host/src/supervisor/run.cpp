@@ -41,6 +41,7 @@
 #include "supervisor/protected_files.hpp"
 #include "supervisor/run_broker.hpp"
 #include "supervisor/run_network.hpp"
+#include "supervisor/run_opener.hpp"
 #include "supervisor/stop_signals.hpp"
 
 namespace px::supervisor {
@@ -224,6 +225,7 @@ class Run {
     });
     files_->start();
     lap("protected files");
+    opener_.start(plan_.dirs.private_dir);
     return proxy_.start(id_, plan_.agent, say_, &events_);
   }
 
@@ -272,6 +274,8 @@ class Run {
     // The broker's variables (placeholders, the trust variables) win over what
     // the environment rules kept, and no secret it brokers stays in any other.
     broker_.add_to(env_);
+    // A page the run asks to open reaches the user, never a browser.
+    opener_.add_to(env_);
     return ok();
   }
 
@@ -356,6 +360,7 @@ class Run {
         control, {record_.supervisor_pid, record_.supervisor_start, pid, run::process_start_ticks(pid)});
     home_.on_started(control);
     proxy_.on_started(control);
+    opener_.on_started();
     lap("armed, watched");
     record_.status = RunStatus::running;
     if (auto first = write_record(); !first) {
@@ -393,6 +398,7 @@ class Run {
     decoys_.stop(record_);
     kill_switch_.stop(record_);
     lap("stop kill switch");
+    opener_.stop(record_);
     proxy_.stop(record_);
     broker_.stop(record_);
     // Landlock cannot refuse one name in a writable folder: a `git init` in
@@ -549,6 +555,7 @@ class Run {
   // services end without their parts of the record (finish() records why).
   void release_resources() {
     decoys_.stop(record_);
+    opener_.release();
     kill_switch_.release();
     proxy_.release();
   }
@@ -608,6 +615,7 @@ class Run {
                       hit.process = redact(hit.process);  // as in the record
                       events_.emit(run::event::decoy_touched, run::decoy_fields(hit));
                     }};
+  RunOpener opener_{plan_.policy, plan_.seal != run::SealLevel::none, say_, &events_};
   backend::EnvMap env_;
   std::vector<std::string> argv_;
   std::optional<Error> launch_error_;
