@@ -70,7 +70,9 @@ ApiAnswer api_run(const ApiParams& p, const nlohmann::json&) {
            {"moved_aside", part("quarantined")},
            {"decoys_touched", part("decoy_hits")},
            {"questions", questions},
-           {"open_requests", nlohmann::json::array()}}};
+           {"open_requests", whole.contains("open_requests") && whole["open_requests"].is_object()
+                                 ? whole["open_requests"].value("requests", nlohmann::json::array())
+                                 : nlohmann::json::array()}}};
 }
 
 std::string event_kind(const std::string& type) {

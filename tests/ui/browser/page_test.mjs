@@ -84,7 +84,14 @@ try {
   world.startRun(['agent', 'run', 'pagetest', '--in', folder, '--', 'sh', '-c',
     `curl -s -o /dev/null http://${refusedHost}:${target.port}/; while :; do sleep 0.2; done`],
   { PARALLEX_TEST_RESOLVE: `${refusedHost}=127.0.0.1` });
-  world.startRun(['run', '--in', folder, '--', 'sh', '-c', 'while :; do sleep 0.2; done']);
+  // The ad hoc run asks to open a page (its xdg-open is parallex's opener): the
+  // page shows the whole address, marked outside the rule, as a link the user may click.
+  const openAsked = 'https://sign-in.outside.test/device?code=WXYZ-1234';
+  world.startRun(['run', '--in', folder, '--', 'sh', '-c', `xdg-open '${openAsked}'; while :; do sleep 0.2; done`]);
+  const openRow = page.locator('li.event[data-type="run.open_requested"]', { hasText: openAsked });
+  await openRow.first().waitFor({ timeout: 30000 });
+  assert.match(await openRow.first().textContent(), /outside the rule/, 'an address outside the rule is marked');
+  assert.equal(await openRow.first().locator('a').getAttribute('href'), openAsked, 'the whole address, as a link');
   const row = page.locator(`li.event[data-type="network.refused"]`, { hasText: `${refusedHost}:${target.port}` });
   await row.first().waitFor({ timeout: 30000 });
   const delay = await row.first().evaluate((li) => Number(li.dataset.painted || li.dataset.shown) - Date.parse(li.dataset.time));

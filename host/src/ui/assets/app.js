@@ -269,7 +269,8 @@ function eventClass(t) {
 // (a plain link: the page never opens it by itself), marked when outside the rule.
 function openRequest(ev) {
   const url = String(ev.url || '');
-  const outside = ev.inside_rule === false || ev.outside_rule === true || ev.outside === true;
+  // in_rule: the host inside the run's network rule; absent for an address that is not http(s).
+  const outside = ev.in_rule === false;
   let link;
   try {
     const u = new URL(url);
@@ -282,7 +283,7 @@ function openRequest(ev) {
   return [
     'asks to open ', link, ' ',
     outside ? el('span', { class: 'outside tag', title: 'This address is outside the run\'s network rule' }, 'outside the rule')
-            : el('span', { class: 'tag' }, 'inside the rule'),
+      : ev.in_rule === true ? el('span', { class: 'tag' }, 'inside the rule') : '',
   ];
 }
 
