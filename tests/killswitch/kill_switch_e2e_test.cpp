@@ -253,6 +253,18 @@ TEST_P(KillSwitchE2E, PauseAllFreezesEveryProcessAndCutsTheNetworkUntilResume) {
   const auto listed = nlohmann::json::parse(runs);
   ASSERT_EQ(listed["runs"].size(), 1u) << runs;
   const std::string run_id = listed["runs"][0]["id"];
+  // CPU and memory come from the run's cgroup; without one they are not known (null, never 0).
+  const auto& row = listed["runs"][0];
+  if (GetParam()) {
+    ASSERT_TRUE(row["cpu_seconds"].is_number()) << runs;
+    EXPECT_GT(row["cpu_seconds"].get<double>(), 0.0) << runs;  // 200 processes started
+    if (!row["memory_bytes"].is_null()) {
+      EXPECT_GT(row["memory_bytes"].get<std::uint64_t>(), 0u) << runs;
+    }
+  } else {
+    EXPECT_TRUE(row["cpu_seconds"].is_null()) << runs;
+    EXPECT_TRUE(row["memory_bytes"].is_null()) << runs;
+  }
   const std::string proxy_url = slurp(work_ / "proxy").substr(0, slurp(work_ / "proxy").find('\n'));
   EXPECT_EQ(echo.closed(), 0);
 

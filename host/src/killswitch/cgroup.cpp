@@ -298,4 +298,19 @@ bool task_is_cgroup_frozen(pid_t pid) {
   return st->state == 'D' && (wchan == "kernel_clone" || wchan == "wait_for_vfork_done");
 }
 
+CgroupUsage read_cgroup_usage(const fs::path& cgroup) {
+  CgroupUsage usage;
+  std::ifstream cpu(cgroup / "cpu.stat");
+  std::string key;
+  std::uint64_t value = 0;
+  while (cpu >> key >> value)
+    if (key == "usage_usec") {
+      usage.cpu_seconds = static_cast<double>(value) / 1e6;
+      break;
+    }
+  std::ifstream memory(cgroup / "memory.current");
+  if (memory >> value) usage.memory_bytes = value;
+  return usage;
+}
+
 }  // namespace px::killswitch

@@ -109,6 +109,16 @@ class RunCgroup {
   bool owned_ = true;  // false: existing(), left as it is when this goes
 };
 
+// What a run's cgroup has used so far: CPU time from cpu.stat's usage_usec
+// (kept by every cgroup v2) and memory from memory.current (only where the
+// memory controller is enabled on the way). Each absent where it cannot be
+// read: a listing shows nothing rather than a wrong 0.
+struct CgroupUsage {
+  std::optional<double> cpu_seconds;
+  std::optional<std::uint64_t> memory_bytes;
+};
+CgroupUsage read_cgroup_usage(const fs::path& cgroup);
+
 // Async-signal-safe: moves the calling process into the cgroup of `cgroup_fd`
 // (writes "0" to its cgroup.procs). For the launcher, between fork and exec.
 // Returns 0 or -errno.

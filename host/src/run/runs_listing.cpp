@@ -6,6 +6,7 @@
 
 #include "common/paths.hpp"
 #include "common/shown.hpp"
+#include "killswitch/cgroup.hpp"
 #include "killswitch/control_socket.hpp"
 #include "killswitch/direct_control.hpp"
 #include "killswitch/registry.hpp"
@@ -94,6 +95,10 @@ RunsListing list_live_runs() {
     nlohmann::json& row = rows[i];
     row = killswitch::to_json(e);
     for (const char* internal : {"v", "pid_start", "child_start", "watchdog_pid"}) row.erase(internal);
+    // CPU and memory from the run's cgroup where it has one (null: not known).
+    const auto usage = e.cgroup.empty() ? killswitch::CgroupUsage{} : killswitch::read_cgroup_usage(e.cgroup);
+    row["cpu_seconds"] = usage.cpu_seconds ? nlohmann::json(*usage.cpu_seconds) : nlohmann::json();
+    row["memory_bytes"] = usage.memory_bytes ? nlohmann::json(*usage.memory_bytes) : nlohmann::json();
     // A supervisor that does not answer (stopped, hung) is said as such, with
     // the state a `pause`/`kill` done without it left the run in.
     const auto not_answering = [&row, &e](const std::string& why) {
