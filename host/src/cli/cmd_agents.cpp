@@ -203,16 +203,6 @@ std::string fingerprint(const AgentPaths& p) {
 
 // ---- new ---------------------------------------------------------------
 
-// Plants the decoy credentials in the agent's home and says where.
-Status plant_decoys_in(const AgentPaths& p) {
-  PX_TRY_ASSIGN(auto planted, supervisor::plant_decoys(p.home()));
-  for (const auto& f : supervisor::decoy_paths(p.home()))
-    say("decoy credential " + f.string() +
-        (std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)"));
-  say("any open of them during a run is flagged in the run record and at its end");
-  return ok();
-}
-
 struct NewOptions {
   std::string name, email;
   RuleFlags rules;
@@ -234,18 +224,10 @@ int do_new(const NewOptions& o) {
   if (auto s = agents::check_email(o.email); !s) return report_error(s.error());
   std::vector<std::string> notes;
   if (auto s = apply_rules(c, o.rules, notes); !s) return report_error(s.error());
-  auto created = agents::create_agent(agents::default_agents_root(), c, parallex_executable());
+  auto created = run::make_agent(c, notes);
+  for (const auto& n : notes) say(n);
   if (!created) return report_error(created.error());
   const AgentPaths& p = created.value();
-  for (const auto& n : notes) say(n);
-  if (c.share_harness_config) {
-    auto linked = agents::link_shared_harness_config(p, user_home());
-    if (!linked) return report_error(linked.error());
-    for (const auto& n : linked.value()) say(n);
-  }
-  if (c.decoys) {
-    if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
-  }
   if (o.browser == "chromium") {
     auto profile = mcp::create_agent_browser_profile(p.home(), c.name);
     if (!profile) return report_error(profile.error());
@@ -390,7 +372,10 @@ int do_set(const SetOptions& o) {
     const bool was = c.decoys;
     c.decoys = o.decoys == "on";
     if (c.decoys) {
-      if (auto s = plant_decoys_in(p); !s) return report_error(s.error());
+      std::vector<std::string> planted;
+      const auto s = run::plant_agent_decoys(p, planted);
+      for (const auto& line : planted) say(line);
+      if (!s) return report_error(s.error());
     } else if (was) {
       say("decoys are no longer watched; the decoy files stay in " + p.home().string() +
           " (they hold nothing real)");

@@ -4,12 +4,14 @@
 #include <filesystem>
 
 #include "agents/git_config.hpp"
+#include "agents/names.hpp"
 #include "agents/run_inputs.hpp"
 #include "agents/ssh_key.hpp"
 #include "agents/token.hpp"
 #include "common/paths.hpp"
 #include "pluginhost/plugin_set.hpp"
 #include "run/compose_request.hpp"
+#include "supervisor/decoys.hpp"
 
 namespace px::run {
 namespace {
@@ -137,6 +139,28 @@ Status disallow_host(agents::AgentConfig& c, const std::string& h) {
 Status save_agent(const agents::AgentPaths& paths, const agents::AgentConfig& c) {
   PX_TRY(agents::save_config(paths, c));
   return agents::write_git_identity(paths, c, parallex_executable());
+}
+
+Result<agents::AgentPaths> make_agent(const agents::AgentConfig& c, std::vector<std::string>& said) {
+  PX_TRY(agents::check_name(c.name));
+  PX_TRY(agents::check_email(c.email));
+  PX_TRY_ASSIGN(auto paths, agents::create_agent(agents::default_agents_root(), c, parallex_executable()));
+  if (c.share_harness_config) {
+    PX_TRY_ASSIGN(auto linked, agents::link_shared_harness_config(paths, user_home()));
+    said.insert(said.end(), linked.begin(), linked.end());
+  }
+  if (c.decoys) PX_TRY(plant_agent_decoys(paths, said));
+  return paths;
+}
+
+Status plant_agent_decoys(const agents::AgentPaths& paths, std::vector<std::string>& said) {
+  PX_TRY_ASSIGN(auto planted, supervisor::plant_decoys(paths.home()));
+  for (const auto& f : supervisor::decoy_paths(paths.home()))
+    said.push_back(
+        "decoy credential " + f.string() +
+        (std::find(planted.begin(), planted.end(), f) != planted.end() ? "" : " (already there, kept)"));
+  said.push_back("any open of them during a run is flagged in the run record and at its end");
+  return ok();
 }
 
 }  // namespace px::run

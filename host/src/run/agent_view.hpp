@@ -31,6 +31,13 @@ Status ungrant_folder(agents::AgentConfig& c, const std::string& path);
 Status allow_host(agents::AgentConfig& c, const std::string& host);
 // --disallow HOST: an error when the agent does not allow it.
 Status disallow_host(agents::AgentConfig& c, const std::string& host);
+// `agent new` (and the page's POST /api/agents): checks the name and email,
+// makes the agent in the store with `c`'s rules, links the user's harness
+// config when `c` shares it and plants its decoys when `c` has them. What
+// the user should be told on the way goes to `said`.
+Result<agents::AgentPaths> make_agent(const agents::AgentConfig& c, std::vector<std::string>& said);
+// Plants the decoy credentials in the agent's home (`agent new|set --decoys on`); where, in `said`.
+Status plant_agent_decoys(const agents::AgentPaths& paths, std::vector<std::string>& said);
 // Writes a changed agent: agent.yaml and its git identity.
 Status save_agent(const agents::AgentPaths& paths, const agents::AgentConfig& c);
 

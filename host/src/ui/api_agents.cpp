@@ -1,4 +1,4 @@
-// GET /api/agents, GET /api/agents/{name}, POST /api/agents/{name}/grant,
+// GET /api/agents, POST /api/agents (`agent new`), GET /api/agents/{name}, POST /api/agents/{name}/grant,
 // /ungrant, /allow, /disallow: `parallex agent list|show --json` and `agent
 // set --grant|--ungrant|--allow|--disallow` (run/agent_view.hpp), with their
 // checks and messages; /snapshot, /snapshots, /rewind: `agent snapshot|snapshots|rewind`
@@ -81,6 +81,26 @@ ApiAnswer api_agent_change(const ApiParams& p, const nlohmann::json& body, const
   return {200, j};
 }
 
+// `agent new NAME --email EMAIL [--decoys]`, with the same checks and messages;
+// answered with the agent as `agent show --json` prints it. Its rules are the
+// defaults (offline); the agent's page changes them as `agent set` does.
+ApiAnswer api_agent_new(const ApiParams&, const nlohmann::json& body) {
+  agents::AgentConfig c;
+  c.name = agent_field(body, "name");
+  c.email = agent_field(body, "email");
+  if (const auto it = body.find("decoys"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) return api_error(Error::invalid("\"decoys\" must be true or false"));
+    c.decoys = it->get<bool>();
+  }
+  std::vector<std::string> said;
+  auto made = run::make_agent(c, said);
+  if (!made) return api_error(made.error());
+  nlohmann::json j = run::describe_agent(made.value(), c, true, ui_platform());
+  j["ok"] = true;
+  if (!said.empty()) j["notes"] = said;
+  return {201, j};
+}
+
 ApiAnswer api_snapshot(const ApiParams& p, const nlohmann::json&) {
   if (auto named = agents::check_name(p.at("name")); !named) return api_error(named.error());
   std::vector<std::string> said;
@@ -120,7 +140,9 @@ ApiAnswer api_rewind(const ApiParams& p, const nlohmann::json& body) {
 }  // namespace
 
 std::vector<ApiRoute> api_agents_routes() {
-  std::vector<ApiRoute> routes{{"GET", "/api/agents", api_agents}, {"GET", "/api/agents/{name}", api_agent}};
+  std::vector<ApiRoute> routes{{"GET", "/api/agents", api_agents},
+                               {"POST", "/api/agents", api_agent_new},
+                               {"GET", "/api/agents/{name}", api_agent}};
   for (const char* what : {"grant", "ungrant", "allow", "disallow"})
     routes.push_back({"POST", std::string("/api/agents/{name}/") + what,
                       [w = std::string(what)](const ApiParams& p, const nlohmann::json& b) {

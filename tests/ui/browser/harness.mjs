@@ -29,6 +29,11 @@ export function makeWorld(parallex) {
   const px = (args, opts = {}) => execFileSync(parallex, args, { env: { ...env, ...(opts.env || {}) }, encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeout || 60000 });
   const pxJson = (args) => JSON.parse(px([...args, '--json']));
+  // A command that must fail: its stderr (what it told the user).
+  const pxFail = (args) => {
+    try { px(args); } catch (e) { return String(e.stderr || ''); }
+    throw new Error(`parallex ${args.join(' ')} succeeded where it should have failed`);
+  };
   const children = [];
   const startRun = (args, extraEnv = {}) => {
     const child = spawn(parallex, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -42,7 +47,7 @@ export function makeWorld(parallex) {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  return { dir, home, env, px, pxJson, startRun, children, cleanup };
+  return { dir, home, env, px, pxJson, pxFail, startRun, children, cleanup };
 }
 
 // Starts `parallex ui --no-open`; resolves when it printed its address.

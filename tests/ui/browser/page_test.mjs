@@ -50,6 +50,21 @@ try {
   figures.push(`parallex ui start to the runs list drawn: ${firstRender.toFixed(0)} ms`);
   assert.equal(new URL(page.url()).search, '', 'the key is exchanged for a cookie and leaves the address');
 
+  // 2a. An agent made from the page (the same checks and messages as `agent new`).
+  await page.goto(`${ui.origin}/#/agents`);
+  await page.waitForSelector('body[data-ready="agents"]');
+  await page.getByLabel('Name').fill('Bad Name!');
+  await page.getByLabel('Email its commits use').fill('made@example.com');
+  await page.getByRole('button', { name: 'Make agent' }).click();
+  const badName = await page.locator('#error:not([hidden])').textContent();
+  const cliBad = world.pxFail(['agent', 'new', 'Bad Name!', '--email', 'made@example.com']);
+  assert.ok(cliBad.includes(badName.trim()) || badName.includes(cliBad.trim().split('\n')[0].replace(/^parallex: /, '')),
+    `the page says what the command says: page "${badName}", command "${cliBad}"`);
+  await page.getByLabel('Name').fill('pagemade');
+  await page.getByRole('button', { name: 'Make agent' }).click();
+  await page.waitForSelector('body[data-ready="agent"]');
+  assert.equal(world.pxJson(['agent', 'show', 'pagemade']).name, 'pagemade', 'the page made the agent');
+
   // 2. An agent (CLI), then a folder granted from the page.
   world.px(['agent', 'new', 'pagetest', '--email', 'pagetest@example.com', '--allow', 'allowed.test']);
   await page.goto(`${ui.origin}/#/agents/pagetest`);
