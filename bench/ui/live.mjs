@@ -19,7 +19,7 @@ const RUNS = Number(runsArg || 10), SECONDS = Number(secondsArg || 20), LAUNCHES
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 
 const world = makeWorld(parallex);
-const browser = await launchChromium();
+const browser = await launchChromium(world);
 try {
   // 1. Start to first render, a fresh `parallex ui` and a fresh page each time.
   const starts = [], printed = [];

@@ -71,11 +71,17 @@ export function startUi(parallex, env) {
   });
 }
 
-export async function launchChromium() {
+// In the world's folder: Chromium writes its crash database and caches under
+// HOME (~/.config/chromium), which must stay the user's own.
+export async function launchChromium(world) {
   const { chromium } = loadPlaywright();
   // Chromium's own sandbox needs user namespaces it cannot have as root.
   const args = process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [];
-  return chromium.launch({ executablePath: CHROMIUM, args });
+  const home = path.join(world.dir, 'chromium-home');
+  fs.mkdirSync(home, { recursive: true });
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_CACHE_HOME: path.join(home, '.cache') };
+  return chromium.launch({ executablePath: CHROMIUM, args, env });
 }
 
 // A loopback HTTP server answering every request with `body`; resolves its port.

@@ -37,7 +37,7 @@ try {
   target = await httpServer();
 
   // 1. The UI starts; the page is drawn (the runs list).
-  browser = await launchChromium();   // first: its own start is not the page's
+  browser = await launchChromium(world);   // first: its own start is not the page's
   ui = await startUi(parallex, world.env);
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   const page = await context.newPage();
