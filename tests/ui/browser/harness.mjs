@@ -122,15 +122,15 @@ export function frozen(run) {
 // `pid` and its descendants, through /proc/PID/task/*/children.
 function runTree(pid) {
   const out = [];
-  const todo = pid ? [pid] : [];
-  while (todo.length) {
-    const p = todo.pop();
+  const unvisited = pid ? [pid] : [];
+  while (unvisited.length) {
+    const p = unvisited.pop();
     out.push(p);
     let tasks = [];
     try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch (_) { continue; }
     for (const t of tasks) {
       try {
-        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/)) if (c) todo.push(Number(c));
+        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/)) if (c) unvisited.push(Number(c));
       } catch (_) { /* the task ended */ }
     }
   }
