@@ -101,8 +101,9 @@ std::string build_db(const std::string& path) {
        tool("write", "completed", {{"filePath", "/home/u/app/new.ts"}}, {{"exists", false}}).dump());
   part(db, "prt_003", "msg_002", "ses_parent",
        tool("edit", "error", {{"filePath", "/home/u/app/x.ts"}}).dump());
-  part(db, "prt_004", "msg_002", "ses_parent",
-       tool("bash", "completed", {{"command", "npm test"}}, {{"exit", 1}, {"output", "fail"}}).dump());
+  json npm_test = tool("bash", "completed", {{"command", "npm test"}}, {{"exit", 1}, {"output", "fail"}});
+  npm_test["state"]["time"] = {{"start", 1768383002250}, {"end", 1768383004000}};
+  part(db, "prt_004", "msg_002", "ses_parent", npm_test.dump());
   part(db, "prt_005", "msg_002", "ses_parent",
        tool("bash", "completed", {{"command", "sleep 1"}, {"workdir", "sub"}}, {{"exit", nullptr}}).dump());
   part(db, "prt_006", "msg_002", "ses_parent", tool("bash", "running", {{"command", "npm start"}}).dump());
@@ -148,25 +149,29 @@ TEST(OpencodeSqlite, ReadsSessionsMessagesAndParts) {
   EXPECT_EQ(s["started_at"], "2026-01-14T09:30:00.000Z");
   EXPECT_EQ(s["models"], json::array({"claude-sonnet-4-5"}));
   EXPECT_EQ(s["files_read"], json::array({"/home/u/app/src/a.ts"}));
-  json changes =
-      json::array({{{"path", "/home/u/app/new.ts"}, {"tool", "write"}, {"action", "create"}},
-                   {{"path", "/home/u/app/old.ts"}, {"tool", "apply_patch"}, {"action", "delete"}}});
+  json changes = json::array(
+      {{{"path", "/home/u/app/new.ts"}, {"tool", "write"}, {"action", "create"}, {"at", nullptr}},
+       {{"path", "/home/u/app/old.ts"}, {"tool", "apply_patch"}, {"action", "delete"}, {"at", nullptr}}});
   EXPECT_EQ(s["files_changed"], changes);
+  // A part's start time is its action's time; parts without one have none.
   json commands = json::array({{{"command", "npm test"},
                                 {"cwd", "/home/u/app"},
                                 {"exit_code", 1},
                                 {"status", "error"},
-                                {"tool", "bash"}},
+                                {"tool", "bash"},
+                                {"at", "2026-01-14T09:30:02.250Z"}},
                                {{"command", "sleep 1"},
                                 {"cwd", "/home/u/app/sub"},
                                 {"exit_code", nullptr},
                                 {"status", "unknown"},
-                                {"tool", "bash"}},
+                                {"tool", "bash"},
+                                {"at", nullptr}},
                                {{"command", "npm start"},
                                 {"cwd", "/home/u/app"},
                                 {"exit_code", nullptr},
                                 {"status", "unknown"},
-                                {"tool", "bash"}}});
+                                {"tool", "bash"},
+                                {"at", nullptr}}});
   EXPECT_EQ(s["commands"], commands);
   EXPECT_EQ(s["urls"], json::array({"https://example.com"}));
   json tokens = {{"input", 5},        {"output", 50},     {"reasoning", 5},

@@ -350,9 +350,17 @@ TEST(CodexRobustness, ItemCompletedAndCodeModeExec) {
   EXPECT_EQ(s["commands"][2]["cwd"], "/w/a b");
   EXPECT_EQ(s["commands"][3]["cwd"], "file://elsewhere/x");  // not a local path: kept as written
   EXPECT_EQ(s["commands"][3]["tool"], "shell");
-  json changes = json::array(
-      {{{"path", "/w/new.txt"}, {"tool", "apply_patch"}, {"action", "create"}},
-       {{"path", "/w/moved.txt"}, {"tool", "apply_patch"}, {"action", "move"}, {"from", "/w/old.txt"}}});
+  // Each action has the time of the line that recorded it: the call, or the item of a cell.
+  EXPECT_EQ(s["commands"][0]["at"], "2026-02-01T00:00:03.000Z");
+  EXPECT_EQ(s["commands"][1]["at"], "2026-02-01T00:00:05.500Z");
+  const std::string at = "2026-02-01T00:00:05.600Z";
+  json changes =
+      json::array({{{"path", "/w/new.txt"}, {"tool", "apply_patch"}, {"action", "create"}, {"at", at}},
+                   {{"path", "/w/moved.txt"},
+                    {"tool", "apply_patch"},
+                    {"action", "move"},
+                    {"from", "/w/old.txt"},
+                    {"at", at}}});
   EXPECT_EQ(s["files_changed"], changes);
   EXPECT_EQ(s["models"], json::array({"gpt-6"}));
   EXPECT_EQ(s["ended_at"], "2026-02-01T00:00:06.000Z");
@@ -386,8 +394,11 @@ TEST(CodexRobustness, UnifiedExecExitArrivesThroughWriteStdinAndInterceptedPatch
   EXPECT_EQ(s["commands"][1]["command"], "rm 'it'\"'\"'s'");
   EXPECT_TRUE(s["commands"][1]["exit_code"].is_null());
   EXPECT_EQ(s["commands"][1]["status"], "error");
-  EXPECT_EQ(s["files_changed"],
-            json::array({{{"path", "/w/pkg/a.txt"}, {"tool", "apply_patch"}, {"action", "create"}}}));
+  // The patch sent through shell_command is a change, not a command: no `command` index to link.
+  EXPECT_EQ(s["files_changed"], json::array({{{"path", "/w/pkg/a.txt"},
+                                              {"tool", "apply_patch"},
+                                              {"action", "create"},
+                                              {"at", "2026-02-01T00:00:05.000Z"}}}));
 }
 
 TEST(CodexRobustness, BareEraHugeLineAndTruncation) {
@@ -432,6 +443,7 @@ TEST(CodexRobustness, BareEraHugeLineAndTruncation) {
   EXPECT_EQ(s["commands"][0]["exit_code"], 0);
   EXPECT_EQ(s["commands"][1]["cwd"], "/old/repo/src");
   EXPECT_EQ(s["commands"][1]["status"], "unknown");
+  EXPECT_TRUE(s["commands"][0]["at"].is_null());  // bare-era lines have no time stamp
 }
 
 TEST(CodexRobustness, ExecCommandEndWinsOverOutput) {

@@ -21,6 +21,7 @@ using scan::Value;
 
 struct ToolCall {
   std::int64_t ts = 0;
+  std::optional<std::int64_t> at;  // the line's own time stamp (ts falls back to an earlier line's)
   std::uint64_t seq = 0;
   bool sidechain = false;
   std::string id, name, cwd, arg;  // arg: path, command, url or query depending on the tool
@@ -193,7 +194,8 @@ class Parser {
     }
     Session& s = *current_;
     std::int64_t ts = last_ts;
-    if (auto t = timestamp_ms(timestamp)) {
+    const std::optional<std::int64_t> at = timestamp_ms(timestamp);
+    if (const auto& t = at) {
       ts = last_ts = *t;
       if (!s.min_ts || *t < *s.min_ts) s.min_ts = *t;
       if (!s.max_ts || *t > *s.max_ts) s.max_ts = *t;
@@ -214,14 +216,14 @@ class Parser {
       if (agent_id.is_string()) s.subagents.push_back({ts, seq, agent_id.str()});
     }
     if (type.equals("assistant")) {
-      assistant(s, message, request_id, ts, seq, side, cwd);
+      assistant(s, message, request_id, ts, at, seq, side, cwd);
     } else if (type.equals("user")) {
       user(s, message, tool_use_result);
     }
   }
 
-  void assistant(Session& s, Value message, Value request_id, std::int64_t ts, std::uint64_t seq, bool side,
-                 Value cwd) {
+  void assistant(Session& s, Value message, Value request_id, std::int64_t ts, std::optional<std::int64_t> at,
+                 std::uint64_t seq, bool side, Value cwd) {
     Value model, id, content, usage;
     scan::for_each_member(message, [&](std::string_view k, Value v) {
       if (k == "model")
@@ -251,6 +253,7 @@ class Parser {
       if (!block["type"].equals("tool_use")) return true;
       ToolCall c;
       c.ts = ts;
+      c.at = at;
       c.seq = seq;
       c.sidechain = side;
       c.id = block["id"].str();
@@ -429,14 +432,15 @@ class Merger {
           std::string action = "modify";
           if (r && (r->result_type == "create" || (r->result_type.empty() && r->created_text)))
             action = "create";
-          a.change(resolve_path(c.cwd, c.arg), c.name, action);
+          a.change(resolve_path(c.cwd, c.arg), c.name, action, c.at);
         } else if (c.name == "Edit" || c.name == "MultiEdit" || c.name == "NotebookEdit") {
-          if (!failed) a.change(resolve_path(c.cwd, c.arg), c.name, "modify");
+          if (!failed) a.change(resolve_path(c.cwd, c.arg), c.name, "modify", c.at);
         } else if (c.name == "Bash" || c.name == "PowerShell") {
           Command cmd;
           cmd.command = c.arg;
           cmd.cwd = c.cwd;
           cmd.tool = c.name;
+          cmd.at = c.at;
           if (!r) {
             cmd.status = "unknown";
           } else if (r->is_error) {

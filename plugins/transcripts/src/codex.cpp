@@ -178,7 +178,9 @@ class SessionParser {
 
   json build() const {
     Activity a;
-    for (const auto& e : events_) {
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      const Event& e = events_[i];
+      const std::optional<std::int64_t> at = event_at_[i];
       switch (e.kind) {
         case Kind::read:
           if (!e.failed) a.read(e.value);
@@ -189,13 +191,16 @@ class SessionParser {
         case Kind::search:
           a.search(e.value);
           break;
-        case Kind::command:
-          a.command(e.cmd);
+        case Kind::command: {
+          Command c = e.cmd;
+          c.at = at;
+          a.command(std::move(c));
           break;
+        }
         case Kind::change:
           if (e.failed) break;
           for (const auto& op : e.ops) {
-            a.change(resolve_path(e.base, op.path), e.tool, op.action,
+            a.change(resolve_path(e.base, op.path), e.tool, op.action, at,
                      op.from.empty() ? std::string() : resolve_path(e.base, op.from));
           }
           break;
@@ -219,9 +224,11 @@ class SessionParser {
  private:
   void line(Value root) {
     Value type = root["type"], payload = root["payload"];
+    line_ts_.reset();
     if (type.is_string() && payload) {
       wrapped_ = true;
-      if (auto t = parse_iso8601_ms(root["timestamp"].str())) envelope_ts_ = *t;
+      line_ts_ = parse_iso8601_ms(root["timestamp"].str());
+      if (line_ts_) envelope_ts_ = line_ts_;
       if (type.equals("session_meta"))
         meta(payload);
       else if (type.equals("turn_context"))
@@ -276,6 +283,7 @@ class SessionParser {
 
   Event& add(Event e, const std::string& call_id) {
     events_.push_back(std::move(e));
+    event_at_.push_back(line_ts_);
     if (!call_id.empty()) by_call_[call_id] = events_.size() - 1;
     return events_.back();
   }
@@ -682,11 +690,13 @@ class SessionParser {
   ParseResult& result_;
   std::string id_, parent_, session_cwd_, turn_cwd_;
   bool wrapped_ = false, have_meta_ = false, seen_first_ = false;
-  std::optional<std::int64_t> started_, ended_, envelope_ts_;
+  // envelope_ts_: the last wrapped line's time stamp; line_ts_: the current line's own, if any.
+  std::optional<std::int64_t> started_, ended_, envelope_ts_, line_ts_;
   UniqueList models_;
   std::string tokens_raw_;
   std::uint64_t malformed_ = 0;
   std::vector<Event> events_;
+  std::vector<std::optional<std::int64_t>> event_at_;  // per event: the time stamp of its line
   std::unordered_map<std::string, std::size_t> by_call_;
   std::unordered_map<std::string, std::string> stdin_calls_;  // write_stdin call id -> exec session id
   std::unordered_map<std::string, std::size_t> running_;      // exec session id -> command event

@@ -362,6 +362,7 @@ class Loader {
     const json& input = member(state, "input");
     const json& meta = member(state, "metadata");
     bool failed = status == "error";
+    const std::optional<std::int64_t> at = int_of(member(state, "time"), "start");
     if (name == "read") {
       std::string p = str_of(input, "filePath");
       if (!failed && !p.empty()) a.read(resolve_path(cwd, p));
@@ -369,17 +370,17 @@ class Loader {
       std::string p = str_of(input, "filePath");
       const json& exists = member(meta, "exists");
       if (!failed && !p.empty())
-        a.change(resolve_path(cwd, p), name,
-                 exists.is_boolean() && !exists.get<bool>() ? "create" : "modify");
+        a.change(resolve_path(cwd, p), name, exists.is_boolean() && !exists.get<bool>() ? "create" : "modify",
+                 at);
     } else if (name == "edit" || name == "multiedit") {
       std::string p = str_of(input, "filePath");
-      if (!failed && !p.empty()) a.change(resolve_path(cwd, p), name, "modify");
+      if (!failed && !p.empty()) a.change(resolve_path(cwd, p), name, "modify", at);
     } else if (name == "patch" || name == "apply_patch") {
       if (failed) return;
       std::string text = str_of(input, "patchText");
       if (text.empty()) text = str_of(input, "patch");
       for (const auto& op : parse_apply_patch(text))
-        a.change(resolve_path(cwd, op.path), name, op.action,
+        a.change(resolve_path(cwd, op.path), name, op.action, at,
                  op.from.empty() ? "" : resolve_path(cwd, op.from));
     } else if (name == "bash") {
       Command c;
@@ -388,6 +389,7 @@ class Loader {
       std::string workdir = str_of(input, "workdir");
       c.cwd = workdir.empty() ? cwd : resolve_path(cwd, workdir);
       c.tool = name;
+      c.at = at;
       if (failed) {
         c.status = "error";
       } else if (status == "completed") {

@@ -247,11 +247,12 @@ nlohmann::json Command::to_json() && {
   j["status"] = std::move(status);
   j["tool"] = std::move(tool);
   if (argv) j["argv"] = std::move(*argv);
+  j["at"] = at ? nlohmann::json(format_iso8601_ms(*at)) : nlohmann::json(nullptr);
   return j;
 }
 
 void Activity::change(const std::string& path, const std::string& tool, const std::string& action,
-                      const std::string& from) {
+                      std::optional<std::int64_t> at, const std::string& from) {
   if (path.empty()) return;
   std::string key = path;
   key.push_back('\0');
@@ -261,6 +262,7 @@ void Activity::change(const std::string& path, const std::string& tool, const st
   if (!change_keys_.insert(key).second) return;
   nlohmann::json j = {{"path", path}, {"tool", tool}, {"action", action}};
   if (!from.empty()) j["from"] = from;
+  j["at"] = at ? nlohmann::json(format_iso8601_ms(*at)) : nlohmann::json(nullptr);
   changes_.push_back(std::move(j));
 }
 

@@ -72,6 +72,7 @@ struct Command {
   std::string status = "unknown";  // success | error | unknown
   std::string tool;
   std::optional<std::vector<std::string>> argv;
+  std::optional<std::int64_t> at;  // epoch ms of the record holding the call, when it has one
   // Moves the strings into the object: a session's commands are the bulk of its report.
   nlohmann::json to_json() &&;
 };
@@ -80,8 +81,9 @@ struct Command {
 class Activity {
  public:
   void read(const std::string& path) { files_read_.add(path); }
+  // `at`: epoch ms of the record holding the change; a repeated change keeps its first time.
   void change(const std::string& path, const std::string& tool, const std::string& action,
-              const std::string& from = {});
+              std::optional<std::int64_t> at, const std::string& from = {});
   void command(Command c) { commands_.push_back(std::move(c)); }
   void url(const std::string& u) { urls_.add(u); }
   void search(const std::string& q) { searches_.add(q); }
