@@ -11,6 +11,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-system-dev
   libyaml-cpp-dev libspdlog-dev libgit2-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libseccomp-dev libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libssl-dev zlib1g-dev
+  libsimdjson-dev
   git curl ca-certificates procps iproute2 util-linux ccache lld
 )
 # Test-only tools: real clients and peers the tests and benchmarks run against.

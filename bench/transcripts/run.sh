@@ -25,11 +25,10 @@ if [[ -z "$bench_bin" ]]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPARALLEX_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" --target transcripts_parse_bench -j2 >/dev/null
   bench_bin="$(find "$build" -name transcripts_parse_bench -type f -perm -u+x -print -quit)"
-  # Only where simdjson is installed (libsimdjson-dev): the scanner against it.
-  cmake --build "$build" --target transcripts_scanner_compare -j2 >/dev/null 2>&1 || true
+  cmake --build "$build" --target transcripts_json_floor -j2 >/dev/null
 fi
 # -print -quit, not | head -1: with pipefail, head closing the pipe early fails the script.
-compare_bin="$(find "$(dirname "$bench_bin")/.." -name transcripts_scanner_compare -type f -perm -u+x -print -quit 2>/dev/null || true)"
+floor_bin="$(find "$(dirname "$bench_bin")/.." -name transcripts_json_floor -type f -perm -u+x -print -quit 2>/dev/null || true)"
 [[ -x "$bench_bin" ]] || { echo "transcripts_parse_bench not found (use --bench-bin)" >&2; exit 1; }
 
 mkdir -p "$work"
@@ -127,10 +126,10 @@ for set in claude codex; do
 done
 echo
 echo "Reading the files only (cat, $(nproc) readers, no parsing): ${floors[*]}"
-if [[ -n "$compare_bin" ]]; then
+if [[ -n "$floor_bin" ]]; then
   for set in claude codex; do
     echo
-    echo "The line scanner against simdjson, $set set (one core, files in memory):"
-    "$compare_bin" "$work/$set"
+    echo "simdjson alone, reading only the first keys, $set set (one core, files in memory):"
+    "$floor_bin" "$work/$set"
   done
 fi

@@ -10,14 +10,14 @@
 #include <set>
 #include <unordered_map>
 
-#include "common/json_scan.hpp"
+#include "common/json_dom.hpp"
 #include "common/line_reader.hpp"
 #include "common/util.hpp"
 
 namespace parallex::transcripts::claude_code {
 namespace {
 
-using scan::Value;
+using jsonl::Value;
 
 struct ToolCall {
   std::int64_t ts = 0;
@@ -81,19 +81,17 @@ std::optional<std::int64_t> exit_code_prefix(std::string_view text) {
   return neg ? -v : v;
 }
 
-// The start of a tool_result's content (a string, or its first text block) as it
-// is written in the line: only markers at its start are looked for ("Exit code N",
-// "File created successfully at: <path>", "... has been updated"), which JSON
-// escaping leaves as they are, so nothing is decoded.
-std::string_view result_head(Value content) {
+// The start of a tool_result's content (a string, or its first text block): only markers at
+// its start are looked for ("Exit code N", "File created successfully at: <path>", "... has
+// been updated").
+std::string_view result_head(const Value& content) {
   static constexpr std::size_t kHead = 4096;
-  const auto head = [](Value s) { return s.raw().substr(1, std::min(kHead, s.raw().size() - 2)); };
-  if (content.is_string()) return head(content);
+  if (content.is_string()) return jsonl::view(content).substr(0, kHead);
   std::string_view out;
-  scan::for_each_element(content, [&](Value block) {
+  jsonl::for_each_element(content, [&](const Value& block) {
     Value t = block["text"];
     if (!t.is_string()) return true;
-    out = head(t);
+    out = jsonl::view(t).substr(0, kHead);
     return false;
   });
   return out;
@@ -137,7 +135,7 @@ class Parser {
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Value root = doc_.parse(line);
+      Value root = parser_.parse(line, /*padded=*/true);
       if (!root.is_object()) {
         ++malformed;
         continue;
@@ -157,9 +155,9 @@ class Parser {
   }
 
  private:
-  void line(Value root, const std::string& path, std::string& primary, std::int64_t& last_ts) {
+  void line(const Value& root, const std::string& path, std::string& primary, std::int64_t& last_ts) {
     Value type, session_id, timestamp, sidechain, agent_id, cwd, message, tool_use_result, request_id;
-    scan::for_each_member(root, [&](std::string_view k, Value v) {
+    jsonl::for_each_member(root, [&](std::string_view k, const Value& v) {
       if (k == "type")
         type = v;
       else if (k == "sessionId")
@@ -183,8 +181,8 @@ class Parser {
     if (!session_id.is_string()) return;  // summary lines and the like
     // A file's lines almost all carry one session id: its session is looked up (and the file
     // added to it) only when the id changes.
-    if (current_ == nullptr || !session_id.equals(current_->id)) {
-      std::string sid = session_id.str();
+    if (current_ == nullptr || !jsonl::equals(session_id, current_->id)) {
+      std::string sid = jsonl::str(session_id);
       if (sid.empty()) return;
       if (primary.empty()) primary = sid;
       Session& found = sessions_[sid];
@@ -201,31 +199,31 @@ class Parser {
       if (!s.max_ts || *t > *s.max_ts) s.max_ts = *t;
     }
     std::uint64_t seq = ++seq_;
-    bool side = sidechain.truthy();
+    bool side = jsonl::truthy(sidechain);
     // Decoded only where it is kept: most lines repeat the cwd the session already has.
-    if (cwd.is_string() && cwd.raw().size() > 2) {
+    if (!jsonl::view(cwd).empty()) {
       int rank = side ? 1 : 2;
       if (rank > s.cwd_rank || (rank == s.cwd_rank && ts < s.cwd_ts)) {
-        s.cwd = cwd.str();
+        s.cwd = jsonl::str(cwd);
         s.cwd_rank = rank;
         s.cwd_ts = ts;
       }
     }
     if (side) {
       s.has_sidechain = true;
-      if (agent_id.is_string()) s.subagents.push_back({ts, seq, agent_id.str()});
+      if (agent_id.is_string()) s.subagents.push_back({ts, seq, jsonl::str(agent_id)});
     }
-    if (type.equals("assistant")) {
+    if (jsonl::equals(type, "assistant")) {
       assistant(s, message, request_id, ts, at, seq, side, cwd);
-    } else if (type.equals("user")) {
+    } else if (jsonl::equals(type, "user")) {
       user(s, message, tool_use_result);
     }
   }
 
-  void assistant(Session& s, Value message, Value request_id, std::int64_t ts, std::optional<std::int64_t> at,
-                 std::uint64_t seq, bool side, Value cwd) {
+  void assistant(Session& s, const Value& message, const Value& request_id, std::int64_t ts,
+                 std::optional<std::int64_t> at, std::uint64_t seq, bool side, const Value& cwd) {
     Value model, id, content, usage;
-    scan::for_each_member(message, [&](std::string_view k, Value v) {
+    jsonl::for_each_member(message, [&](std::string_view k, const Value& v) {
       if (k == "model")
         model = v;
       else if (k == "id")
@@ -236,28 +234,28 @@ class Parser {
         usage = v;
       return true;
     });
-    bool synthetic = model.equals("<synthetic>");
-    if (model.is_string() && !synthetic) s.models.push_back({ts, seq, model.str()});
+    bool synthetic = jsonl::equals(model, "<synthetic>");
+    if (model.is_string() && !synthetic) s.models.push_back({ts, seq, jsonl::str(model)});
     if (usage.is_object() && !synthetic) {
       std::string key;
       bool dedupe = id.is_string() || request_id.is_string();
-      if (dedupe) key = id.str() + '\n' + request_id.str();
+      if (dedupe) key = jsonl::str(id) + '\n' + jsonl::str(request_id);
       if (!dedupe || s.usage_keys.insert(key).second) {
         std::array<std::int64_t, 4> vals{};
         for (std::size_t i = 0; i < 4; ++i)
-          if (auto n = usage[kTokenFields[i]].integer()) vals[i] = *n;
+          if (auto n = jsonl::integer(usage[kTokenFields[i]])) vals[i] = *n;
         s.usages.emplace_back(std::move(key), vals);
       }
     }
-    scan::for_each_element(content, [&](Value block) {
-      if (!block["type"].equals("tool_use")) return true;
+    jsonl::for_each_element(content, [&](const Value& block) {
+      if (!jsonl::equals(block["type"], "tool_use")) return true;
       ToolCall c;
       c.ts = ts;
       c.at = at;
       c.seq = seq;
       c.sidechain = side;
-      c.id = block["id"].str();
-      c.name = block["name"].str();
+      c.id = jsonl::str(block["id"]);
+      c.name = jsonl::str(block["name"]);
       Value input = block["input"];
       const char* field = nullptr;
       if (c.name == "Read" || c.name == "Write" || c.name == "Edit" || c.name == "MultiEdit")
@@ -274,14 +272,14 @@ class Parser {
       Value arg = input[field];
       if (!arg.is_string() && c.name == "NotebookEdit") arg = input["file_path"];
       if (!arg.is_string()) return true;
-      c.arg = arg.str();
-      c.cwd = cwd.str();
+      c.arg = jsonl::str(arg);
+      c.cwd = jsonl::str(cwd);
       s.calls.push_back(std::move(c));
       return true;
     });
   }
 
-  void user(Session& s, Value message, Value tool_use_result) {
+  void user(Session& s, const Value& message, const Value& tool_use_result) {
     Value content = message["content"];
     if (!content.is_array()) return;
     // toolUseResult and tool_result blocks hold whole files and outputs: one pass over each.
@@ -289,19 +287,19 @@ class Parser {
     bool rci = false;
     std::optional<std::int64_t> tur_exit;
     if (tool_use_result.is_object()) {
-      scan::for_each_member(tool_use_result, [&](std::string_view k, Value v) {
+      jsonl::for_each_member(tool_use_result, [&](std::string_view k, const Value& v) {
         if (k == "type")
-          result_type = v.str();
+          result_type = jsonl::str(v);
         else if (k == "returnCodeInterpretation")
           rci = !v.is_null();
         return true;
       });
     } else if (tool_use_result.is_string()) {
-      tur_exit = exit_code_prefix(tool_use_result.str_prefix(64));
+      tur_exit = exit_code_prefix(jsonl::str_prefix(tool_use_result, 64));
     }
-    scan::for_each_element(content, [&](Value block) {
+    jsonl::for_each_element(content, [&](const Value& block) {
       Value type, id, is_error, body;
-      scan::for_each_member(block, [&](std::string_view k, Value v) {
+      jsonl::for_each_member(block, [&](std::string_view k, const Value& v) {
         if (k == "type")
           type = v;
         else if (k == "tool_use_id")
@@ -312,11 +310,11 @@ class Parser {
           body = v;
         return true;
       });
-      if (!type.equals("tool_result")) return true;
-      std::string tool_use_id = id.str();
+      if (!jsonl::equals(type, "tool_result")) return true;
+      std::string tool_use_id = jsonl::str(id);
       if (tool_use_id.empty()) return true;
       ToolResult r;
-      r.is_error = is_error.truthy();
+      r.is_error = jsonl::truthy(is_error);
       const std::string_view text = result_head(body);
       r.exit_code = exit_code_prefix(text);
       if (!r.exit_code) r.exit_code = tur_exit;
@@ -330,7 +328,7 @@ class Parser {
   }
 
   std::uint64_t seq_;
-  scan::Document doc_;          // the line being read
+  jsonl::Parser parser_;        // the line being read
   Session* current_ = nullptr;  // the session of the file's last line (sessions_ keeps it in place)
 };
 

@@ -11,15 +11,15 @@
 #include <unordered_map>
 
 #include "common/apply_patch.hpp"
-#include "common/json_scan.hpp"
+#include "common/json_dom.hpp"
 #include "common/line_reader.hpp"
 #include "common/util.hpp"
 
 namespace parallex::transcripts::codex {
 namespace {
 
+using jsonl::Value;
 using nlohmann::json;
-using scan::Value;
 
 enum class Kind { read, change, command, url, search };
 
@@ -44,10 +44,10 @@ std::string lower_compact(std::string s) {
   return out;
 }
 
-std::vector<std::string> argv_of(Value v) {
+std::vector<std::string> argv_of(const Value& v) {
   std::vector<std::string> argv;
-  scan::for_each_element(v, [&](Value a) {
-    argv.push_back(a.is_string() ? a.str() : std::string(a.raw()));
+  jsonl::for_each_element(v, [&](const Value& a) {
+    argv.push_back(jsonl::text(a));
     return true;
   });
   return argv;
@@ -80,33 +80,33 @@ constexpr std::size_t kOutputHead = 1024;
 // A patch's summary lists one line per file: enough for any patch a model writes.
 constexpr std::size_t kListingHead = 64 * 1024;
 
-// `doc` holds an output that is JSON serialized into a string.
-Outcome read_output(Value output, scan::Document& doc) {
+// `parser` reads an output that is JSON serialized into a string.
+Outcome read_output(const Value& output, jsonl::Parser& parser) {
   Outcome o;
   if (output.is_string()) {
-    std::string_view raw = output.raw();
-    if (raw.size() > 2 && raw[1] == '{') {
+    const std::string_view text = jsonl::view(output);
+    if (!text.empty() && text.front() == '{') {
       // {"output": "...", "metadata": {"exit_code": N}} serialized into the string.
-      std::string whole = output.str();
-      Value j = doc.parse(whole);
-      if (j.is_object() && j["metadata"]) {
-        o.exit_code = j["metadata"]["exit_code"].integer();
-        o.text = j["output"].str_prefix(kOutputHead);
+      std::string whole(text);
+      Value j = parser.parse(whole);
+      if (j.is_object() && !j["metadata"].error()) {
+        o.exit_code = jsonl::integer(j["metadata"]["exit_code"]);
+        o.text = jsonl::str_prefix(j["output"], kOutputHead);
         return o;
       }
       o.text = whole.substr(0, kOutputHead);
     } else {
-      o.text = output.str_prefix(kOutputHead);
+      o.text = jsonl::str_prefix(output, kOutputHead);
     }
   } else if (output.is_array()) {
-    scan::for_each_element(output, [&](Value item) {
+    jsonl::for_each_element(output, [&](const Value& item) {
       Value t = item["text"];
-      if (t.is_string()) o.text += t.str_prefix(kOutputHead);
+      if (t.is_string()) o.text += jsonl::str_prefix(t, kOutputHead);
       return o.text.size() < kOutputHead;
     });
   } else if (output.is_object()) {
-    o.text = output["content"].str_prefix(kOutputHead);
-    if (output["success"].kind == scan::Kind::false_) o.success_flag_false = true;
+    o.text = jsonl::str_prefix(output["content"], kOutputHead);
+    if (output["success"].is_bool() && !jsonl::truthy(output["success"])) o.success_flag_false = true;
   }
   std::string_view t = o.text;
   if (t.substr(0, 11) == "Exit code: ") {
@@ -158,7 +158,7 @@ class SessionParser {
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Value root = line_doc_.parse(line);
+      Value root = line_parser_.parse(line, /*padded=*/true);
       if (!root.is_object()) {
         ++malformed_;
         continue;
@@ -215,70 +215,70 @@ class SessionParser {
     j["started_at"] = started_ ? json(format_iso8601_ms(*started_)) : json(nullptr);
     j["ended_at"] = ended_ ? json(format_iso8601_ms(*ended_)) : json(nullptr);
     a.write(j);
-    scan::Document tokens;
-    j["token_usage"] = tokens_raw_.empty() ? json(nullptr) : tokens.parse(tokens_raw_).to_json();
+    json tokens = json::parse(tokens_raw_, nullptr, false);
+    j["token_usage"] = tokens.is_discarded() ? json(nullptr) : std::move(tokens);
     j["malformed_lines"] = malformed_;
     return j;
   }
 
  private:
-  void line(Value root) {
+  void line(const Value& root) {
     Value type = root["type"], payload = root["payload"];
     line_ts_.reset();
-    if (type.is_string() && payload) {
+    if (type.is_string() && !payload.error()) {
       wrapped_ = true;
-      line_ts_ = parse_iso8601_ms(root["timestamp"].str());
+      line_ts_ = timestamp_ms(root["timestamp"]);
       if (line_ts_) envelope_ts_ = line_ts_;
-      if (type.equals("session_meta"))
+      if (jsonl::equals(type, "session_meta"))
         meta(payload);
-      else if (type.equals("turn_context"))
+      else if (jsonl::equals(type, "turn_context"))
         turn_context(payload);
-      else if (type.equals("response_item"))
+      else if (jsonl::equals(type, "response_item"))
         response_item(payload);
-      else if (type.equals("event_msg"))
+      else if (jsonl::equals(type, "event_msg"))
         event_msg(payload);
       if (envelope_ts_) ended_ = envelope_ts_;
       return;
     }
-    if (root["record_type"]) return;  // bare-era state snapshots
-    if (!seen_first_ && !type && root["id"].is_string()) {
+    if (!root["record_type"].error()) return;  // bare-era state snapshots
+    if (!seen_first_ && type.error() && root["id"].is_string()) {
       // Bare era: {id, timestamp, instructions, git}
       seen_first_ = true;
-      id_ = root["id"].str();
-      if (auto t = parse_iso8601_ms(root["timestamp"].str())) started_ = *t;
+      id_ = jsonl::str(root["id"]);
+      if (auto t = timestamp_ms(root["timestamp"])) started_ = *t;
       return;
     }
     seen_first_ = true;
     if (type.is_string()) response_item(root);
   }
 
-  void meta(Value p) {
+  void meta(const Value& p) {
     seen_first_ = true;
     if (have_meta_) return;  // forks repeat their parent's lines; the first meta is ours
     have_meta_ = true;
-    id_ = p["id"].str();
-    if (id_.empty()) id_ = p["session_id"].str();
-    if (auto t = parse_iso8601_ms(p["timestamp"].str()))
+    id_ = jsonl::str(p["id"]);
+    if (id_.empty()) id_ = jsonl::str(p["session_id"]);
+    if (auto t = timestamp_ms(p["timestamp"]))
       started_ = *t;
     else if (envelope_ts_)
       started_ = envelope_ts_;
-    std::string cwd = p["cwd"].str();
+    std::string cwd = jsonl::str(p["cwd"]);
     if (!cwd.empty()) {
       session_cwd_ = cwd;
       if (turn_cwd_.empty()) turn_cwd_ = cwd;
     }
     Value parent = p["source"]["subagent"]["thread_spawn"]["parent_thread_id"];
-    if (parent.is_string()) parent_ = parent.str();
+    if (parent.is_string()) parent_ = jsonl::str(parent);
   }
 
-  void turn_context(Value p) {
-    std::string cwd = p["cwd"].str();
+  void turn_context(const Value& p) {
+    std::string cwd = jsonl::str(p["cwd"]);
     if (!cwd.empty()) {
       turn_cwd_ = resolve_path(turn_cwd_, cwd);
       if (session_cwd_.empty()) session_cwd_ = turn_cwd_;
     }
     Value model = p["model"];
-    if (model.is_string()) models_.add(model.str());
+    if (model.is_string()) models_.add(jsonl::str(model));
   }
 
   Event& add(Event e, const std::string& call_id) {
@@ -335,29 +335,29 @@ class SessionParser {
     if (name == "shell" || name == "container.exec") {
       auto argv = argv_of(args["command"]);
       if (argv.empty()) return;
-      add_command(call_id, name, command_from_argv(argv), argv, args["workdir"].str());
+      add_command(call_id, name, command_from_argv(argv), argv, jsonl::str(args["workdir"]));
     } else if (name == "shell_command" || name == "exec_command") {
-      std::string script = args[name == "exec_command" ? "cmd" : "command"].str();
-      if (script.empty()) script = args[name == "exec_command" ? "command" : "cmd"].str();
+      std::string script = jsonl::str(args[name == "exec_command" ? "cmd" : "command"]);
+      if (script.empty()) script = jsonl::str(args[name == "exec_command" ? "command" : "cmd"]);
       if (script.empty() && args["command"].is_array()) {
         auto argv = argv_of(args["command"]);
-        add_command(call_id, name, command_from_argv(argv), argv, args["workdir"].str());
+        add_command(call_id, name, command_from_argv(argv), argv, jsonl::str(args["workdir"]));
         return;
       }
       if (script.empty()) return;
-      add_command(call_id, name, script, std::nullopt, args["workdir"].str());
+      add_command(call_id, name, script, std::nullopt, jsonl::str(args["workdir"]));
     } else if (name == "write_stdin") {
       Value sid = args["session_id"];
-      std::string session = sid.is_string() ? sid.str() : std::string(sid ? sid.raw() : std::string_view());
+      std::string session = jsonl::text(sid);
       if (!session.empty()) stdin_calls_[call_id] = session;
     } else if (name == "apply_patch") {
-      std::string patch = args["input"].str();
-      if (patch.empty()) patch = args["patch"].str();
+      std::string patch = jsonl::str(args["input"]);
+      if (patch.empty()) patch = jsonl::str(args["patch"]);
       if (patch.empty() && raw_args.find("*** Begin Patch") != std::string::npos) patch = raw_args;
       add_patch(call_id, patch);
     } else if (name == "read_file" || name == "view_image") {
-      std::string path = args[name == "read_file" ? "file_path" : "path"].str();
-      if (path.empty()) path = args["path"].str();
+      std::string path = jsonl::str(args[name == "read_file" ? "file_path" : "path"]);
+      if (path.empty()) path = jsonl::str(args["path"]);
       if (path.empty()) return;
       add(Event{Kind::read, resolve_path(turn_cwd_, path), {}, {}, {}, false, false, {}}, call_id);
     }
@@ -365,46 +365,48 @@ class SessionParser {
     // actions.
   }
 
-  void response_item(Value p) {
+  void response_item(const Value& p) {
     Value type = p["type"];
-    if (type.equals("function_call")) {
-      std::string name = p["name"].str();
+    if (jsonl::equals(type, "function_call")) {
+      std::string name = jsonl::str(p["name"]);
       Value arguments = p["arguments"];
       // Arguments are a JSON object serialized into a string (older builds: the object itself).
-      std::string raw = arguments.is_string() ? arguments.str() : std::string(arguments.raw());
-      Value args = args_doc_.parse(raw);
-      function_call(name, args, raw, p["call_id"].str());
-    } else if (type.equals("custom_tool_call")) {
-      std::string name = p["name"].str();
-      if (name == "apply_patch") add_patch(p["call_id"].str(), p["input"].str());
-    } else if (type.equals("local_shell_call")) {
+      const bool serialized = arguments.is_string();
+      std::string raw = jsonl::text(arguments);
+      Value args = serialized ? args_parser_.parse(raw) : arguments;
+      function_call(name, args, raw, jsonl::str(p["call_id"]));
+    } else if (jsonl::equals(type, "custom_tool_call")) {
+      std::string name = jsonl::str(p["name"]);
+      if (name == "apply_patch") add_patch(jsonl::str(p["call_id"]), jsonl::str(p["input"]));
+    } else if (jsonl::equals(type, "local_shell_call")) {
       Value action = p["action"];
       auto argv = argv_of(action["command"]);
       if (argv.empty()) return;
-      std::string call_id = p["call_id"].str();
-      if (call_id.empty()) call_id = p["id"].str();
+      std::string call_id = jsonl::str(p["call_id"]);
+      if (call_id.empty()) call_id = jsonl::str(p["id"]);
       add_command(call_id, "local_shell_call", command_from_argv(argv), argv,
-                  action["working_directory"].str());
-    } else if (type.equals("function_call_output") || type.equals("custom_tool_call_output")) {
-      output(p["call_id"].str(), p["output"]);
-    } else if (type.equals("web_search_call")) {
-      if (p["status"].equals("failed")) return;
+                  jsonl::str(action["working_directory"]));
+    } else if (jsonl::equals(type, "function_call_output") ||
+               jsonl::equals(type, "custom_tool_call_output")) {
+      output(jsonl::str(p["call_id"]), p["output"]);
+    } else if (jsonl::equals(type, "web_search_call")) {
+      if (jsonl::equals(p["status"], "failed")) return;
       Value action = p["action"];
       Value atype = action["type"];
-      if (atype.equals("open_page") || atype.equals("find_in_page")) {
-        std::string url = action["url"].str();
+      if (jsonl::equals(atype, "open_page") || jsonl::equals(atype, "find_in_page")) {
+        std::string url = jsonl::str(action["url"]);
         if (!url.empty()) add(Event{Kind::url, url, {}, {}, {}, false, false, {}}, {});
       } else {
-        std::string q = action["query"].str();
-        if (q.empty()) q = p["query"].str();
+        std::string q = jsonl::str(action["query"]);
+        if (q.empty()) q = jsonl::str(p["query"]);
         if (!q.empty()) add(Event{Kind::search, q, {}, {}, {}, false, false, {}}, {});
       }
-    } else if (type.equals("message")) {
-      if (!p["role"].equals("user")) return;
+    } else if (jsonl::equals(type, "message")) {
+      if (!jsonl::equals(p["role"], "user")) return;
       // Bare era: the cwd is only in the injected <environment_context>.
       if (!turn_cwd_.empty()) return;
-      scan::for_each_element(p["content"], [&](Value c) {
-        std::string text = c["text"].str();
+      jsonl::for_each_element(p["content"], [&](const Value& c) {
+        std::string text = jsonl::str(c["text"]);
         auto b = text.find("<cwd>");
         auto e = text.find("</cwd>");
         if (text.find("<environment_context>") != std::string::npos && b != std::string::npos &&
@@ -425,7 +427,7 @@ class SessionParser {
   }
 
   void output(const std::string& call_id, Value out) {
-    Outcome o = read_output(out, output_doc_);
+    Outcome o = read_output(out, output_parser_);
     if (auto sit = stdin_calls_.find(call_id); sit != stdin_calls_.end()) {
       // write_stdin polls a running unified-exec process; its exit may show up here.
       auto rit = running_.find(sit->second);
@@ -463,29 +465,29 @@ class SessionParser {
     }
   }
 
-  void event_msg(Value p) {
+  void event_msg(const Value& p) {
     Value type = p["type"];
-    if (type.equals("token_count")) {
+    if (jsonl::equals(type, "token_count")) {
       Value info = p["info"];
       if (info.is_object()) {
         Value total = info["total_token_usage"];
-        if (total.is_object()) tokens_raw_.assign(total.raw());  // decoded once, at the end
+        if (total.is_object()) tokens_raw_ = jsonl::text(total);  // made JSON once, at the end
       }
-    } else if (type.equals("exec_command_end")) {
+    } else if (jsonl::equals(type, "exec_command_end")) {
       exec_end(p);
-    } else if (type.equals("patch_apply_end")) {
+    } else if (jsonl::equals(type, "patch_apply_end")) {
       patch_end(p);
-    } else if (type.equals("web_search_end")) {
-      std::string q = p["query"].str();
+    } else if (jsonl::equals(type, "web_search_end")) {
+      std::string q = jsonl::str(p["query"]);
       if (!q.empty()) add(Event{Kind::search, q, {}, {}, {}, false, false, {}}, {});
-    } else if (type.equals("item_completed")) {
+    } else if (jsonl::equals(type, "item_completed")) {
       item_completed(p["item"]);
     }
   }
 
-  void exec_end(Value p) {
-    std::string call_id = p["call_id"].str();
-    std::optional<std::int64_t> code = p["exit_code"].integer();
+  void exec_end(const Value& p) {
+    std::string call_id = jsonl::str(p["call_id"]);
+    std::optional<std::int64_t> code = jsonl::integer(p["exit_code"]);
     if (Event* e = find_call(call_id)) {
       if (e->kind == Kind::command)
         set_exit(e->cmd, code);
@@ -494,7 +496,7 @@ class SessionParser {
       e->final = true;
       return;
     }
-    std::string source = lower_compact(p["source"].str());
+    std::string source = lower_compact(jsonl::str(p["source"]));
     if (source == "usershell") return;  // the user's own `!` command
     Value command = p["command"];
     Event e{Kind::command, {}, {}, {}, {}, false, true, {}};
@@ -503,7 +505,7 @@ class SessionParser {
       e.cmd.command = command_from_argv(argv);
       e.cmd.argv = argv;
     } else {
-      e.cmd.command = command.str();
+      e.cmd.command = jsonl::str(command);
     }
     if (e.cmd.command.empty()) return;
     e.cmd.cwd = cwd_field(p["cwd"]);
@@ -513,16 +515,16 @@ class SessionParser {
   }
 
   // A completion record's working directory: Codex writes a code-mode cell's as a file:// URL.
-  std::string cwd_field(Value v) const {
-    std::string cwd = path_from_file_url(v.str());
+  std::string cwd_field(const Value& v) const {
+    std::string cwd = path_from_file_url(jsonl::view(v));
     if (cwd.rfind("file://", 0) == 0) return cwd;  // another machine's: not a path here, kept as written
     return cwd.empty() ? turn_cwd_ : resolve_path(turn_cwd_, cwd);
   }
 
   // The tool a command without a call of its own was run by (a code-mode cell calls the real
   // tools from JavaScript): unified exec's records say so in their source.
-  static std::string tool_of_source(Value source) {
-    const std::string s = lower_compact(source.str());
+  static std::string tool_of_source(const Value& source) {
+    const std::string s = lower_compact(jsonl::str(source));
     if (s == "agent") return "shell";
     return "exec_command";  // unifiedexecstartup, unifiedexecinteraction, and code mode's default
   }
@@ -531,7 +533,8 @@ class SessionParser {
   // [{path, kind: {type, move_path} | "add"}]. A map comes in the writer's hash order, so the
   // files are put back in the patch's order from its summary ("Success. Updated the following
   // files:\nA new.txt\nM edit.txt\n", in `listing`), paths relative to `base`.
-  std::vector<PatchOp> ops_from_changes(Value changes, const std::string& listing, const std::string& base) {
+  std::vector<PatchOp> ops_from_changes(const Value& changes, const std::string& listing,
+                                        const std::string& base) {
     std::vector<PatchOp> ops = ops_from_changes(changes);
     std::vector<std::string> listed;
     std::string_view rest = listing;
@@ -553,13 +556,13 @@ class SessionParser {
     return ops;
   }
 
-  std::vector<PatchOp> ops_from_changes(Value changes) {
+  std::vector<PatchOp> ops_from_changes(const Value& changes) {
     std::vector<PatchOp> ops;
     auto one = [&](const std::string& path, Value kind_holder) {
-      Value kind = kind_holder["kind"] ? kind_holder["kind"] : kind_holder;
-      std::string type = lower_compact(kind.is_string() ? kind.str() : kind["type"].str());
-      std::string move = kind["move_path"].str();
-      if (move.empty()) move = kind_holder["move_path"].str();
+      Value kind = kind_holder["kind"].error() ? kind_holder : kind_holder["kind"];
+      std::string type = lower_compact(kind.is_string() ? jsonl::str(kind) : jsonl::str(kind["type"]));
+      std::string move = jsonl::str(kind["move_path"]);
+      if (move.empty()) move = jsonl::str(kind_holder["move_path"]);
       if (type == "add" || type == "create")
         ops.push_back({"create", path, {}});
       else if (type == "delete" || type == "remove")
@@ -570,19 +573,13 @@ class SessionParser {
         ops.push_back({"modify", path, {}});
     };
     if (changes.is_object()) {
-      scan::for_each_member(changes, [&](std::string_view raw_key, Value v) {
-        std::string quoted;
-        quoted.reserve(raw_key.size() + 2);
-        quoted.push_back('"');
-        quoted.append(raw_key);
-        quoted.push_back('"');
-        Value key{quoted.data(), quoted.data() + quoted.size(), scan::Kind::string};
-        one(key.str(), v);
+      jsonl::for_each_member(changes, [&](std::string_view key, const Value& v) {
+        one(std::string(key), v);
         return true;
       });
     } else {
-      scan::for_each_element(changes, [&](Value c) {
-        std::string path = c["path"].str();
+      jsonl::for_each_element(changes, [&](const Value& c) {
+        std::string path = jsonl::str(c["path"]);
         if (!path.empty()) one(path, c);
         return true;
       });
@@ -590,9 +587,9 @@ class SessionParser {
     return ops;
   }
 
-  void patch_end(Value p) {
-    std::string call_id = p["call_id"].str();
-    bool ok = p["success"].truthy();
+  void patch_end(const Value& p) {
+    std::string call_id = jsonl::str(p["call_id"]);
+    bool ok = jsonl::truthy(p["success"]);
     if (Event* e = find_call(call_id)) {
       e->failed = !ok;
       e->final = true;
@@ -601,7 +598,7 @@ class SessionParser {
     if (!ok) return;
     Event e{Kind::change,
             {},
-            ops_from_changes(p["changes"], p["stdout"].str_prefix(kListingHead), turn_cwd_),
+            ops_from_changes(p["changes"], jsonl::str_prefix(p["stdout"], kListingHead), turn_cwd_),
             turn_cwd_,
             "apply_patch",
             false,
@@ -610,18 +607,18 @@ class SessionParser {
     add(std::move(e), call_id);
   }
 
-  void item_completed(Value item) {
-    std::string type = lower_compact(item["type"].str());
+  void item_completed(const Value& item) {
+    std::string type = lower_compact(jsonl::str(item["type"]));
     // The item repeats a call made through a direct tool: match it by call id (either field).
-    std::string id = item["call_id"].str();
+    std::string id = jsonl::str(item["call_id"]);
     if (id.empty() || !find_call(id)) {
-      std::string item_id = item["id"].str();
+      std::string item_id = jsonl::str(item["id"]);
       if (!item_id.empty() && (id.empty() || find_call(item_id))) id = item_id;
     }
-    std::string status = lower_compact(item["status"].str());
+    std::string status = lower_compact(jsonl::str(item["status"]));
     if (type == "commandexecution") {
-      Value code_v = item["exit_code"] ? item["exit_code"] : item["exitCode"];
-      std::optional<std::int64_t> code = code_v.integer();
+      Value code_v = item["exit_code"].error() ? item["exitCode"] : item["exit_code"];
+      std::optional<std::int64_t> code = jsonl::integer(code_v);
       Event* e = find_call(id);
       if (e) {
         if (e->kind == Kind::command) {
@@ -642,7 +639,7 @@ class SessionParser {
         ev.cmd.command = command_from_argv(argv);
         ev.cmd.argv = argv;
       } else {
-        ev.cmd.command = command.str();
+        ev.cmd.command = jsonl::str(command);
       }
       if (ev.cmd.command.empty()) return;
       ev.cmd.cwd = cwd_field(item["cwd"]);
@@ -665,7 +662,7 @@ class SessionParser {
       if (failed) return;
       Event ev{Kind::change,
                {},
-               ops_from_changes(item["changes"], item["stdout"].str_prefix(kListingHead), turn_cwd_),
+               ops_from_changes(item["changes"], jsonl::str_prefix(item["stdout"], kListingHead), turn_cwd_),
                turn_cwd_,
                "apply_patch",
                false,
@@ -675,12 +672,12 @@ class SessionParser {
     } else if (type == "websearch") {
       Value action = item["action"];
       Value atype = action["type"];
-      if ((atype.equals("open_page") || atype.equals("openPage") || atype.equals("find_in_page") ||
-           atype.equals("findInPage")) &&
+      if ((jsonl::equals(atype, "open_page") || jsonl::equals(atype, "openPage") ||
+           jsonl::equals(atype, "find_in_page") || jsonl::equals(atype, "findInPage")) &&
           action["url"].is_string()) {
-        add(Event{Kind::url, action["url"].str(), {}, {}, {}, false, false, {}}, {});
+        add(Event{Kind::url, jsonl::str(action["url"]), {}, {}, {}, false, false, {}}, {});
       } else {
-        std::string q = item["query"].str();
+        std::string q = jsonl::str(item["query"]);
         if (!q.empty()) add(Event{Kind::search, q, {}, {}, {}, false, false, {}}, {});
       }
     }
@@ -701,7 +698,7 @@ class SessionParser {
   std::unordered_map<std::string, std::string> stdin_calls_;  // write_stdin call id -> exec session id
   std::unordered_map<std::string, std::size_t> running_;      // exec session id -> command event
   // The line being read, and what is JSON inside its strings (arguments, outputs).
-  scan::Document line_doc_, args_doc_, output_doc_;
+  jsonl::Parser line_parser_, args_parser_, output_parser_;
 };
 
 }  // namespace

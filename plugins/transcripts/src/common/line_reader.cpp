@@ -30,7 +30,7 @@ bool LineReader::open(const std::string& path, std::string& error) {
   if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0)
     want = std::clamp<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, 64 * 1024, kChunk);
   cap_ = want;
-  buf_ = std::make_unique_for_overwrite<char[]>(cap_);
+  buf_ = std::make_unique_for_overwrite<char[]>(cap_ + kPadding);
   return true;
 }
 
@@ -47,7 +47,7 @@ bool LineReader::fill(std::string& error) {
       end_ = 0;
     } else {
       std::size_t ncap = cap_ * 2;
-      auto nbuf = std::make_unique_for_overwrite<char[]>(ncap);
+      auto nbuf = std::make_unique_for_overwrite<char[]>(ncap + kPadding);
       std::memcpy(nbuf.get(), buf_.get(), end_);
       buf_ = std::move(nbuf);
       cap_ = ncap;
@@ -62,6 +62,8 @@ bool LineReader::fill(std::string& error) {
     }
     if (n == 0) eof_ = true;
     end_ += static_cast<std::size_t>(n);
+    // Read past the last line by the parser, never used: defined all the same.
+    std::memset(buf_.get() + end_, 0, kPadding);
     bytes_read_ += static_cast<std::uint64_t>(n);
     return true;
   }

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "common/json_scan.hpp"
+#include "common/json_dom.hpp"
 
 namespace fs = std::filesystem;
 
@@ -93,11 +93,9 @@ std::optional<std::int64_t> parse_iso8601_ms(std::string_view s) {
   return secs * 1000 + ms;
 }
 
-std::optional<std::int64_t> timestamp_ms(scan::Value v) {
+std::optional<std::int64_t> timestamp_ms(const jsonl::Value& v) {
   if (!v.is_string()) return std::nullopt;
-  const std::string_view raw = v.raw();
-  if (raw.find('\\') == std::string_view::npos) return parse_iso8601_ms(raw.substr(1, raw.size() - 2));
-  return parse_iso8601_ms(v.str());
+  return parse_iso8601_ms(jsonl::view(v));
 }
 
 std::string format_iso8601_ms(std::int64_t ms) {
@@ -282,7 +280,7 @@ void Activity::write(nlohmann::json& out) {
 void sanitize_strings(nlohmann::json& j) {
   if (j.is_string()) {
     auto& s = j.get_ref<std::string&>();
-    if (!scan::valid_utf8(s)) s = scan::sanitize_utf8(s);
+    if (!jsonl::valid_utf8(s)) s = jsonl::sanitize_utf8(s);
   } else if (j.is_array() || j.is_object()) {
     for (auto& v : j) sanitize_strings(v);
   }

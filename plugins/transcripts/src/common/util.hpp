@@ -12,16 +12,15 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/json_scan.hpp"
+#include "common/json_dom.hpp"
 #include "parallex_transcripts/result.hpp"
 
 namespace parallex::transcripts {
 
 // ISO-8601 ("2026-11-20T10:00:01.6Z", "...+02:00", no fraction) to epoch ms.
 std::optional<std::int64_t> parse_iso8601_ms(std::string_view s);
-// A JSON string's time stamp, as parse_iso8601_ms; read in place when it holds no escape (every
-// record has one: no copy a line).
-std::optional<std::int64_t> timestamp_ms(scan::Value v);
+// A JSON string's time stamp, as parse_iso8601_ms (read in place: no copy a line).
+std::optional<std::int64_t> timestamp_ms(const jsonl::Value& v);
 // Epoch ms to "YYYY-MM-DDTHH:MM:SS.mmmZ".
 std::string format_iso8601_ms(std::int64_t ms);
 

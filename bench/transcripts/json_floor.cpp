@@ -1,9 +1,9 @@
-// The line scanner the transcript parsers use (plugins/transcripts/src/common/json_scan.*)
-// against simdjson 3 (DOM and On-Demand) on the same lines: each validates a line and reads
-// the fields every parser reads first (the record's type and its payload's type).
-//   transcripts_scanner_compare DIR...   (run.sh runs it on its sets)
-// Prints one table row per scanner: seconds of the fastest of three passes, one core, files
-// already in memory (no reading, no threads: the scanners alone).
+// The floor under the transcript parsers: simdjson 3 alone (DOM, which the parsers use, and
+// On-Demand) on the same lines, each validating a line and reading the fields every parser
+// reads first (the record's type and its payload's type), and nothing else.
+//   transcripts_json_floor DIR...   (run.sh runs it on its sets)
+// Prints one table row per way: seconds of the fastest of three passes, one core, files
+// already in memory (no reading, no threads: the JSON alone).
 #include <simdjson.h>
 
 #include <algorithm>
@@ -14,10 +14,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "common/json_scan.hpp"
-
-namespace scan = parallex::transcripts::scan;
 
 namespace {
 
@@ -69,19 +65,13 @@ void time(const char* name, const Lines& lines, F&& read_line) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: transcripts_scanner_compare DIR...\n");
+    std::fprintf(stderr, "usage: transcripts_json_floor DIR...\n");
     return 2;
   }
   const Lines lines = load(argc, argv);
   std::printf("%.0f MB; simdjson %s, kernel %s\n\n", static_cast<double>(lines.bytes) / 1e6,
               SIMDJSON_STRINGIFY(SIMDJSON_VERSION), simdjson::get_active_implementation()->name().c_str());
-  std::printf("| scanner | seconds | MB/s | fields found |\n|---|---:|---:|---:|\n");
-
-  scan::Document doc;
-  time("json_scan Document (validates all)", lines, [&](std::string_view line) -> std::size_t {
-    const scan::Value v = doc.parse(line);
-    return std::size_t{v["type"].is_string()} + v["payload"]["type"].is_string();
-  });
+  std::printf("| simdjson | seconds | MB/s | fields found |\n|---|---:|---:|---:|\n");
 
   simdjson::dom::parser dom;
   time("simdjson DOM (validates all, copies strings)", lines, [&](std::string_view line) -> std::size_t {
