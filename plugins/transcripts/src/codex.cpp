@@ -164,6 +164,7 @@ class SessionParser {
         continue;
       }
       any = true;
+      line_ = line;
       this->line(root);
     }
     if (id_.empty()) {
@@ -215,8 +216,10 @@ class SessionParser {
     j["started_at"] = started_ ? json(format_iso8601_ms(*started_)) : json(nullptr);
     j["ended_at"] = ended_ ? json(format_iso8601_ms(*ended_)) : json(nullptr);
     a.write(j);
-    json tokens = json::parse(tokens_raw_, nullptr, false);
-    j["token_usage"] = tokens.is_discarded() ? json(nullptr) : std::move(tokens);
+    // The last token_count line is parsed again for its totals, once.
+    jsonl::Parser tokens_parser;
+    j["token_usage"] =
+        jsonl::to_json(tokens_parser.parse(tokens_line_)["payload"]["info"]["total_token_usage"]);
     j["malformed_lines"] = malformed_;
     return j;
   }
@@ -471,7 +474,7 @@ class SessionParser {
       Value info = p["info"];
       if (info.is_object()) {
         Value total = info["total_token_usage"];
-        if (total.is_object()) tokens_raw_ = jsonl::text(total);  // made JSON once, at the end
+        if (total.is_object()) tokens_line_.assign(line_);  // made JSON once, at the end
       }
     } else if (jsonl::equals(type, "exec_command_end")) {
       exec_end(p);
@@ -690,7 +693,8 @@ class SessionParser {
   // envelope_ts_: the last wrapped line's time stamp; line_ts_: the current line's own, if any.
   std::optional<std::int64_t> started_, ended_, envelope_ts_, line_ts_;
   UniqueList models_;
-  std::string tokens_raw_;
+  std::string_view line_;    // the line being read
+  std::string tokens_line_;  // the last line with a total_token_usage
   std::uint64_t malformed_ = 0;
   std::vector<Event> events_;
   std::vector<std::optional<std::int64_t>> event_at_;  // per event: the time stamp of its line
