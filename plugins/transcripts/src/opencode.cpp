@@ -19,18 +19,39 @@
 #include <sstream>
 
 #include "common/apply_patch.hpp"
+#include "common/json_dom.hpp"
 #include "common/util.hpp"
 
 namespace parallex::transcripts::opencode {
 namespace {
 
+using jsonl::Value;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// A message's or part's `tokens`.
+struct Tokens {
+  bool present = false;  // an object was there (even an empty one)
+  std::int64_t input = 0, output = 0, reasoning = 0, cache_read = 0, cache_write = 0;
+};
+
+// What a part says, read when it is loaded: its JSON is not kept.
+struct Part {
+  std::string type, tool, status;
+  // state.input
+  std::string file_path, patch_text, patch, command, workdir, url, query;
+  std::optional<bool> exists;                    // state.metadata.exists
+  std::optional<std::int64_t> exit_code, start;  // state.metadata.exit, state.time.start
+  Tokens tokens;
+};
+
 struct Message {
   std::string id;
-  json data;  // null when its file was malformed
-  std::vector<json> parts;
+  // From the message's JSON (empty when its file was malformed).
+  std::string role, model, cwd;
+  std::optional<double> cost;
+  Tokens tokens;
+  std::vector<Part> parts;
 };
 
 struct Session {
@@ -41,43 +62,64 @@ struct Session {
   std::uint64_t malformed = 0;
 };
 
-std::string str_of(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+std::optional<std::int64_t> int_of(const Value& v) {
+  return jsonl::integer(v);
 }
 
-std::optional<std::int64_t> int_of(const json& j, const char* key) {
-  if (!j.is_object()) return std::nullopt;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  if (it->is_number_float()) {
-    // Only a value an int64 can hold: converting any other double is undefined.
-    const double d = it->get<double>();
-    if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;
-    return static_cast<std::int64_t>(d);
-  }
-  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-    return std::nullopt;
-  return it->get<std::int64_t>();
+Tokens tokens_of(const Value& t) {
+  Tokens out;
+  if (!t.is_object()) return out;
+  out.present = true;
+  out.input = int_of(t["input"]).value_or(0);
+  out.output = int_of(t["output"]).value_or(0);
+  out.reasoning = int_of(t["reasoning"]).value_or(0);
+  out.cache_read = int_of(t["cache"]["read"]).value_or(0);
+  out.cache_write = int_of(t["cache"]["write"]).value_or(0);
+  return out;
 }
 
-const json& member(const json& j, const char* key) {
-  static const json null_value;
-  if (!j.is_object()) return null_value;
-  auto it = j.find(key);
-  return it == j.end() ? null_value : *it;
+void read_message(const Value& d, Message& m) {
+  m.role = jsonl::str(d["role"]);
+  m.model = jsonl::str(d["modelID"]);
+  if (m.model.empty()) m.model = jsonl::str(d["model"]["modelID"]);
+  m.cwd = jsonl::str(d["path"]["cwd"]);
+  double cost = 0;
+  if (d["cost"].get(cost) == simdjson::SUCCESS) m.cost = cost;
+  m.tokens = tokens_of(d["tokens"]);
 }
 
-// A JSON object from a file, or discarded when the file is not one (truncated writes).
-json read_json_file(const std::string& path, bool& readable) {
+Part read_part(const Value& d) {
+  Part p;
+  p.type = jsonl::str(d["type"]);
+  p.tokens = tokens_of(d["tokens"]);
+  if (p.type != "tool") return p;
+  p.tool = jsonl::str(d["tool"]);
+  const Value state = d["state"];
+  p.status = jsonl::str(state["status"]);
+  const Value input = state["input"];
+  p.file_path = jsonl::str(input["filePath"]);
+  p.patch_text = jsonl::str(input["patchText"]);
+  p.patch = jsonl::str(input["patch"]);
+  p.command = jsonl::str(input["command"]);
+  p.workdir = jsonl::str(input["workdir"]);
+  p.url = jsonl::str(input["url"]);
+  p.query = jsonl::str(input["query"]);
+  bool exists = false;
+  if (state["metadata"]["exists"].get(exists) == simdjson::SUCCESS) p.exists = exists;
+  p.exit_code = int_of(state["metadata"]["exit"]);
+  p.start = int_of(state["time"]["start"]);
+  return p;
+}
+
+// A JSON object from a file (an error value when the file is not one: truncated writes).
+Value read_json_file(const std::string& path, jsonl::Parser& parser, bool& readable) {
   std::ifstream in(path, std::ios::binary);
   readable = static_cast<bool>(in);
-  if (!readable) return json(json::value_t::discarded);
+  if (!readable) return simdjson::IO_ERROR;
   std::stringstream ss;
   ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (!j.is_object()) return json(json::value_t::discarded);
+  Value j = parser.parse(ss.str());
+  if (!j.is_object()) return simdjson::INCORRECT_TYPE;
   return j;
 }
 
@@ -108,8 +150,8 @@ class Loader {
       for (const auto& file : sorted_children(project, false)) {
         if (file.size() < 5 || file.compare(file.size() - 5, 5, ".json") != 0) continue;
         bool readable = true;
-        json info = read_json_file(file, readable);
-        std::string id = info.is_discarded() ? stem_of(file) : str_of(info, "id");
+        const Value info = read_json_file(file, parser_, readable);
+        std::string id = jsonl::str(info["id"]);
         if (id.empty()) id = stem_of(file);
         Session& s = found[id];
         s.id = id;
@@ -118,15 +160,14 @@ class Loader {
           result_.warnings.push_back({file, "Cannot read " + file + "; check its permissions."});
           continue;
         }
-        if (info.is_discarded()) {
+        if (info.error()) {
           ++s.malformed;
           continue;
         }
-        s.parent = str_of(info, "parentID");
-        s.directory = str_of(info, "directory");
-        const json& time = member(info, "time");
-        s.created = int_of(time, "created");
-        s.updated = int_of(time, "updated");
+        s.parent = jsonl::str(info["parentID"]);
+        s.directory = jsonl::str(info["directory"]);
+        s.created = int_of(info["time"]["created"]);
+        s.updated = int_of(info["time"]["updated"]);
       }
     }
     // Messages of sessions whose session file is missing are still activity.
@@ -139,28 +180,28 @@ class Loader {
         if (file.size() < 5 || file.compare(file.size() - 5, 5, ".json") != 0) continue;
         s.files.insert(file);
         bool readable = true;
-        json data = read_json_file(file, readable);
+        const Value data = read_json_file(file, parser_, readable);
         Message m;
-        m.id = data.is_discarded() ? stem_of(file) : str_of(data, "id");
+        m.id = jsonl::str(data["id"]);
         if (m.id.empty()) m.id = stem_of(file);
         if (!readable) {
           result_.warnings.push_back({file, "Cannot read " + file + "; check its permissions."});
-        } else if (data.is_discarded()) {
+        } else if (data.error()) {
           ++s.malformed;
         } else {
-          m.data = std::move(data);
+          read_message(data, m);  // before the parser reads the parts
         }
         for (const auto& pfile : sorted_children(root + "/part/" + m.id, false)) {
           if (pfile.size() < 5 || pfile.compare(pfile.size() - 5, 5, ".json") != 0) continue;
           s.files.insert(pfile);
           bool preadable = true;
-          json part = read_json_file(pfile, preadable);
+          const Value part = read_json_file(pfile, parser_, preadable);
           if (!preadable) {
             result_.warnings.push_back({pfile, "Cannot read " + pfile + "; check its permissions."});
-          } else if (part.is_discarded()) {
+          } else if (part.error()) {
             ++s.malformed;
           } else {
-            m.parts.push_back(std::move(part));
+            m.parts.push_back(read_part(part));
           }
         }
         s.messages.push_back(std::move(m));
@@ -207,31 +248,27 @@ class Loader {
                        if (it == found.end()) return;
                        Message m;
                        m.id = text(st, 0);
-                       json data = json::parse(text(st, 2), nullptr, false);
+                       const Value data = parser_.parse(text(st, 2));
                        if (data.is_object()) {
-                         data["id"] = m.id;
-                         data["sessionID"] = sid;
-                         m.data = std::move(data);
+                         read_message(data, m);
                        } else {
                          ++it->second.malformed;
                        }
                        message_session[m.id] = sid;
                        it->second.messages.push_back(std::move(m));
                      });
-    std::map<std::string, std::vector<json>> parts;
+    std::map<std::string, std::vector<Part>> parts;
     ok = ok && query(db, path, "SELECT id, message_id, data FROM part ORDER BY message_id, id",
                      [&](sqlite3_stmt* st) {
                        std::string mid = text(st, 1);
                        auto ms = message_session.find(mid);
                        if (ms == message_session.end()) return;
-                       json data = json::parse(text(st, 2), nullptr, false);
+                       const Value data = parser_.parse(text(st, 2));
                        if (!data.is_object()) {
                          ++found[ms->second].malformed;
                          return;
                        }
-                       data["id"] = text(st, 0);
-                       data["messageID"] = mid;
-                       parts[mid].push_back(std::move(data));
+                       parts[mid].push_back(read_part(data));
                      });
     sqlite3_close(db);
     if (!ok) return;
@@ -298,41 +335,34 @@ class Loader {
     std::int64_t tok[5] = {0, 0, 0, 0, 0};
     double cost = 0;
     bool has_tokens = false;
-    auto add_tokens = [&](const json& t) {
-      if (!t.is_object()) return;
+    auto add_tokens = [&](const Tokens& t) {
+      if (!t.present) return;
       has_tokens = true;
-      tok[0] += int_of(t, "input").value_or(0);
-      tok[1] += int_of(t, "output").value_or(0);
-      tok[2] += int_of(t, "reasoning").value_or(0);
-      const json& cache = member(t, "cache");
-      tok[3] += int_of(cache, "read").value_or(0);
-      tok[4] += int_of(cache, "write").value_or(0);
+      tok[0] += t.input;
+      tok[1] += t.output;
+      tok[2] += t.reasoning;
+      tok[3] += t.cache_read;
+      tok[4] += t.cache_write;
     };
     for (const auto& m : s.messages) {
-      const json& d = m.data;
-      std::string cwd = str_of(member(d, "path"), "cwd");
-      if (cwd.empty()) cwd = s.directory;
-      if (str_of(d, "role") == "assistant") {
-        std::string model = str_of(d, "modelID");
-        if (model.empty()) model = str_of(member(d, "model"), "modelID");
-        models.add(model);
-        const json& c = member(d, "cost");
-        if (c.is_number()) {
-          cost += c.get<double>();
+      const std::string& cwd = m.cwd.empty() ? s.directory : m.cwd;
+      if (m.role == "assistant") {
+        models.add(m.model);
+        if (m.cost) {
+          cost += *m.cost;
           has_tokens = true;
         }
       }
       bool step_tokens = false;
       for (const auto& p : m.parts) {
-        std::string type = str_of(p, "type");
-        if (type == "step-finish" && member(p, "tokens").is_object()) {
-          add_tokens(member(p, "tokens"));
+        if (p.type == "step-finish" && p.tokens.present) {
+          add_tokens(p.tokens);
           step_tokens = true;
-        } else if (type == "tool") {
+        } else if (p.type == "tool") {
           tool(a, p, cwd);
         }
       }
-      if (!step_tokens) add_tokens(member(d, "tokens"));
+      if (!step_tokens) add_tokens(m.tokens);
     }
     json j;
     j["session_id"] = s.id;
@@ -353,62 +383,57 @@ class Loader {
     return j;
   }
 
-  static void tool(Activity& a, const json& part, const std::string& cwd) {
-    std::string name = str_of(part, "tool");
+  static void tool(Activity& a, const Part& part, const std::string& cwd) {
+    std::string name = part.tool;
     std::transform(name.begin(), name.end(), name.begin(),
                    [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
-    const json& state = member(part, "state");
-    std::string status = str_of(state, "status");
-    const json& input = member(state, "input");
-    const json& meta = member(state, "metadata");
+    const std::string& status = part.status;
     bool failed = status == "error";
-    const std::optional<std::int64_t> at = int_of(member(state, "time"), "start");
+    const std::optional<std::int64_t> at = part.start;
     if (name == "read") {
-      std::string p = str_of(input, "filePath");
+      const std::string& p = part.file_path;
       if (!failed && !p.empty()) a.read(resolve_path(cwd, p));
     } else if (name == "write") {
-      std::string p = str_of(input, "filePath");
-      const json& exists = member(meta, "exists");
+      const std::string& p = part.file_path;
       if (!failed && !p.empty())
-        a.change(resolve_path(cwd, p), name, exists.is_boolean() && !exists.get<bool>() ? "create" : "modify",
-                 at);
+        a.change(resolve_path(cwd, p), name, part.exists == false ? "create" : "modify", at);
     } else if (name == "edit" || name == "multiedit") {
-      std::string p = str_of(input, "filePath");
+      const std::string& p = part.file_path;
       if (!failed && !p.empty()) a.change(resolve_path(cwd, p), name, "modify", at);
     } else if (name == "patch" || name == "apply_patch") {
       if (failed) return;
-      std::string text = str_of(input, "patchText");
-      if (text.empty()) text = str_of(input, "patch");
+      const std::string& text = part.patch_text.empty() ? part.patch : part.patch_text;
       for (const auto& op : parse_apply_patch(text))
         a.change(resolve_path(cwd, op.path), name, op.action, at,
                  op.from.empty() ? "" : resolve_path(cwd, op.from));
     } else if (name == "bash") {
       Command c;
-      c.command = str_of(input, "command");
+      c.command = part.command;
       if (c.command.empty()) return;
-      std::string workdir = str_of(input, "workdir");
+      const std::string& workdir = part.workdir;
       c.cwd = workdir.empty() ? cwd : resolve_path(cwd, workdir);
       c.tool = name;
       c.at = at;
       if (failed) {
         c.status = "error";
       } else if (status == "completed") {
-        if (auto code = int_of(meta, "exit")) {
+        if (auto code = part.exit_code) {
           c.exit_code = code;
           c.status = *code == 0 ? "success" : "error";
         }
       }
       a.command(std::move(c));
     } else if (name == "webfetch") {
-      std::string u = str_of(input, "url");
+      const std::string& u = part.url;
       if (!failed && !u.empty()) a.url(u);
     } else if (name == "websearch") {
-      std::string q = str_of(input, "query");
+      const std::string& q = part.query;
       if (!failed && !q.empty()) a.search(q);
     }
   }
 
   ParseResult& result_;
+  jsonl::Parser parser_;  // each file's or row's JSON, read into a Message or Part at once
   std::vector<Session> sessions_;
   std::set<std::string> seen_;
 };
