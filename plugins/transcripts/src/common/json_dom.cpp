@@ -7,7 +7,8 @@
 namespace parallex::transcripts::jsonl {
 namespace {
 
-static_assert(simdjson::SIMDJSON_PADDING <= LineReader::kPadding, "LineReader must leave simdjson its padding");
+static_assert(simdjson::SIMDJSON_PADDING <= LineReader::kPadding,
+              "LineReader must leave simdjson its padding");
 
 // Length of the valid UTF-8 sequence at p, or 0 when it is not one (overlong forms,
 // surrogates and code points past U+10FFFF are not).
