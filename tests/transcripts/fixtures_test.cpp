@@ -1,4 +1,6 @@
-// Every session of the shared fixture set must come out exactly as EXPECTED.json lists it.
+// Every session of the shared fixture set must come out exactly as EXPECTED.json lists it, and
+// the time of each of its actions (`action_times`, this project's addition) as
+// EXPECTED-action-times.json lists it.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -27,13 +29,26 @@ json relativize(json session, const std::string& home) {
 
 void check_agent(const std::string& agent) {
   json expected = px_test::load_json(px_test::fixtures_dir() + "/EXPECTED.json");
+  const json times =
+      px_test::load_json(px_test::fixtures_dir() + "/EXPECTED-action-times.json")["agents"][agent];
   const json& spec = expected["agents"][agent];
   std::string home = px_test::fixtures_dir() + "/" + spec["home"].get<std::string>();
   auto result = parse_agent(agent, {home});
   for (const auto& w : result.warnings) ADD_FAILURE() << w.path << ": " << w.message;
 
   std::map<std::string, json> got;
-  for (const auto& s : result.sessions) got[s["session_id"].get<std::string>()] = relativize(s, home);
+  for (const auto& s : result.sessions) {
+    json session = relativize(s, home);
+    const std::string id = session["session_id"];
+    ASSERT_TRUE(session.contains("action_times")) << agent << " session " << id;
+    EXPECT_EQ(session["action_times"], times.value(id, json()))
+        << agent << " session " << id << " action_times";
+    // One time per entry of each list, in its order.
+    EXPECT_EQ(session["action_times"]["commands"].size(), session["commands"].size()) << id;
+    EXPECT_EQ(session["action_times"]["files_changed"].size(), session["files_changed"].size()) << id;
+    session.erase("action_times");
+    got[id] = std::move(session);
+  }
   ASSERT_EQ(got.size(), spec["sessions"].size());
   for (json want : spec["sessions"]) {
     want.erase("notes");

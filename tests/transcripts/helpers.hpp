@@ -18,6 +18,20 @@ inline nlohmann::json load_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+// A parser's session with the time of each action (its `action_times`, one per entry of
+// `commands` and `files_changed`) put into the entries as `at`, so that a test can state an
+// action with its time in one object. The session's own entries hold only the contract's fields.
+inline nlohmann::json times_in_entries(nlohmann::json session) {
+  const nlohmann::json times = session.value("action_times", nlohmann::json::object());
+  for (const char* list : {"commands", "files_changed"}) {
+    const nlohmann::json at = times.value(list, nlohmann::json::array());
+    auto& entries = session[list];
+    for (std::size_t i = 0; i < entries.size(); ++i) entries[i]["at"] = i < at.size() ? at[i] : nullptr;
+  }
+  session.erase("action_times");
+  return session;
+}
+
 // A fresh directory under the system temp dir, removed at scope exit.
 class TempDir {
  public:

@@ -142,7 +142,7 @@ TEST(OpencodeSqlite, ReadsSessionsMessagesAndParts) {
   auto r = tx::opencode::parse({dir.path()});
   EXPECT_TRUE(r.warnings.empty());
   ASSERT_EQ(r.sessions.size(), 2u);
-  const json& s = r.sessions[0];
+  const json s = px_test::times_in_entries(r.sessions[0]);
   EXPECT_EQ(s["session_id"], "ses_parent");
   EXPECT_EQ(s["source_files"], json::array({db}));
   EXPECT_EQ(s["cwd"], "/home/u/app");

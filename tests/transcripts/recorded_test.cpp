@@ -25,7 +25,7 @@ TEST(RecordedCodex, CodeModeSessionIsReportedAsItRan) {
   const auto r = tx::codex::parse({recorded_dir() + "/codex-code-mode"});
   EXPECT_TRUE(r.warnings.empty());
   ASSERT_EQ(r.sessions.size(), 1u);
-  const json& s = r.sessions[0];
+  const json s = px_test::times_in_entries(r.sessions[0]);
   const std::string project = "/tmp/px-record/project";
   EXPECT_EQ(s["cwd"], project);
   EXPECT_EQ(s["models"], json::array({"gpt-6.2-sol"}));

@@ -384,7 +384,7 @@ TEST(CodexRobustness, ItemCompletedAndCodeModeExec) {
              fout("2026-02-01T00:00:06.000Z", "call_exec", "done")}));
   auto r = tx::codex::parse({dir.path()});
   EXPECT_TRUE(r.warnings.empty());
-  const json& s = only_session(r);
+  const json s = px_test::times_in_entries(only_session(r));
   EXPECT_EQ(s["session_id"], id);
   ASSERT_EQ(s["commands"].size(), 4u);  // the exec_command call and its item_completed count once
   EXPECT_EQ(s["commands"][0]["command"], "npm test");
@@ -433,7 +433,7 @@ TEST(CodexRobustness, UnifiedExecExitArrivesThroughWriteStdinAndInterceptedPatch
                    {{"input", "*** Begin Patch\n*** Update File: b.txt\n@@\n-a\n+b\n*** End Patch"}}, "c5"),
              fout("2026-02-01T00:00:10.000Z", "c5", "apply_patch verification failed: no such line")}));
   auto r = tx::codex::parse({dir.path() + "/rollout-" + id + ".jsonl"});
-  const json& s = only_session(r);
+  const json s = px_test::times_in_entries(only_session(r));
   ASSERT_EQ(s["commands"].size(), 2u);
   EXPECT_EQ(s["commands"][0]["exit_code"], 130);
   EXPECT_EQ(s["commands"][0]["status"], "error");
@@ -479,7 +479,7 @@ TEST(CodexRobustness, BareEraHugeLineAndTruncation) {
   content += "{\"type\":\"function_call_output\",\"call_id\":\"k2\",\"out";
   dir.file("sessions/rollout-2025-06-01-" + id + ".jsonl", content);
   auto r = tx::codex::parse({dir.path()});
-  const json& s = only_session(r);
+  const json s = px_test::times_in_entries(only_session(r));
   EXPECT_EQ(s["session_id"], id);
   EXPECT_EQ(s["cwd"], "/old/repo");
   EXPECT_EQ(s["started_at"], "2025-06-01T10:00:00.000Z");

@@ -482,7 +482,7 @@ class Merger {
       UniqueList ids;
       for (const auto& a : s.subagents) ids.add(a.value);
       sc["subagent_ids"] = ids.to_json();
-      side.write(sc);
+      side.write(sc, Activity::Times::without);
       j["sidechain"] = std::move(sc);
     }
     j["malformed_lines"] = s.malformed;

@@ -245,7 +245,6 @@ nlohmann::json Command::to_json() && {
   j["status"] = std::move(status);
   j["tool"] = std::move(tool);
   if (argv) j["argv"] = std::move(*argv);
-  j["at"] = at ? nlohmann::json(format_iso8601_ms(*at)) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -260,21 +259,38 @@ void Activity::change(const std::string& path, const std::string& tool, const st
   if (!change_keys_.insert(key).second) return;
   nlohmann::json j = {{"path", path}, {"tool", tool}, {"action", action}};
   if (!from.empty()) j["from"] = from;
-  j["at"] = at ? nlohmann::json(format_iso8601_ms(*at)) : nlohmann::json(nullptr);
   changes_.push_back(std::move(j));
+  change_times_.push_back(at);
 }
 
-void Activity::write(nlohmann::json& out) {
+namespace {
+nlohmann::json time_or_null(std::optional<std::int64_t> ms) {
+  return ms ? nlohmann::json(format_iso8601_ms(*ms)) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+void Activity::write(nlohmann::json& out, Times times) {
   out["files_read"] = files_read_.take_json();
   out["files_changed"] = nlohmann::json(std::move(changes_));
   change_keys_.clear();
   nlohmann::json commands = nlohmann::json::array();
+  nlohmann::json command_times = nlohmann::json::array();
   commands.get_ref<nlohmann::json::array_t&>().reserve(commands_.size());
-  for (auto& c : commands_) commands.push_back(std::move(c).to_json());
+  for (auto& c : commands_) {
+    if (times == Times::with) command_times.push_back(time_or_null(c.at));
+    commands.push_back(std::move(c).to_json());
+  }
   commands_.clear();
   out["commands"] = std::move(commands);
   out["urls"] = urls_.take_json();
   out["web_searches"] = searches_.take_json();
+  if (times == Times::with) {
+    nlohmann::json change_times = nlohmann::json::array();
+    for (const auto& at : change_times_) change_times.push_back(time_or_null(at));
+    out["action_times"] = {{"commands", std::move(command_times)},
+                           {"files_changed", std::move(change_times)}};
+  }
+  change_times_.clear();
 }
 
 void sanitize_strings(nlohmann::json& j) {

@@ -86,13 +86,20 @@ class Activity {
   void command(Command c) { commands_.push_back(std::move(c)); }
   void url(const std::string& u) { urls_.add(u); }
   void search(const std::string& q) { searches_.add(q); }
+  // Whether `write` adds the actions' times (`action_times`, below): a session does; a Claude
+  // sidechain, whose lists repeat part of its session's, does not.
+  enum class Times { with, without };
   // Adds files_read, files_changed, commands, urls, web_searches to `out`, moving them out of
   // this Activity (which is left empty): called once, when the session's report is built.
-  void write(nlohmann::json& out);
+  // The times go beside those lists, not into their entries, so the entries keep exactly the
+  // extraction contract's fields (docs/transcripts.md): `action_times` is
+  // {"commands": [...], "files_changed": [...]}, one ISO-8601 time (or null) per entry, in order.
+  void write(nlohmann::json& out, Times times = Times::with);
 
  private:
   UniqueList files_read_;
   std::vector<nlohmann::json> changes_;
+  std::vector<std::optional<std::int64_t>> change_times_;  // one per changes_ entry
   std::unordered_set<std::string> change_keys_;
   std::vector<Command> commands_;
   UniqueList urls_;
