@@ -27,9 +27,12 @@
 # `parallex check`, then probes in a run:
 #   echo made > made.txt; cat /etc/shadow; UDP to 127.0.0.1:53 (bash's /dev/udp:
 #   dash, Debian's sh, has no /dev/udp and would "refuse" without a socket)
-# and git init + an empty commit in a run.
+# and git init + an empty commit in a run; then seal_probe.sh: `parallex
+# check --sealed` (the seal's probe catalog tried from inside a real run) and
+# the start-up of a sealed /bin/true, into $PX_RR_DIR/home/NAME/work.seal.*
+# (escape_matrix.sh draws its columns from them).
 # Exit: 0 when every run worked and no probe escaped; 1 when a probe escaped
-# (shadow read, UDP open) or a run failed; 77 with "SKIP: ..." when crun, the
+# (shadow read, UDP open, a way out of check --sealed ESCAPED) or a run failed; 77 with "SKIP: ..." when crun, the
 # seccomp profile, python3, or root is missing (77: ctest shows it skipped).
 #
 # Knobs (environment):
@@ -40,6 +43,7 @@
 #   PX_RR_PROC     masked (the runtime's default) | unmasked (no maskedPaths/readonlyPaths:
 #                  Kubernetes' procMount: Unmasked)
 #   PX_RR_CGROUP_MANAGER  cgroupfs (default) | disabled
+#   PX_RR_STARTUP_RUNS  sealed /bin/true runs timed by seal_probe.sh (default 5)
 #   PX_RR_EXPECT_FULL  identities whose run must get the full seal (with
 #                  PX_RR_SECCOMP=parallex, the profile `parallex check
 #                  --seccomp-profile` prints, and PX_RR_PROC=unmasked: the pod
@@ -96,6 +100,7 @@ cat >"$state/tmp/probe.sh" <<'PROBE'
 #!/bin/bash
 P=$1
 W=$2
+STARTUP_RUNS=$3
 PORT=45353
 echo "identity: $(id)"
 grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr '\t' ' '
@@ -149,8 +154,11 @@ sed 's/^/  out: /' "$W.git.out"; sed 's/^/  err: /' "$W.git.err"
 echo "RESULT git_exit=$rc"
 if [ "$(tr -d ' \n' <"$W.git.out")" = 1 ]; then echo "RESULT git=committed"; else echo "RESULT git=failed"; fi
 echo "  after the run: $(ls -A "$W/repo" | tr '\n' ' ')/ .git: $(ls -A "$W/repo/.git" 2>/dev/null | tr '\n' ' ')"
+echo "--- check --sealed and start-up"
+mkdir -p "$W/seal" && bash /tmp/seal_probe.sh "$P" "$W/seal" "$W.seal" "$STARTUP_RUNS"
 PROBE
 chmod 755 "$state/tmp/probe.sh"
+cp "$here/seal_probe.sh" "$state/tmp/seal_probe.sh"
 
 # Extra binds: the executable when it lies under a folder the binds cover.
 extra_binds=""
@@ -197,7 +205,7 @@ p = c["process"]
 p["terminal"] = False
 p["user"] = {"uid": $uid, "gid": $gid}
 p["cwd"] = "$base"
-p["args"] = ["/bin/bash", "/tmp/probe.sh", "$exe", "$base/work"]
+p["args"] = ["/bin/bash", "/tmp/probe.sh", "$exe", "$base/work", "${PX_RR_STARTUP_RUNS:-5}"]
 p["env"] = [e for e in p["env"] if not e.startswith("HOME=")] + [
     "HOME=$base", "PARALLEX_HOME=$base/px", "XDG_RUNTIME_DIR=$base/runtime",
     "PARALLEX_ALLOW_WEAKER_SEAL=1", "LANG=C.UTF-8"]
@@ -266,6 +274,16 @@ PY
       verdict="$verdict${verdict:+; }FAILED: probe run exit $(r run_exit), made.txt $(r made)"; failures=$((failures + 1)); fi
     if [ "$(r git_exit)" != 0 ] || [ "$(r git)" != committed ]; then
       verdict="$verdict${verdict:+; }FAILED: git run exit $(r git_exit)"; failures=$((failures + 1)); fi
+    # check --sealed: every way out whose guarantee check calls enforced held.
+    sealed=$state/home/$who/work.seal.sealed.json
+    if ! escaped_ways=$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print("; ".join(w["way_out"] for w in j["ways_out"] if w["verdict"] == "ESCAPED"))' "$sealed" 2>/dev/null); then
+      verdict="$verdict${verdict:+; }FAILED: check --sealed gave no answer ($(head -c 300 "${sealed%.json}.err" 2>/dev/null))"
+      failures=$((failures + 1))
+    elif [ -n "$escaped_ways" ]; then
+      verdict="$verdict${verdict:+; }ESCAPE (check --sealed): $escaped_ways"; escapes=$((escapes + 1))
+    fi
   fi
   echo "=== $who: ${verdict:-ok}: run_exit=$(r run_exit) seal=$(r seal) made=$(r made) shadow=$(r shadow) outside=$(r outside) udp=$(r udp) udp_left_run=$(r udp_left_run) git_exit=$(r git_exit) git=$(r git)"
 done
