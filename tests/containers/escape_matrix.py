@@ -62,7 +62,7 @@ def main(args):
                 bad += 1
                 verdict = "**ESCAPED**"
             cells.append(verdict)
-        out.append("| " + way + " | " + " | ".join(cells) + " |")
+        out.append("| " + way.replace("|", "\\|") + " | " + " | ".join(cells) + " |")
     seal, missing, startup = [], [], []
     for heading, c in columns:
         if c["sealed"] is None:

@@ -43,6 +43,12 @@
 #   PX_RR_PROC     masked (the runtime's default) | unmasked (no maskedPaths/readonlyPaths:
 #                  Kubernetes' procMount: Unmasked)
 #   PX_RR_CGROUP_MANAGER  cgroupfs (default) | disabled
+#   PX_RR_DENY     "SYSCALL:ERRNO ..." refused by the container's seccomp
+#                  profile on top of the runtime's (each syscall's own rules
+#                  dropped first): a container more restricted than the
+#                  defaults (too_restricted.sh)
+#   PX_RR_PROBE    a script run in the container instead of the probes above
+#                  (same arguments: PARALLEX WORKDIR); its exit is the verdict
 #   PX_RR_STARTUP_RUNS  sealed /bin/true runs timed by seal_probe.sh (default 5)
 #   PX_RR_EXPECT_FULL  identities whose run must get the full seal (with
 #                  PX_RR_SECCOMP=parallex, the profile `parallex check
@@ -158,6 +164,9 @@ echo "--- check --sealed and start-up"
 mkdir -p "$W/seal" && bash /tmp/seal_probe.sh "$P" "$W/seal" "$W.seal" "$STARTUP_RUNS"
 PROBE
 chmod 755 "$state/tmp/probe.sh"
+if [ -n "${PX_RR_PROBE:-}" ]; then
+  cp "$PX_RR_PROBE" "$state/tmp/probe.sh" || exit 2
+fi
 cp "$here/seal_probe.sh" "$state/tmp/seal_probe.sh"
 
 # Extra binds: the executable when it lies under a folder the binds cover.
@@ -231,7 +240,15 @@ spec = importlib.util.spec_from_file_location("oci_seccomp", converter)
 oci = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(oci)
 arch = oci.MACHINE_TO_GO.get(oci.platform.machine(), oci.platform.machine())
-c["linux"]["seccomp"] = oci.convert(json.load(open(profile)), oci.caps_of(c), arch)
+seccomp = oci.convert(json.load(open(profile)), oci.caps_of(c), arch)
+deny = dict(d.split(":") for d in "${PX_RR_DENY:-}".split())
+if deny:
+    for rule in seccomp["syscalls"]:
+        rule["names"] = [n for n in rule["names"] if n not in deny]
+    seccomp["syscalls"] = [r for r in seccomp["syscalls"] if r["names"]]
+    for name, err in deny.items():
+        seccomp["syscalls"].append({"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": int(err)})
+c["linux"]["seccomp"] = seccomp
 json.dump(c, open(path, "w"), indent=1)
 PY
   ctr=parallex-rr-$$-$who
@@ -252,6 +269,8 @@ PY
   r() { grep -m1 "^RESULT $1=" "$state/$who.log" | cut -d= -f2; }
   verdict=""
   if [ $crc -ne 0 ]; then verdict="FAILED (container exit $crc)"; failures=$((failures + 1))
+  elif [ -n "${PX_RR_PROBE:-}" ]; then
+    : # the probe's own verdict: the container's exit
   else
     [ "$(r shadow)" = READ ] && { verdict="$verdict${verdict:+; }ESCAPE: /etc/shadow read"; escapes=$((escapes + 1)); }
     [ "$(r outside)" = READ ] && { verdict="$verdict${verdict:+; }ESCAPE: a file outside the grants read"; escapes=$((escapes + 1)); }

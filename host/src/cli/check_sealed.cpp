@@ -179,7 +179,10 @@ int check_sealed(bool json, bool allow_weaker_seal) {
       {"read a secret (~/.ssh)", "read", {(home / ".ssh/id_ed25519").string()}, files},
       {"read a secret (/etc/shadow)", "read", {"/etc/shadow"}, files},
       {"write outside the run folder (~)", "write", {canary.string()}, files},
-      {"write .git/hooks", "write", {(ws / ".git/hooks/pre-commit").string()}, files},
+      // Inside the run's writable folder: only the private view makes it
+      // read-only (without it, what the run wrote there is moved aside at
+      // the end, never run by the host's git).
+      {"write .git/hooks", "write", {(ws / ".git/hooks/pre-commit").string()}, {"namespaces.mount"}},
       {"connect to 1.1.1.1:443", "tcp", {"1.1.1.1", "443"}, {"namespaces.network", "landlock.tcp"}},
       // Without a network namespace, seccomp refuses every socket but TCP.
       {"DNS query to 8.8.8.8", "udp-dns", {"8.8.8.8"}, {"namespaces.network", "seccomp"}},
@@ -189,7 +192,9 @@ int check_sealed(bool json, bool allow_weaker_seal) {
        {std::to_string(::getpid())},
        {"namespaces.pid", "landlock.scopes"}},
       {"ptrace an outside process", "ptrace", {"1"}, {"namespaces.pid", "seccomp"}},
-      {"connect to an outside unix socket", "unix", {outside_sock.string()}, files},
+      // Landlock does not check a unix socket's connect: only the private
+      // view, where the socket is not, keeps it out of reach.
+      {"connect to an outside unix socket", "unix", {outside_sock.string()}, {"namespaces.mount"}},
       {"connect to an outside abstract socket",
        "abstract",
        {abstract_name},
@@ -250,9 +255,14 @@ int check_sealed(bool json, bool allow_weaker_seal) {
     // A write the probe saw succeed is judged on the host: a path under /tmp
     // (a home or clone there) names, inside the run, the run's own /tmp, so
     // the write can succeed there and leave the host's file untouched.
-    if (token == "OPEN" && ways[i].probe == "write" && !fs::exists(ways[i].args.front(), ec))
-      token = "VIEW-ONLY (written in the run's own /tmp; nothing on the host)";
-    const bool held = token != "OPEN" && token.rfind("no answer", 0) != 0;
+    // Elsewhere, a file written and gone was written on the host: the seal
+    // without namespaces moves what the run wrote into .git/hooks aside at
+    // its end.
+    const std::string path = ways[i].args.empty() ? std::string() : ways[i].args.front();
+    if (token == "OPEN" && ways[i].probe == "write" && !fs::exists(path, ec))
+      token = path.rfind("/tmp/", 0) == 0 ? "VIEW-ONLY (written in the run's own /tmp; nothing on the host)"
+                                          : "OPEN (written; moved aside when the run ended)";
+    const bool held = token.rfind("OPEN", 0) != 0 && token.rfind("no answer", 0) != 0;
     if (!held) ++open_ways;
     const std::string verdict = way_verdict(token, held, ways[i], guarantees);
     if (verdict == "ESCAPED") ++escaped;
