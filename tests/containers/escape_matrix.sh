@@ -10,6 +10,10 @@
 #   crun defaults, root / pxtest   real_runtime.sh's container: crun with
 #                                  containers-common's seccomp.json, its
 #                                  capabilities, /proc masked
+#   crun, unshare refused, pxtest  the same, unshare refused as Docker's and
+#                                  containerd's default profiles refuse it
+#                                  (RuntimeDefault): the user's seal without
+#                                  namespaces
 #   crun, full seal's settings     the same with `parallex check
 #                                  --seccomp-profile` and /proc unmasked (pxtest)
 #   podman defaults, 1000 / root   the image (IMAGE, default
@@ -66,6 +70,17 @@ echo "   real_runtime.sh exit $? (log: $out/crun-defaults.log)"
 grep '^=== ' "$out/crun-defaults.log"
 columns+=("crun defaults, root=$out/crun-defaults/home/root/work.seal"
   "crun defaults, pxtest=$out/crun-defaults/home/pxtest/work.seal")
+
+# Docker's and containerd's default profile (Kubernetes' RuntimeDefault on
+# containerd) lets only CAP_SYS_ADMIN unshare; containers-common's lets any
+# process make a user namespace. The user's seal without namespaces, as such
+# a pod gets it: unshare refused (EPERM) on top of the same profile.
+echo "== crun, unshare refused (as Docker's and containerd's default profiles do)"
+PX_RR_DIR=$out/crun-no-userns PX_RR_STARTUP_RUNS=$runs PX_RR_USERS=pxtest PX_RR_DENY=unshare:1 \
+  bash "$here/real_runtime.sh" "$px" >"$out/crun-no-userns.log" 2>&1
+echo "   real_runtime.sh exit $? (log: $out/crun-no-userns.log)"
+grep '^=== ' "$out/crun-no-userns.log"
+columns+=("crun, unshare refused, pxtest=$out/crun-no-userns/home/pxtest/work.seal")
 
 echo "== crun, the full seal's settings"
 PX_RR_DIR=$out/crun-full PX_RR_STARTUP_RUNS=$runs PX_RR_USERS=pxtest PX_RR_SECCOMP=parallex \

@@ -42,6 +42,9 @@
 #   PX_RR_CAPS     default (crun spec's) | podman (containers.conf's default_capabilities) | none
 #   PX_RR_PROC     masked (the runtime's default) | unmasked (no maskedPaths/readonlyPaths:
 #                  Kubernetes' procMount: Unmasked)
+#   PX_RR_NET      host (default: the container reaches what the host does, as
+#                  a container on a default bridge reaches the registry; the
+#                  npm run needs it) | own (crun spec's empty network namespace)
 #   PX_RR_CGROUP_MANAGER  cgroupfs (default) | disabled
 #   PX_RR_DENY     "SYSCALL:ERRNO ..." refused by the container's seccomp
 #                  profile on top of the runtime's (each syscall's own rules
@@ -160,6 +163,24 @@ sed 's/^/  out: /' "$W.git.out"; sed 's/^/  err: /' "$W.git.err"
 echo "RESULT git_exit=$rc"
 if [ "$(tr -d ' \n' <"$W.git.out")" = 1 ]; then echo "RESULT git=committed"; else echo "RESULT git=failed"; fi
 echo "  after the run: $(ls -A "$W/repo" | tr '\n' ' ')/ .git: $(ls -A "$W/repo/.git" 2>/dev/null | tr '\n' ' ')"
+echo "--- npm install through the proxy"
+mkdir -p "$W/npm" && cd "$W/npm" || exit 1
+if curl -sS -o /dev/null --max-time 10 https://registry.npmjs.org/left-pad 2>/dev/null && command -v npm >/dev/null; then
+  "$P" run --in "$W/npm" --allow registry.npmjs.org -- npm install --no-audit --no-fund left-pad >"$W.npm.out" 2>"$W.npm.err"
+  echo "RESULT npm_exit=$?"
+  sed 's/^/  out: /' "$W.npm.out"; sed 's/^/  err: /' "$W.npm.err" | tail -5
+  [ -f "$W/npm/node_modules/left-pad/package.json" ] && echo "RESULT npm=installed" || echo "RESULT npm=failed"
+else
+  echo "RESULT npm=skipped (no npm, or registry.npmjs.org not reachable from the container)"
+fi
+echo "--- a loopback test server inside the run"
+cd "$W" || exit 1
+"$P" run --in "$W" -- bash -c 'python3 -m http.server 45380 --bind 127.0.0.1 >/dev/null 2>&1 &
+for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/45380) 2>/dev/null && break; sleep 0.1; done
+code=$(curl -s -o /dev/null -w "%{http_code}" http://127.0.0.1:45380/); kill %1 2>/dev/null
+[ "$code" = 200 ] && echo SERVED || echo "NOT-SERVED ($code)"' >"$W.serve.out" 2>"$W.serve.err"
+sed 's/^/  out: /' "$W.serve.out"; sed 's/^/  err: /' "$W.serve.err" | tail -3
+grep -q '^SERVED' "$W.serve.out" && echo "RESULT serve=served" || echo "RESULT serve=refused"
 echo "--- check --sealed and start-up"
 mkdir -p "$W/seal" && bash /tmp/seal_probe.sh "$P" "$W/seal" "$W.seal" "$STARTUP_RUNS"
 PROBE
@@ -227,6 +248,8 @@ if caps_mode == "podman":
     p["capabilities"] = {"bounding": podman, "effective": eff, "permitted": eff, "inheritable": [], "ambient": []}
 elif caps_mode == "none":
     p["capabilities"] = {k: [] for k in ("bounding", "effective", "permitted", "inheritable", "ambient")}
+if "${PX_RR_NET:-host}" == "host":
+    c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "network"]
 if "$proc_mode" == "unmasked":
     c["linux"]["maskedPaths"] = []
     c["linux"]["readonlyPaths"] = []
@@ -252,7 +275,7 @@ c["linux"]["seccomp"] = seccomp
 json.dump(c, open(path, "w"), indent=1)
 PY
   ctr=parallex-rr-$$-$who
-  echo "=== $who (uid $uid): crun --cgroup-manager=$cgroup_manager run, caps=$caps_mode, proc=$proc_mode, seccomp=$profile"
+  echo "=== $who (uid $uid): crun --cgroup-manager=$cgroup_manager run, caps=$caps_mode, proc=$proc_mode, net=${PX_RR_NET:-host}, seccomp=$profile"
   t0=$EPOCHREALTIME
   unshare -m --propagation private bash -c '
     set -e
@@ -293,6 +316,16 @@ PY
       verdict="$verdict${verdict:+; }FAILED: probe run exit $(r run_exit), made.txt $(r made)"; failures=$((failures + 1)); fi
     if [ "$(r git_exit)" != 0 ] || [ "$(r git)" != committed ]; then
       verdict="$verdict${verdict:+; }FAILED: git run exit $(r git_exit)"; failures=$((failures + 1)); fi
+    # npm through the proxy, where the container reaches the registry.
+    case "$(r npm)" in installed|skipped*) ;; *) verdict="$verdict${verdict:+; }FAILED: npm install through the proxy (exit $(r npm_exit))"; failures=$((failures + 1));; esac
+    # A loopback server of the run's own: on the run's own loopback with its
+    # network namespace; without one, Landlock refuses every TCP bind (the
+    # container's loopback is not the run's to serve on).
+    if [ "$(r seal)" = weaker-no-namespaces ]; then
+      [ "$(r serve)" = refused ] || { verdict="$verdict${verdict:+; }ESCAPE: the run served on the container's loopback"; escapes=$((escapes + 1)); }
+    else
+      [ "$(r serve)" = served ] || { verdict="$verdict${verdict:+; }FAILED: a loopback server inside the run"; failures=$((failures + 1)); }
+    fi
     # check --sealed: every way out whose guarantee check calls enforced held.
     sealed=$state/home/$who/work.seal.sealed.json
     if ! escaped_ways=$(python3 -c 'import json, sys
@@ -304,7 +337,7 @@ print("; ".join(w["way_out"] for w in j["ways_out"] if w["verdict"] == "ESCAPED"
       verdict="$verdict${verdict:+; }ESCAPE (check --sealed): $escaped_ways"; escapes=$((escapes + 1))
     fi
   fi
-  echo "=== $who: ${verdict:-ok}: run_exit=$(r run_exit) seal=$(r seal) made=$(r made) shadow=$(r shadow) outside=$(r outside) udp=$(r udp) udp_left_run=$(r udp_left_run) git_exit=$(r git_exit) git=$(r git)"
+  echo "=== $who: ${verdict:-ok}: run_exit=$(r run_exit) seal=$(r seal) made=$(r made) shadow=$(r shadow) outside=$(r outside) udp=$(r udp) udp_left_run=$(r udp_left_run) git_exit=$(r git_exit) git=$(r git) npm=$(r npm) serve=$(r serve)"
 done
 
 echo "=== $ran identities in $(seconds "$started" "$EPOCHREALTIME") s; escapes: $escapes; failures: $failures"
