@@ -175,7 +175,7 @@ head -c1 /proc/1/environ >/dev/null 2>&1 && echo PROC1-READ || echo proc1-refuse
     sh -c 'echo "GH_TOKEN=$GH_TOKEN"; cat "$GH_CONFIG_DIR/hosts.yml" /var/lib/parallex/agents/reviewer/gh/hosts.yml' \
     >"$dir/agent.out" 2>"$dir/agent.err"
   rc=$?
-  echo "  agent run ${weaker[*]:-(its environment accepts)}: exit $rc; the run's GH_TOKEN: $(grep -m1 -o 'GH_TOKEN=.\{0,8\}' "$dir/agent.out")…"
+  echo "  agent run ${weaker[*]:-(no flag)}: exit $rc; the run's GH_TOKEN: $(grep -m1 -o 'GH_TOKEN=.\{0,8\}' "$dir/agent.out")…"
   if [ $claims_all = 0 ]; then
     grep -q "weaker seal" "$dir/agent.err" || fail "check named a missing guarantee; the agent's run did not say 'weaker seal'"
   fi
