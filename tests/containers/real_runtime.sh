@@ -93,7 +93,12 @@ started=$EPOCHREALTIME
 case "$state" in /|/tmp|/home|"") echo "$0: PX_RR_DIR=$state is not a folder of its own" >&2; exit 2;; esac
 # Idempotent: leftovers of an earlier run (a container, the rootfs bind in a
 # mount namespace long gone) are removed.
-for c in $(crun list -q 2>/dev/null | grep '^parallex-rr-' || true); do crun delete -f "$c" >/dev/null 2>&1; done
+# Only containers whose script is gone: another run of this script (a ctest
+# beside escape_matrix.sh) keeps its own.
+for c in $(crun list -q 2>/dev/null | grep '^parallex-rr-' || true); do
+  owner=${c#parallex-rr-}
+  kill -0 "${owner%%-*}" 2>/dev/null || crun delete -f "$c" >/dev/null 2>&1
+done
 rm -rf "$state"
 mkdir -p "$state/rootfs" "$state/tmp" "$state/home"
 chmod 1777 "$state/tmp"
