@@ -333,8 +333,10 @@ Status hold_process_limit(int control, const Prepared& p) {
   if (!set.empty() || p.limit_held_outside) return ok();
   const std::string why =
       "nothing holds the run's process limit of " + std::to_string(p.max_processes) +
-      " here: no pids cgroup the supervisor may write, RLIMIT_NPROC does not bind the host's "
-      "root, and pid_max of a pid namespace needs Linux 6.14 (see `parallex check`)";
+      " here: no pids cgroup the supervisor may write, " +
+      std::string(::geteuid() == 0 ? "RLIMIT_NPROC does not bind the host's root"
+                                   : "RLIMIT_NPROC is set only in a user namespace of the run's own") +
+      ", and pid_max of a pid namespace needs Linux 6.14 (see `parallex check`)";
   if (!p.allow_weaker_seal) return Error::unsupported(why);
   send_message(control, SealMessage::weakened, "no process limit: " + why);
   return ok();
