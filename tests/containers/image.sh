@@ -165,15 +165,20 @@ head -c1 /proc/1/environ >/dev/null 2>&1 && echo PROC1-READ || echo proc1-refuse
   grep -q "$token" "$dir/hosts.yml" || { fail "the agent's gh/hosts.yml has no token field to fill"; return; }
   chown 0:1000 "$dir/hosts.yml"
   chmod 0440 "$dir/hosts.yml"
+  # Where the configuration accepts the weaker seal itself (the variable in
+  # its environment), `agent run` takes it from there, as `run` does: no flag.
   local weaker=()
-  [ $claims_all = 1 ] || weaker=(--allow-weaker-seal)
+  [ $claims_all = 1 ] || [ "$accepts" = 1 ] || weaker=(--allow-weaker-seal)
   # shellcheck disable=SC2016 # expanded by the run's shell
   pr -v "$dir/hosts.yml:/var/lib/parallex/agents/reviewer/gh/hosts.yml:ro" "$tag" \
     agent run reviewer "${weaker[@]}" --in /work/project -- \
     sh -c 'echo "GH_TOKEN=$GH_TOKEN"; cat "$GH_CONFIG_DIR/hosts.yml" /var/lib/parallex/agents/reviewer/gh/hosts.yml' \
     >"$dir/agent.out" 2>"$dir/agent.err"
   rc=$?
-  echo "  agent run: exit $rc; the run's GH_TOKEN: $(grep -m1 -o 'GH_TOKEN=.\{0,8\}' "$dir/agent.out")…"
+  echo "  agent run ${weaker[*]:-(no flag)}: exit $rc; the run's GH_TOKEN: $(grep -m1 -o 'GH_TOKEN=.\{0,8\}' "$dir/agent.out")…"
+  if [ $claims_all = 0 ]; then
+    grep -q "weaker seal" "$dir/agent.err" || fail "check named a missing guarantee; the agent's run did not say 'weaker seal'"
+  fi
   [ $rc = 0 ] || fail "the agent run exited $rc: $(tail -3 "$dir/agent.err")"
   grep -q "$token" "$dir/agent.out" "$dir/agent.err" && fail "ESCAPE: the agent's run read its token"
   grep -q '^GH_TOKEN=ghp_' "$dir/agent.out" || fail "the agent's run holds no placeholder token"

@@ -27,9 +27,12 @@
 # `parallex check`, then probes in a run:
 #   echo made > made.txt; cat /etc/shadow; UDP to 127.0.0.1:53 (bash's /dev/udp:
 #   dash, Debian's sh, has no /dev/udp and would "refuse" without a socket)
-# and git init + an empty commit in a run.
+# and git init + an empty commit in a run; then seal_probe.sh: `parallex
+# check --sealed` (the seal's probe catalog tried from inside a real run) and
+# the start-up of a sealed /bin/true, into $PX_RR_DIR/home/NAME/work.seal.*
+# (escape_matrix.sh draws its columns from them).
 # Exit: 0 when every run worked and no probe escaped; 1 when a probe escaped
-# (shadow read, UDP open) or a run failed; 77 with "SKIP: ..." when crun, the
+# (shadow read, UDP open, a way out of check --sealed ESCAPED) or a run failed; 77 with "SKIP: ..." when crun, the
 # seccomp profile, python3, or root is missing (77: ctest shows it skipped).
 #
 # Knobs (environment):
@@ -39,7 +42,17 @@
 #   PX_RR_CAPS     default (crun spec's) | podman (containers.conf's default_capabilities) | none
 #   PX_RR_PROC     masked (the runtime's default) | unmasked (no maskedPaths/readonlyPaths:
 #                  Kubernetes' procMount: Unmasked)
+#   PX_RR_NET      host (default: the container reaches what the host does, as
+#                  a container on a default bridge reaches the registry; the
+#                  npm run needs it) | own (crun spec's empty network namespace)
 #   PX_RR_CGROUP_MANAGER  cgroupfs (default) | disabled
+#   PX_RR_DENY     "SYSCALL:ERRNO ..." refused by the container's seccomp
+#                  profile on top of the runtime's (each syscall's own rules
+#                  dropped first): a container more restricted than the
+#                  defaults (too_restricted.sh)
+#   PX_RR_PROBE    a script run in the container instead of the probes above
+#                  (same arguments: PARALLEX WORKDIR); its exit is the verdict
+#   PX_RR_STARTUP_RUNS  sealed /bin/true runs timed by seal_probe.sh (default 5)
 #   PX_RR_EXPECT_FULL  identities whose run must get the full seal (with
 #                  PX_RR_SECCOMP=parallex, the profile `parallex check
 #                  --seccomp-profile` prints, and PX_RR_PROC=unmasked: the pod
@@ -80,7 +93,12 @@ started=$EPOCHREALTIME
 case "$state" in /|/tmp|/home|"") echo "$0: PX_RR_DIR=$state is not a folder of its own" >&2; exit 2;; esac
 # Idempotent: leftovers of an earlier run (a container, the rootfs bind in a
 # mount namespace long gone) are removed.
-for c in $(crun list -q 2>/dev/null | grep '^parallex-rr-' || true); do crun delete -f "$c" >/dev/null 2>&1; done
+# Only containers whose script is gone: another run of this script (a ctest
+# beside escape_matrix.sh) keeps its own.
+for c in $(crun list -q 2>/dev/null | grep '^parallex-rr-' || true); do
+  owner=${c#parallex-rr-}
+  kill -0 "${owner%%-*}" 2>/dev/null || crun delete -f "$c" >/dev/null 2>&1
+done
 rm -rf "$state"
 mkdir -p "$state/rootfs" "$state/tmp" "$state/home"
 chmod 1777 "$state/tmp"
@@ -96,6 +114,7 @@ cat >"$state/tmp/probe.sh" <<'PROBE'
 #!/bin/bash
 P=$1
 W=$2
+STARTUP_RUNS=$3
 PORT=45353
 echo "identity: $(id)"
 grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr '\t' ' '
@@ -149,8 +168,32 @@ sed 's/^/  out: /' "$W.git.out"; sed 's/^/  err: /' "$W.git.err"
 echo "RESULT git_exit=$rc"
 if [ "$(tr -d ' \n' <"$W.git.out")" = 1 ]; then echo "RESULT git=committed"; else echo "RESULT git=failed"; fi
 echo "  after the run: $(ls -A "$W/repo" | tr '\n' ' ')/ .git: $(ls -A "$W/repo/.git" 2>/dev/null | tr '\n' ' ')"
+echo "--- npm install through the proxy"
+mkdir -p "$W/npm" && cd "$W/npm" || exit 1
+if curl -sS -o /dev/null --max-time 10 https://registry.npmjs.org/left-pad 2>/dev/null && command -v npm >/dev/null; then
+  "$P" run --in "$W/npm" --allow registry.npmjs.org -- npm install --no-audit --no-fund left-pad >"$W.npm.out" 2>"$W.npm.err"
+  echo "RESULT npm_exit=$?"
+  sed 's/^/  out: /' "$W.npm.out"; sed 's/^/  err: /' "$W.npm.err" | tail -5
+  [ -f "$W/npm/node_modules/left-pad/package.json" ] && echo "RESULT npm=installed" || echo "RESULT npm=failed"
+else
+  echo "RESULT npm=skipped (no npm, or registry.npmjs.org not reachable from the container)"
+fi
+echo "--- a loopback test server inside the run"
+cd "$W" || exit 1
+"$P" run --in "$W" -- bash -c 'python3 -m http.server 45380 --bind 127.0.0.1 >/dev/null 2>&1 &
+for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/45380) 2>/dev/null && break; sleep 0.1; done
+code=$(curl -s -o /dev/null -w "%{http_code}" http://127.0.0.1:45380/); kill %1 2>/dev/null
+[ "$code" = 200 ] && echo SERVED || echo "NOT-SERVED ($code)"' >"$W.serve.out" 2>"$W.serve.err"
+sed 's/^/  out: /' "$W.serve.out"; sed 's/^/  err: /' "$W.serve.err" | tail -3
+grep -q '^SERVED' "$W.serve.out" && echo "RESULT serve=served" || echo "RESULT serve=refused"
+echo "--- check --sealed and start-up"
+mkdir -p "$W/seal" && bash /tmp/seal_probe.sh "$P" "$W/seal" "$W.seal" "$STARTUP_RUNS"
 PROBE
 chmod 755 "$state/tmp/probe.sh"
+if [ -n "${PX_RR_PROBE:-}" ]; then
+  cp "$PX_RR_PROBE" "$state/tmp/probe.sh" || exit 2
+fi
+cp "$here/seal_probe.sh" "$state/tmp/seal_probe.sh"
 
 # Extra binds: the executable when it lies under a folder the binds cover.
 extra_binds=""
@@ -197,7 +240,7 @@ p = c["process"]
 p["terminal"] = False
 p["user"] = {"uid": $uid, "gid": $gid}
 p["cwd"] = "$base"
-p["args"] = ["/bin/bash", "/tmp/probe.sh", "$exe", "$base/work"]
+p["args"] = ["/bin/bash", "/tmp/probe.sh", "$exe", "$base/work", "${PX_RR_STARTUP_RUNS:-5}"]
 p["env"] = [e for e in p["env"] if not e.startswith("HOME=")] + [
     "HOME=$base", "PARALLEX_HOME=$base/px", "XDG_RUNTIME_DIR=$base/runtime",
     "PARALLEX_ALLOW_WEAKER_SEAL=1", "LANG=C.UTF-8"]
@@ -210,6 +253,8 @@ if caps_mode == "podman":
     p["capabilities"] = {"bounding": podman, "effective": eff, "permitted": eff, "inheritable": [], "ambient": []}
 elif caps_mode == "none":
     p["capabilities"] = {k: [] for k in ("bounding", "effective", "permitted", "inheritable", "ambient")}
+if "${PX_RR_NET:-host}" == "host":
+    c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "network"]
 if "$proc_mode" == "unmasked":
     c["linux"]["maskedPaths"] = []
     c["linux"]["readonlyPaths"] = []
@@ -223,11 +268,19 @@ spec = importlib.util.spec_from_file_location("oci_seccomp", converter)
 oci = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(oci)
 arch = oci.MACHINE_TO_GO.get(oci.platform.machine(), oci.platform.machine())
-c["linux"]["seccomp"] = oci.convert(json.load(open(profile)), oci.caps_of(c), arch)
+seccomp = oci.convert(json.load(open(profile)), oci.caps_of(c), arch)
+deny = dict(d.split(":") for d in "${PX_RR_DENY:-}".split())
+if deny:
+    for rule in seccomp["syscalls"]:
+        rule["names"] = [n for n in rule["names"] if n not in deny]
+    seccomp["syscalls"] = [r for r in seccomp["syscalls"] if r["names"]]
+    for name, err in deny.items():
+        seccomp["syscalls"].append({"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": int(err)})
+c["linux"]["seccomp"] = seccomp
 json.dump(c, open(path, "w"), indent=1)
 PY
   ctr=parallex-rr-$$-$who
-  echo "=== $who (uid $uid): crun --cgroup-manager=$cgroup_manager run, caps=$caps_mode, proc=$proc_mode, seccomp=$profile"
+  echo "=== $who (uid $uid): crun --cgroup-manager=$cgroup_manager run, caps=$caps_mode, proc=$proc_mode, net=${PX_RR_NET:-host}, seccomp=$profile"
   t0=$EPOCHREALTIME
   unshare -m --propagation private bash -c '
     set -e
@@ -244,6 +297,8 @@ PY
   r() { grep -m1 "^RESULT $1=" "$state/$who.log" | cut -d= -f2; }
   verdict=""
   if [ $crc -ne 0 ]; then verdict="FAILED (container exit $crc)"; failures=$((failures + 1))
+  elif [ -n "${PX_RR_PROBE:-}" ]; then
+    : # the probe's own verdict: the container's exit
   else
     [ "$(r shadow)" = READ ] && { verdict="$verdict${verdict:+; }ESCAPE: /etc/shadow read"; escapes=$((escapes + 1)); }
     [ "$(r outside)" = READ ] && { verdict="$verdict${verdict:+; }ESCAPE: a file outside the grants read"; escapes=$((escapes + 1)); }
@@ -266,8 +321,28 @@ PY
       verdict="$verdict${verdict:+; }FAILED: probe run exit $(r run_exit), made.txt $(r made)"; failures=$((failures + 1)); fi
     if [ "$(r git_exit)" != 0 ] || [ "$(r git)" != committed ]; then
       verdict="$verdict${verdict:+; }FAILED: git run exit $(r git_exit)"; failures=$((failures + 1)); fi
+    # npm through the proxy, where the container reaches the registry.
+    case "$(r npm)" in installed|skipped*) ;; *) verdict="$verdict${verdict:+; }FAILED: npm install through the proxy (exit $(r npm_exit))"; failures=$((failures + 1));; esac
+    # A loopback server of the run's own: on the run's own loopback with its
+    # network namespace; without one, Landlock refuses every TCP bind (the
+    # container's loopback is not the run's to serve on).
+    if [ "$(r seal)" = weaker-no-namespaces ]; then
+      [ "$(r serve)" = refused ] || { verdict="$verdict${verdict:+; }ESCAPE: the run served on the container's loopback"; escapes=$((escapes + 1)); }
+    else
+      [ "$(r serve)" = served ] || { verdict="$verdict${verdict:+; }FAILED: a loopback server inside the run"; failures=$((failures + 1)); }
+    fi
+    # check --sealed: every way out whose guarantee check calls enforced held.
+    sealed=$state/home/$who/work.seal.sealed.json
+    if ! escaped_ways=$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print("; ".join(w["way_out"] for w in j["ways_out"] if w["verdict"] == "ESCAPED"))' "$sealed" 2>/dev/null); then
+      verdict="$verdict${verdict:+; }FAILED: check --sealed gave no answer ($(head -c 300 "${sealed%.json}.err" 2>/dev/null))"
+      failures=$((failures + 1))
+    elif [ -n "$escaped_ways" ]; then
+      verdict="$verdict${verdict:+; }ESCAPE (check --sealed): $escaped_ways"; escapes=$((escapes + 1))
+    fi
   fi
-  echo "=== $who: ${verdict:-ok}: run_exit=$(r run_exit) seal=$(r seal) made=$(r made) shadow=$(r shadow) outside=$(r outside) udp=$(r udp) udp_left_run=$(r udp_left_run) git_exit=$(r git_exit) git=$(r git)"
+  echo "=== $who: ${verdict:-ok}: run_exit=$(r run_exit) seal=$(r seal) made=$(r made) shadow=$(r shadow) outside=$(r outside) udp=$(r udp) udp_left_run=$(r udp_left_run) git_exit=$(r git_exit) git=$(r git) npm=$(r npm) serve=$(r serve)"
 done
 
 echo "=== $ran identities in $(seconds "$started" "$EPOCHREALTIME") s; escapes: $escapes; failures: $failures"

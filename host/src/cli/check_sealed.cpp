@@ -13,13 +13,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/backend.hpp"
 #include "cli/output.hpp"
 #include "cli/run_command.hpp"
 #include "common/paths.hpp"
 #include "common/temp_dir.hpp"
 #include "common/unique_fd.hpp"
+#include "killswitch/pids_limit.hpp"
 #include "policy/policy.hpp"
 #include "probes/catalog.hpp"
+#include "run/record.hpp"
 
 namespace px::cli {
 
@@ -85,7 +88,25 @@ struct Way {
   std::string what;
   std::string probe;  // the catalog's name (probes/catalog.hpp)
   probes::Args args;
+  // The guarantees (`parallex check --json` ids) each of which alone keeps
+  // this way shut: the full seal's, then the seal without namespaces'.
+  std::vector<std::string> held_by;
 };
+
+// A way's verdict: "blocked" when it held; "ESCAPED" when it was open though
+// `check` calls one of its guarantees enforced here (a bug of the seal);
+// "not enforced" when it was open and `check` names each of its guarantees
+// MISSING (the run said so, and went on only because it was accepted);
+// "not run" when the probe gave no answer.
+std::string way_verdict(const std::string& token, bool held, const Way& way,
+                        const std::vector<backend::Guarantee>& guarantees) {
+  if (token.rfind("no answer", 0) == 0) return "not run";
+  if (held) return "blocked";
+  for (const auto& id : way.held_by)
+    for (const auto& g : guarantees)
+      if (g.id == id && g.enforced) return "ESCAPED";
+  return "not enforced";
+}
 
 UniqueFd listen_unix(const std::string& path, bool abstract) {
   UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -153,23 +174,39 @@ int check_sealed(bool json, bool allow_weaker_seal) {
   const fs::path canary = home / ("parallex-check-canary-" + std::to_string(::getpid()));
   const fs::path self = parallex_executable();
 
+  const std::vector<std::string> files = {"namespaces.mount", "landlock.fs"};
   const std::vector<Way> ways = {
-      {"read a secret (~/.ssh)", "read", {(home / ".ssh/id_ed25519").string()}},
-      {"read a secret (/etc/shadow)", "read", {"/etc/shadow"}},
-      {"write outside the run folder (~)", "write", {canary.string()}},
-      {"write .git/hooks", "write", {(ws / ".git/hooks/pre-commit").string()}},
-      {"connect to 1.1.1.1:443", "tcp", {"1.1.1.1", "443"}},
-      {"DNS query to 8.8.8.8", "udp-dns", {"8.8.8.8"}},
-      {"signal an outside process (the seal's init)", "signal", {"1"}},
-      {"signal the supervisor (host pid)", "signal", {std::to_string(::getpid())}},
-      {"ptrace an outside process", "ptrace", {"1"}},
-      {"connect to an outside unix socket", "unix", {outside_sock.string()}},
-      {"connect to an outside abstract socket", "abstract", {abstract_name}},
-      {"inject a keystroke (TIOCSTI)", "tiocsti", {}},
-      {"inject a keystroke (TIOCSTI | 1<<32)", "tiocsti-high", {}},
-      {"open a raw packet socket (AF_PACKET)", "socket", {std::to_string(AF_PACKET)}},
+      {"read a secret (~/.ssh)", "read", {(home / ".ssh/id_ed25519").string()}, files},
+      {"read a secret (/etc/shadow)", "read", {"/etc/shadow"}, files},
+      {"write outside the run folder (~)", "write", {canary.string()}, files},
+      // Inside the run's writable folder: only the private view makes it
+      // read-only (without it, what the run wrote there is moved aside at
+      // the end, never run by the host's git).
+      {"write .git/hooks", "write", {(ws / ".git/hooks/pre-commit").string()}, {"namespaces.mount"}},
+      {"connect to 1.1.1.1:443", "tcp", {"1.1.1.1", "443"}, {"namespaces.network", "landlock.tcp"}},
+      // Without a network namespace, seccomp refuses every socket but TCP.
+      {"DNS query to 8.8.8.8", "udp-dns", {"8.8.8.8"}, {"namespaces.network", "seccomp"}},
+      {"signal an outside process (the seal's init)", "signal", {"1"}, {"namespaces.pid", "landlock.scopes"}},
+      {"signal the supervisor (host pid)",
+       "signal",
+       {std::to_string(::getpid())},
+       {"namespaces.pid", "landlock.scopes"}},
+      {"ptrace an outside process", "ptrace", {"1"}, {"namespaces.pid", "seccomp"}},
+      // Landlock does not check a unix socket's connect: only the private
+      // view, where the socket is not, keeps it out of reach.
+      {"connect to an outside unix socket", "unix", {outside_sock.string()}, {"namespaces.mount"}},
+      {"connect to an outside abstract socket",
+       "abstract",
+       {abstract_name},
+       {"namespaces.network", "landlock.scopes"}},
+      {"inject a keystroke (TIOCSTI)", "tiocsti", {}, {"seccomp"}},
+      {"inject a keystroke (TIOCSTI | 1<<32)", "tiocsti-high", {}, {"seccomp"}},
+      {"open a raw packet socket (AF_PACKET)", "socket", {std::to_string(AF_PACKET)}, {"seccomp"}},
       // Twice the default limit: where nothing held it, the probe stops there.
-      {"fork past the process limit", "fork-bomb", {std::to_string(2 * policy::ProcessLimit::kDefault)}},
+      {"fork past the process limit",
+       "fork-bomb",
+       {std::to_string(2 * policy::ProcessLimit::kDefault)},
+       {"limits.processes"}},
   };
   run::RunInputs inputs;
   inputs.kind = run::RunKind::check;
@@ -185,9 +222,11 @@ int check_sealed(bool json, bool allow_weaker_seal) {
   inputs.host_env = {{"PATH", "/usr/bin:/bin"}, {"HOME", home.string()}};
   // What the seal recorded refusing, per way out (by the probe's process name).
   std::vector<std::string> recorded(ways.size());
+  std::string seal_level = "none";  // the run's, as its record says; "none" when it never started
   RunCommandHooks hooks;
-  hooks.finished = [&recorded](const supervisor::RunResult& r) {
+  hooks.finished = [&recorded, &seal_level](const supervisor::RunResult& r) {
     if (!r.record.seal_refusals) return;
+    seal_level = run::to_string(r.record.seal);
     for (const auto& item : r.record.seal_refusals->refused)
       for (std::size_t i = 0; i < recorded.size(); ++i)
         if (item.process == probe_process_name(i))
@@ -204,7 +243,10 @@ int check_sealed(bool json, bool allow_weaker_seal) {
     std::string token;
     if (in >> index >> std::ws && std::getline(in, token) && index < tokens.size()) tokens[index] = token;
   }
-  int open_ways = 0;
+  // What `check` says of this machine, to judge each open way by.
+  const auto guarantees =
+      killswitch::seal_guarantees(backend::sealing_backend(), backend::Backend::Probe::thorough);
+  int open_ways = 0, escaped = 0;
   nlohmann::json rows = nlohmann::json::array();
   if (!json) std::printf("%-46s %-9s %s\n", "way out", "expected", "result");
   for (std::size_t i = 0; i < ways.size(); ++i) {
@@ -213,19 +255,30 @@ int check_sealed(bool json, bool allow_weaker_seal) {
     // A write the probe saw succeed is judged on the host: a path under /tmp
     // (a home or clone there) names, inside the run, the run's own /tmp, so
     // the write can succeed there and leave the host's file untouched.
-    if (token == "OPEN" && ways[i].probe == "write" && !fs::exists(ways[i].args.front(), ec))
-      token = "VIEW-ONLY (written in the run's own /tmp; nothing on the host)";
-    const bool held = token != "OPEN" && token.rfind("no answer", 0) != 0;
+    // Elsewhere, a file written and gone was written on the host: the seal
+    // without namespaces moves what the run wrote into .git/hooks aside at
+    // its end.
+    const std::string path = ways[i].args.empty() ? std::string() : ways[i].args.front();
+    if (token == "OPEN" && ways[i].probe == "write" && !fs::exists(path, ec))
+      token = path.rfind("/tmp/", 0) == 0 ? "VIEW-ONLY (written in the run's own /tmp; nothing on the host)"
+                                          : "OPEN (written; moved aside when the run ended)";
+    const bool held = token.rfind("OPEN", 0) != 0 && token.rfind("no answer", 0) != 0;
     if (!held) ++open_ways;
+    const std::string verdict = way_verdict(token, held, ways[i], guarantees);
+    if (verdict == "ESCAPED") ++escaped;
     if (json)
       rows.push_back({{"way_out", ways[i].what},
+                      {"probe", ways[i].probe},
                       {"expected", "denied"},
                       {"result", token},
                       {"held", held},
+                      {"held_by", ways[i].held_by},
+                      {"verdict", verdict},
                       {"recorded", recorded[i]}});
     else
-      std::printf("%-46s %-9s %s%s%s\n", ways[i].what.c_str(), "denied",
+      std::printf("%-46s %-9s %s%s%s%s\n", ways[i].what.c_str(), "denied",
                   held ? "denied: " : "OPEN: ", token.c_str(),
+                  verdict == "not enforced" ? "  [not enforced here: `parallex check` names it MISSING]" : "",
                   recorded[i].empty() ? "" : ("  [recorded: " + recorded[i] + "]").c_str());
   }
   if (fs::exists(canary, ec)) {
@@ -234,7 +287,7 @@ int check_sealed(bool json, bool allow_weaker_seal) {
     std::printf("the canary %s was created on the host\n", canary.c_str());
   }
   if (json)
-    print_json({{"ways_out", rows}, {"open", open_ways}});
+    print_json({{"ways_out", rows}, {"open", open_ways}, {"escaped", escaped}, {"seal", seal_level}});
   else
     std::printf("%s\n", open_ways == 0 ? "Every way out held." : "SOME WAYS OUT ARE OPEN.");
   return open_ways == 0 ? 0 : 1;

@@ -115,8 +115,11 @@ Action setup_check(CLI::App& app, GlobalOptions&) {
   auto o = std::make_shared<CheckOptions>();
   app.add_flag("--json", o->json, "Print JSON");
   app.add_flag("--sealed", o->sealed, "Run a real sealed run and try each way out from inside it");
+  // The same setting as a run's: an image or pod that accepted the seal
+  // without namespaces (PARALLEX_ALLOW_WEAKER_SEAL=1) checks that seal.
   app.add_flag("--allow-weaker-seal", o->allow_weaker_seal,
-               "With --sealed: run even if a guarantee is missing");
+               "With --sealed: run even if a guarantee is missing")
+      ->envname("PARALLEX_ALLOW_WEAKER_SEAL");
   app.add_flag("--apparmor-profile", o->apparmor_profile,
                "Print an AppArmor profile that lets this executable create user namespaces, and nothing more "
                "(for Ubuntu's restriction; the package installs its own)");

@@ -39,6 +39,35 @@ Result<Agent> load_agent(const std::string& name) {
   return Agent{std::move(paths), std::move(config), std::move(token)};
 }
 
+// What no accepted weaker seal goes without, by the guarantees' ids (a
+// backend that names neither, as macOS's, has its own floor): something that
+// keeps the run out of the files it was not granted (Landlock, or the private
+// view of a mount namespace), and seccomp. Empty when both hold; else the
+// refusal, naming what is missing and the setting that would give it.
+std::string below_the_floor(const std::vector<backend::Guarantee>& guarantees) {
+  const backend::Guarantee *landlock = nullptr, *mounts = nullptr, *seccomp = nullptr;
+  for (const auto& g : guarantees) {
+    if (g.id == "landlock.fs") landlock = &g;
+    if (g.id == "namespaces.mount") mounts = &g;
+    if (g.id == "seccomp") seccomp = &g;
+  }
+  std::string why;
+  if (landlock && mounts && !landlock->enforced && !mounts->enforced)
+    why = "neither Landlock (" + landlock->detail + ") nor a mount namespace (" + mounts->detail +
+          "): nothing would keep the run out of the files it was not granted. Landlock needs Linux 5.13 or "
+          "later with landlock in the kernel's lsm= boot parameter, and a seccomp profile that lets the "
+          "landlock_create_ruleset, landlock_add_rule and landlock_restrict_self calls through (the "
+          "defaults of Docker, Podman and Kubernetes' RuntimeDefault do); or give the container the full "
+          "seal's settings (`parallex check` prints them; `parallex kube --seal full` renders them)";
+  if (seccomp && !seccomp->enforced)
+    why += (why.empty() ? "" : "; and ") + std::string("no seccomp (") + seccomp->detail +
+           "): nothing would refuse ptrace, new namespaces, raw sockets or keystroke injection. The kernel "
+           "needs CONFIG_SECCOMP_FILTER, and the container's seccomp profile must let the seccomp call "
+           "through (the defaults of Docker, Podman and Kubernetes' RuntimeDefault do)";
+  return why.empty() ? why
+                     : "refusing to run, even with the weaker seal accepted: the seal would have " + why;
+}
+
 // The seal's level, decided once: the user's choice of no seal, else what
 // the sealing backend guarantees here against what a run requires.
 struct SealChoice {
@@ -63,6 +92,7 @@ Result<SealChoice> choose_seal(const RunInputs& in) {
     return Error::unsupported(
         "refusing to run: the seal would lack " + missing +
         ". See `parallex check`; pass --allow-weaker-seal to run with a weaker seal anyway");
+  if (const std::string floor = below_the_floor(guarantees); !floor.empty()) return Error::unsupported(floor);
   c.level = SealLevel::weaker;
   c.notices.push_back(
       {NoticeKind::weaker_seal, "weaker seal (accepted with --allow-weaker-seal): it lacks " + missing});

@@ -457,7 +457,8 @@ class Run {
     } else if (!launched_) {
       const std::optional<Error>& e = launch_error_ ? launch_error_ : step_error;
       std::string why = e ? e->message : std::string("the run ended before its command started");
-      if (e && e->kind == ErrorKind::unsupported)
+      // Accepted already, the weaker seal is no way out: the message says what is.
+      if (e && e->kind == ErrorKind::unsupported && !plan_.allow_weaker_seal)
         why +=
             ". A guarantee of the seal is missing here (see `parallex check`); pass --allow-weaker-seal to "
             "run with a weaker seal anyway";

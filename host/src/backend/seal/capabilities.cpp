@@ -166,7 +166,10 @@ std::vector<Guarantee> detect_guarantees(bool probe) {
       {"seccomp",
        "seccomp: io_uring, bpf, keyctl, mount, new namespaces, TIOCSTI refused; ptrace only within the run; "
        "without a network namespace, no IPv4/IPv6 socket but TCP (no UDP or DNS around the proxy)",
-       sc, true, sc ? "seccomp filters are available" : "the kernel has no seccomp filter support"});
+       sc, true,
+       sc ? "seccomp filters are available"
+          : "the seccomp call fails: the kernel has no seccomp filters, or a seccomp profile around "
+            "Parallex (a container's) refuses the call"});
   out.push_back(
       {"no_new_privs", "no_new_privs: setuid programs gain nothing", true, true, "always available"});
   std::string where;

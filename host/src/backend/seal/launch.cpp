@@ -295,7 +295,15 @@ struct ExecArgs {
   step(control, userns::drop_capabilities());
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(control, sys_error("prctl(PR_SET_NO_NEW_PRIVS)"));
   if (ruleset) step(control, landlock::restrict_self(*ruleset));
-  seccomp::Loaded filter = value_or_fail(control, seccomp::load(p.seccomp));
+  auto loaded = seccomp::load(p.seccomp);
+  if (!loaded)
+    fail(control, Error::unsupported(
+                      "refusing to run: the seal's seccomp filter cannot be installed here (" +
+                      loaded.error().message +
+                      "), and no seal goes without it, weaker or not. The container's seccomp profile must "
+                      "let the seccomp call through (the defaults of Docker, Podman and Kubernetes' "
+                      "RuntimeDefault do), and the kernel needs CONFIG_SECCOMP_FILTER"));
+  seccomp::Loaded filter = std::move(loaded.value());
   if (!ruleset && p.ptrace_in_run) step(control, seccomp::refuse_ptrace());
   if (!filter.not_collected.empty()) send_message(control, SealMessage::uncollected, filter.not_collected);
   // The listener must not cross execve: whoever holds it can let refused calls
@@ -325,8 +333,10 @@ Status hold_process_limit(int control, const Prepared& p) {
   if (!set.empty() || p.limit_held_outside) return ok();
   const std::string why =
       "nothing holds the run's process limit of " + std::to_string(p.max_processes) +
-      " here: no pids cgroup the supervisor may write, RLIMIT_NPROC does not bind the host's "
-      "root, and pid_max of a pid namespace needs Linux 6.14 (see `parallex check`)";
+      " here: no pids cgroup the supervisor may write, " +
+      std::string(::geteuid() == 0 ? "RLIMIT_NPROC does not bind the host's root"
+                                   : "RLIMIT_NPROC is set only in a user namespace of the run's own") +
+      ", and pid_max of a pid namespace needs Linux 6.14 (see `parallex check`)";
   if (!p.allow_weaker_seal) return Error::unsupported(why);
   send_message(control, SealMessage::weakened, "no process limit: " + why);
   return ok();
@@ -400,6 +410,17 @@ Status hold_process_limit(int control, const Prepared& p) {
   auto ruleset = landlock::prepare(plan);
   lap("landlock ruleset");
   if (!ruleset && !p.allow_weaker_seal) fail(control, ruleset.error());
+  // The floor of an accepted weaker seal (run/stage.cpp says it before the
+  // run; here, for namespaces that failed only now): without the view and
+  // without Landlock, nothing would keep the run out of ungranted files.
+  if (!ruleset && !ns)
+    fail(control, Error::unsupported(
+                      "refusing to run, even with the weaker seal accepted: neither Landlock (" +
+                      ruleset.error().message +
+                      ") nor namespaces here, so nothing would keep the run out of the files it was not "
+                      "granted. Landlock needs landlock in the kernel's lsm= boot parameter and a seccomp "
+                      "profile that lets the landlock_* calls through; or give the container the full seal's "
+                      "settings (see `parallex check`)"));
   if (!ruleset) send_message(control, SealMessage::weakened, "no Landlock (" + ruleset.error().message + ")");
   if (ruleset) notes.insert(notes.end(), ruleset.value().notes.begin(), ruleset.value().notes.end());
   step(control, await_go(control, p));
@@ -455,7 +476,8 @@ Status hold_process_limit(int control, const Prepared& p) {
         control, SealMessage::weakened,
         "no namespaces (" + entered.error().message +
             "): no private view, network or pid namespace; denied paths inside read grants are kept out by "
-            "Landlock (their names stay listable), denied paths inside writable grants are NOT");
+            "Landlock (their names stay listable), denied paths inside writable grants are NOT, nor are unix "
+            "sockets outside the grants (Landlock does not check a connect to one)");
     // The policy names the run's temp dir /tmp, where the view puts it
     // (TMPDIR, the tool caches: npm's, pip's): without the view, the same
     // folder is reached by its host path, and the host's /tmp is not the run's.

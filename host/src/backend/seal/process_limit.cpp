@@ -61,9 +61,9 @@ bool host_root() {
   return uid == 0;
 }
 
-void write_map(const char* path, unsigned id) {
+bool write_map(const char* path, unsigned id) {
   const std::string line = std::to_string(id) + " " + std::to_string(id) + " 1";
-  (void)write_file(path, line);
+  return write_file(path, line).has_value();
 }
 
 // In a child: the run's user namespace as the seal makes it, RLIMIT_NPROC of
@@ -76,8 +76,8 @@ int probe_rlimit() {
     const gid_t gid = ::getgid();
     if (::unshare(CLONE_NEWUSER) != 0) ::_exit(2);
     (void)write_file("/proc/self/setgroups", "deny");
-    write_map("/proc/self/uid_map", uid);
-    write_map("/proc/self/gid_map", gid);
+    (void)write_map("/proc/self/uid_map", uid);
+    (void)write_map("/proc/self/gid_map", gid);
     if (!limit_nproc(4)) ::_exit(3);
     int hold[2];
     if (::pipe(hold) != 0) ::_exit(4);
@@ -117,8 +117,9 @@ int probe_pid_max() {
     const gid_t gid = ::getgid();
     if (::unshare(CLONE_NEWUSER) == 0) {
       (void)write_file("/proc/self/setgroups", "deny");
-      write_map("/proc/self/uid_map", uid);
-      write_map("/proc/self/gid_map", gid);
+      // A namespace without its uid map is one the seal gives up (root
+      // without CAP_SETFCAP, as a container runs it): no pid namespace then.
+      if (!write_map("/proc/self/uid_map", uid) || !write_map("/proc/self/gid_map", gid)) ::_exit(2);
     } else if (uid != 0) {
       ::_exit(2);
     }

@@ -270,7 +270,11 @@ Status refuse_ptrace() {
 }
 
 bool available() {
-  return ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 1;
+  // The seccomp call itself, as the seal makes it: a container's profile may
+  // refuse it (EPERM) on a kernel that has filters.
+  std::uint32_t action = SECCOMP_RET_ERRNO;
+  return ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 1 &&
+         ::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
 std::string container_profile() {
