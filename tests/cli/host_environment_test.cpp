@@ -11,9 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <string>
 
 #include "cli_support.hpp"
 #include "spawn.hpp"
@@ -190,6 +193,37 @@ TEST(ContainerStandIn, WithoutUserNamespacesAnAcceptedRunIsWeakerAndStillConfine
                               "mkdir -p \"$npm_config_cache\" && echo CACHE-OK"),
                         env, true);
   EXPECT_EQ(caches.out, "CACHE-OK\n") << caches.err;
+
+  // A fork bomb stops at the run's process limit there too: no user namespace
+  // of its own, so the user's own RLIMIT_NPROC holds it, above the tasks the
+  // user had at the start (process_limit.hpp), and `check` says so.
+  write(home.path / "limit.yaml", "limits:\n  processes: 256\n");
+  ASSERT_EQ(std::system(("chown pxtest " + q((home.path / "limit.yaml").string())).c_str()), 0);
+  const Ran bomb = sh(container + PARALLEX_EXE + " run --profile " + q((home.path / "limit.yaml").string()) +
+                          " --in " + q(work.string()) + " -- python3 -c " +
+                          q("import os, time\n"
+                            "n = 0\n"
+                            "try:\n"
+                            "    while n < 768:\n"
+                            "        if os.fork() == 0:\n"
+                            "            time.sleep(3); os._exit(0)\n"
+                            "        n += 1\n"
+                            "    print('NOT-STOPPED', n)\n"
+                            "except OSError as e:\n"
+                            "    print('STOPPED', n, e.errno)\n"),
+                      env, true);
+  ASSERT_EQ(bomb.status, 0) << bomb.out << bomb.err;
+  std::istringstream bombed(bomb.out);
+  std::string word;
+  int forked = -1, err = -1;
+  bombed >> word >> forked >> err;
+  EXPECT_EQ(word, "STOPPED") << bomb.out << bomb.err;
+  EXPECT_EQ(err, EAGAIN) << bomb.out;
+  EXPECT_LE(forked, 256) << bomb.out;
+  EXPECT_GE(forked, 64) << "something else stopped it well below the limit: " << bomb.out;
+  EXPECT_EQ(bomb.err.find("no process limit"), std::string::npos) << bomb.err;
+  const Ran check = sh(container + PARALLEX_EXE + " check --json", env, true);
+  EXPECT_NE(check.out.find("\"rlimit-nproc-user\""), std::string::npos) << check.out;
 
   // The run shares the container's network: UDP (DNS to any server
   // included) is refused, TCP reaches only the proxy, and with Local servers

@@ -71,7 +71,7 @@ struct Prepared {
   std::uint64_t max_processes = 0;
   bool limit_held_outside = false;
   bool want_rlimit = false, want_pid_max = false;
-  bool rlimit_set = false, pid_max_set = false;
+  bool rlimit_set = false, rlimit_user_set = false, pid_max_set = false;
   int pids_cgroup = -1;
 };
 
@@ -328,6 +328,7 @@ Status hold_process_limit(int control, const Prepared& p) {
   if (p.max_processes == 0) return ok();
   std::string set;
   if (p.rlimit_set) set = process_limit::kRlimit;
+  if (p.rlimit_user_set) set = process_limit::kRlimitUser;
   if (p.pid_max_set) set += std::string(set.empty() ? "" : ",") + process_limit::kPidMax;
   if (!set.empty()) send_message(control, SealMessage::limits, set);
   if (!set.empty() || p.limit_held_outside) return ok();
@@ -335,7 +336,7 @@ Status hold_process_limit(int control, const Prepared& p) {
       "nothing holds the run's process limit of " + std::to_string(p.max_processes) +
       " here: no pids cgroup the supervisor may write, " +
       std::string(::geteuid() == 0 ? "RLIMIT_NPROC does not bind the host's root"
-                                   : "RLIMIT_NPROC is set only in a user namespace of the run's own") +
+                                   : "RLIMIT_NPROC was not set (Linux 5.14 counts it per user namespace)") +
       ", and pid_max of a pid namespace needs Linux 6.14 (see `parallex check`)";
   if (!p.allow_weaker_seal) return Error::unsupported(why);
   send_message(control, SealMessage::weakened, "no process limit: " + why);
@@ -493,6 +494,13 @@ Status hold_process_limit(int control, const Prepared& p) {
   if (mode == userns::Mode::user_namespace && p.want_rlimit) {
     if (auto set = process_limit::limit_nproc(p.max_processes))
       p.rlimit_set = true;  // the init, forked below, sees it in its copy
+    else
+      send_message(control, SealMessage::notice, encode_notice({run::NoticeKind::seal, set.error().message}));
+  } else if (mode == userns::Mode::none && p.max_processes > 0 && process_limit::user_rlimit_holds(false)) {
+    // No namespace of the run's own: the user's own RLIMIT_NPROC, above the
+    // tasks the user has now (process_limit.hpp). The run cannot raise it.
+    if (auto set = process_limit::limit_nproc_of_user(p.max_processes))
+      p.rlimit_user_set = true;
     else
       send_message(control, SealMessage::notice, encode_notice({run::NoticeKind::seal, set.error().message}));
   }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +37,8 @@ bool process_limit_hidden_for_tests(std::string_view id) {
 namespace px::seal::process_limit {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // RESERVED_PIDS: once this many pids were given out in a namespace, the
 // kernel gives out no pid below it again (kernel/pid.c).
@@ -94,6 +97,69 @@ int probe_rlimit() {
       ++made;
     }
     ::_exit(made < 4 ? 0 : 1);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 9;
+  return WEXITSTATUS(status);
+}
+
+// Whether a child can make a user namespace (the seal's first step).
+bool user_namespace_possible() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int status = 0;
+  return pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Tasks (processes and threads: RLIMIT_NPROC counts both) whose real uid is
+// ours, as /proc shows them.
+std::uint64_t tasks_of_this_user() {
+  const uid_t uid = ::getuid();
+  std::uint64_t tasks = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(it->path() / "status");
+    std::string line;
+    bool ours = false;
+    std::uint64_t threads = 1;
+    while (std::getline(in, line)) {
+      if (line.rfind("Uid:", 0) == 0) {
+        std::istringstream fields(line.substr(4));
+        unsigned long real = 0;
+        ours = (fields >> real) && real == uid;
+      } else if (line.rfind("Threads:", 0) == 0) {
+        std::istringstream(line.substr(8)) >> threads;
+      }
+    }
+    if (ours) tasks += threads;
+  }
+  return tasks;
+}
+
+// In a child, without a namespace of its own: the user's RLIMIT_NPROC at its
+// tasks now plus 4, then as many children as fork allows (at most 64, each
+// waiting on a pipe that closes when this child exits). 0: fork stopped.
+int probe_user_rlimit() {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!limit_nproc_of_user(4)) ::_exit(3);
+    int hold[2];
+    if (::pipe(hold) != 0) ::_exit(4);
+    int made = 0;
+    for (int i = 0; i < 64; ++i) {
+      const pid_t c = ::fork();
+      if (c < 0) break;
+      if (c == 0) {
+        char b;
+        ::close(hold[1]);
+        (void)!::read(hold[0], &b, 1);
+        ::_exit(0);
+      }
+      ++made;
+    }
+    ::_exit(made < 64 ? 0 : 1);
   }
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 9;
@@ -165,17 +231,30 @@ bool pid_max_holds(bool thorough) {
   return !thorough || probe_pid_max() == 0;
 }
 
+bool user_rlimit_holds(bool thorough) {
+  if (backend::process_limit_hidden_for_tests(kRlimitUser) || host_root()) return false;
+  return !thorough || probe_user_rlimit() == 0;
+}
+
 backend::ProcessLimitMechanism mechanism(const std::string& id) {
   if (id == kRlimit)
     return {id, "RLIMIT_NPROC in the run's own user namespace (counted per namespace since Linux 5.14)"};
   if (id == kPidMax)
     return {id, "pid_max of the run's own pid namespace (Linux 6.14+; it may let up to 299 more through)"};
+  if (id == kRlimitUser)
+    return {
+        id,
+        "RLIMIT_NPROC of your user, set to your tasks at the run's start plus the limit (no user namespace "
+        "of the run's own: your other processes here count too)"};
   return {id, id};
 }
 
 std::vector<backend::ProcessLimitMechanism> available(bool thorough) {
   std::vector<backend::ProcessLimitMechanism> out;
-  if (rlimit_holds(thorough)) out.push_back(mechanism(kRlimit));
+  if (rlimit_holds(thorough))
+    out.push_back(mechanism(kRlimit));
+  else if (thorough && !user_namespace_possible() && user_rlimit_holds(true))
+    out.push_back(mechanism(kRlimitUser));  // what the seal without namespaces sets (launch.cpp)
   if (pid_max_holds(thorough)) out.push_back(mechanism(kPidMax));
   return out;
 }
@@ -188,6 +267,10 @@ Status limit_nproc(std::uint64_t max) {
   if (::setrlimit(RLIMIT_NPROC, &set) != 0)
     return sys_error("setrlimit(RLIMIT_NPROC, " + std::to_string(value) + ")");
   return ok();
+}
+
+Status limit_nproc_of_user(std::uint64_t max) {
+  return limit_nproc(tasks_of_this_user() + max);
 }
 
 Status limit_pid_numbers(int view_root, std::uint64_t max) {

@@ -11,6 +11,15 @@
 //    The kernel never applies it to the host's root (copy_process exempts
 //    INIT_USER, uid 0 of the initial namespace, whatever namespace it is in),
 //    so a supervisor whose uid is the host's 0 gets nothing from it.
+//  - Without a user namespace of the run's own (a container that forbids
+//    them, with the weaker seal accepted): RLIMIT_NPROC of the user itself.
+//    The kernel then counts every task of the user's real uid in this user
+//    namespace, the run's and the user's others alike, so the limit is set
+//    to the tasks the user has now plus the run's limit: the run gets at
+//    most its limit (fewer if the user's other processes grow meanwhile),
+//    and a fork bomb stops there. Counted from /proc, which may not show
+//    tasks of the same uid in other pid namespaces: the bound is then lower,
+//    never higher. Not for the host's root (exempt, as above).
 //  - pid_max of the run's pid namespace (Linux 6.14 and later: each pid
 //    namespace has its own). No pid at or above it is given out there, so at
 //    most pid_max - 1 processes live at once; once 300 pids were given out
@@ -32,6 +41,7 @@ namespace px::seal::process_limit {
 // The mechanisms' ids, as the run record and `check --json` name them.
 inline constexpr const char* kRlimit = "rlimit-nproc";
 inline constexpr const char* kPidMax = "pid-max";
+inline constexpr const char* kRlimitUser = "rlimit-nproc-user";
 
 // The mechanism of `id` (kRlimit, kPidMax) with its description.
 backend::ProcessLimitMechanism mechanism(const std::string& id);
@@ -45,12 +55,19 @@ std::uint64_t pid_max_for(std::uint64_t max);
 // fails closed when a mechanism it counted on cannot be set).
 bool rlimit_holds(bool thorough);
 bool pid_max_holds(bool thorough);
+// RLIMIT_NPROC of the user, for a seal without namespaces: the user is not the
+// host's root (and, `thorough`, a child limited so really stops forking).
+bool user_rlimit_holds(bool thorough);
 std::vector<backend::ProcessLimitMechanism> available(bool thorough);
 
 // In the outer process, just after it entered the run's user namespace:
 // RLIMIT_NPROC (soft and hard) to `max`, or the hard limit it has if that is
 // lower.
 Status limit_nproc(std::uint64_t max);
+// In the outer process of a seal without namespaces: RLIMIT_NPROC (soft and
+// hard) to the tasks of this real uid now (read from /proc) plus `max`, or
+// the hard limit it has if that is lower.
+Status limit_nproc_of_user(std::uint64_t max);
 // In the init, once the run's /proc is mounted in the view at `view_root`:
 // the pid namespace's pid_max for `max`, then /proc/sys read-only.
 Status limit_pid_numbers(int view_root, std::uint64_t max);
