@@ -113,6 +113,22 @@ TEST(CommandLine, EveryInputRefusesTheSamePorts) {
       EXPECT_EQ(r.status, 125) << args << ": " << r.err;  // refused before anything ran
       EXPECT_NE(r.err.find(bad), std::string::npos) << args << ": " << r.err;
     }
+    // The options that take a port as a number: CLI11 alone reads `0443` as
+    // octal (291), `parallex proxy --listen` read it as 443.
+    for (const std::string& args : {std::string("proxy --allow-port ") + bad,
+                                    std::string("policy show --proxy-port ") + bad + " -- true",
+                                    std::string("ui --no-open --port ") + bad}) {
+      const Ran r = px(args, home.path);
+      EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+      EXPECT_NE(r.err.find(bad), std::string::npos) << args << ": " << r.err;
+    }
+  }
+  // --listen takes 0 too (a free port), and nothing else parse_port refuses.
+  for (const char* bad : {"0443", "65536", "+80", ""}) {
+    const std::string args = std::string("proxy --listen 127.0.0.1:") + bad;
+    const Ran r = px(args, home.path);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string("bad port '") + bad + "'"), std::string::npos) << args << ": " << r.err;
   }
   const Ran good =
       px("policy show --allow example.com:8443 --local-servers=5432 --publish 3000 -- true", home.path);

@@ -79,6 +79,37 @@ TEST(Spawn, ATimeoutKillsTheWholeGroupWhenItHasOne) {
   EXPECT_FALSE(running()) << "the grandchild " << grandchild << " outlived the timeout";
 }
 
+// A browser leaves helpers behind that hold no pipe of ours: with
+// end_group_after they go once it has ended; without it they are left alone
+// (a secret command may start an agent meant to stay).
+TEST(Spawn, WhatIsLeftOfTheGroupGoesWhenAskedOnceTheProgramEnded) {
+  auto dir = TempDir::make("px-spawn-");
+  ASSERT_TRUE(dir);
+  for (const bool end_group : {true, false}) {
+    const auto pid_file = dir.value().path() / (end_group ? "ended" : "left");
+    SpawnSpec spec = sh("sleep 30 >/dev/null 2>&1 & echo $! > '" + pid_file.string() + "'; echo done");
+    spec.own_process_group = true;
+    auto got = spawn_capture(spec, {.timeout = 20s, .end_group_after = end_group});
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got.value().out, "done\n");
+    EXPECT_EQ(got.value().exit_status, 0);
+    EXPECT_GT(got.value().pid, 0);
+    pid_t helper = 0;
+    std::ifstream(pid_file) >> helper;
+    ASSERT_GT(helper, 0);
+    const auto running = [&] {
+      std::ifstream stat("/proc/" + std::to_string(helper) + "/stat");
+      std::string pid, comm, state;
+      if (!(stat >> pid >> comm >> state)) return false;
+      return state != "Z" && state != "X";
+    };
+    for (int i = 0; i < 100 && end_group && running(); ++i) ::usleep(10000);
+    EXPECT_EQ(running(), !end_group) << "the helper " << helper
+                                     << (end_group ? " outlived" : " did not outlive") << " the program";
+    if (!end_group) ::kill(helper, SIGKILL);
+  }
+}
+
 TEST(Spawn, OutputPastTheLimitEndsTheProgramAndKeepsWhatCameBefore) {
   auto got = spawn_capture(sh("while :; do echo 0123456789; done"), {.timeout = 20s, .max_bytes = 1000});
   ASSERT_TRUE(got);

@@ -360,5 +360,36 @@ TEST_F(McpRewind, AClientThatDisconnectsMidCallEndsTheServerCleanly) {
   EXPECT_EQ(notes(), "changed by the agent\n");
 }
 
+// The project's rules as list_workspaces shows them: its hosts, or the default
+// every workspaced run gets (workspace::project_network), also when its config
+// cannot be read (said in the notes).
+TEST(McpTools, ListWorkspacesShowsTheProjectsNetworkAsItsRunsGetIt) {
+  TempHome home;
+  const fs::path project = home.dir() / "project";
+  fs::create_directories(project);
+  ASSERT_EQ(std::system(("git init -q '" + project.string() + "'").c_str()), 0);
+  auto rules = [&](Json* notes = nullptr) {
+    auto replies = serve(init() + call(1, "list_workspaces", {{"project", project.string()}}));
+    const Json& list = (*reply_to(replies, 1))["result"]["structuredContent"];
+    if (notes) *notes = list.value("notes", Json::array());
+    return list["project"]["rules"];
+  };
+  const Json none = rules();
+  EXPECT_EQ(none["network"], "online") << none.dump();
+  EXPECT_EQ(none["sandbox_workspaces"], true) << none.dump();
+
+  TempHome::write(project / ".parallex/config.yaml", "allow: [github.com]\nsandbox_workspaces: false\n");
+  const Json hosts = rules();
+  EXPECT_EQ(hosts["network"], "allowlist") << hosts.dump();
+  EXPECT_EQ(hosts["allowed_hosts"], Json::array({"github.com"})) << hosts.dump();
+  EXPECT_EQ(hosts["sandbox_workspaces"], false) << hosts.dump();
+
+  TempHome::write(project / ".parallex/config.yaml", "allow: [github.com\n");
+  Json notes;
+  const Json broken = rules(&notes);
+  EXPECT_EQ(broken["network"], "online") << broken.dump();
+  EXPECT_NE(notes.dump().find("config.yaml"), std::string::npos) << notes.dump();
+}
+
 }  // namespace
 }  // namespace px::mcp::test

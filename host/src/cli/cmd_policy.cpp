@@ -4,6 +4,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/policy_text.hpp"
+#include "cli/port_option.hpp"
 #include "cli/run_options.hpp"
 #include "common/paths.hpp"
 #include "policy/policy_json.hpp"
@@ -106,7 +107,7 @@ Action setup_policy(CLI::App& app, GlobalOptions&) {
   show_cmd
       ->add_option("--proxy-port", o->proxy_port,
                    "The proxy port written into a Seatbelt profile (a run uses its own)")
-      ->check(CLI::Range(1, 65535));
+      ->check(port_number());
   show_cmd->add_option("--why", o->why, "Explain whether PATH may be read and written, and by which rule");
   return [o] { return show(*o); };
 }

@@ -8,9 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "cli/command.hpp"
+#include "cli/port_option.hpp"
 #include "cli/run_command.hpp"
+#include "common/port.hpp"
 #include "common/redact.hpp"
 #include "proxy/proxy.hpp"
 
@@ -66,11 +69,13 @@ int run(const ProxyOptions& o) {
   }
   std::string host = o.listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  // 0 asks for a free port; any other port is read as every input reads one.
   const std::string port_text = o.listen.substr(colon + 1);
-  char* end = nullptr;
-  const unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
-  if (port_text.empty() || *end != '\0' || port > 65535) {
-    return fail(px::Error::invalid("--listen has a bad port '" + port_text + "'; give 0 to 65535."));
+  const std::optional<std::uint16_t> port =
+      port_text == "0" ? std::optional<std::uint16_t>(0) : px::parse_port(port_text);
+  if (!port) {
+    return fail(px::Error::invalid("--listen has a bad port '" + port_text +
+                                   "'; give 0 (a free one) or 1 to 65535, without a leading zero."));
   }
   if (o.online && !o.allow.empty()) {
     return fail(px::Error::invalid("--online allows every host; drop --allow or drop --online."));
@@ -97,7 +102,7 @@ int run(const ProxyOptions& o) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto server = ProxyServer::listen(std::move(config), host, static_cast<std::uint16_t>(port));
+  auto server = ProxyServer::listen(std::move(config), host, *port);
   if (!server) return fail(server.error());
   std::printf("%s\n", server.value()->listen_address().c_str());
   if (o.password_file.empty()) std::printf("password file: %s\n", password_path.c_str());
@@ -127,7 +132,8 @@ Action setup_proxy(CLI::App& app, GlobalOptions& /*global*/) {
                  "Allow HOST and its subdomains, HOST:PORT on that port only, \"*.HOST\" its subdomains only "
                  "(repeatable)");
   app.add_option("--allow-port", o->ports,
-                 "Allow this upstream port for hosts given without one (repeatable; default 80 and 443)");
+                 "Allow this upstream port for hosts given without one (repeatable; default 80 and 443)")
+      ->check(port_number());
   app.add_flag("--online", o->online, "Allow every host (still logged)");
   app.add_flag("--local-servers", o->local_servers,
                "Forward CONNECT localhost:PORT to this machine and allow local addresses");

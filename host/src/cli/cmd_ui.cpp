@@ -11,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "cli/port_option.hpp"
 #include "common/paths.hpp"
 #include "common/redact.hpp"
 #include "common/spawn.hpp"
@@ -87,7 +88,7 @@ Action setup_ui(CLI::App& app, GlobalOptions&) {
   auto o = std::make_shared<UiOptions>();
   app.add_flag("--no-open", o->no_open, "Print the address (with its key) and open no browser");
   app.add_option("--port", o->port, "Listen on this port of 127.0.0.1 (default: a free one)")
-      ->check(CLI::Range(1, 65535));
+      ->check(port_number());
   return [o] { return ui_run(*o); };
 }
 

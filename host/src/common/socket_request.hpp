@@ -2,7 +2,7 @@
 // What the supervisor asks the seal's init for over the run's socket channel
 // (SOCK_SEQPACKET, one message each way), and how the init answers. The init
 // is the only process that can make a socket inside the run's network
-// namespace (backend/seal/net_sockets.cpp): listening sockets on the run's
+// namespace (backend/seal/net_capture.cpp): listening sockets on the run's
 // synthetic addresses (capture) and on its loopback (mirrored host ports), and
 // sockets connecting to its loopback (published ports).
 //

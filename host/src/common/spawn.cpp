@@ -149,6 +149,8 @@ Result<Captured> spawn_capture(const SpawnSpec& spec, const CaptureLimits& limit
   }
   if (got.timed_out || got.too_big) kill_spawned(pid, spec.own_process_group);
   got.exit_status = wait_exit_status(pid);
+  got.pid = pid;
+  if (limits.end_group_after && spec.own_process_group) ::kill(-pid, SIGKILL);
   return got;
 }
 

@@ -41,6 +41,10 @@ struct CaptureLimits {
   std::chrono::milliseconds timeout{0};  // 0: as long as it runs
   std::size_t max_bytes = 64 * 1024;     // on each stream; past it the program is killed
   bool merge_stderr = false;             // stderr into `out`
+  // Once it has ended, what is left of its process group is killed too (a
+  // browser's helpers, which outlive it and keep writing to its profile).
+  // Only with SpawnSpec::own_process_group.
+  bool end_group_after = false;
 };
 
 struct Captured {
@@ -49,6 +53,7 @@ struct Captured {
   bool too_big = false;  // printed more than max_bytes: killed, what came before kept
   std::string out;
   std::string err;
+  pid_t pid = 0;  // the process it was (ended and reaped by now)
 };
 
 // Runs `spec` to its end (or its limit) and keeps what it prints. A program

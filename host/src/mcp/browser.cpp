@@ -1,7 +1,6 @@
 #include "mcp/browser.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agents/store.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/spawn.hpp"
@@ -84,19 +84,6 @@ std::vector<std::string> browser_environment(const fs::path& home) {
   return env;
 }
 
-// Starts `argv` in a process group of its own with `env`, stdout to
-// `stdout_fd` (or /dev/null when -1), stderr to `stderr_file` (or /dev/null).
-Result<pid_t> spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int stdout_fd,
-                    const fs::path& stderr_file) {
-  UniqueFd err;
-  if (!stderr_file.empty()) {
-    err.reset(::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!err) return Error::io("open " + stderr_file.string(), errno);
-  }
-  return spawn_process({.argv = argv, .env = env, .own_process_group = true}, stdout_fd,
-                       err ? err.get() : -1);
-}
-
 std::string tail_of(const fs::path& file, std::size_t n) {
   std::ifstream in(file);
   std::stringstream ss;
@@ -121,47 +108,19 @@ std::size_t count_entries(const fs::path& dir) {
   return n;
 }
 
-// Runs a headless Chromium that dumps the page's DOM, then makes sure no
-// process of its group is left (they would keep writing to the profile).
+// Runs a headless Chromium that dumps the page's DOM (cut at kMaxDom), then
+// makes sure no process of its group is left (they would keep writing to the
+// profile). What it said on stderr is kept in `log`.
 Status run_headless(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     std::chrono::seconds timeout, const fs::path& log, BrowserRun& out) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return Error::io("create a pipe for the browser", errno);
-  UniqueFd read_end(fds[0]), write_end(fds[1]);
-  auto pid = spawn(argv, env, write_end.get(), log);
-  write_end.reset();
-  if (!pid) return pid.error();
-  out.pid = pid.value();
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
-  char buf[65536];
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{read_end.get(), POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      timed_out = r == 0;
-      break;
-    }
-    const ssize_t n = ::read(read_end.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (out.dom.size() < kMaxDom) out.dom.append(buf, static_cast<std::size_t>(n));
-  }
-  if (timed_out) ::kill(-pid.value(), SIGKILL);
-  int status = 0;
-  while (::waitpid(pid.value(), &status, 0) < 0 && errno == EINTR) {
-  }
-  ::kill(-pid.value(), SIGKILL);  // helpers (zygote, renderers) that outlived the browser
-  out.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (out.dom.size() > kMaxDom) out.dom.resize(kMaxDom);
-  if (timed_out)
+  PX_TRY_ASSIGN(Captured got,
+                spawn_capture({.argv = argv, .env = env, .own_process_group = true},
+                              {.timeout = timeout, .max_bytes = kMaxDom, .end_group_after = true}));
+  (void)agents::write_file_atomic(log, got.err, 0600);  // for the user; the run does not need it
+  out.pid = got.pid;
+  out.exit_status = got.exit_status;
+  out.dom = std::move(got.out);
+  if (got.timed_out)
     return Error::io("Chromium did not finish loading " + out.url + " within " +
                          std::to_string(timeout.count()) + " s and was stopped",
                      ETIMEDOUT);
@@ -186,7 +145,7 @@ Result<long> start_windowed(const std::vector<std::string>& argv, const std::vec
     ::setsid();
     const pid_t keeper = ::fork();
     if (keeper != 0) ::_exit(keeper < 0 ? 1 : 0);
-    auto pid = spawn(argv, env, -1, "");
+    auto pid = spawn_process({.argv = argv, .env = env, .own_process_group = true});
     const long child = pid ? static_cast<long>(pid.value()) : -1L;
     (void)!::write(write_end.get(), &child, sizeof child);
     write_end.reset();

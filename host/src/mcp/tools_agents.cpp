@@ -104,15 +104,15 @@ ToolResult list_workspaces(ToolContext& ctx, const Json& args) {
     const fs::path start =
         args.contains("project") ? fs::path(args["project"].get<std::string>()) : fs::current_path(ec);
     if (auto p = workspace::find_project(start)) {
-      Json rules{{"sandbox_workspaces", true}, {"network", "online"}, {"allowed_hosts", Json::array()}};
-      if (auto c = workspace::load_project_config(p.value().config_file())) {
-        rules["sandbox_workspaces"] = c.value().sandbox_workspaces;
-        rules["network"] = policy::to_string(workspace::project_network(c.value()));
-        rules["allowed_hosts"] = c.value().allow;
-        if (c.value().profile) rules["profile"] = *c.value().profile;
-      } else {
-        out["notes"].push_back(c.error().message);
-      }
+      // A config that cannot be read is said in the notes; the rules shown
+      // are then the defaults, decided where every workspaced run's are.
+      auto c = workspace::load_project_config(p.value().config_file());
+      if (!c) out["notes"].push_back(c.error().message);
+      const workspace::ProjectConfig config = c ? c.value() : workspace::ProjectConfig{};
+      Json rules{{"sandbox_workspaces", config.sandbox_workspaces},
+                 {"network", policy::to_string(workspace::project_network(config))},
+                 {"allowed_hosts", config.allow}};
+      if (config.profile) rules["profile"] = *config.profile;
       project = Json{{"root", p.value().root.string()}, {"rules", rules}};
       if (auto list = workspace::list_workspaces(p.value())) {
         for (const auto& w : list.value()) workspaces.push_back(w.to_json());

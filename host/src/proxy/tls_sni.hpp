@@ -2,7 +2,7 @@
 // The server name (SNI) a TLS client asks for in its ClientHello, read from
 // the first bytes of a CONNECT tunnel, so that a tunnel opened to an allowed
 // host cannot carry a TLS session to another one behind the same front end
-// (domain fronting). A pure function: fuzzed (fuzz/proxy_tls_sni.cpp).
+// (domain fronting). A pure function: fuzzed (fuzz/proxy_request_parser.cpp).
 #include <string>
 #include <string_view>
 

@@ -1,6 +1,6 @@
 #pragma once
 // RunPlan: everything a run needs, decided before anything starts, by the run
-// stage's prepare_run() (run/prepare.hpp) from the inputs of any front door.
+// stage's prepare_run() (run/stage.hpp) from the inputs of any front door.
 // The supervisor carries it out; nothing in it changes afterwards.
 #include <filesystem>
 #include <functional>

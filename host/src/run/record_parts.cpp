@@ -1,5 +1,6 @@
 #include "run/record_parts.hpp"
 
+#include "run/events.hpp"
 #include "run/json_read.hpp"
 
 namespace px::run {
@@ -94,14 +95,10 @@ NetworkLive NetworkLive::from_json(const json& j) {
 }
 
 json to_json(const OpenRequest& r) {
-  json j{{"url", r.url}, {"at", r.at}};
-  if (!r.host.empty()) {
-    j["host"] = r.host;
-    j["port"] = r.port;
-  }
-  if (r.in_rule) j["in_rule"] = *r.in_rule;
-  if (!r.by.empty()) j["by"] = r.by;
-  if (!r.process.empty()) j["process"] = r.process;
+  // The run.open_requested event's fields and when it was asked: one list of
+  // the fields, so the record and the event never say a request differently.
+  json j = open_request_fields(r);
+  j["at"] = r.at;
   return j;
 }
 
