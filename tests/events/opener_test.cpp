@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spawn.hpp"
@@ -152,6 +154,46 @@ TEST_F(Opener, OfflineRunAndAllowedHost) {
   EXPECT_EQ(o.err.find("outside the run's network rule"), std::string::npos) << o.err;
   EXPECT_FALSE(browser_started());
   as_user_too("OfflineRunAndAllowedHost");
+}
+
+// The mark follows the live rule: a host allowed while the run goes on
+// (`parallex allow --run`, docs/ask.md) is inside it, as the proxy would let
+// a connection to it through, though the run started without it.
+TEST_F(Opener, AHostAllowedLiveIsInTheRule) {
+  const fs::path go = root_ / "work" / "go";
+  auto running = std::async(std::launch::async, [&] {
+    return run({"--allow", "first.example"},
+               "i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+               "xdg-open https://later.example/login; xdg-open https://never.example/");
+  });
+  std::string id;
+  for (int i = 0; i < 300 && id.empty(); ++i) {
+    const auto listed = px::test::spawn_and_wait({PARALLEX_EXE, "runs", "--json"}, env(), root_ / "out");
+    const auto j = json::parse(listed.out, nullptr, false);
+    if (j.is_object() && j.contains("runs") && !j["runs"].empty()) id = j["runs"][0].value("id", "");
+    if (id.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(id.empty()) << "the run never showed in `parallex runs`";
+  if (!id.empty()) {
+    const auto allowed =
+        px::test::spawn_and_wait({PARALLEX_EXE, "allow", "--run", id, "later.example"}, env(), root_ / "out");
+    EXPECT_EQ(allowed.status, 0) << allowed.out << allowed.err;
+  }
+  std::ofstream(go) << "go\n";
+  const auto o = running.get();
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto ev = events("run.open_requested");
+  ASSERT_EQ(ev.size(), 2u) << o.err;
+  EXPECT_EQ(ev[0]["host"], "later.example");
+  EXPECT_EQ(ev[0]["in_rule"], true) << ev[0].dump();
+  EXPECT_EQ(ev[1]["host"], "never.example");
+  EXPECT_EQ(ev[1]["in_rule"], false) << ev[1].dump();
+  EXPECT_EQ(o.err.find("later.example is outside"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("never.example is outside the run's network rule"), std::string::npos) << o.err;
+  const json r = record();
+  ASSERT_EQ(r["open_requests"]["requests"].size(), 2u) << r.dump(2);
+  EXPECT_EQ(r["open_requests"]["requests"][0]["in_rule"], true);
+  as_user_too("AHostAllowedLiveIsInTheRule");
 }
 
 // An address is data: its escape sequences reach the terminal as \xNN.

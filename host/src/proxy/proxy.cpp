@@ -202,6 +202,9 @@ void ProxyServer::change_rule(RuleChange change) {
 std::vector<RuleChange> ProxyServer::rule_changes() const {
   return impl_->rule_changes();
 }
+bool ProxyServer::allows_now(const std::string& host, std::uint16_t port) const {
+  return impl_->allows_now(host, port);
+}
 std::vector<Question> ProxyServer::questions() const {
   return impl_->questions();
 }

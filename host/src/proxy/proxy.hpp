@@ -176,6 +176,12 @@ class ProxyServer {
   // (parse_host_rule); recorded with `by` and `at` as given.
   void change_rule(RuleChange change);
   std::vector<RuleChange> rule_changes() const;
+  // Whether a new connection to `host` (a name as a URL gives it, or
+  // localhost) on `port` would pass the rule as it stands now, live changes
+  // included: the decision a connection gets before anything is resolved
+  // (destination.hpp), asked of the proxy itself so that nothing else keeps a
+  // copy of the rule. For what the run's opener marks (supervisor/run_opener).
+  bool allows_now(const std::string& host, std::uint16_t port) const;
 
   // Ask mode: the questions open now, oldest first.
   std::vector<Question> questions() const;

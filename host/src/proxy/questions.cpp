@@ -6,6 +6,7 @@
 
 #include "common/clock.hpp"
 #include "proxy/destination.hpp"
+#include "proxy/host_rules.hpp"
 #include "proxy/reasons.hpp"
 #include "proxy/server_core.hpp"
 
@@ -84,6 +85,17 @@ std::vector<RuleChange> ServerCore::rule_changes() {
   std::vector<RuleChange> out;
   run_on_io([&] { out = live_rules_.changes(); });
   return out;
+}
+
+bool ServerCore::allows_now(const std::string& host, std::uint16_t port) {
+  // The name as the proxy's intake would leave it: loopback names as they
+  // are, any other checked and normalized (an address literal never passes).
+  HostPort target{host, port};
+  if (!is_loopback_name(host) && !check_host_name(host, target.host).ok()) return false;
+  bool allowed = false;
+  run_on_io(
+      [&] { allowed = decide_destination(config, ports_for(target.host), target).route != Route::refuse; });
+  return allowed;
 }
 
 std::vector<Question> ServerCore::questions() {

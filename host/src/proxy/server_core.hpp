@@ -76,6 +76,7 @@ class ServerCore {
   // Any thread.
   void change_rule(RuleChange change);
   std::vector<RuleChange> rule_changes();
+  bool allows_now(const std::string& host, std::uint16_t port);
   std::vector<Question> questions();
   Status answer(std::uint64_t id, bool allow, bool for_run, const std::string& by);
 

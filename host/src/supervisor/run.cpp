@@ -616,7 +616,9 @@ class Run {
                       hit.process = redact(hit.process);  // as in the record
                       events_.emit(run::event::decoy_touched, run::decoy_fields(hit));
                     }};
-  RunOpener opener_{plan_.policy, plan_.seal != run::SealLevel::none, say_, &events_};
+  RunOpener opener_{
+      [this](const std::string& host, std::uint16_t port) { return proxy_.allows_now(host, port); },
+      plan_.seal != run::SealLevel::none, say_, &events_};
   backend::EnvMap env_;
   std::vector<std::string> argv_;
   std::optional<Error> launch_error_;

@@ -139,6 +139,13 @@ void NetworkProxy::on_started(killswitch::RunControl& control) {
   if (proxy_ && questions_) questions_->attach(proxy_.get(), processes_);
 }
 
+bool NetworkProxy::allows_now(const std::string& host, std::uint16_t port) {
+  // Held while the proxy answers: stop() takes it away under the same lock.
+  std::lock_guard lock(mu_);
+  if (proxy_) return proxy_->allows_now(host, port);
+  return policy_.may_connect(host, port);
+}
+
 std::optional<nlohmann::json> NetworkProxy::handle(const nlohmann::json& request, const std::string& by) {
   if (!questions_) return std::nullopt;  // a run without a network: "unknown op"
   return questions_->handle(request, by);

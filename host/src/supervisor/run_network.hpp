@@ -64,6 +64,11 @@ class NetworkProxy {
   void on_started(killswitch::RunControl& control);
   void cut();
   void restore();
+  // Whether a new connection to `host` on `port` would pass the run's rule
+  // as it stands now: the proxy's own decision, live changes (`parallex allow
+  // --run`) included; the rule the run started with when it has no proxy
+  // (then nothing can change it). Any thread.
+  bool allows_now(const std::string& host, std::uint16_t port);
   // A control request about the run's network (supervisor/run_questions.hpp),
   // from the control socket's thread; nullopt for another op.
   std::optional<nlohmann::json> handle(const nlohmann::json& request, const std::string& by);

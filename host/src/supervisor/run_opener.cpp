@@ -78,8 +78,8 @@ bool opener_terminal_is_raw() {
 
 }  // namespace
 
-RunOpener::RunOpener(const policy::Policy& policy, bool sealed, Say say, const run::EventLog* events)
-    : policy_(policy), sealed_(sealed), say_(std::move(say)), events_(events) {}
+RunOpener::RunOpener(InRule in_rule, bool sealed, Say say, const run::EventLog* events)
+    : in_rule_(std::move(in_rule)), sealed_(sealed), say_(std::move(say)), events_(events) {}
 
 RunOpener::~RunOpener() {
   watch_.stop();
@@ -192,7 +192,7 @@ std::string RunOpener::take(const std::string& by, const std::string& url, pid_t
   r.url = redact(url);
   r.by = shown(by);
   r.at = iso_utc_now();
-  if (opener_web_host(url, r.host, r.port)) r.in_rule = policy_.may_connect(r.host, r.port);
+  if (opener_web_host(url, r.host, r.port)) r.in_rule = in_rule_(r.host, r.port);
   // The opener's parent is the program that asked.
   if (pid > 0)
     if (const auto stat = killswitch::read_proc_stat(pid); stat && stat->ppid > 0)

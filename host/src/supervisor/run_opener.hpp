@@ -19,6 +19,7 @@
 // the user sees, a bounded number of times (a burst, then one every two
 // seconds; past that counted, not kept).
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -29,7 +30,6 @@
 #include "common/error.hpp"
 #include "common/unique_fd.hpp"
 #include "common/watch_thread.hpp"
-#include "policy/policy.hpp"
 #include "run/events.hpp"
 #include "run/notice.hpp"
 #include "run/record_parts.hpp"
@@ -41,9 +41,13 @@ namespace fs = std::filesystem;
 class RunOpener {
  public:
   using Say = std::function<void(const run::Notice&)>;
+  // Whether the run's network rule lets a host and port be reached now: the
+  // run's proxy's live decision (NetworkProxy::allows_now), so that a host
+  // allowed while the run goes on (`parallex allow --run`) is not marked.
+  using InRule = std::function<bool(const std::string& host, std::uint16_t port)>;
   // `events` outlives this object. Nothing is made for an unsealed run (its
   // programs open what they like: the user chose no seal).
-  RunOpener(const policy::Policy& policy, bool sealed, Say say, const run::EventLog* events);
+  RunOpener(InRule in_rule, bool sealed, Say say, const run::EventLog* events);
   ~RunOpener();
   RunOpener(const RunOpener&) = delete;
   RunOpener& operator=(const RunOpener&) = delete;
@@ -65,7 +69,7 @@ class RunOpener {
   std::string take(const std::string& by, const std::string& url, pid_t pid);
   bool allowed_now();
 
-  const policy::Policy& policy_;
+  InRule in_rule_;
   bool sealed_;
   Say say_;
   const run::EventLog* events_;
