@@ -3,7 +3,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -135,10 +134,6 @@ bool in_window(const Json& session, std::int64_t since, std::int64_t until) {
   return (until == 0 || first <= until) && (since == 0 || last >= since);
 }
 
-void add_unique(Json& list, std::set<std::string>& seen, const Json& value, const std::string& key) {
-  if (seen.insert(key).second) list.push_back(value);
-}
-
 }  // namespace
 
 void redact_strings(Json& value) {
@@ -147,42 +142,6 @@ void redact_strings(Json& value) {
   } else if (value.is_array() || value.is_object()) {
     for (auto& child : value) redact_strings(child);
   }
-}
-
-Json aggregate_activity(const Json& sessions) {
-  Json read = Json::array(), changed = Json::array(), commands = Json::array(), urls = Json::array(),
-       searches = Json::array();
-  std::set<std::string> seen_read, seen_changed, seen_urls, seen_searches;
-  for (const auto& s : sessions) {
-    const std::string harness = string_or(s, "harness");
-    const std::string session = string_or(s, "session_id");
-    if (auto it = s.find("files_read"); it != s.end() && it->is_array())
-      for (const auto& p : *it)
-        if (p.is_string()) add_unique(read, seen_read, p, p.get<std::string>());
-    if (auto it = s.find("files_changed"); it != s.end() && it->is_array())
-      for (const auto& c : *it)
-        if (c.is_object())
-          add_unique(changed, seen_changed, c,
-                     string_or(c, "path") + '\0' + string_or(c, "tool") + '\0' + string_or(c, "action"));
-    if (auto it = s.find("commands"); it != s.end() && it->is_array())
-      for (const auto& c : *it)
-        if (c.is_object()) {
-          Json command = c;
-          command["session_id"] = session;
-          commands.push_back(std::move(command));
-        }
-    if (auto it = s.find("urls"); it != s.end() && it->is_array())
-      for (const auto& u : *it)
-        if (u.is_string()) add_unique(urls, seen_urls, u, u.get<std::string>());
-    if (auto it = s.find("web_searches"); it != s.end() && it->is_array())
-      for (const auto& q : *it)
-        if (q.is_string()) add_unique(searches, seen_searches, q, q.get<std::string>());
-  }
-  return Json{{"files_read", read},
-              {"files_changed", changed},
-              {"commands", commands},
-              {"urls", urls},
-              {"web_searches", searches}};
 }
 
 Json report_run(const ReportRequest& req, const fs::path& run_dir) {

@@ -59,7 +59,11 @@ Result<std::size_t> keep_sessions(const ReportRequest& request);
 // Redacts every string value (recursively) in place.
 void redact_strings(Json& value);
 
-// The run's files read / changed, commands and URLs, over all its sessions.
+// The run's files read / changed, commands and URLs, over all its sessions
+// (activity.cpp). Each command and file change has its time ("at", null when
+// its session gave none); a change made by a command names it ("command": its
+// index in "commands", sessions' own indices mapped; null when no session
+// linked them), and each command lists the files it changed ("files_changed").
 Json aggregate_activity(const Json& sessions);
 
 }  // namespace px::report

@@ -201,21 +201,27 @@ std::string render_html(const Json& report) {
     out += "<h3>Files changed</h3>\n";
     rows.clear();
     for (const auto& c : activity.value("files_changed", Json::array()))
-      rows.push_back({esc(str(c, "action")), esc(str(c, "tool")), esc(str(c, "path")), esc(str(c, "from"))});
-    p.table({"Action", "Tool", "Path", "From"}, rows, {false, false, true, true});
+      rows.push_back({time_html(str(c, "at")), esc(str(c, "action")), esc(str(c, "tool")),
+                      esc(str(c, "path")), esc(str(c, "from"))});
+    p.table({"Time", "Action", "Tool", "Path", "From"}, rows, {false, false, false, true, true});
 
     out += "<h3>Commands</h3>\n";
     rows.clear();
     for (const auto& c : activity.value("commands", Json::array())) {
       const std::string st = str(c, "status");
-      rows.push_back({esc(str(c, "command")), esc(str(c, "cwd")),
+      // The files it changed, where its session linked them.
+      std::string files;
+      for (const auto& f : c.value("files_changed", Json::array()))
+        if (f.is_string()) files += (files.empty() ? "" : ", ") + esc(f.get<std::string>());
+      rows.push_back({time_html(str(c, "at")), esc(str(c, "command")), esc(str(c, "cwd")),
                       cls(st == "success" ? "ok"
                           : st == "error" ? "bad"
                                           : "dim",
                           esc(exit_text(c.value("exit_code", Json(nullptr))))),
-                      esc(st), esc(str(c, "tool"))});
+                      esc(st), esc(str(c, "tool")), files});
     }
-    p.table({"Command", "Working directory", "Exit", "Status", "Tool"}, rows, {true, true});
+    p.table({"Time", "Command", "Working directory", "Exit", "Status", "Tool", "Files it changed"}, rows,
+            {false, true, true, false, false, false, true});
 
     out += "<h3>URLs</h3>\n";
     rows.clear();

@@ -36,9 +36,11 @@ std::size_t display_width(const std::string& s) {
 // Column widths from the cells, at most kMaxColumn; the last column is never padded. A
 // cell wider than its column is shown whole, and the rest of its row goes on the next
 // line, under its own columns: every column stays in line, and nothing is cut.
+// `notes` (when given, one per row): a line under the row, from its last
+// column on ("changed: a.c, b.c" under a command); empty: none.
 constexpr std::size_t kMaxColumn = 48;
 void table(std::string& out, const std::vector<std::vector<std::string>>& rows, const Style& style,
-           const std::vector<std::string>& header) {
+           const std::vector<std::string>& header, const std::vector<std::string>& notes = {}) {
   if (rows.empty()) {
     out += "  " + style("2", "(none)") + "\n";
     return;
@@ -66,8 +68,20 @@ void table(std::string& out, const std::vector<std::vector<std::string>>& rows, 
     }
     out += l + "\n";
   };
+  std::size_t last_column = 2;
+  for (std::size_t c = 0; c + 1 < header.size(); ++c) last_column += width[c] + 2;
   line(header, true);
-  for (const auto& row : rows) line(row, false);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    line(rows[r], false);
+    if (r < notes.size() && !notes[r].empty()) out += std::string(last_column, ' ') + notes[r] + "\n";
+  }
+}
+
+// A command's or file change's time ("at") as HH:MM:SS of its ISO UTC time;
+// "-" when its session gave none.
+std::string clock_time(const Json& item) {
+  const std::string at = str(item, "at");
+  return at.size() >= 19 && at[10] == 'T' ? at.substr(11, 8) : "-";
 }
 
 void heading(std::string& out, const Style& style, const std::string& title, std::size_t count) {
@@ -160,22 +174,29 @@ std::string render_terminal(const Json& report, bool colour) {
     for (const auto& c : changed) {
       std::string path = shown(str(c, "path"));
       if (!str(c, "from").empty()) path = shown(str(c, "from")) + " -> " + path;
-      rows.push_back({shown(str(c, "action")), shown(str(c, "tool")), path});
+      rows.push_back({clock_time(c), shown(str(c, "action")), shown(str(c, "tool")), path});
     }
-    table(out, rows, style, {"ACTION", "TOOL", "PATH"});
+    table(out, rows, style, {"TIME", "ACTION", "TOOL", "PATH"});
 
     const auto& commands = activity.value("commands", Json::array());
     heading(out, style, "Commands", commands.size());
     rows.clear();
+    // Under a command, the files it changed, where its session linked them.
+    std::vector<std::string> changed_by;
     for (const auto& c : commands) {
       const std::string st = str(c, "status");
       const std::string exit_cell = exit_text(c.value("exit_code", Json(nullptr)));
-      rows.push_back({st == "success" ? style("32", exit_cell)
+      rows.push_back({clock_time(c),
+                      st == "success" ? style("32", exit_cell)
                       : st == "error" ? style("31", exit_cell)
                                       : exit_cell,
                       shown(st), shown(str(c, "cwd")), shown(str(c, "command"))});
+      std::string files;
+      for (const auto& f : c.value("files_changed", Json::array()))
+        if (f.is_string()) files += (files.empty() ? "" : ", ") + shown(f.get<std::string>());
+      changed_by.push_back(files.empty() ? "" : style("2", "changed: ") + files);
     }
-    table(out, rows, style, {"EXIT", "STATUS", "CWD", "COMMAND"});
+    table(out, rows, style, {"TIME", "EXIT", "STATUS", "CWD", "COMMAND"}, changed_by);
 
     const auto& urls = activity.value("urls", Json::array());
     heading(out, style, "URLs", urls.size());

@@ -1,13 +1,13 @@
 // GET /api/runs/{id} and /api/runs/{id}/report: one run's record summary,
 // and `parallex report --run ID --json` (report/report.hpp) with a timeline
-// of its events and the requests per host (docs/ui.md).
-#include <map>
-
+// of its commands, file changes and events and the requests per host
+// (docs/ui.md).
 #include "agents/store.hpp"
 #include "common/paths.hpp"
 #include "killswitch/registry.hpp"
 #include "report/report.hpp"
 #include "report/run_events.hpp"
+#include "report/timeline.hpp"
 #include "run/network_decisions.hpp"
 #include "run/record.hpp"
 #include "run/runs_folders.hpp"
@@ -75,14 +75,6 @@ ApiAnswer api_run(const ApiParams& p, const nlohmann::json&) {
                                  : nlohmann::json::array()}}};
 }
 
-std::string event_kind(const std::string& type) {
-  if (type.rfind("network.", 0) == 0 || type.rfind("request.", 0) == 0 || type.rfind("credential.", 0) == 0 ||
-      type == "rule.changed")
-    return "network";
-  if (type.rfind("file.", 0) == 0 || type.rfind("decoy.", 0) == 0) return "file";
-  return "command";
-}
-
 ApiAnswer api_run_report(const ApiParams& p, const nlohmann::json&) {
   auto found = find_run_source(p.at("id"));
   if (!found) return api_error(found.error());
@@ -96,26 +88,15 @@ ApiAnswer api_run_report(const ApiParams& p, const nlohmann::json&) {
   req.selection.run_id = source.id;
   const auto plugins = pluginhost::PluginSet::load_default();
   req.plugins = &plugins;
-  nlohmann::json rep = report::build_report(req);
-  // The run's events on one time axis, and its requests counted per host.
-  nlohmann::json timeline = nlohmann::json::array();
-  std::map<std::string, std::uint64_t> per_host;
-  for (const auto& e : report::read_run_events(source)) {
-    const std::string type = e.value("type", "");
-    const std::string host = e.contains("host") && e["host"].is_string() ? e["host"].get<std::string>() : "";
-    std::string text = type;
-    if (!host.empty()) {
-      text += " " + host;
-      if (type.rfind("network.", 0) == 0 || type.rfind("request.", 0) == 0) ++per_host[host];
-    }
-    if (e.contains("path") && e["path"].is_string()) text += " " + e["path"].get<std::string>();
-    timeline.push_back(
-        {{"t", e.value("time", "")}, {"kind", event_kind(type)}, {"text", text}, {"detail", e}});
-  }
-  nlohmann::json hosts = nlohmann::json::array();
-  for (const auto& [host, n] : per_host) hosts.push_back({{"host", host}, {"requests", n}});
-  rep["timeline"] = timeline;
-  rep["hosts"] = hosts;
+  const report::Json built = report::build_report(req);
+  // The run's commands, file changes and events on one time axis, and its
+  // requests counted per host (report/timeline.hpp).
+  report::Timeline timeline;
+  if (const auto runs = built.find("runs"); runs != built.end() && runs->is_array() && !runs->empty())
+    timeline = report::run_timeline(runs->front(), report::read_run_events(source));
+  nlohmann::json rep = built;
+  rep["timeline"] = timeline.items;
+  rep["hosts"] = timeline.hosts;
   return {200, rep};
 }
 

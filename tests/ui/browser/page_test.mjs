@@ -3,12 +3,15 @@
 // it tries a loopback server outside its rule and the refusal appears live; Pause
 // all from the page freezes every run (checked the kill switch's way: `runs --json`
 // and the cgroup's freezer), Resume all thaws them; a page from another origin
-// cannot make the browser pause anything; the run's report draws its timeline.
+// cannot make the browser pause anything; the run's report draws its timeline:
+// the command and file change of a transcript the run left in its home, and its
+// network request, on one axis.
 // Screenshots go to the folder given as the second argument.
 //
 //   node page_test.mjs PATH/TO/parallex ARTIFACTS_DIR
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { makeWorld, startUi, launchChromium, httpServer, waitFor, frozen } from './harness.mjs';
 
@@ -95,9 +98,17 @@ try {
   //    works alongside, so that "every run" means more than one.
   await page.goto(`${ui.origin}/#/runs`);
   await page.waitForSelector('body[data-ready="runs"]');
+  //    The agent's run also leaves a Claude Code transcript in its home, as the
+  //    harness would (a command and a file it wrote, timed while the run goes
+  //    on): its report's timeline has them beside the network request.
   const refusedHost = 'refused.test';
+  fs.copyFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-session.jsonl.in'), path.join(folder, 'session.jsonl.in'));
+  const writeTranscript = 's=$(date +%s); t() { date -u -d "@$((s+$1))" +%Y-%m-%dT%H:%M:%S.000Z; }; ' +
+    'd="$HOME/.claude/projects/-page-test"; mkdir -p "$d" && ' +
+    'sed -e "s|@T0@|$(t 0)|g" -e "s|@T1@|$(t 1)|g" -e "s|@T2@|$(t 2)|g" -e "s|@CWD@|$PWD|g" session.jsonl.in ' +
+    '> "$d/9a9e0c1d-5c3a-4e59-8d1f-0000000c0de5.jsonl"';
   world.startRun(['agent', 'run', 'pagetest', '--in', folder, '--', 'sh', '-c',
-    `curl -s -o /dev/null http://${refusedHost}:${target.port}/; while :; do sleep 0.2; done`],
+    `${writeTranscript}; curl -s -o /dev/null http://${refusedHost}:${target.port}/; while :; do sleep 0.2; done`],
   { PARALLEX_TEST_RESOLVE: `${refusedHost}=127.0.0.1` });
   // The ad hoc run asks to open a page (its xdg-open is parallex's opener): the
   // page shows the whole address, marked outside the rule, as a link the user may click.
@@ -190,6 +201,21 @@ try {
   assert.ok(marks >= 1, `the report's timeline has its network request (marks: ${marks})`);
   assert.ok(await page.locator('svg.hosts rect.bar').count() >= 1, 'the per-host chart has a bar');
   await page.waitForSelector(`text=${refusedHost}`);
+  // The transcript's command and file change, on the same axis as the network request.
+  const laneMarks = async (lane) => page.locator(`svg.timeline rect.${lane}.mark`).evaluateAll((rs) => rs.map((r) => ({
+    x: Number(r.getAttribute('x')), title: r.querySelector('title').textContent })));
+  const commandMarks = await laneMarks('command'), fileMarks = await laneMarks('file'), networkMarks = await laneMarks('network');
+  const made = commandMarks.find((m) => m.title.includes('make page-test-build'));
+  const wrote = fileMarks.find((m) => m.title.includes('page-test-notes.md'));
+  assert.ok(made, `the transcript's command is on the timeline: ${JSON.stringify(commandMarks)}`);
+  assert.ok(wrote, `the transcript's file change is on the timeline: ${JSON.stringify(fileMarks)}`);
+  assert.ok(networkMarks.some((m) => m.title.includes(refusedHost)), 'the refused request is on the same axis');
+  assert.ok(wrote.x > made.x, `the file was written after the command ran (x ${wrote.x} after ${made.x})`);
+  const report = world.pxJson(['report', '--agent', 'pagetest', '--run', agentRun.id]);
+  const activity = report.runs[0].activity;
+  assert.ok(activity.commands.some((c) => c.command === 'make page-test-build' && c.at), `the command has its time: ${JSON.stringify(activity.commands)}`);
+  await page.locator('table.commands', { hasText: 'make page-test-build' }).waitFor();
+  await page.locator('table.changes', { hasText: 'page-test-notes.md' }).waitFor();
   await shot(page, '4-report-timeline');
 
   // 8. A narrow window in dark mode: nothing wider than the window; keyboard reaches Pause all.

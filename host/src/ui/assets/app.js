@@ -592,20 +592,38 @@ function table(headers, rows, cls) {
     el('tbody', {}, rows.map((r) => el('tr', {}, r.map((c, i) => el('td', { 'data-label': headers[i] }, c))))));
 }
 
-// A timeline item's detail: text, or the event it came from (its gist: why, status, exit).
+// ---------- the report's timeline ----------
+// One run on one time axis (GET /api/runs/ID/report's "timeline", built by
+// report/timeline.cpp): the commands and file changes its harness's transcripts
+// gave a time, and the events of its record (network requests above all). One
+// lane each for commands, file changes and network requests, one mark an item,
+// a thin line from a command down to each file it changed (where the transcript
+// linked them); a mark's <title> says what it was. The same items are listed
+// as a table below the chart, for the keyboard and for reading.
+
+// A timeline item's detail as text: for a command its exit and the files it
+// changed, for a file change its action and the command that made it, for an
+// event its gist (why, status, who).
 function detailText(d) {
   if (d === null || d === undefined) return '';
   if (typeof d !== 'object') return String(d);
   const parts = [];
-  for (const k of ['reason', 'status', 'exit_code', 'answer', 'access', 'why', 'by']) {
+  for (const k of ['reason', 'status', 'exit_code', 'answer', 'access', 'why', 'by', 'tool']) {
     if (d[k] !== undefined && d[k] !== null && d[k] !== '') parts.push(`${k.replace('_', ' ')} ${d[k]}`);
   }
   if (d.port) parts.unshift(`port ${d.port}`);
+  if (Array.isArray(d.files_changed) && d.files_changed.length) parts.push(`changed ${d.files_changed.join(', ')}`);
+  if (d.by_command) parts.push(`by the command ${firstLine(d.by_command)}`);
   return parts.join(', ');
 }
 
-// A timeline: one lane each for commands, file changes and network requests on one
-// time axis, one mark an item; each mark's title says what it was.
+// A command's first line, cut at 80 characters (whole ones: never half a letter).
+function firstLine(text) {
+  const line = String(text || '').split('\n')[0];
+  const chars = Array.from(line);
+  return chars.length > 80 ? chars.slice(0, 79).join('') + '…' : line;
+}
+
 function timelineChart(items) {
   const lanes = ['command', 'file', 'network'];
   const laneNames = { command: 'Commands', file: 'Files', network: 'Network' };
@@ -618,20 +636,32 @@ function timelineChart(items) {
   const t0 = Math.min(...times), t1 = Math.max(...times);
   const span = Math.max(t1 - t0, 1);
   const x = (t) => left + ((t - t0) / span) * (width - left - right);
+  const laneTop = (lane) => top + lanes.indexOf(lane) * laneH + 5;
   lanes.forEach((lane, i) => {
     const y = top + i * laneH;
     chart.append(svg('text', { x: 0, y: y + laneH / 2 + 4, text: laneNames[lane] }),
       svg('line', { class: 'axis', x1: left, x2: width - right, y1: y + laneH / 2, y2: y + laneH / 2 }));
   });
+  // Where each command of the report's list is drawn, for the lines to the files it changed.
+  const commandAt = new Map();
+  for (const it of items) {
+    if (it.kind === 'command' && it.detail && Number.isInteger(it.detail.command)) commandAt.set(it.detail.command, Date.parse(it.t));
+  }
+  for (const it of items) {
+    const by = it.kind === 'file' && it.detail ? it.detail.command : null;
+    const t = Date.parse(it.t);
+    if (!Number.isInteger(by) || !commandAt.has(by) || isNaN(t)) continue;
+    chart.append(svg('line', { class: 'link', x1: x(commandAt.get(by)), y1: laneTop('command') + laneH - 10,
+      x2: x(t), y2: laneTop('file') }));
+  }
   for (const it of items) {
     const t = Date.parse(it.t);
-    const lane = lanes.indexOf(it.kind);
-    if (isNaN(t) || lane < 0) continue;
+    if (isNaN(t) || !lanes.includes(it.kind)) continue;
     const refused = it.kind === 'network' && /refus|denied|blocked/i.test(`${it.text} ${detailText(it.detail)}`);
-    const mark = svg('rect', { class: `${it.kind}${refused ? ' refused' : ''} mark`, x: x(t) - 2, y: top + lane * laneH + 5,
+    const mark = svg('rect', { class: `${it.kind}${refused ? ' refused' : ''} mark`, x: x(t) - 2, y: laneTop(it.kind),
       width: 4, height: laneH - 10, rx: 1 });
     const detail = detailText(it.detail);
-    mark.append(svg('title', { text: `${fmtTime(it.t)} ${it.text}${detail ? ' — ' + detail : ''}` }));
+    mark.append(svg('title', { text: `${fmtTime(it.t)} ${firstLine(it.text)}${detail ? ' — ' + detail : ''}` }));
     chart.append(mark);
   }
   const yAxis = top + lanes.length * laneH + 4;
@@ -639,6 +669,27 @@ function timelineChart(items) {
     svg('text', { x: left, y: yAxis + 16, text: fmtTime(new Date(t0).toISOString()) }),
     svg('text', { x: width - right, y: yAxis + 16, 'text-anchor': 'end', text: `${fmtTime(new Date(t1).toISOString())} (+${fmtDuration(t1 - t0)})` }));
   return chart;
+}
+
+// The report's commands, each with its time and, under it, the files it changed
+// (where its session linked them); and its file changes, each with the command
+// that made it.
+function commandsTable(cmds) {
+  return table(['Time', 'Command', 'Folder', 'Exit', 'Status'], cmds.map((c) => {
+    const changed = c.files_changed || [];
+    return [fmtTime(c.at), [el('code', {}, c.command || ''),
+      changed.length ? el('ul', { class: 'changed', 'aria-label': 'Files it changed' },
+        changed.map((f) => el('li', {}, 'changed ', el('code', {}, f)))) : null],
+    el('code', {}, c.cwd || ''), c.exit_code === null || c.exit_code === undefined ? '' : String(c.exit_code), c.status || ''];
+  }), 'commands');
+}
+
+function changesTable(changed, cmds) {
+  return table(['Time', 'File', 'Action', 'Tool', 'Made by'], changed.map((f) => {
+    const by = Number.isInteger(f.command) && cmds[f.command] ? cmds[f.command] : null;
+    return [fmtTime(f.at), el('code', {}, f.from ? `${f.from} → ${f.path || ''}` : f.path || ''), f.action || '', f.tool || '',
+      by ? el('code', {}, firstLine(by.command)) : ''];
+  }), 'changes');
 }
 
 // Requests per host as horizontal bars.
@@ -684,11 +735,15 @@ async function viewReport(id) {
   const timeline = rep.timeline || [];
   content.push(el('h2', {}, 'Timeline'),
     el('div', { class: 'legend' }, el('span', { class: 'command' }, 'command'), el('span', { class: 'file' }, 'file change'),
-      el('span', { class: 'network' }, 'network request'), el('span', { class: 'refused' }, 'refused')),
+      el('span', { class: 'network' }, 'network request'), el('span', { class: 'refused' }, 'refused'),
+      el('span', { class: 'link' }, 'a command to the files it changed')),
     timelineChart(timeline));
+  // A transcript that gives no time for a command or a change: listed below, not on the axis.
+  const untimed = (act_.commands || []).filter((c) => !c.at).length + (act_.files_changed || []).filter((f) => !f.at).length;
+  if (untimed) content.push(el('p', { class: 'muted' }, `${untimed} command(s) or file change(s) have no time in their transcript: they are in the lists below, not on the timeline.`));
   if (timeline.length) {
     content.push(el('details', {}, el('summary', {}, `The timeline as a list (${timeline.length})`),
-      table(['Time', 'Kind', 'What', 'Detail'], timeline.map((i) => [fmtTime(i.t), i.kind, el('code', {}, i.text || ''), detailText(i.detail)]))));
+      table(['Time', 'Kind', 'What', 'Detail'], timeline.map((i) => [fmtTime(i.t), i.kind, el('code', {}, firstLine(i.text)), detailText(i.detail)]), 'timeline-list')));
   } else {
     content.push(el('p', { class: 'muted' }, 'Nothing on the timeline: no command, file change or network request was recorded.'));
   }
@@ -705,14 +760,11 @@ async function viewReport(id) {
 
   content.push(el('h2', {}, 'Commands'));
   const cmds = act_.commands || [];
-  content.push(cmds.length ? table(['Command', 'Folder', 'Exit', 'Status'],
-    cmds.map((c) => [el('code', {}, c.command || ''), el('code', {}, c.cwd || ''), c.exit_code === null || c.exit_code === undefined ? '' : String(c.exit_code), c.status || '']))
-    : el('p', { class: 'muted' }, 'No commands in the transcripts.'));
+  content.push(cmds.length ? commandsTable(cmds) : el('p', { class: 'muted' }, 'No commands in the transcripts.'));
 
   content.push(el('h2', {}, 'Files changed'));
   const changed = act_.files_changed || [];
-  content.push(changed.length ? table(['File', 'Action', 'Tool'], changed.map((f) => [el('code', {}, f.path || ''), f.action || '', f.tool || '']))
-    : el('p', { class: 'muted' }, 'None recorded.'));
+  content.push(changed.length ? changesTable(changed, cmds) : el('p', { class: 'muted' }, 'None recorded.'));
   content.push(el('h2', {}, 'Files read'));
   const read = act_.files_read || [];
   content.push(read.length ? el('ul', {}, read.map((f) => el('li', {}, el('code', {}, f)))) : el('p', { class: 'muted' }, 'None recorded.'));
@@ -720,12 +772,12 @@ async function viewReport(id) {
   content.push(el('h2', {}, 'Commits'));
   const commits = run.commits || [];
   content.push(commits.length ? table(['Commit', 'Author', 'Message'],
-    commits.map((c) => [el('code', {}, String(c.sha || c.id || '').slice(0, 12)), c.author || '', String(c.message || '').split('\n')[0]]))
+    commits.map((c) => [el('code', {}, String(c.short_id || c.id || '').slice(0, 12)), (c.author && c.author.name) || '', c.summary || String(c.message || '').split('\n')[0]]))
     : el('p', { class: 'muted' }, 'No commits.'));
   content.push(el('h2', {}, 'Sessions'));
   const sessions = run.sessions || [];
   content.push(sessions.length ? table(['Harness', 'Session', 'Folder'],
-    sessions.map((s) => [s.harness || '', el('code', {}, s.id || ''), el('code', {}, s.cwd || '')]))
+    sessions.map((s) => [s.harness || '', el('code', {}, s.session_id || ''), el('code', {}, s.cwd || '')]))
     : el('p', { class: 'muted' }, 'No harness sessions.'));
   if (rep.limits) content.push(el('p', { class: 'muted' }, rep.limits));
   main().replaceChildren(...content);
@@ -828,7 +880,10 @@ async function viewAgent(name) {
   const lastRun = a.last_run || lastRunOf(name);
   const facts = [
     ['Email', a.email || ''], ['Key', el('code', {}, a.key_fingerprint || '')],
-    ['Sealed', a.sealed === false ? 'no' : 'yes'], ['GitHub token', tokenText(a.github_token ?? a.token)],
+    // Nothing to turn on: on Linux every run of an agent is sealed, and only a run
+    // started with --unsealed is not (that run's report says so). No switch, then.
+    ['Sealed', ['every run (always on: there is no switch); only ', el('code', {}, `parallex agent run ${name} --unsealed`), ' runs one unsealed, and its report says so']],
+    ['GitHub token', tokenText(a.github_token ?? a.token)],
     ['Network', networkText(a.network)], ['Home', el('code', {}, a.home || '')],
     ['Last run', lastRun ? runLink(typeof lastRun === 'string' ? lastRun : lastRun.id) : 'none'],
   ];
