@@ -113,6 +113,29 @@ TEST_F(Report, RunRecordFieldsAndWindowedSessions) {
   EXPECT_NE((*t)["cannot_show"].get<std::string>().find("could have changed"), std::string::npos);
 }
 
+// The transcripts' times reach the report: each command at the time of the
+// line that called it, in JSON and in the terminal's TIME column.
+TEST_F(Report, CommandsAndChangesHaveTheirTranscriptsTimes) {
+  if (!has_plugin("claude-code")) GTEST_SKIP() << "the claude-code plugin was not built with its parser";
+  const Json rep = px::report::build_report(request());
+  const Json& activity = rep["runs"][0]["activity"];
+  const Json* planted = nullptr;
+  for (const auto& c : activity["commands"])
+    if (c["session_id"] == "5e55a0b1-0000-4000-8000-00000000beef") planted = &c;
+  ASSERT_TRUE(planted) << activity["commands"].dump(1);
+  EXPECT_EQ((*planted)["at"], "2026-11-20T10:04:01.000Z");
+  EXPECT_EQ((*planted)["files_changed"], Json::array()) << "Claude Code's Bash names no file it changed";
+  std::size_t timed = 0;
+  for (const auto& c : activity["files_changed"]) {
+    ASSERT_TRUE(c.contains("at") && c.contains("command")) << c.dump();
+    if (c["at"].is_string()) ++timed;
+  }
+  EXPECT_GT(timed, 0u) << activity["files_changed"].dump(1);
+  const std::string text = px::report::render_terminal(rep, false);
+  EXPECT_NE(text.find("TIME      EXIT  STATUS"), std::string::npos) << text;
+  EXPECT_NE(text.find("10:04:01"), std::string::npos) << text;
+}
+
 TEST_F(Report, HostsFromTheProxyLogWithABadLineSkipped) {
   const Json r = px::report::build_report(request())["runs"][0];
   const Json& hosts = r["hosts"];

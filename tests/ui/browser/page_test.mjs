@@ -5,7 +5,9 @@
 // and the cgroup's freezer), Resume all thaws them; a page from another origin
 // cannot make the browser pause anything; the run's report draws its timeline:
 // the command and file change of a transcript the run left in its home, and its
-// network request, on one axis.
+// network request, on one axis; a session that links a command to the file it
+// changed shows the link (list, line, text report). The agent's page says every
+// run is sealed, with no switch.
 // Screenshots go to the folder given as the second argument.
 //
 //   node page_test.mjs PATH/TO/parallex ARTIFACTS_DIR
@@ -32,6 +34,20 @@ async function shot(page, name) {
 
 // The runs of this test as `parallex runs --json` sees them (the kill switch's list).
 const liveRuns = () => world.pxJson(['runs']).runs;
+
+// Run `id`'s record folder (RUN-ID/run.json) somewhere under `dir`, or null.
+function findRecordFolder(dir, id) {
+  let entries = [];
+  try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch (_) { return null; }
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const sub = path.join(dir, entry.name);
+    if (entry.name === id && fs.existsSync(path.join(sub, 'run.json'))) return sub;
+    const found = findRecordFolder(sub, id);
+    if (found) return found;
+  }
+  return null;
+}
 
 try {
   const folder = path.join(world.dir, 'project');
@@ -91,6 +107,9 @@ try {
   assert.ok(world.pxJson(['agent', 'show', 'pagetest']).network.allow.includes('docs.example.test'), 'the host allowed on the page');
   await page.getByRole('button', { name: 'Remove docs.example.test' }).click();
   await waitFor('the host removed', () => !world.pxJson(['agent', 'show', 'pagetest']).network.allow.includes('docs.example.test'), 10000);
+  // Sealed is said, not offered: every agent run is sealed on Linux, so there is no switch.
+  assert.match(await page.locator('dl.facts').textContent(), /Sealedevery run \(always on: there is no switch\)/, 'the page says every run is sealed');
+  assert.equal(await page.getByRole('button', { name: /seal/i }).count(), 0, 'no switch for Sealed');
   await shot(page, '1-agent-granted');
 
   // 3. A sealed run of the agent tries a loopback server outside its rule; the
@@ -105,7 +124,7 @@ try {
   fs.copyFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-session.jsonl.in'), path.join(folder, 'session.jsonl.in'));
   const writeTranscript = 's=$(date +%s); t() { date -u -d "@$((s+$1))" +%Y-%m-%dT%H:%M:%S.000Z; }; ' +
     'd="$HOME/.claude/projects/-page-test"; mkdir -p "$d" && ' +
-    'sed -e "s|@T0@|$(t 0)|g" -e "s|@T1@|$(t 1)|g" -e "s|@T2@|$(t 2)|g" -e "s|@CWD@|$PWD|g" session.jsonl.in ' +
+    'sed -e "s|@T0@|$(t 1)|g" -e "s|@T1@|$(t 2)|g" -e "s|@T2@|$(t 3)|g" -e "s|@CWD@|$PWD|g" session.jsonl.in ' +
     '> "$d/9a9e0c1d-5c3a-4e59-8d1f-0000000c0de5.jsonl"';
   world.startRun(['agent', 'run', 'pagetest', '--in', folder, '--', 'sh', '-c',
     `${writeTranscript}; curl -s -o /dev/null http://${refusedHost}:${target.port}/; while :; do sleep 0.2; done`],
@@ -182,6 +201,8 @@ try {
   const asked = page.locator('li.event[data-type="network.asked"]', { hasText: `asked.test:${target.port}` });
   await asked.first().waitFor({ timeout: 30000 });
   await page.waitForFunction(() => /^1 open question/.test(document.getElementById('questions-count').textContent), null, { timeout: 10000 });
+  const askRun = liveRuns().find((r) => JSON.stringify(r.command).includes('asked.test'));
+  assert.ok(askRun, 'the asking run is listed');
   await shot(page, '3b-asked');
   await asked.first().getByRole('button', { name: 'Approve once' }).click();
   const askExit = await new Promise((resolve) => {
@@ -217,6 +238,37 @@ try {
   await page.locator('table.commands', { hasText: 'make page-test-build' }).waitFor();
   await page.locator('table.changes', { hasText: 'page-test-notes.md' }).waitFor();
   await shot(page, '4-report-timeline');
+
+  // 7b. Where a session links a command to the files it changed, the report lists them
+  //     under the command and the timeline draws a line between the two. None of the
+  //     bundled parsers gives such links (docs/transcripts.md), so the session is put in
+  //     the ended ask run's record as `agent rewind` keeps sessions there (sessions.json,
+  //     which the report reads instead of the home's transcripts), at the run's own times.
+  const askDir = findRecordFolder(world.home, askRun.id);
+  assert.ok(askDir, `the record folder of run ${askRun.id}`);
+  const askStart = Date.parse(JSON.parse(fs.readFileSync(path.join(askDir, 'run.json'), 'utf8')).started_at);
+  const at = (ms) => new Date(askStart + ms).toISOString();
+  const generated = path.join(folder, 'gen', 'a.c');
+  fs.writeFileSync(path.join(askDir, 'sessions.json'), JSON.stringify({
+    kept_at: at(5000),
+    sources: [{ name: 'transcripts (codex)', location: '/kept/by/the/test', status: 'used', message: '', cannot_show: '' }],
+    sessions: [{ harness: 'codex', session_id: 'linked-session', parent_session_id: null, cwd: folder, models: [],
+      started_at: at(0), ended_at: at(400), files_read: [],
+      files_changed: [{ path: generated, tool: 'shell', action: 'create', at: at(300), command: 0 }],
+      commands: [{ command: './codegen --out gen', cwd: folder, exit_code: 0, status: 'success', tool: 'shell', at: at(200) }],
+      urls: [], web_searches: [], token_usage: null, malformed_lines: 0 }],
+  }));
+  await page.goto(`${ui.origin}/#/runs/${askRun.id}/report`);
+  const linkedRow = page.locator('table.commands tr', { hasText: './codegen --out gen' });
+  await linkedRow.waitFor({ timeout: 30000 });
+  assert.equal((await linkedRow.locator('ul.changed li').allTextContents()).join('|'), `changed ${generated}`,
+    'the file the command changed is listed under it');
+  assert.match(await page.locator('table.changes tr', { hasText: generated }).textContent(), /\.\/codegen --out gen/,
+    'the change names the command that made it');
+  assert.equal(await page.locator('svg.timeline line.link').count(), 1, 'a line from the command to its file');
+  const text = world.px(['report', '--run', askRun.id]);
+  assert.ok(text.includes(`changed: ${generated}`), `the text report shows the link:\n${text}`);
+  await shot(page, '4b-report-links');
 
   // 8. A narrow window in dark mode: nothing wider than the window; keyboard reaches Pause all.
   const narrow = await browser.newContext({ viewport: { width: 380, height: 800 }, colorScheme: 'dark' });

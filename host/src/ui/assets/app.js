@@ -658,7 +658,9 @@ function timelineChart(items) {
     const t = Date.parse(it.t);
     if (isNaN(t) || !lanes.includes(it.kind)) continue;
     const refused = it.kind === 'network' && /refus|denied|blocked/i.test(`${it.text} ${detailText(it.detail)}`);
-    const mark = svg('rect', { class: `${it.kind}${refused ? ' refused' : ''} mark`, x: x(t) - 2, y: laneTop(it.kind),
+    // The run's own events in the commands' lane (its start, a pause, its end): hollow, not a command.
+    const runEvent = it.kind === 'command' && it.detail && typeof it.detail.type === 'string';
+    const mark = svg('rect', { class: `${it.kind}${refused ? ' refused' : ''}${runEvent ? ' event' : ''} mark`, x: x(t) - 2, y: laneTop(it.kind),
       width: 4, height: laneH - 10, rx: 1 });
     const detail = detailText(it.detail);
     mark.append(svg('title', { text: `${fmtTime(it.t)} ${firstLine(it.text)}${detail ? ' — ' + detail : ''}` }));
@@ -736,7 +738,7 @@ async function viewReport(id) {
   content.push(el('h2', {}, 'Timeline'),
     el('div', { class: 'legend' }, el('span', { class: 'command' }, 'command'), el('span', { class: 'file' }, 'file change'),
       el('span', { class: 'network' }, 'network request'), el('span', { class: 'refused' }, 'refused'),
-      el('span', { class: 'link' }, 'a command to the files it changed')),
+      el('span', { class: 'link' }, 'a command to the files it changed'), el('span', { class: 'event' }, 'the run’s start, pause, end')),
     timelineChart(timeline));
   // A transcript that gives no time for a command or a change: listed below, not on the axis.
   const untimed = (act_.commands || []).filter((c) => !c.at).length + (act_.files_changed || []).filter((f) => !f.at).length;
