@@ -26,7 +26,15 @@ Json change(const std::string& path, const Json& at, const Json& by = nullptr) {
   return c;
 }
 
+// A session as the parsers give it: each entry's time ("at" above) moved out
+// of it into the session's action_times, in the lists' order.
 Json session(const std::string& id, Json commands, Json changed) {
+  Json times{{"commands", Json::array()}, {"files_changed", Json::array()}};
+  for (auto* list : {&commands, &changed})
+    for (auto& entry : *list) {
+      times[list == &commands ? "commands" : "files_changed"].push_back(entry["at"]);
+      entry.erase("at");
+    }
   return Json{{"harness", "codex"},
               {"session_id", id},
               {"cwd", "/w"},
@@ -34,7 +42,8 @@ Json session(const std::string& id, Json commands, Json changed) {
               {"files_changed", std::move(changed)},
               {"commands", std::move(commands)},
               {"urls", Json::array()},
-              {"web_searches", Json::array()}};
+              {"web_searches", Json::array()},
+              {"action_times", std::move(times)}};
 }
 
 // Two sessions, each linking a change to its own command 0 and 1: in the run's
@@ -78,6 +87,7 @@ TEST(ReportActivity, ASessionWithoutTimesStillWorks) {
       Json::array({Json{
           {"command", "make"}, {"cwd", "/w"}, {"exit_code", 0}, {"status", "success"}, {"tool", "Bash"}}}),
       Json::array({Json{{"path", "/w/a.c"}, {"tool", "Edit"}, {"action", "modify"}}}));
+  s.erase("action_times");
   const Json a = px::report::aggregate_activity(Json::array({s}));
   ASSERT_EQ(a["commands"].size(), 1u);
   EXPECT_TRUE(a["commands"][0]["at"].is_null());
@@ -91,6 +101,15 @@ TEST(ReportActivity, ASessionWithoutTimesStillWorks) {
   EXPECT_EQ(text.find("changed:"), std::string::npos) << text;
   // Nothing without a time is put on the axis.
   EXPECT_TRUE(px::report::run_timeline(report["runs"][0], {}).items.empty());
+}
+
+// A harness plugin that writes each entry's time into the entry itself is read too.
+TEST(ReportActivity, ATimeInTheEntryItselfCounts) {
+  Json s = session("own", Json::array({command("make", nullptr)}), Json::array());
+  s.erase("action_times");
+  s["commands"][0]["at"] = "2026-11-20T10:00:00.000Z";
+  const Json a = px::report::aggregate_activity(Json::array({s}));
+  EXPECT_EQ(a["commands"][0]["at"], "2026-11-20T10:00:00.000Z");
 }
 
 // A link that names no command of its session (past its end, negative, not a

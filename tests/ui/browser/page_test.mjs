@@ -254,9 +254,10 @@ try {
     sources: [{ name: 'transcripts (codex)', location: '/kept/by/the/test', status: 'used', message: '', cannot_show: '' }],
     sessions: [{ harness: 'codex', session_id: 'linked-session', parent_session_id: null, cwd: folder, models: [],
       started_at: at(0), ended_at: at(400), files_read: [],
-      files_changed: [{ path: generated, tool: 'shell', action: 'create', at: at(300), command: 0 }],
-      commands: [{ command: './codegen --out gen', cwd: folder, exit_code: 0, status: 'success', tool: 'shell', at: at(200) }],
-      urls: [], web_searches: [], token_usage: null, malformed_lines: 0 }],
+      files_changed: [{ path: generated, tool: 'shell', action: 'create', command: 0 }],
+      commands: [{ command: './codegen --out gen', cwd: folder, exit_code: 0, status: 'success', tool: 'shell' }],
+      urls: [], web_searches: [], token_usage: null, malformed_lines: 0,
+      action_times: { commands: [at(200)], files_changed: [at(300)] } }],
   }));
   await page.goto(`${ui.origin}/#/runs/${askRun.id}/report`);
   const linkedRow = page.locator('table.commands tr', { hasText: './codegen --out gen' });

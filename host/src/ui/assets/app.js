@@ -884,7 +884,8 @@ async function viewAgent(name) {
     ['Email', a.email || ''], ['Key', el('code', {}, a.key_fingerprint || '')],
     // Nothing to turn on: on Linux every run of an agent is sealed, and only a run
     // started with --unsealed is not (that run's report says so). No switch, then.
-    ['Sealed', ['every run (always on: there is no switch); only ', el('code', {}, `parallex agent run ${name} --unsealed`), ' runs one unsealed, and its report says so']],
+    ['Sealed', ['every run (always on: there is no switch); only a run started with ', el('code', {}, '--unsealed'),
+      ' (', el('code', {}, `parallex agent run ${name} --unsealed`), ') is not, and its report says so']],
     ['GitHub token', tokenText(a.github_token ?? a.token)],
     ['Network', networkText(a.network)], ['Home', el('code', {}, a.home || '')],
     ['Last run', lastRun ? runLink(typeof lastRun === 'string' ? lastRun : lastRun.id) : 'none'],
