@@ -69,9 +69,29 @@ bool write_map(const char* path, unsigned id) {
   return write_file(path, line).has_value();
 }
 
+// In a probe's child: as many children as fork allows, at most `most`, each
+// waiting on a pipe that closes when the probe's child exits (so none of them
+// outlives it); -1 when the pipe cannot be made.
+int children_fork_allows(int most) {
+  int hold[2];
+  if (::pipe(hold) != 0) return -1;
+  int made = 0;
+  for (; made < most; ++made) {
+    const pid_t c = ::fork();
+    if (c < 0) break;
+    if (c == 0) {
+      char b;
+      ::close(hold[1]);
+      (void)!::read(hold[0], &b, 1);
+      ::_exit(0);
+    }
+  }
+  return made;
+}
+
 // In a child: the run's user namespace as the seal makes it, RLIMIT_NPROC of
-// 4, then as many children as fork allows (at most 16, each waiting on a pipe
-// that closes when this child exits). 0: fork stopped below the limit.
+// 4, then as many children as fork allows (at most 16). 0: fork stopped below
+// the limit.
 int probe_rlimit() {
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -82,21 +102,8 @@ int probe_rlimit() {
     (void)write_map("/proc/self/uid_map", uid);
     (void)write_map("/proc/self/gid_map", gid);
     if (!limit_nproc(4)) ::_exit(3);
-    int hold[2];
-    if (::pipe(hold) != 0) ::_exit(4);
-    int made = 0;
-    for (int i = 0; i < 16; ++i) {
-      const pid_t c = ::fork();
-      if (c < 0) break;
-      if (c == 0) {
-        char b;
-        ::close(hold[1]);
-        (void)!::read(hold[0], &b, 1);
-        ::_exit(0);
-      }
-      ++made;
-    }
-    ::_exit(made < 4 ? 0 : 1);
+    const int made = children_fork_allows(16);
+    ::_exit(made >= 0 && made < 4 ? 0 : 1);
   }
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 9;
@@ -139,27 +146,14 @@ std::uint64_t tasks_of_this_user() {
 }
 
 // In a child, without a namespace of its own: the user's RLIMIT_NPROC at its
-// tasks now plus 4, then as many children as fork allows (at most 64, each
-// waiting on a pipe that closes when this child exits). 0: fork stopped.
+// tasks now plus 4, then as many children as fork allows (at most 64). 0: fork
+// stopped.
 int probe_user_rlimit() {
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (!limit_nproc_of_user(4)) ::_exit(3);
-    int hold[2];
-    if (::pipe(hold) != 0) ::_exit(4);
-    int made = 0;
-    for (int i = 0; i < 64; ++i) {
-      const pid_t c = ::fork();
-      if (c < 0) break;
-      if (c == 0) {
-        char b;
-        ::close(hold[1]);
-        (void)!::read(hold[0], &b, 1);
-        ::_exit(0);
-      }
-      ++made;
-    }
-    ::_exit(made < 64 ? 0 : 1);
+    const int made = children_fork_allows(64);
+    ::_exit(made >= 0 && made < 64 ? 0 : 1);
   }
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 9;
