@@ -64,7 +64,7 @@ Timeline run_timeline(const Json& run, const std::vector<Json>& events) {
                 {"tool", f.value("tool", Json())},
                 {"path", path},
                 {"command", f.value("command", Json())}};
-    if (const auto& by = detail["command"];
+    if (const Json by = detail["command"];  // a copy: detail grows below
         by.is_number_integer() && by.get<std::int64_t>() >= 0 && by.get<std::uint64_t>() < commands.size())
       detail["by_command"] = timeline_text(commands[by.get<std::size_t>()], "command");
     add(at, {{"t", at},

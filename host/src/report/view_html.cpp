@@ -163,8 +163,9 @@ std::string render_html(const Json& report) {
       item("Duration", esc(format_duration(run["duration_ms"].get<std::int64_t>())));
     const std::string exit = exit_text(run.value("exit_status", Json(nullptr)));
     item("Exit status", cls(exit == "0" ? "ok" : "bad", esc(exit)));
-    item("Seal",
-         run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : cls("warn", "unsealed")) : "?");
+    // value(), not [] on a const object: a missing key there is undefined behaviour.
+    const Json sealed = run.value("sealed", Json());
+    item("Seal", sealed.is_boolean() ? (sealed.get<bool>() ? "sealed" : cls("warn", "unsealed")) : "?");
     item("Network", esc(str(run, "network")));
     out += "</dl>\n";
     for (const auto& n : run.value("notices", Json::array()))

@@ -136,10 +136,12 @@ std::string render_terminal(const Json& report, bool colour) {
     if (run.contains("duration_ms") && run["duration_ms"].is_number_integer())
       times += "  (" + format_duration(run["duration_ms"].get<std::int64_t>()) + ")";
     row("time", times);
-    const std::string exit = exit_text(run["exit_status"]);
+    // value(), not [] on a const object: a missing key there is undefined behaviour.
+    const std::string exit = exit_text(run.value("exit_status", Json()));
     row("exit", exit == "0" ? style("32", exit) : style("31", exit));
+    const Json sealed_flag = run.value("sealed", Json());
     const std::string sealed =
-        run["sealed"].is_boolean() ? (run["sealed"].get<bool>() ? "sealed" : "UNSEALED") : "?";
+        sealed_flag.is_boolean() ? (sealed_flag.get<bool>() ? "sealed" : "UNSEALED") : "?";
     row("seal",
         (sealed == "UNSEALED" ? style("33", sealed) : sealed) + ", network " + shown(str(run, "network")));
     for (const auto& n : run.value("notices", Json::array()))
