@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "model_server.hpp"
+#include "scratch.hpp"
 #include "spawn.hpp"
 #include "test_paths.hpp"
 
@@ -72,13 +73,7 @@ class AskClient : public ::testing::TestWithParam<AskCase> {
     fs::permissions(root_ / "runtime", fs::perms::owner_all);
     px::test::shell_output("git -C " + quoted((root_ / "work").string()) + " init -q");
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!root_.empty() && !HasFailure())
-      fs::remove_all(root_, ec);
-    else if (!root_.empty())
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
 
   static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
 

@@ -21,6 +21,7 @@
 #include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "model_server.hpp"
+#include "scratch.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
@@ -112,13 +113,7 @@ class RealClient : public ::testing::TestWithParam<Client> {
     std::ofstream(work_ / "edit.txt") << "old line\n";
     sh("git -C " + quote(work_.string()) + " init -q");
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!root_.empty() && !HasFailure())
-      fs::remove_all(root_, ec);
-    else if (!root_.empty())
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
 
   static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
   static std::string plugin_env() { return "PARALLEX_PLUGIN_PATH=" + quote(PARALLEX_PLUGIN_BUILD_DIR) + " "; }
@@ -342,13 +337,7 @@ class SealedClient : public ::testing::TestWithParam<SealedCase> {
         "git -C " + quote(work_.string()) + " -c user.name=t -c user.email=t@example.com ";
     sh(git + "init -q && " + git + "add -A && " + git + "commit -q -m base");
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!root_.empty() && !HasFailure())
-      fs::remove_all(root_, ec);
-    else if (!root_.empty())
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
 
   static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
 
@@ -598,13 +587,7 @@ class AdvisedGrant : public ::testing::TestWithParam<Client> {
     for (const char* d : {"home", "work", "data", "runtime"}) fs::create_directories(root_ / d);
     fs::permissions(root_ / "runtime", fs::perms::owner_all);
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!root_.empty() && !HasFailure())
-      fs::remove_all(root_, ec);
-    else if (!root_.empty())
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
   static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
 
   // node_modules/<scope>/<name> from the global install, and its .bin link.
@@ -686,13 +669,7 @@ class McpInstall : public ::testing::TestWithParam<Client> {
     for (const char* d : {"home", "work", "data", "runtime"}) fs::create_directories(root_ / d);
     fs::permissions(root_ / "runtime", fs::perms::owner_all);
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!root_.empty() && !HasFailure())
-      fs::remove_all(root_, ec);
-    else if (!root_.empty())
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
   static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
   // A fresh home, in `dir`.
   std::string shell(const fs::path& dir) const {

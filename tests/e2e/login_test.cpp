@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/paths.hpp"
+#include "scratch.hpp"
 #include "spawn.hpp"
 #include "test_paths.hpp"
 
@@ -45,13 +46,7 @@ class Login : public ::testing::Test {
       ::chmod(f.c_str(), 0755);
     }
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!root_.empty() && !HasFailure())
-      fs::remove_all(root_, ec);
-    else if (!root_.empty())
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
   std::vector<std::string> env() const {
     return {"HOME=" + (root_ / "home").string(),
             "CODEX_HOME=" + (root_ / "home/.codex").string(),

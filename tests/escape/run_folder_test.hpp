@@ -5,8 +5,8 @@
 // under the user's home (the seal's /tmp is its own), and `parallex ARGS`
 // run there.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "scratch.hpp"
 #include "test_paths.hpp"
 
 namespace px::test {
@@ -73,13 +74,7 @@ class RunFolderTest : public ::testing::Test {
     write_text(repo_ / "README", "hello\n");
     ASSERT_EQ(git(repo_, "init -q") + git(repo_, "add README") + git(repo_, "commit -qm init"), 0);
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure())
-      fs::remove_all(root_, ec);
-    else
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
 
   int git(const fs::path& dir, const std::string& args) {
     return sh(

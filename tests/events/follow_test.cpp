@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "run/record.hpp"
+#include "scratch.hpp"
 #include "spawn.hpp"
 #include "test_paths.hpp"
 #include "wait.hpp"
@@ -60,11 +61,7 @@ class EventsFollow : public ::testing::Test {
   }
   void TearDown() override {
     if (follower_ > 0) stop_follower();
-    std::error_code ec;
-    if (!HasFailure())
-      fs::remove_all(root_, ec);
-    else
-      std::printf("[ kept ] %s\n", root_.c_str());
+    px::test::remove_unless_failed(root_, HasFailure());
   }
 
   std::vector<std::string> env() const {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "scratch.hpp"
 #include "spawn.hpp"
 #include "test_paths.hpp"
 #include "unprivileged_user.hpp"
@@ -44,13 +45,7 @@ class Opener : public ::testing::Test {
       ::chmod(f.c_str(), 0755);
     }
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure())
-      fs::remove_all(root_, ec);
-    else
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
   std::vector<std::string> env() const {
     return {"HOME=" + (root_ / "home").string(),
             "PATH=" + (root_ / "fakebin").string() + ":/usr/local/bin:/usr/bin:/bin",

@@ -27,6 +27,7 @@
 
 #include "killswitch/cgroup.hpp"
 #include "killswitch/proc.hpp"
+#include "scratch.hpp"
 #include "spawn.hpp"
 #include "test_paths.hpp"
 #include "tree_helpers.hpp"
@@ -94,11 +95,7 @@ class KillSwitchFaults : public ::testing::TestWithParam<bool> {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       ::rmdir(hang_cgroup_.c_str());
     }
-    std::error_code ec;
-    if (!HasFailure())
-      fs::remove_all(root_, ec);
-    else
-      std::printf("[ kept ] %s\n", root_.c_str());
+    px::test::remove_unless_failed(root_, HasFailure());
   }
 
   fs::path runtime() const { return root_ / "runtime" / "parallex"; }

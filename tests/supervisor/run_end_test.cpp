@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "run/record.hpp"
+#include "scratch.hpp"
 #include "test_paths.hpp"
 #include "wait.hpp"
 
@@ -112,11 +113,7 @@ class RunEnd : public ::testing::Test {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, nullptr, 0);
       }
-    std::error_code ec;
-    if (!HasFailure())
-      fs::remove_all(root_, ec);
-    else
-      std::printf("[ kept ] %s\n", root_.c_str());
+    px::test::remove_unless_failed(root_, HasFailure());
   }
 
   std::string git_cmd() const {

@@ -129,9 +129,11 @@ TEST(ClaudeRobustness, ALineOverTheLimitIsMalformed) {
 TEST(ClaudeRobustness, InvalidUtf8AndUnpairedSurrogatesBecomeReplacementCharacters) {
   px_test::TempDir dir;
   auto bash_line = [](const std::string& ts, const std::string& id, const std::string& raw_command) {
-    std::string line =
-        claude_line("assistant", ts, tool_use(id, "Bash", {{"command", "PLACEHOLDER"}}, id)).dump();
-    line.replace(line.find("PLACEHOLDER"), 11, raw_command);
+    // The command's JSON text is spliced in as written (nlohmann would escape it): a marker
+    // string stands in its place first.
+    const std::string marker = "RAW-COMMAND-GOES-HERE";
+    std::string line = claude_line("assistant", ts, tool_use(id, "Bash", {{"command", marker}}, id)).dump();
+    line.replace(line.find('"' + marker + '"') + 1, marker.size(), raw_command);
     return line;
   };
   dir.file(std::string("projects/-work-proj/") + kSid + ".jsonl",

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "scratch.hpp"
 #include "test_paths.hpp"
 #include "workspace/config.hpp"
 #include "workspace/github_token.hpp"
@@ -69,13 +70,7 @@ class WorkspaceTest : public ::testing::Test {
     ASSERT_EQ(git(repo_, "add -A"), 0);
     ASSERT_EQ(git(repo_, "commit -qm initial"), 0);
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!root_.empty() && !HasFailure())
-      fs::remove_all(root_, ec);
-    else if (!root_.empty())
-      std::printf("[ kept ] %s\n", root_.c_str());
-  }
+  void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
 
   std::string env_prefix() const {
     return "env -i HOME=" + quote(home_.string()) +
@@ -537,7 +532,8 @@ TEST_F(WorkspacedRunTest, AgentDashWRunsAsTheAgentInAFreshWorkspace) {
   const std::string probe =
       "echo \"agent=$PARALLEX_AGENT network=$PARALLEX_NETWORK hosts=$PARALLEX_ALLOWED_HOSTS\" > who.txt; "
       "git config user.email >> who.txt; "
-      "if cat \"$HOME/.config/gh/hosts.yml\" >/dev/null 2>&1; then echo hosts-read; else echo hosts-no; fi >> who.txt";
+      "if cat \"$HOME/.config/gh/hosts.yml\" >/dev/null 2>&1; then echo hosts-read; else echo hosts-no; fi "
+      ">> who.txt";
   auto r = px(repo_, "agent -w tabby --name as-agent -- /bin/sh -c " + quote(probe));
   if (unsealable(r)) GTEST_SKIP() << "SKIPPED: this kernel cannot seal: " << r.err;
   ASSERT_EQ(r.status, 0) << r.err;
@@ -601,7 +597,8 @@ TEST_F(WorkspacedRunTest, IsolationOffIsSaidFirst) {
   const std::string record = read_file(fs::path(ended["record"].get<std::string>()) / "run.json");
   const json j = json::parse(record);
   EXPECT_EQ(j["sealed"], false);
-  EXPECT_NE(j["notices"].dump().find("sandbox_workspaces is false"), std::string::npos) << j["notices"].dump();
+  EXPECT_NE(j["notices"].dump().find("sandbox_workspaces is false"), std::string::npos)
+      << j["notices"].dump();
 }
 
 TEST_F(WorkspacedRunTest, BadTokenOrCommandMakesNothing) {
