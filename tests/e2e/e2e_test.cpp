@@ -110,6 +110,7 @@ class RealClient : public ::testing::TestWithParam<Client> {
     work_ = root_ / "work";
     fs::create_directories(home_);
     fs::create_directories(work_);
+    fs::create_directories(root_ / "tmp");
     std::ofstream(work_ / "edit.txt") << "old line\n";
     sh("git -C " + quote(work_.string()) + " init -q");
   }
@@ -120,9 +121,12 @@ class RealClient : public ::testing::TestWithParam<Client> {
 
   // Runs the client in work_ with its home in home_; returns its exit status.
   int run_client(int port) {
-    const std::string base = "cd " + quote(work_.string()) + " && env -i HOME=" + quote(home_.string()) +
-                             " PATH=" + quote(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") +
-                             " TERM=dumb LANG=C.UTF-8 ";
+    const std::string base =
+        "cd " + quote(work_.string()) + " && env -i HOME=" + quote(home_.string()) +
+        " PATH=" + quote(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") +
+        " TERM=dumb LANG=C.UTF-8 " +
+        // What a client unpacks for itself (opencode's native libraries) stays in the test's folder.
+        "TMPDIR=" + quote((root_ / "tmp").string()) + " ";
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
     const std::string log = " </dev/null >" + quote((root_ / "client.log").string()) + " 2>&1";
     const std::string& h = GetParam().harness;

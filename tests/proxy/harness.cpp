@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/base64.hpp"
+#include "scratch.hpp"
 
 extern char** environ;
 
@@ -267,7 +268,7 @@ bool have_tool(const std::string& name) {
 }
 
 void ProxyTest::start(const std::function<void(ProxyConfig&)>& tweak) {
-  dir_ = temp_dir("t");
+  if (dir_.empty()) dir_ = temp_dir("t");
   ProxyConfig c;
   c.mode = NetworkMode::allowlist;
   c.allowed_hosts = {"allowed.test"};
@@ -282,6 +283,11 @@ void ProxyTest::start(const std::function<void(ProxyConfig&)>& tweak) {
   proxy_ = std::move(server).value();
   port_ = proxy_->port();
   ASSERT_NE(port_, 0);
+}
+
+void ProxyTest::TearDown() {
+  proxy_.reset();
+  px::test::remove_unless_failed(dir_, HasFailure());
 }
 
 std::vector<nlohmann::json> ProxyTest::log_lines() const {

@@ -8,11 +8,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "proxy/proxy.hpp"
 
@@ -62,10 +61,12 @@ class RecordingResolver {
 
 int connect_to(std::uint16_t port);
 // Sends `bytes`, then reads until EOF or `timeout`.
-std::string roundtrip(std::uint16_t port, const std::string& bytes, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+std::string roundtrip(std::uint16_t port, const std::string& bytes,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(5));
 bool send_all(int fd, const std::string& bytes);
 // Reads until `needle` is seen, EOF or timeout.
-std::string read_until(int fd, const std::string& needle, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+std::string read_until(int fd, const std::string& needle,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(5));
 int status_of(const std::string& response);
 std::string header_of(const std::string& response, const std::string& name);
 std::string basic_auth(const std::string& user, const std::string& password);
@@ -76,7 +77,8 @@ struct CommandResult {
   int status = -1;
   std::string output;
 };
-CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
+CommandResult run_command(const std::vector<std::string>& argv,
+                          const std::vector<std::string>& extra_env = {});
 bool have_tool(const std::string& name);
 
 inline const std::string kPassword = "0123456789abcdef0123456789abcdef";
@@ -86,12 +88,15 @@ class ProxyTest : public ::testing::Test {
   // Defaults: allowlist of allowed.test, Local servers on (the upstream is on
   // loopback), ports = the upstream's.
   void start(const std::function<void(ProxyConfig&)>& tweak = {});
+  // The proxy stops before its folder (its log) goes; the folder is kept when the test failed.
+  void TearDown() override;
   std::string auth() const { return "Proxy-Authorization: " + basic_auth("px", kPassword) + "\r\n"; }
   std::vector<nlohmann::json> log_lines() const;
 
   Upstream http_{Upstream::Mode::http};
   Upstream echo_{Upstream::Mode::echo};
-  RecordingResolver resolver_{{"allowed.test", "sub.allowed.test", "rebind.allowed.test", "gitsrv.test"}, "127.0.0.1"};
+  RecordingResolver resolver_{{"allowed.test", "sub.allowed.test", "rebind.allowed.test", "gitsrv.test"},
+                              "127.0.0.1"};
   std::filesystem::path dir_;
   std::unique_ptr<ProxyServer> proxy_;
   std::uint16_t port_ = 0;

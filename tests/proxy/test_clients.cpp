@@ -65,7 +65,9 @@ struct Child {
   }
 };
 
-std::string proxy_url(std::uint16_t port) { return "http://px:" + kPassword + "@127.0.0.1:" + std::to_string(port); }
+std::string proxy_url(std::uint16_t port) {
+  return "http://px:" + kPassword + "@127.0.0.1:" + std::to_string(port);
+}
 
 TEST_F(ProxyTest, CurlPlainHttpAndConnectTunnel) {
   if (!have_tool("curl")) GTEST_SKIP() << "curl is not installed";
@@ -82,14 +84,17 @@ TEST_F(ProxyTest, CurlPlainHttpAndConnectTunnel) {
   for (const auto& r : http_.requests()) EXPECT_EQ(r.find("Proxy-Authorization"), std::string::npos) << r;
 
   // Refused: curl shows the status, nothing is resolved.
-  CommandResult denied = run_command({"curl", "-sS", "-p", "--max-time", "10", "-x", proxy_url(port_), "https://evil.test/"});
+  CommandResult denied =
+      run_command({"curl", "-sS", "-p", "--max-time", "10", "-x", proxy_url(port_), "https://evil.test/"});
   EXPECT_NE(denied.status, 0);
   EXPECT_NE(denied.output.find("403"), std::string::npos) << denied.output;
-  CommandResult denied_plain = run_command({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-x",
-                                  proxy_url(port_), "http://evil.test/?d=x"});
+  CommandResult denied_plain =
+      run_command({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-x",
+                   proxy_url(port_), "http://evil.test/?d=x"});
   EXPECT_EQ(denied_plain.output, "403");
-  CommandResult no_password = run_command({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-x",
-                                 "http://127.0.0.1:" + std::to_string(port_), url});
+  CommandResult no_password =
+      run_command({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-x",
+                   "http://127.0.0.1:" + std::to_string(port_), url});
   EXPECT_EQ(no_password.output, "407");
   const auto asked = resolver_.asked();
   EXPECT_EQ(std::count(asked.begin(), asked.end(), "evil.test"), 0);
@@ -102,8 +107,9 @@ TEST_F(ProxyTest, GitClonesOverHttpThroughTheProxy) {
     GTEST_SKIP() << "git http-backend is not available";
   }
   const auto root = temp_dir("git");
-  const std::vector<std::string> genv = {"HOME=" + root.string(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
-                                         "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"};
+  const std::vector<std::string> genv = {"HOME=" + root.string(), "GIT_CONFIG_NOSYSTEM=1",
+                                         "GIT_AUTHOR_NAME=t",     "GIT_AUTHOR_EMAIL=t@t",
+                                         "GIT_COMMITTER_NAME=t",  "GIT_COMMITTER_EMAIL=t@t"};
   ASSERT_EQ(run_command({"git", "init", "-q", "--bare", (root / "repo.git").string()}, genv).status, 0);
   ASSERT_EQ(run_command({"git", "init", "-q", (root / "work").string()}, genv).status, 0);
   {
@@ -113,10 +119,18 @@ TEST_F(ProxyTest, GitClonesOverHttpThroughTheProxy) {
   const std::string work = (root / "work").string();
   ASSERT_EQ(run_command({"git", "-C", work, "add", "README"}, genv).status, 0);
   ASSERT_EQ(run_command({"git", "-C", work, "commit", "-q", "-m", "one"}, genv).status, 0);
-  ASSERT_EQ(run_command({"git", "-C", work, "push", "-q", (root / "repo.git").string(), "HEAD:refs/heads/main"}, genv).status, 0);
-  ASSERT_EQ(run_command({"git", "--git-dir", (root / "repo.git").string(), "symbolic-ref", "HEAD", "refs/heads/main"}, genv).status, 0);
+  ASSERT_EQ(run_command(
+                {"git", "-C", work, "push", "-q", (root / "repo.git").string(), "HEAD:refs/heads/main"}, genv)
+                .status,
+            0);
+  ASSERT_EQ(
+      run_command(
+          {"git", "--git-dir", (root / "repo.git").string(), "symbolic-ref", "HEAD", "refs/heads/main"}, genv)
+          .status,
+      0);
 
-  Child server = Child::spawn({"python3", std::string(PROXY_TEST_DIR) + "/git_http_server.py", root.string()});
+  Child server =
+      Child::spawn({"python3", std::string(PROXY_TEST_DIR) + "/git_http_server.py", root.string()});
   ASSERT_GT(server.pid, 0);
   const std::string port_line = server.line();
   ASSERT_FALSE(port_line.empty()) << "the git http server did not start";
@@ -128,9 +142,10 @@ TEST_F(ProxyTest, GitClonesOverHttpThroughTheProxy) {
   });
   // Default http.proxyAuthMethod (anyauth): git first asks without the
   // password, gets 407, and retries with Basic.
-  CommandResult clone = run_command({"git", "-c", "http.proxy=" + proxy_url(port_), "clone", "-q",
-                           "http://gitsrv.test:" + std::to_string(git_port) + "/repo.git", (root / "clone").string()},
-                          genv);
+  CommandResult clone =
+      run_command({"git", "-c", "http.proxy=" + proxy_url(port_), "clone", "-q",
+                   "http://gitsrv.test:" + std::to_string(git_port) + "/repo.git", (root / "clone").string()},
+                  genv);
   EXPECT_EQ(clone.status, 0) << clone.output;
   EXPECT_EQ(read_file(root / "clone" / "README"), "sealed but reachable\n");
   server.stop();
@@ -149,8 +164,8 @@ TEST(ProxyCommand, ListensPrintsAddressAndStopsOnSigterm) {
   const auto dir = temp_dir("cmd");
   const auto pw_file = dir / "password";
   const auto log = dir / "log.jsonl";
-  Child proxy = Child::spawn({PARALLEX_EXE, "proxy", "--listen", "127.0.0.1:0", "--local-servers", "--password-file",
-                              pw_file.string(), "--log", log.string()});
+  Child proxy = Child::spawn({PARALLEX_EXE, "proxy", "--listen", "127.0.0.1:0", "--local-servers",
+                              "--password-file", pw_file.string(), "--log", log.string()});
   ASSERT_GT(proxy.pid, 0);
   const std::string address = proxy.line();
   ASSERT_EQ(address.rfind("127.0.0.1:", 0), 0u) << address << proxy.rest();
@@ -163,10 +178,10 @@ TEST(ProxyCommand, ListensPrintsAddressAndStopsOnSigterm) {
 
   const std::string purl = "http://px:" + password.value() + "@" + address;
   CommandResult ok = run_command({"curl", "-sS", "--max-time", "10", "-x", purl,
-                        "http://localhost:" + std::to_string(upstream.port()) + "/"});
+                                  "http://localhost:" + std::to_string(upstream.port()) + "/"});
   EXPECT_EQ(ok.output, "hello from upstream");
-  CommandResult refused = run_command({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-x", purl,
-                             "http://example.invalid/"});
+  CommandResult refused = run_command({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time",
+                                       "10", "-x", purl, "http://example.invalid/"});
   EXPECT_EQ(refused.output, "403");
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -182,12 +197,18 @@ TEST(ProxyCommand, ListensPrintsAddressAndStopsOnSigterm) {
 }
 
 TEST(ProxyCommand, RefusesConflictingOptions) {
-  CommandResult r = run_command({PARALLEX_EXE, "proxy", "--online", "--allow", "a.test"});
+  // The password file the command makes for itself (none was named) goes
+  // with a refusal too: nothing is left in its TMPDIR.
+  const auto tmp = temp_dir("refusal-tmp");
+  const std::string env = "TMPDIR=" + tmp.string();
+  CommandResult r = run_command({PARALLEX_EXE, "proxy", "--online", "--allow", "a.test"}, {env});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("--online"), std::string::npos) << r.output;
-  r = run_command({PARALLEX_EXE, "proxy", "--allow", "10.0.0.1"});
+  r = run_command({PARALLEX_EXE, "proxy", "--allow", "10.0.0.1"}, {env});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("IP address"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "left in " << tmp;
+  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace

@@ -93,6 +93,14 @@ int run(const ProxyOptions& o) {
   auto password = obtain_password(password_path);
   if (!password) return fail(password.error());
   config.password = std::move(password).value();
+  // The password file this command made goes with it, on every way out (a
+  // refused --allow included); one the user named stays.
+  struct MadeFile {
+    std::string path;
+    ~MadeFile() {
+      if (!path.empty()) ::unlink(path.c_str());
+    }
+  } made{o.password_file.empty() ? password_path : std::string()};
 
   // Block the stop signals before the server's threads start, so they inherit
   // the mask and only sigwait below sees SIGINT/SIGTERM.
@@ -115,8 +123,6 @@ int run(const ProxyOptions& o) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   server.value()->stop();
-  // The password file this command made goes with it (one the user named stays).
-  if (o.password_file.empty()) ::unlink(password_path.c_str());
   std::vector<run::RefusedRequest> refused;
   for (const auto& h : server.value()->refused_hosts())
     refused.push_back({h.host, h.port, h.reason, h.count, h.dns});
