@@ -24,8 +24,16 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 sealed_only=0
 [ "${1:-}" = "--sealed" ] && sealed_only=1
 
+# Built by clang, as the fuzz targets are: unoptimised and instrumented, a
+# batch of the tree compiles in half the time GCC takes (16.9 against 35.2 s
+# of CPU for the supervisor's first batch), and a second compiler reads the
+# code. A tree another compiler configured is made again.
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
 [ -f build-asan/build.ninja ] ||
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPARALLEX_SANITIZE=ON -DPARALLEX_BUILD_BENCH=OFF >/dev/null
+  CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPARALLEX_SANITIZE=ON \
+    -DPARALLEX_BUILD_BENCH=OFF >/dev/null
 
 # Longest first.
 unit_tests=(test_agents test_supervisor test_killswitch test_workspace test_report test_proxy test_snapshot test_mcp test_transcripts

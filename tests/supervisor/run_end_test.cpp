@@ -450,7 +450,8 @@ TEST_P(SweepAfterDeath, TheWatchdogMovesAsideWhatTheRunMadeAtTheProtectedPaths) 
       {".claude/settings.json", "Stop"},
       {"vendor/a/b/x/.git/hooks/post-checkout", "id"}};
   for (const auto& [rel, inside] : made) {
-    EXPECT_TRUE(wait_until([&] { return !fs::exists(fs::symlink_status(work_ / rel)); }, 15000))
+    const fs::path at = work_ / rel;  // a lambda may not capture a structured binding before clang 16
+    EXPECT_TRUE(wait_until([&] { return !fs::exists(fs::symlink_status(at)); }, 15000))
         << rel << " is still in the run folder";
     EXPECT_NE(read_text(run_dir / "quarantine" / rel).find(inside), std::string::npos)
         << rel << " is not in the run's quarantine with what it held";
