@@ -97,6 +97,12 @@ std::string_view result_head(const Value& content) {
   return out;
 }
 
+// What a thread reuses from one file to the next: the read buffer and the parser's.
+struct Reading {
+  LineReader reader;
+  jsonl::Parser json;
+};
+
 // Parses one file into its own sessions (grouped by sessionId), so files can be read in
 // parallel; Merger combines them in path order.
 class Parser {
@@ -111,8 +117,8 @@ class Parser {
   std::vector<Orphan> orphan_malformed_;
   std::vector<Warning> warnings_;
 
-  void file(const std::string& path) {
-    LineReader reader;
+  void file(const std::string& path, Reading& reading) {
+    LineReader& reader = reading.reader;
     std::string error;
     if (!reader.open(path, error)) {
       warnings_.push_back({path, error});
@@ -135,7 +141,7 @@ class Parser {
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Value root = parser_.parse(line, /*padded=*/true);
+      Value root = reading.json.parse(line, /*padded=*/true);
       if (!root.is_object()) {
         ++malformed;
         continue;
@@ -328,7 +334,6 @@ class Parser {
   }
 
   std::uint64_t seq_;
-  jsonl::Parser parser_;        // the line being read
   Session* current_ = nullptr;  // the session of the file's last line (sessions_ keeps it in place)
 };
 
@@ -519,11 +524,11 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
   files.erase(std::unique(files.begin(), files.end()), files.end());
   std::vector<std::optional<Parser>> parsed(files.size());
   const unsigned threads = worker_count(files);
-  parallel_for(files.size(), threads, [&](std::size_t i) {
+  parallel_for_with<Reading>(files.size(), threads, [&](Reading& reading, std::size_t i) {
     // Sequence numbers order calls with equal timestamps by file, then line.
     parsed[i].emplace(static_cast<std::uint64_t>(i) << 40);
     try {
-      parsed[i]->file(files[i]);
+      parsed[i]->file(files[i], reading);
     } catch (const std::exception& e) {
       parsed[i].emplace(static_cast<std::uint64_t>(i) << 40);
       parsed[i]->warnings_.push_back({files[i], "Reading " + files[i] + " failed: " + e.what()});

@@ -117,21 +117,31 @@ void finish_sessions(std::vector<nlohmann::json>& sessions, Window w);
 // cores (at most 8). PARALLEX_TRANSCRIPT_THREADS overrides it (benchmarks, debugging).
 unsigned worker_count(const std::vector<std::string>& files);
 
+// Runs fn(state, i) for every i in [0, n) on `threads` threads, each thread with one State of
+// its own that every fn it runs reuses (read buffers and parsers: made, and their pages faulted
+// in, once per thread rather than once per file); fn must not throw.
+template <class State, class F>
+void parallel_for_with(std::size_t n, unsigned threads, F&& fn) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    State state;
+    for (std::size_t i = next++; i < n; i = next++) fn(state, i);
+  };
+  if (threads <= 1 || n <= 1) {
+    work();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
 // Runs fn(i) for every i in [0, n) on `threads` threads; fn must not throw.
 template <class F>
 void parallel_for(std::size_t n, unsigned threads, F&& fn) {
-  if (threads <= 1 || n <= 1) {
-    for (std::size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) fn(i);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  struct None {};
+  parallel_for_with<None>(n, threads, [&](None&, std::size_t i) { fn(i); });
 }
 
 // Rounds a money amount so sums of decimal costs compare equal to their decimal value.
