@@ -241,11 +241,18 @@ class Parser {
       return true;
     });
     bool synthetic = jsonl::equals(model, "<synthetic>");
-    if (model.is_string() && !synthetic) s.models.push_back({ts, seq, jsonl::str(model)});
+    // The report lists each model at its earliest line: the same model again on a line no earlier
+    // than the one kept before it changes nothing (most lines repeat the session's model).
+    if (model.is_string() && !synthetic &&
+        (s.models.empty() || s.models.back().value != jsonl::view(model) || ts < s.models.back().ts))
+      s.models.push_back({ts, seq, jsonl::str(model)});
     if (usage.is_object() && !synthetic) {
       std::string key;
       bool dedupe = id.is_string() || request_id.is_string();
-      if (dedupe) key = jsonl::str(id) + '\n' + jsonl::str(request_id);
+      if (dedupe) {
+        key.reserve(jsonl::view(id).size() + 1 + jsonl::view(request_id).size());
+        key.append(jsonl::view(id)).append(1, '\n').append(jsonl::view(request_id));
+      }
       if (!dedupe || s.usage_keys.insert(key).second) {
         std::array<std::int64_t, 4> vals{};
         for (std::size_t i = 0; i < 4; ++i)
