@@ -32,7 +32,7 @@ struct ToolResult {
   std::optional<std::int64_t> exit_code;  // from "Exit code N"
   std::string result_type;                // toolUseResult.type (Write: create/update)
   bool return_code_interpretation = false;
-  bool created_text = false, updated_text = false;
+  bool created_text = false;
 };
 
 struct Ordered {
@@ -82,8 +82,7 @@ std::optional<std::int64_t> exit_code_prefix(std::string_view text) {
 }
 
 // The start of a tool_result's content (a string, or its first text block): only markers at
-// its start are looked for ("Exit code N", "File created successfully at: <path>", "... has
-// been updated").
+// its start are looked for ("Exit code N", "File created successfully at: <path>").
 std::string_view result_head(const Value& content) {
   static constexpr std::size_t kHead = 4096;
   if (content.is_string()) return jsonl::view(content).substr(0, kHead);
@@ -333,8 +332,7 @@ class Parser {
       if (!r.exit_code) r.exit_code = tur_exit;
       r.result_type = result_type;
       r.return_code_interpretation = rci;
-      r.created_text = text.find("File created successfully") != std::string_view::npos;
-      r.updated_text = text.find("has been updated") != std::string_view::npos;
+      r.created_text = contains(text, "File created successfully");
       s.results[tool_use_id] = std::move(r);
       return true;
     });
