@@ -185,7 +185,8 @@ class SessionParser {
 
   const std::string& id() const { return id_; }
 
-  json build() const {
+  // The session's report; called once, last: the commands are moved into it.
+  json build() {
     Activity a;
     for (std::size_t i = 0; i < events_.size(); ++i) {
       const Event& e = events_[i];
@@ -201,7 +202,7 @@ class SessionParser {
           a.search(e.value);
           break;
         case Kind::command: {
-          Command c = e.cmd;
+          Command c = std::move(events_[i].cmd);
           c.at = at;
           a.command(std::move(c));
           break;
