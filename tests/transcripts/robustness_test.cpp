@@ -278,6 +278,36 @@ TEST(ClaudeRobustness, UsageCountsOnceAcrossFilesAndThreads) {
   unsetenv("PARALLEX_TRANSCRIPT_THREADS");
 }
 
+// One thread reads file after file with the same buffer and parser: nothing of a file (a line that
+// grew the buffer, a last line cut short) reaches the next one.
+TEST(ClaudeRobustness, FilesReadOneAfterAnotherOnOneThreadShareNothing) {
+  px_test::TempDir dir;
+  const std::string other = "99999999-2222-3333-4444-555555555555";
+  const std::string big(3u << 20, 'x');
+  json first = claude_line("assistant", "2026-01-01T00:00:00.000Z",
+                           tool_use("w1", "Write", {{"file_path", "/work/proj/big.txt"}, {"content", big}}));
+  dir.file("projects/p/a.jsonl",
+           first.dump() + "\n{\"type\":\"user\",\"sessionId\":\"" + std::string(kSid) + "\",\"mess");
+  json second =
+      claude_line("assistant", "2026-01-01T00:00:01.000Z", tool_use("t1", "Bash", {{"command", "make"}}));
+  second["sessionId"] = other;
+  dir.file("projects/p/b.jsonl", second.dump() + "\n");
+  setenv("PARALLEX_TRANSCRIPT_THREADS", "1", 1);
+  auto r = tx::claude_code::parse({dir.path()});
+  unsetenv("PARALLEX_TRANSCRIPT_THREADS");
+  ASSERT_EQ(r.sessions.size(), 2u);
+  const json& a = r.sessions[0];
+  const json& b = r.sessions[1];
+  EXPECT_EQ(a["session_id"], kSid);
+  EXPECT_EQ(a["malformed_lines"], 1);
+  ASSERT_EQ(a["files_changed"].size(), 1u);
+  EXPECT_EQ(a["files_changed"][0]["path"], "/work/proj/big.txt");
+  EXPECT_EQ(b["session_id"], other);
+  EXPECT_EQ(b["malformed_lines"], 0);
+  ASSERT_EQ(b["commands"].size(), 1u);
+  EXPECT_EQ(b["commands"][0]["command"], "make");
+}
+
 TEST(ClaudeRobustness, GarbageNeverCrashes) {
   px_test::TempDir dir;
   std::string deep(200000, '[');

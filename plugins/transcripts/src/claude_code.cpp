@@ -32,7 +32,7 @@ struct ToolResult {
   std::optional<std::int64_t> exit_code;  // from "Exit code N"
   std::string result_type;                // toolUseResult.type (Write: create/update)
   bool return_code_interpretation = false;
-  bool created_text = false, updated_text = false;
+  bool created_text = false;
 };
 
 struct Ordered {
@@ -82,8 +82,7 @@ std::optional<std::int64_t> exit_code_prefix(std::string_view text) {
 }
 
 // The start of a tool_result's content (a string, or its first text block): only markers at
-// its start are looked for ("Exit code N", "File created successfully at: <path>", "... has
-// been updated").
+// its start are looked for ("Exit code N", "File created successfully at: <path>").
 std::string_view result_head(const Value& content) {
   static constexpr std::size_t kHead = 4096;
   if (content.is_string()) return jsonl::view(content).substr(0, kHead);
@@ -96,6 +95,12 @@ std::string_view result_head(const Value& content) {
   });
   return out;
 }
+
+// What a thread reuses from one file to the next: the read buffer and the parser's.
+struct Reading {
+  LineReader reader;
+  jsonl::Parser json;
+};
 
 // Parses one file into its own sessions (grouped by sessionId), so files can be read in
 // parallel; Merger combines them in path order.
@@ -111,8 +116,8 @@ class Parser {
   std::vector<Orphan> orphan_malformed_;
   std::vector<Warning> warnings_;
 
-  void file(const std::string& path) {
-    LineReader reader;
+  void file(const std::string& path, Reading& reading) {
+    LineReader& reader = reading.reader;
     std::string error;
     if (!reader.open(path, error)) {
       warnings_.push_back({path, error});
@@ -135,7 +140,7 @@ class Parser {
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Value root = parser_.parse(line, /*padded=*/true);
+      Value root = reading.json.parse(line, /*padded=*/true);
       if (!root.is_object()) {
         ++malformed;
         continue;
@@ -235,11 +240,18 @@ class Parser {
       return true;
     });
     bool synthetic = jsonl::equals(model, "<synthetic>");
-    if (model.is_string() && !synthetic) s.models.push_back({ts, seq, jsonl::str(model)});
+    // The report lists each model at its earliest line: the same model again on a line no earlier
+    // than the one kept before it changes nothing (most lines repeat the session's model).
+    if (model.is_string() && !synthetic &&
+        (s.models.empty() || s.models.back().value != jsonl::view(model) || ts < s.models.back().ts))
+      s.models.push_back({ts, seq, jsonl::str(model)});
     if (usage.is_object() && !synthetic) {
       std::string key;
       bool dedupe = id.is_string() || request_id.is_string();
-      if (dedupe) key = jsonl::str(id) + '\n' + jsonl::str(request_id);
+      if (dedupe) {
+        key.reserve(jsonl::view(id).size() + 1 + jsonl::view(request_id).size());
+        key.append(jsonl::view(id)).append(1, '\n').append(jsonl::view(request_id));
+      }
       if (!dedupe || s.usage_keys.insert(key).second) {
         std::array<std::int64_t, 4> vals{};
         for (std::size_t i = 0; i < 4; ++i)
@@ -320,15 +332,13 @@ class Parser {
       if (!r.exit_code) r.exit_code = tur_exit;
       r.result_type = result_type;
       r.return_code_interpretation = rci;
-      r.created_text = text.find("File created successfully") != std::string_view::npos;
-      r.updated_text = text.find("has been updated") != std::string_view::npos;
+      r.created_text = contains(text, "File created successfully");
       s.results[tool_use_id] = std::move(r);
       return true;
     });
   }
 
   std::uint64_t seq_;
-  jsonl::Parser parser_;        // the line being read
   Session* current_ = nullptr;  // the session of the file's last line (sessions_ keeps it in place)
 };
 
@@ -519,11 +529,11 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
   files.erase(std::unique(files.begin(), files.end()), files.end());
   std::vector<std::optional<Parser>> parsed(files.size());
   const unsigned threads = worker_count(files);
-  parallel_for(files.size(), threads, [&](std::size_t i) {
+  parallel_for_with<Reading>(files.size(), threads, [&](Reading& reading, std::size_t i) {
     // Sequence numbers order calls with equal timestamps by file, then line.
     parsed[i].emplace(static_cast<std::uint64_t>(i) << 40);
     try {
-      parsed[i]->file(files[i]);
+      parsed[i]->file(files[i], reading);
     } catch (const std::exception& e) {
       parsed[i].emplace(static_cast<std::uint64_t>(i) << 40);
       parsed[i]->warnings_.push_back({files[i], "Reading " + files[i] + " failed: " + e.what()});

@@ -132,13 +132,21 @@ void set_exit(Command& c, std::optional<std::int64_t> code) {
   c.status = code ? (*code == 0 ? "success" : "error") : "error";
 }
 
+// What a thread reuses from one file to the next: the read buffer and the parsers' (the line
+// being read, and what is JSON inside its strings: arguments, outputs).
+struct Reading {
+  LineReader reader;
+  jsonl::Parser line, args, output;
+};
+
 class SessionParser {
  public:
-  SessionParser(std::string path, ParseResult& r) : path_(std::move(path)), result_(r) {}
+  SessionParser(std::string path, ParseResult& r, Reading& reading)
+      : path_(std::move(path)), result_(r), reading_(reading) {}
 
   // Returns the session id, or empty when the file held nothing recognizable.
   bool run() {
-    LineReader reader;
+    LineReader& reader = reading_.reader;
     std::string error;
     if (!reader.open(path_, error)) {
       result_.warnings.push_back({path_, error});
@@ -158,7 +166,7 @@ class SessionParser {
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Value root = line_parser_.parse(line, /*padded=*/true);
+      Value root = reading_.line.parse(line, /*padded=*/true);
       if (!root.is_object()) {
         ++malformed_;
         continue;
@@ -177,7 +185,8 @@ class SessionParser {
 
   const std::string& id() const { return id_; }
 
-  json build() const {
+  // The session's report; called once, last: the commands are moved into it.
+  json build() {
     Activity a;
     for (std::size_t i = 0; i < events_.size(); ++i) {
       const Event& e = events_[i];
@@ -193,7 +202,7 @@ class SessionParser {
           a.search(e.value);
           break;
         case Kind::command: {
-          Command c = e.cmd;
+          Command c = std::move(events_[i].cmd);
           c.at = at;
           a.command(std::move(c));
           break;
@@ -217,9 +226,8 @@ class SessionParser {
     j["ended_at"] = ended_ ? json(format_iso8601_ms(*ended_)) : json(nullptr);
     a.write(j);
     // The last token_count line is parsed again for its totals, once.
-    jsonl::Parser tokens_parser;
     j["token_usage"] =
-        jsonl::to_json(tokens_parser.parse(tokens_line_)["payload"]["info"]["total_token_usage"]);
+        jsonl::to_json(reading_.line.parse(tokens_line_)["payload"]["info"]["total_token_usage"]);
     j["malformed_lines"] = malformed_;
     return j;
   }
@@ -376,7 +384,7 @@ class SessionParser {
       // Arguments are a JSON object serialized into a string (older builds: the object itself).
       const bool serialized = arguments.is_string();
       std::string raw = jsonl::text(arguments);
-      Value args = serialized ? args_parser_.parse(raw) : arguments;
+      Value args = serialized ? reading_.args.parse(raw) : arguments;
       function_call(name, args, raw, jsonl::str(p["call_id"]));
     } else if (jsonl::equals(type, "custom_tool_call")) {
       std::string name = jsonl::str(p["name"]);
@@ -430,7 +438,7 @@ class SessionParser {
   }
 
   void output(const std::string& call_id, Value out) {
-    Outcome o = read_output(out, output_parser_);
+    Outcome o = read_output(out, reading_.output);
     if (auto sit = stdin_calls_.find(call_id); sit != stdin_calls_.end()) {
       // write_stdin polls a running unified-exec process; its exit may show up here.
       auto rit = running_.find(sit->second);
@@ -688,6 +696,7 @@ class SessionParser {
 
   std::string path_;
   ParseResult& result_;
+  Reading& reading_;
   std::string id_, parent_, session_cwd_, turn_cwd_;
   bool wrapped_ = false, have_meta_ = false, seen_first_ = false;
   // envelope_ts_: the last wrapped line's time stamp; line_ts_: the current line's own, if any.
@@ -701,8 +710,6 @@ class SessionParser {
   std::unordered_map<std::string, std::size_t> by_call_;
   std::unordered_map<std::string, std::string> stdin_calls_;  // write_stdin call id -> exec session id
   std::unordered_map<std::string, std::size_t> running_;      // exec session id -> command event
-  // The line being read, and what is JSON inside its strings (arguments, outputs).
-  jsonl::Parser line_parser_, args_parser_, output_parser_;
 };
 
 }  // namespace
@@ -748,11 +755,11 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
     std::vector<Warning> warnings;
   };
   std::vector<FileOutcome> outcomes(files.size());
-  parallel_for(files.size(), worker_count(files), [&](std::size_t i) {
+  parallel_for_with<Reading>(files.size(), worker_count(files), [&](Reading& reading, std::size_t i) {
     FileOutcome& o = outcomes[i];
     ParseResult local;
     try {
-      SessionParser sp(files[i], local);
+      SessionParser sp(files[i], local, reading);
       if (sp.run()) {
         o.id = sp.id();
         if (o.id.empty())

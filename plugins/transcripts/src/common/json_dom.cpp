@@ -89,7 +89,13 @@ Parser::Parser() : parser_(LineReader::kMaxLine) {
 }
 
 Value Parser::parse(std::string_view text, bool padded) {
-  Value root = parser_.parse(text.data(), text.size(), !padded);
+  if (!padded) {
+    // Copied into a buffer this parser keeps (simdjson would allocate one for each text).
+    copy_.assign(text);
+    copy_.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    text = copy_;
+  }
+  Value root = parser_.parse(text.data(), text.size(), false);
   const simdjson::error_code error = root.error();
   if (error != simdjson::UTF8_ERROR && error != simdjson::STRING_ERROR) return root;
   repaired_ = valid_utf8(text) ? std::string(text) : sanitize_utf8(text);

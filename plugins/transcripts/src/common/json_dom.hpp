@@ -32,6 +32,7 @@ class Parser {
 
  private:
   simdjson::dom::parser parser_;
+  std::string copy_;      // a text that was not padded, with the padding after it
   std::string repaired_;  // the text with its invalid bytes or escapes replaced
 };
 

@@ -15,7 +15,11 @@ LineReader::~LineReader() {
 }
 
 bool LineReader::open(const std::string& path, std::string& error) {
+  if (fd_ >= 0) ::close(fd_);
   path_ = path;
+  pos_ = end_ = 0;
+  eof_ = skipping_ = false;
+  bytes_read_ = 0;
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     error = "Cannot open " + path + ": " + std::strerror(errno) + ". Check that it exists and is readable.";
@@ -29,8 +33,11 @@ bool LineReader::open(const std::string& path, std::string& error) {
   std::size_t want = kChunk;
   if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0)
     want = std::clamp<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, 64 * 1024, kChunk);
-  cap_ = want;
-  buf_ = std::make_unique_for_overwrite<char[]>(cap_ + kPadding);
+  // A reader that read a file before keeps its buffer when it is large enough.
+  if (cap_ < want) {
+    cap_ = want;
+    buf_ = std::make_unique_for_overwrite<char[]>(cap_ + kPadding);
+  }
   return true;
 }
 
@@ -46,7 +53,8 @@ bool LineReader::fill(std::string& error) {
       skipping_ = true;
       end_ = 0;
     } else {
-      std::size_t ncap = cap_ * 2;
+      // Whatever size the buffer started at, a line is oversized past exactly kMaxLine.
+      std::size_t ncap = std::min(cap_ * 2, kMaxLine);
       auto nbuf = std::make_unique_for_overwrite<char[]>(ncap + kPadding);
       std::memcpy(nbuf.get(), buf_.get(), end_);
       buf_ = std::move(nbuf);

@@ -26,7 +26,8 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  // False (with a user-facing message in `error`) when the file cannot be opened.
+  // False (with a user-facing message in `error`) when the file cannot be opened. A reader
+  // can open one file after another: its buffer is reused.
   bool open(const std::string& path, std::string& error);
 
   enum class Status { line, oversized, end, error };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -108,10 +107,19 @@ std::string format_iso8601_ms(std::int64_t ms) {
   std::int64_t y;
   unsigned mo, d;
   civil_from_days(days, y, mo, d);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<long long>(y), mo, d,
-                sod / 3600, (sod / 60) % 60, sod % 60, milli);
-  return buf;
+  // Digits written in place, not through snprintf: a report formats one time per action.
+  char buf[] = "0000-00-00T00:00:00.000Z";
+  auto put = [&](std::size_t at, std::int64_t v, std::size_t width) {
+    for (std::size_t i = width; i-- > 0; v /= 10) buf[at + i] = static_cast<char>('0' + v % 10);
+  };
+  put(0, y, 4);
+  put(5, mo, 2);
+  put(8, d, 2);
+  put(11, sod / 3600, 2);
+  put(14, (sod / 60) % 60, 2);
+  put(17, sod % 60, 2);
+  put(20, milli, 3);
+  return std::string(buf, sizeof buf - 1);
 }
 
 std::string shell_quote(std::string_view s) {

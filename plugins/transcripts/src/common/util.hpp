@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the three parsers: time stamps, shell quoting, paths, file discovery,
 // and the session object every parser emits.
+#include <string.h>  // memmem (GNU)
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -23,6 +25,12 @@ std::optional<std::int64_t> parse_iso8601_ms(std::string_view s);
 std::optional<std::int64_t> timestamp_ms(const jsonl::Value& v);
 // Epoch ms to "YYYY-MM-DDTHH:MM:SS.mmmZ".
 std::string format_iso8601_ms(std::int64_t ms);
+
+// Whether `needle` occurs in `haystack`: memmem, which skips ahead far faster than
+// string_view::find stopping at each occurrence of the needle's first character.
+inline bool contains(std::string_view haystack, std::string_view needle) {
+  return ::memmem(haystack.data(), haystack.size(), needle.data(), needle.size()) != nullptr;
+}
 
 // POSIX shell quoting (as Python's shlex.quote): bare when only safe characters.
 std::string shell_quote(std::string_view s);
@@ -117,21 +125,31 @@ void finish_sessions(std::vector<nlohmann::json>& sessions, Window w);
 // cores (at most 8). PARALLEX_TRANSCRIPT_THREADS overrides it (benchmarks, debugging).
 unsigned worker_count(const std::vector<std::string>& files);
 
+// Runs fn(state, i) for every i in [0, n) on `threads` threads, each thread with one State of
+// its own that every fn it runs reuses (read buffers and parsers: made, and their pages faulted
+// in, once per thread rather than once per file); fn must not throw.
+template <class State, class F>
+void parallel_for_with(std::size_t n, unsigned threads, F&& fn) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    State state;
+    for (std::size_t i = next++; i < n; i = next++) fn(state, i);
+  };
+  if (threads <= 1 || n <= 1) {
+    work();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
 // Runs fn(i) for every i in [0, n) on `threads` threads; fn must not throw.
 template <class F>
 void parallel_for(std::size_t n, unsigned threads, F&& fn) {
-  if (threads <= 1 || n <= 1) {
-    for (std::size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) fn(i);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  struct None {};
+  parallel_for_with<None>(n, threads, [&](None&, std::size_t i) { fn(i); });
 }
 
 // Rounds a money amount so sums of decimal costs compare equal to their decimal value.
