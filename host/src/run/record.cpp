@@ -422,9 +422,9 @@ Status reserve_record_space(const fs::path& run_dir, std::size_t bytes) {
   // frees nothing on disk. Allocated blocks are freed with a synchronous
   // discard on ext4 without a journal mounted with `discard` (these VMs):
   // 0.2-15 ms of the user's wait there for this one file, the most while
-  // other writes are queued on the disk. (A
-  // filesystem that compresses, as btrfs can, holds less of zeros once they
-  // are written back: there the reserve is smaller for a long run.)
+  // other writes are queued on the disk. (A filesystem that compresses, as
+  // btrfs can, holds less of zeros once they are written back: there the
+  // reserve is smaller for a long run.)
   int err = fd ? 0 : errno;
   static const std::vector<char> zeros(64 * 1024, '\0');
   for (std::size_t done = 0; err == 0 && done < bytes;) {
