@@ -476,8 +476,11 @@ class Run {
         events_.emit_at(*r.ended_at, run::event::seal_refused, run::seal_refusal_fields(refused));
     events_.emit_at(*r.ended_at, run::event::run_end, run::run_end_fields(r));
     write_last_record();
+    // After the record's last write: shown by -v, not kept in run.json.
+    lap("record's last write");
     std::error_code ec;
     if (!plan_.dirs.private_dir.empty()) fs::remove_all(plan_.dirs.private_dir, ec);
+    lap("private dir removed");
     finished_ = true;
     return RunResult{r, dir_};
   }
