@@ -1,6 +1,5 @@
 #include "killswitch/run_control.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +8,6 @@
 #include <sstream>
 
 #include "common/paths.hpp"
-#include "common/unique_fd.hpp"
 #include "killswitch/control_socket.hpp"
 #include "killswitch/direct_control.hpp"
 #include "killswitch/global_pause.hpp"
@@ -456,15 +454,6 @@ void RunControl::retire() {
   }
   // Outside the lock: the server thread may be waiting for it.
   if (server_) server_->stop();
-  // The entry was rewritten over itself (a rename), which makes ext4 allocate
-  // its blocks at once; its unlink frees them, and on ext4 without a journal
-  // mounted with `discard` (these VMs) the unlink waits for the disk's
-  // discard: 2-15 ms measured here, while the user waits for the exit status.
-  // Held open by the watchdog, the file's last close (and the discard) comes
-  // when the watchdog ends, off that path.
-  const fs::path entry = runs_dir_ / (options_.run_id + ".json");
-  if (const UniqueFd held(::open(entry.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)); held)
-    (void)hand_to_watchdog(watchdog_, held.get());
   remove_entry(runs_dir_, options_.run_id);
 }
 

@@ -6,7 +6,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -416,23 +415,7 @@ constexpr const char* kReserve = ".reserve";
 Status reserve_record_space(const fs::path& run_dir, std::size_t bytes) {
   const fs::path file = run_dir / kReserve;
   UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
-  // Written, not posix_fallocate'd: a write takes the room from the
-  // filesystem at once (ext4's and XFS's delayed allocation reserve it; tmpfs
-  // takes its pages) without allocating blocks, so the unlink at the run's end
-  // frees nothing on disk. Allocated blocks are freed with a synchronous
-  // discard on ext4 without a journal mounted with `discard` (these VMs):
-  // 0.2-15 ms of the user's wait there for this one file, the most while
-  // other writes are queued on the disk. (A filesystem that compresses, as
-  // btrfs can, holds less of zeros once they are written back: there the
-  // reserve is smaller for a long run.)
-  int err = fd ? 0 : errno;
-  static const std::vector<char> zeros(64 * 1024, '\0');
-  for (std::size_t done = 0; err == 0 && done < bytes;) {
-    const ssize_t n = ::write(fd.get(), zeros.data(), std::min(zeros.size(), bytes - done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) err = n < 0 ? errno : ENOSPC;
-    if (n > 0) done += static_cast<std::size_t>(n);
-  }
+  int err = fd ? ::posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes)) : errno;
   if (err == 0) return ok();
   fd.reset();  // what it took is freed once it is closed and unlinked
   ::unlink(file.c_str());
