@@ -331,5 +331,77 @@ TEST_P(KillSwitchE2E, PauseAllFreezesEveryProcessAndCutsTheNetworkUntilResume) {
   run_pid_ = -1;
 }
 
+// A run's process whose main thread has exited while another thread runs on
+// (pthread_exit): /proc shows it as a zombie. Taken for gone, pause and kill
+// left it running in the process-tree fallback; it is held and killed like
+// any other process.
+TEST_P(KillSwitchE2E, AProcessWhoseMainThreadExitedIsPausedAndKilledToo) {
+  if (std::system("command -v python3 >/dev/null") != 0) GTEST_SKIP() << "python3 is needed";
+  if (GetParam() && !probe_cgroup().usable) GTEST_SKIP() << probe_cgroup().why_not;
+  const char* lingering =
+      "import ctypes, os, sys, threading, time\n"
+      "def beat():\n"
+      "    while True:\n"
+      "        with open(sys.argv[1], 'a') as f: f.write('x')\n"
+      "        time.sleep(0.02)\n"
+      "threading.Thread(target=beat).start()\n"
+      "time.sleep(0.2)\n"
+      "ctypes.CDLL(None).pthread_exit(None)\n";
+  std::ofstream(work_ / "lingering.py") << lingering;
+  const fs::path beat = work_ / "beat";
+  run_pid_ = ::fork();
+  if (run_pid_ == 0) {
+    const std::string cmd = "exec env " + env() + " PX_TREE_MARK=" + mark_ + " " + PARALLEX_EXE +
+                            " run --in " + work_.string() + " -- python3 " +
+                            (work_ / "lingering.py").string() + " " + beat.string() + " " + mark_ + " >" +
+                            (root_ / "run.out").string() + " 2>&1";
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  const auto size = [&] {
+    std::error_code ec;
+    const auto n = fs::file_size(beat, ec);
+    return ec ? 0 : n;
+  };
+  // Its main thread gone: the process shows 'Z' while it writes on.
+  pid_t lingerer = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        // By its command line (the seal passes no PX_TREE_MARK), read through
+        // the live thread: the zombie main thread's is empty.
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator("/proc", ec)) {
+          const pid_t p = std::atoi(e.path().filename().c_str());
+          const auto st = p > 0 ? read_proc_stat(p) : std::nullopt;
+          if (!st || st->state != 'Z') continue;
+          for (const auto& t : fs::directory_iterator(e.path() / "task", ec))
+            if (read_proc_file(t.path() / "cmdline").value_or("").find(mark_) != std::string::npos)
+              lingerer = p;
+        }
+        return lingerer != 0 || !run_alive();
+      },
+      30000))
+      << slurp(root_ / "run.out");
+  ASSERT_NE(lingerer, 0) << slurp(root_ / "run.out");
+  const auto before = size();
+  ASSERT_TRUE(wait_until([&] { return size() > before; }, 2000))
+      << "not writing: " << slurp(root_ / "run.out");
+
+  std::string said;
+  ASSERT_EQ(px("pause --all", &said), 0) << said;
+  auto held = size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(size(), held) << "its thread kept running while paused: " << said;
+  ASSERT_EQ(px("resume --all", &said), 0) << said;
+  EXPECT_TRUE(wait_until([&] { return size() > held; }, 3000)) << "not resumed";
+
+  ASSERT_EQ(px("kill --all", &said), 0) << said;
+  EXPECT_TRUE(wait_until([&] { return !run_alive(); }, 5000)) << slurp(root_ / "run.out");
+  held = size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(size(), held) << "its thread outlived the kill: " << said;
+  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(lingerer) + "/task")) << "pid " << lingerer;
+}
+
 INSTANTIATE_TEST_SUITE_P(Mechanisms, KillSwitchE2E, ::testing::Values(true, false),
                          [](const auto& p) { return p.param ? "cgroup" : "fallback"; });

@@ -18,7 +18,46 @@
 #include "common/unique_fd.hpp"
 
 namespace px::killswitch {
-namespace {}  // namespace
+namespace {
+
+struct TaskStat {
+  char state = '?';
+  unsigned long long flags = 0;  // the kernel's PF_* flags
+};
+
+// /proc/<pid>/task/<tid>/stat: the thread's own state and flags.
+std::optional<TaskStat> read_task_stat(const std::string& task) {
+  const auto text = read_proc_file(task + "/stat");
+  const auto close = text ? text->rfind(')') : std::string::npos;
+  if (close == std::string::npos || close + 2 >= text->size()) return std::nullopt;
+  TaskStat st;
+  st.state = (*text)[close + 2];
+  // Fields after the state: ppid(4) ... flags(9); we are at field 3.
+  const char* p = text->c_str() + close + 3;
+  for (int field = 4; field <= 9; ++field) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(p, &end, 10);
+    if (end == p) return std::nullopt;
+    if (field == 9) st.flags = v;
+    p = end;
+  }
+  return st;
+}
+
+// Calls fn("/proc/<pid>/task/<tid>") for each thread until it returns false.
+template <typename Fn>
+void for_each_thread(pid_t pid, Fn fn) {
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(task_dir.c_str());
+  if (!dir) return;
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    if (!fn(task_dir + "/" + e->d_name)) break;
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
 
 std::optional<std::string> read_proc_file(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -71,15 +110,49 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
   return st;
 }
 
+std::optional<char> thread_group_state(pid_t pid) {
+  std::optional<char> group;
+  for_each_thread(pid, [&](const std::string& task) {
+    const auto st = read_task_stat(task);
+    if (!st) return true;  // exited meanwhile
+    const bool exited = st->state == 'Z' || st->state == 'X';
+    if (!exited && !is_stopped_state(st->state)) {
+      group = st->state;
+      return false;
+    }
+    if (!group || *group == 'Z') group = exited ? 'Z' : st->state;
+    return true;
+  });
+  return group;
+}
+
+bool is_dying(pid_t pid) {
+  constexpr unsigned long long kPfExiting = 0x4;  // include/linux/sched.h
+  constexpr unsigned long long kSigkill = 1ULL << (SIGKILL - 1);
+  bool dying = true;
+  for_each_thread(pid, [&](const std::string& task) {
+    const auto st = read_task_stat(task);
+    if (!st || st->state == 'Z' || st->state == 'X' || (st->flags & kPfExiting)) return true;
+    // SigPnd: pending for the thread, ShdPnd: for the whole process (hex).
+    const auto status = read_proc_file(task + "/status");
+    if (!status) return true;
+    for (const std::string_view key : {"\nSigPnd:", "\nShdPnd:"}) {
+      const auto at = status->find(key);
+      if (at != std::string::npos &&
+          (std::strtoull(status->c_str() + at + key.size(), nullptr, 16) & kSigkill))
+        return true;
+    }
+    dying = false;
+    return false;
+  });
+  return dying;
+}
+
 std::vector<pid_t> proc_children(pid_t pid) {
   std::vector<pid_t> out;
-  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = ::opendir(task_dir.c_str());
-  if (!dir) return out;
-  while (const dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    auto text = read_proc_file(task_dir + "/" + e->d_name + "/children");
-    if (!text) continue;
+  for_each_thread(pid, [&](const std::string& task) {
+    const auto text = read_proc_file(task + "/children");
+    if (!text) return true;
     const char* p = text->c_str();
     char* end = nullptr;
     for (;;) {
@@ -88,8 +161,8 @@ std::vector<pid_t> proc_children(pid_t pid) {
       out.push_back(static_cast<pid_t>(v));
       p = end;
     }
-  }
-  ::closedir(dir);
+    return true;
+  });
   return out;
 }
 

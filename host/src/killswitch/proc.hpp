@@ -47,6 +47,21 @@ bool proc_environ_has(pid_t pid, const std::string& entry);
 // (the kernel shows those as 'S'/'D' in stat, so the freezer is checked apart).
 bool is_stopped_state(char state);
 
+// The state of the process as a whole, from its threads' states: a thread
+// that runs (anything but stopped, zombie or dead) decides, then a stopped
+// one; 'Z' once every thread has exited; nullopt when the process is gone.
+// The main thread's own state is not enough: it shows 'Z' once it has called
+// pthread_exit while the other threads run on, and 'T' while another thread
+// has yet to take a SIGSTOP.
+std::optional<char> thread_group_state(pid_t pid);
+// Whether the process will never run another instruction of its own: each
+// of its threads has exited, is exiting (PF_EXITING) or has SIGKILL pending,
+// which it takes before it returns to user space (a fork it is in the middle
+// of then fails, so it makes no new process either). Tearing down a large
+// address space keeps such a process in /proc for a long time on a loaded
+// machine; it is killed all the same. True when it is gone.
+bool is_dying(pid_t pid);
+
 // Sends `sig` to the process named by (pid, start_time) through a pidfd, so a
 // reused pid is left alone. Returns false when the process is already gone.
 bool signal_process(pid_t pid, std::uint64_t start_time, int sig);

@@ -70,8 +70,12 @@ std::vector<ProcStat> ProcessTracker::scan_locked() {
     const pid_t pid = queue.front();
     queue.pop_front();
     if (!seen.insert(pid).second) continue;
-    const auto st = read_proc_stat(pid);
+    auto st = read_proc_stat(pid);
     if (!st) continue;
+    // The whole process's state: a main thread that called pthread_exit
+    // shows 'Z' while the other threads run on (and would escape pause and
+    // kill were it taken for gone).
+    st->state = thread_group_state(pid).value_or(st->state);
     const auto k = known_.find(pid);
     if (k != known_.end() && k->second != st->start_time) continue;  // pid reused by a stranger
     if (pid == root_ && root_start_ != 0 && st->start_time != root_start_)
@@ -149,11 +153,22 @@ Status ProcessTracker::kill_all(std::chrono::milliseconds timeout) {
     const auto procs = scan_locked();
     reap_adopted_locked();
     if (procs.empty()) return ok();
-    for (const auto& p : procs) signal_process(p.pid, p.start_time, SIGKILL);
-    if (std::chrono::steady_clock::now() > deadline)
-      return Error::io(
-          "kill the run's processes (" + std::to_string(procs.size()) + " left after the timeout)",
-          ETIMEDOUT);
+    std::size_t left = 0;
+    for (const auto& p : procs) {
+      if (is_dying(p.pid)) continue;
+      ++left;
+      signal_process(p.pid, p.start_time, SIGKILL);
+    }
+    // Gone from /proc is waited for until the deadline (a v1 pids cgroup is
+    // removed only once empty); past it, dying is enough: such a process runs
+    // nothing of its own again and forks nothing, it only waits for the
+    // kernel to tear down its address space, slow for a large one on a
+    // loaded machine.
+    if (std::chrono::steady_clock::now() > deadline) {
+      if (left == 0) return ok();
+      return Error::io("kill the run's processes (" + std::to_string(left) + " left after the timeout)",
+                       ETIMEDOUT);
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
