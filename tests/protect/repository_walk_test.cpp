@@ -175,6 +175,20 @@ TEST_F(RepositoryWalk, TheCacheFindsWhatAFullWalkFindsReadingNothingUnchanged) {
 // A folder holding no folder is told by its link count (one stat from its
 // parent), not read; once a .git folder is made in it, its count says so and
 // it is read, and the repository found.
+// A run's last save can come after Parallex's state folder was removed (the
+// watchdog finishes a run after `parallex run` returned): it writes nothing
+// and makes no folder again. On a fresh home, load() makes the parents.
+TEST_F(RepositoryWalk, ASaveAfterTheStateFolderWasRemovedMakesNothing) {
+  fs::remove_all(root_ / "state");
+  WalkCache cache = load();
+  EXPECT_TRUE(fs::is_directory(root_ / "state")) << "load() makes the state folder on a fresh home";
+  make_tree();
+  find_repositories(dir_.get(), kEverything, cache);
+  fs::remove_all(root_ / "state");
+  EXPECT_TRUE(cache.save()) << cache.file();
+  EXPECT_FALSE(fs::exists(root_ / "state")) << "the removed state folder was made again";
+}
+
 TEST_F(RepositoryWalk, ALeafIsToldByItsLinkCountUntilItHoldsAFolder) {
   for (int i = 0; i < 20; ++i) fs::create_directories(folder_ / "leaves" / std::to_string(i));
   write_text(folder_ / "leaves/3/file", "x\n");

@@ -181,6 +181,8 @@ WalkCache WalkCache::fresh(const fs::path& dir, const fs::path& run_folder, int 
 WalkCache WalkCache::load(const fs::path& dir, const fs::path& run_folder, int run_dir) {
   WalkCache c = empty(dir, run_folder, run_dir);
   if (!c.enabled_) return c;
+  std::error_code ec;
+  fs::create_directories(dir.parent_path(), ec);  // save() makes the folder, not its parents
   UniqueFd fd(::open(c.file_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) return c;
   struct stat st {};
@@ -382,10 +384,14 @@ Status WalkCache::save() {
   }
   const std::string bytes = serialize();
   if (bytes.size() > kMaxFileBytes) return ok();  // the next walk reads what this one could not keep
-  std::error_code ec;
-  fs::create_directories(dir_.parent_path(), ec);
-  if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST)
+  // The folder only, never its parents: load() made them at the run's
+  // start. Gone now (the user removed Parallex's state, or a test its
+  // folder, while the watchdog finished the run), there is nothing to keep
+  // the cache in, and nothing is made again.
+  if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (errno == ENOENT) return ok();
     return Error::io("make the folder of the walk caches " + dir_.string(), errno);
+  }
   UniqueFd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir) return Error::io("open the folder of the walk caches " + dir_.string(), errno);
   const std::string name = file_.filename().string();

@@ -63,7 +63,8 @@ class WalkCache {
   // `run_folder`), kept in the folder `dir`: what its file holds when the
   // file was written for this very folder, else empty. Off (nothing trusted,
   // nothing saved) on a filesystem whose change times it does not rely on
-  // (see trusts_change_times()).
+  // (see trusts_change_times()). Makes the parents of `dir` (Parallex's
+  // state folder on a fresh home), which save() does not.
   static WalkCache load(const fs::path& dir, const fs::path& run_folder, int run_dir);
   // As load(), without reading the file: a walk that must not rely on what
   // was written before it (after the run's supervisor died) still leaves a
@@ -91,7 +92,8 @@ class WalkCache {
   // Writes the file when what it holds changed since it was loaded or last
   // saved, or when the file is no longer the one read or written (whoever
   // replaced it, the cache says what this supervisor saw): a temporary file
-  // renamed over it. An error names the file.
+  // renamed over it. An error names the file. Nothing is written, and no
+  // error, when the parent of the cache's folder is gone.
   Status save();
 
   std::size_t size() const { return folders_.size(); }
