@@ -11,8 +11,15 @@ cd "$(dirname "$0")/.."
 PARALLEX_WITH_TEST_TOOLS=1 scripts/install-deps.sh
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
 quick=0
-# Each stage says how long it took (CI has 30 minutes for all of them).
-stage() { echo "== [$(date +%T), ${SECONDS}s so far] $*"; }
+# Each stage says when it starts, the wall time and the CPU time (user and
+# system, of every process the script waited for) so far: CI has 30 minutes
+# for all of them, on two cores.
+stage() {
+  local stat ticks
+  stat=$(</proc/$$/stat) ticks=$(getconf CLK_TCK)
+  read -r -a stat <<<"${stat##*) }"  # fields from the state on: cutime and cstime are 14th and 15th
+  echo "== [$(date +%T), ${SECONDS}s so far, CPU $((stat[13] / ticks)) s user + $((stat[14] / ticks)) s sys] $*"
+}
 [ "${1:-}" = "--quick" ] && quick=1
 
 scripts/build.sh -DPARALLEX_WERROR=ON
