@@ -72,7 +72,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Parser, Limits) {
   Request r;
-  HeadLimits limits;
   EXPECT_EQ(parse("GET http://a/" + std::string(9000, 'a'), r).status, 414);
   EXPECT_EQ(parse("GET http://a/" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n", r).status, 414);
   std::string many = "GET http://a/ HTTP/1.1\r\n";

@@ -165,7 +165,8 @@ Json files_of(git_repository* repo, git_commit* commit) {
   git_diff* diff_raw = nullptr;
   if (git_diff_tree_to_tree(&diff_raw, repo, parent_tree.get(), tree.get(), nullptr) != 0) return files;
   DiffPtr diff(diff_raw);
-  git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+  git_diff_find_options find;
+  git_diff_find_options_init(&find, GIT_DIFF_FIND_OPTIONS_VERSION);
   find.flags = GIT_DIFF_FIND_RENAMES;
   git_diff_find_similar(diff.get(), &find);
   const std::size_t n = git_diff_num_deltas(diff.get());

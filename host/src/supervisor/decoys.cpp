@@ -156,11 +156,13 @@ void DecoyWatch::add_hit(DecoyHit hit) {
 }
 
 void DecoyWatch::drain_fanotify() {
-  alignas(fanotify_event_metadata) char buf[8192];
+  // An array of the records' type: the kernel packs whole records, each
+  // event_len long, at the start of the buffer.
+  fanotify_event_metadata buf[8192 / sizeof(fanotify_event_metadata)];
   for (;;) {
     const ssize_t n = ::read(fd_.get(), buf, sizeof buf);
     if (n <= 0) return;
-    auto* m = reinterpret_cast<fanotify_event_metadata*>(buf);
+    fanotify_event_metadata* m = buf;
     ssize_t len = n;
     for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
       if (m->vers != FANOTIFY_METADATA_VERSION) return;

@@ -205,7 +205,8 @@ void rollback(git_repository* repo, const Project& p, const std::string& name, b
 }
 
 Result<std::vector<std::string>> status_lines(git_repository* repo) {
-  git_status_options opts = GIT_STATUS_OPTIONS_INIT;
+  git_status_options opts;
+  git_status_options_init(&opts, GIT_STATUS_OPTIONS_VERSION);
   opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
   opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
                GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
@@ -487,7 +488,8 @@ Result<WorkspaceInfo> create_workspace(const Project& p, const NewOptions& o) {
   }
   git::Ref owned_branch(branch);
 
-  git_worktree_add_options opts = GIT_WORKTREE_ADD_OPTIONS_INIT;
+  git_worktree_add_options opts;
+  git_worktree_add_options_init(&opts, GIT_WORKTREE_ADD_OPTIONS_VERSION);
   opts.ref = branch;
   git_worktree* wt = nullptr;
   if (git_worktree_add(&wt, repo, name.c_str(), w.path.c_str(), &opts) != 0) {
