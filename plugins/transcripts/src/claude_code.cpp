@@ -332,7 +332,9 @@ class Parser {
       if (!r.exit_code) r.exit_code = tur_exit;
       r.result_type = result_type;
       r.return_code_interpretation = rci;
-      r.created_text = contains(text, "File created successfully");
+      // Only read for a Write whose toolUseResult names no type and that did not fail: not
+      // searched for where it cannot count (most results, some of them long outputs).
+      if (result_type.empty() && !r.is_error) r.created_text = contains(text, "File created successfully");
       s.results[tool_use_id] = std::move(r);
       return true;
     });
@@ -407,13 +409,16 @@ class Merger {
     parallel_for(order.size(), threads, [&](std::size_t i) {
       try {
         result_.sessions[i] = build(*order[i]);
+        sanitize_strings(result_.sessions[i]);
+        // Freed here, on the worker threads, rather than all on one when the map goes.
+        *order[i] = Session{};
       } catch (...) {
         failed[i] = std::current_exception();
       }
     });
     for (const auto& e : failed)
       if (e) std::rethrow_exception(e);
-    finish_sessions(result_.sessions, w);
+    finish_sessions(result_.sessions, w, Utf8::sanitized);
   }
 
  private:

@@ -256,18 +256,14 @@ nlohmann::json Command::to_json() && {
   return j;
 }
 
-void Activity::change(const std::string& path, const std::string& tool, const std::string& action,
-                      std::optional<std::int64_t> at, const std::string& from) {
+void Activity::change(std::string path, const std::string& tool, const std::string& action,
+                      std::optional<std::int64_t> at, std::string from) {
   if (path.empty()) return;
-  std::string key = path;
-  key.push_back('\0');
-  key += tool;
-  key.push_back('\0');
-  key += action;
-  if (!change_keys_.insert(key).second) return;
-  nlohmann::json j = {{"path", path}, {"tool", tool}, {"action", action}};
-  if (!from.empty()) j["from"] = from;
-  changes_.push_back(std::move(j));
+  std::string key;
+  key.reserve(path.size() + tool.size() + action.size() + 2);
+  key.append(path).append(1, '\0').append(tool).append(1, '\0').append(action);
+  if (!change_keys_.insert(std::move(key)).second) return;
+  changes_.push_back({std::move(path), tool, action, std::move(from)});
   change_times_.push_back(at);
 }
 
@@ -279,7 +275,19 @@ nlohmann::json time_or_null(std::optional<std::int64_t> ms) {
 
 void Activity::write(nlohmann::json& out, Times times) {
   out["files_read"] = files_read_.take_json();
-  out["files_changed"] = nlohmann::json(std::move(changes_));
+  nlohmann::json changes = nlohmann::json::array();
+  auto& change_list = changes.get_ref<nlohmann::json::array_t&>();
+  change_list.reserve(changes_.size());
+  for (auto& c : changes_) {
+    nlohmann::json j = nlohmann::json::object();
+    j["path"] = std::move(c.path);
+    j["tool"] = std::move(c.tool);
+    j["action"] = std::move(c.action);
+    if (!c.from.empty()) j["from"] = std::move(c.from);
+    change_list.push_back(std::move(j));
+  }
+  changes_.clear();
+  out["files_changed"] = std::move(changes);
   change_keys_.clear();
   nlohmann::json commands = nlohmann::json::array();
   nlohmann::json command_times = nlohmann::json::array();
@@ -310,8 +318,9 @@ void sanitize_strings(nlohmann::json& j) {
   }
 }
 
-void finish_sessions(std::vector<nlohmann::json>& sessions, Window w) {
-  for (auto& s : sessions) sanitize_strings(s);
+void finish_sessions(std::vector<nlohmann::json>& sessions, Window w, Utf8 utf8) {
+  if (utf8 == Utf8::unchecked)
+    for (auto& s : sessions) sanitize_strings(s);
   auto bound = [](const nlohmann::json& s, const char* key) -> std::optional<std::int64_t> {
     auto it = s.find(key);
     if (it == s.end() || !it->is_string()) return std::nullopt;
