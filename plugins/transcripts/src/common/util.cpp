@@ -245,14 +245,17 @@ std::vector<std::string> list_files(const std::string& root, std::string_view su
 }
 
 nlohmann::json Command::to_json() && {
-  // Member by member: an initializer list would copy every string twice.
+  // Member by member: an initializer list would copy every string twice. The keys go in the
+  // object's own (sorted) order, each at its end: no search for its place (a report has one
+  // such object per command).
   nlohmann::json j = nlohmann::json::object();
-  j["command"] = std::move(command);
-  j["cwd"] = std::move(cwd);
-  j["exit_code"] = exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr);
-  j["status"] = std::move(status);
-  j["tool"] = std::move(tool);
-  if (argv) j["argv"] = std::move(*argv);
+  auto& o = j.get_ref<nlohmann::json::object_t&>();
+  if (argv) o.emplace_hint(o.end(), "argv", std::move(*argv));
+  o.emplace_hint(o.end(), "command", std::move(command));
+  o.emplace_hint(o.end(), "cwd", std::move(cwd));
+  o.emplace_hint(o.end(), "exit_code", exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr));
+  o.emplace_hint(o.end(), "status", std::move(status));
+  o.emplace_hint(o.end(), "tool", std::move(tool));
   return j;
 }
 
@@ -280,10 +283,11 @@ void Activity::write(nlohmann::json& out, Times times) {
   change_list.reserve(changes_.size());
   for (auto& c : changes_) {
     nlohmann::json j = nlohmann::json::object();
-    j["path"] = std::move(c.path);
-    j["tool"] = std::move(c.tool);
-    j["action"] = std::move(c.action);
-    if (!c.from.empty()) j["from"] = std::move(c.from);
+    auto& o = j.get_ref<nlohmann::json::object_t&>();  // keys in sorted order, as in Command
+    o.emplace_hint(o.end(), "action", std::move(c.action));
+    if (!c.from.empty()) o.emplace_hint(o.end(), "from", std::move(c.from));
+    o.emplace_hint(o.end(), "path", std::move(c.path));
+    o.emplace_hint(o.end(), "tool", std::move(c.tool));
     change_list.push_back(std::move(j));
   }
   changes_.clear();
