@@ -156,10 +156,35 @@ std::string command_from_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+namespace {
+// Whether lexical normalization leaves `p` as it is (but for a trailing '/'): no "." or ".."
+// component, and no empty one (a doubled '/') after the leading '/'.
+bool already_normal(std::string_view p) {
+  std::size_t at = !p.empty() && p.front() == '/' ? 1 : 0;
+  while (at < p.size()) {
+    const std::size_t end = std::min(p.find('/', at), p.size());
+    const std::string_view part = p.substr(at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;  // past the end when the last component has no '/' after it
+  }
+  return true;
+}
+}  // namespace
+
 std::string resolve_path(std::string_view cwd, std::string_view path) {
   if (path.empty()) return {};
   if (path.front() == '/' || cwd.empty()) return std::string(path);
-  std::string joined = (fs::path(std::string(cwd)) / fs::path(std::string(path))).lexically_normal().string();
+  std::string joined;
+  if (already_normal(cwd) && already_normal(path)) {
+    // The common case (a plain relative path under a plain cwd) without std::filesystem's
+    // component lists: the same text lexically_normal gives.
+    joined.reserve(cwd.size() + 1 + path.size());
+    joined.append(cwd);
+    if (joined.back() != '/') joined.push_back('/');
+    joined.append(path);
+  } else {
+    joined = (fs::path(std::string(cwd)) / fs::path(std::string(path))).lexically_normal().string();
+  }
   while (joined.size() > 1 && joined.back() == '/') joined.pop_back();
   return joined;
 }
