@@ -342,7 +342,7 @@ class Parser {
       // Only read for a Write whose toolUseResult names no type and that did not fail: not
       // searched for where it cannot count (most results, some of them long outputs).
       if (result_type.empty() && !r.is_error) r.created_text = contains(text, "File created successfully");
-      s.results[tool_use_id] = std::move(r);
+      s.results.insert_or_assign(std::move(tool_use_id), std::move(r));  // the id moved, not copied
       return true;
     });
   }
