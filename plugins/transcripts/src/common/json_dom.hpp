@@ -38,7 +38,12 @@ class Parser {
 };
 
 // A string's text (empty for anything else): a view valid until the parser's next parse.
-std::string_view view(const Value& v);
+// Inline: the parsers call it for nearly every field they read.
+inline std::string_view view(const Value& v) {
+  std::string_view s;
+  if (v.get(s) != simdjson::SUCCESS) return {};
+  return s;
+}
 inline std::string str(const Value& v) {
   return std::string(view(v));
 }
