@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # Parse throughput of the transcript parsers against ccusage on the same synthetic files.
-#   bench/transcripts/run.sh [--size-mb N] [--bench-bin PATH] [--work DIR]
+#   bench/transcripts/run.sh [--size-mb N] [--bench-bin PATH] [--baseline-bin PATH] [--work DIR]
 # Builds transcripts_parse_bench (Release) unless --bench-bin is given, generates a ~N MB
 # Claude Code set and a ~N MB Codex set (default 500), runs each tool on a warm page
 # cache and reports wall and CPU time of the fastest of three runs. ccusage (npm i -g ccusage) reads Claude's projects via
 # CLAUDE_CONFIG_DIR and Codex via CODEX_HOME; HOME points at an empty dir so it reads nothing else.
+# --baseline-bin: another build of transcripts_parse_bench (before a change), timed in the same
+# run on the same files, as an extra row per set ("<set> (baseline)"), so that a change is
+# measured against the same `cat`, ccusage and load.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 size_mb=500
 bench_bin=""
+baseline_bin=""
 work="${TMPDIR:-/tmp}/px-transcripts-bench"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --size-mb) size_mb="$2"; shift 2 ;;
     --bench-bin) bench_bin="$2"; shift 2 ;;
+    --baseline-bin) baseline_bin="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -30,6 +35,7 @@ fi
 # -print -quit, not | head -1: with pipefail, head closing the pipe early fails the script.
 floor_bin="$(find "$(dirname "$bench_bin")/.." -name transcripts_json_floor -type f -perm -u+x -print -quit 2>/dev/null || true)"
 [[ -x "$bench_bin" ]] || { echo "transcripts_parse_bench not found (use --bench-bin)" >&2; exit 1; }
+[[ -z "$baseline_bin" || -x "$baseline_bin" ]] || { echo "--baseline-bin $baseline_bin is not an executable" >&2; exit 1; }
 
 mkdir -p "$work"
 for set in claude codex; do
@@ -109,6 +115,11 @@ for set in claude codex; do
   if [[ $set == claude ]]; then harness=claude-code; else harness=codex; fi
   read -r fw _ < <(measure bash -c "$(declare -f read_floor); read_floor '$dir'")
   floors+=("$harness: $(fmt "$fw" 3) s")
+  if [[ -n "$baseline_bin" ]]; then
+    read -r bw bc < <(measure "$baseline_bin" --harness "$harness" "$dir")
+    printf '| %s (baseline) | %.0f | %s | %s | %s / %s | | | | | |\n' "$harness" "$mb" "$(fmt "$bw")" "$(fmt "$bc")" \
+      "$(fmt "$(echo "$mb / $bw" | bc -l)" 0)" "$(fmt "$(echo "$mb / $bc" | bc -l)" 0)"
+  fi
   read -r ow oc < <(measure "$bench_bin" --harness "$harness" "$dir")
   cw="n/a"; ccpu="n/a"; cmbs="n/a"; rw="n/a"; rc="n/a"
   if [[ -n "$ccusage_bin" ]]; then

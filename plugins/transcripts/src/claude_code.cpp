@@ -51,9 +51,12 @@ struct Session {
   std::vector<ToolCall> calls;
   std::unordered_map<std::string, ToolResult> results;
   std::vector<Ordered> models, subagents;
-  std::unordered_set<std::string> usage_keys;
-  // Per file: usage of each new (message.id, requestId), deduplicated across files on merge.
-  std::vector<std::pair<std::string, std::array<std::int64_t, 4>>> usages;
+  // Per file: usage of each new (message.id, requestId) key, deduplicated across files on merge
+  // (one node a key: the set of keys and the list of usages were two copies of each).
+  std::unordered_map<std::string, std::array<std::int64_t, 4>> usages;
+  // Usage on lines with neither id: every one counts.
+  std::array<std::int64_t, 4> unkeyed{};
+  bool has_unkeyed = false;
   std::int64_t tokens[4] = {0, 0, 0, 0};
   bool has_usage = false, has_sidechain = false;
   std::uint64_t malformed = 0;
@@ -163,23 +166,23 @@ class Parser {
   void line(const Value& root, const std::string& path, std::string& primary, std::int64_t& last_ts) {
     Value type, session_id, timestamp, sidechain, agent_id, cwd, message, tool_use_result, request_id;
     jsonl::for_each_member(root, [&](std::string_view k, const Value& v) {
-      if (k == "type")
+      if (jsonl::key_is(k, "type"))
         type = v;
-      else if (k == "sessionId")
+      else if (jsonl::key_is(k, "sessionId"))
         session_id = v;
-      else if (k == "timestamp")
+      else if (jsonl::key_is(k, "timestamp"))
         timestamp = v;
-      else if (k == "isSidechain")
+      else if (jsonl::key_is(k, "isSidechain"))
         sidechain = v;
-      else if (k == "agentId")
+      else if (jsonl::key_is(k, "agentId"))
         agent_id = v;
-      else if (k == "cwd")
+      else if (jsonl::key_is(k, "cwd"))
         cwd = v;
-      else if (k == "message")
+      else if (jsonl::key_is(k, "message"))
         message = v;
-      else if (k == "toolUseResult")
+      else if (jsonl::key_is(k, "toolUseResult"))
         tool_use_result = v;
-      else if (k == "requestId")
+      else if (jsonl::key_is(k, "requestId"))
         request_id = v;
       return true;
     });
@@ -229,13 +232,13 @@ class Parser {
                  std::optional<std::int64_t> at, std::uint64_t seq, bool side, const Value& cwd) {
     Value model, id, content, usage;
     jsonl::for_each_member(message, [&](std::string_view k, const Value& v) {
-      if (k == "model")
+      if (jsonl::key_is(k, "model"))
         model = v;
-      else if (k == "id")
+      else if (jsonl::key_is(k, "id"))
         id = v;
-      else if (k == "content")
+      else if (jsonl::key_is(k, "content"))
         content = v;
-      else if (k == "usage")
+      else if (jsonl::key_is(k, "usage"))
         usage = v;
       return true;
     });
@@ -252,11 +255,15 @@ class Parser {
         key.reserve(jsonl::view(id).size() + 1 + jsonl::view(request_id).size());
         key.append(jsonl::view(id)).append(1, '\n').append(jsonl::view(request_id));
       }
-      if (!dedupe || s.usage_keys.insert(key).second) {
-        std::array<std::int64_t, 4> vals{};
+      auto read = [&](std::array<std::int64_t, 4>& vals, bool add) {
         for (std::size_t i = 0; i < 4; ++i)
-          if (auto n = jsonl::integer(usage[kTokenFields[i]])) vals[i] = *n;
-        s.usages.emplace_back(std::move(key), vals);
+          if (auto n = jsonl::integer(usage[kTokenFields[i]])) vals[i] = add ? vals[i] + *n : *n;
+      };
+      if (!dedupe) {
+        read(s.unkeyed, true);
+        s.has_unkeyed = true;
+      } else if (auto [it, fresh] = s.usages.try_emplace(std::move(key)); fresh) {
+        read(it->second, false);
       }
     }
     jsonl::for_each_element(content, [&](const Value& block) {
@@ -300,9 +307,9 @@ class Parser {
     std::optional<std::int64_t> tur_exit;
     if (tool_use_result.is_object()) {
       jsonl::for_each_member(tool_use_result, [&](std::string_view k, const Value& v) {
-        if (k == "type")
+        if (jsonl::key_is(k, "type"))
           result_type = jsonl::str(v);
-        else if (k == "returnCodeInterpretation")
+        else if (jsonl::key_is(k, "returnCodeInterpretation"))
           rci = !v.is_null();
         return true;
       });
@@ -312,13 +319,13 @@ class Parser {
     jsonl::for_each_element(content, [&](const Value& block) {
       Value type, id, is_error, body;
       jsonl::for_each_member(block, [&](std::string_view k, const Value& v) {
-        if (k == "type")
+        if (jsonl::key_is(k, "type"))
           type = v;
-        else if (k == "tool_use_id")
+        else if (jsonl::key_is(k, "tool_use_id"))
           id = v;
-        else if (k == "is_error")
+        else if (jsonl::key_is(k, "is_error"))
           is_error = v;
-        else if (k == "content")
+        else if (jsonl::key_is(k, "content"))
           body = v;
         return true;
       });
@@ -332,8 +339,10 @@ class Parser {
       if (!r.exit_code) r.exit_code = tur_exit;
       r.result_type = result_type;
       r.return_code_interpretation = rci;
-      r.created_text = contains(text, "File created successfully");
-      s.results[tool_use_id] = std::move(r);
+      // Only read for a Write whose toolUseResult names no type and that did not fail: not
+      // searched for where it cannot count (most results, some of them long outputs).
+      if (result_type.empty() && !r.is_error) r.created_text = contains(text, "File created successfully");
+      s.results.insert_or_assign(std::move(tool_use_id), std::move(r));  // the id moved, not copied
       return true;
     });
   }
@@ -351,6 +360,10 @@ void merge_session(Session& into, Session&& from) {
       into.has_usage = true;
       for (std::size_t i = 0; i < 4; ++i) into.tokens[i] += vals[i];
     }
+    if (into.has_unkeyed) {
+      into.has_usage = true;
+      for (std::size_t i = 0; i < 4; ++i) into.tokens[i] += into.unkeyed[i];
+    }
     return;
   }
   if (into.id.empty()) into.id = from.id;
@@ -367,10 +380,15 @@ void merge_session(Session& into, Session&& from) {
   for (auto& [id, r] : from.results) into.results[id] = std::move(r);
   for (auto& m : from.models) into.models.push_back(std::move(m));
   for (auto& a : from.subagents) into.subagents.push_back(std::move(a));
-  for (auto& [key, vals] : from.usages) {
-    if (!key.empty() && !into.usage_keys.insert(key).second) continue;
+  while (!from.usages.empty()) {
+    auto moved = into.usages.insert(from.usages.extract(from.usages.begin()));
+    if (!moved.inserted) continue;  // counted from an earlier file
     into.has_usage = true;
-    for (std::size_t i = 0; i < 4; ++i) into.tokens[i] += vals[i];
+    for (std::size_t i = 0; i < 4; ++i) into.tokens[i] += moved.position->second[i];
+  }
+  if (from.has_unkeyed) {
+    into.has_usage = true;
+    for (std::size_t i = 0; i < 4; ++i) into.tokens[i] += from.unkeyed[i];
   }
   into.has_sidechain = into.has_sidechain || from.has_sidechain;
   into.malformed += from.malformed;
@@ -407,13 +425,16 @@ class Merger {
     parallel_for(order.size(), threads, [&](std::size_t i) {
       try {
         result_.sessions[i] = build(*order[i]);
+        sanitize_strings(result_.sessions[i]);
+        // Freed here, on the worker threads, rather than all on one when the map goes.
+        *order[i] = Session{};
       } catch (...) {
         failed[i] = std::current_exception();
       }
     });
     for (const auto& e : failed)
       if (e) std::rethrow_exception(e);
-    finish_sessions(result_.sessions, w);
+    finish_sessions(result_.sessions, w, Utf8::sanitized);
   }
 
  private:

@@ -86,15 +86,15 @@ Outcome read_output(const Value& output, jsonl::Parser& parser) {
   if (output.is_string()) {
     const std::string_view text = jsonl::view(output);
     if (!text.empty() && text.front() == '{') {
-      // {"output": "...", "metadata": {"exit_code": N}} serialized into the string.
-      std::string whole(text);
-      Value j = parser.parse(whole);
+      // {"output": "...", "metadata": {"exit_code": N}} serialized into the string (the parser
+      // copies it into a buffer of its own: the line's stays as it is).
+      Value j = parser.parse(text);
       if (j.is_object() && !j["metadata"].error()) {
         o.exit_code = jsonl::integer(j["metadata"]["exit_code"]);
         o.text = jsonl::str_prefix(j["output"], kOutputHead);
         return o;
       }
-      o.text = whole.substr(0, kOutputHead);
+      o.text = std::string(text.substr(0, kOutputHead));
     } else {
       o.text = jsonl::str_prefix(output, kOutputHead);
     }
@@ -299,8 +299,9 @@ class SessionParser {
     return events_.back();
   }
 
-  void add_command(const std::string& call_id, const std::string& tool, const std::string& script,
-                   const std::optional<std::vector<std::string>>& argv, const std::string& workdir) {
+  // `script` and `argv` are moved into the command (made for the call by its callers).
+  void add_command(const std::string& call_id, const std::string& tool, std::string script,
+                   std::optional<std::vector<std::string>> argv, const std::string& workdir) {
     std::string cwd = workdir.empty() ? turn_cwd_ : resolve_path(turn_cwd_, workdir);
     // apply_patch sent through a shell tool is intercepted by Codex and applied as a patch.
     std::string patch, cd_dir;
@@ -328,10 +329,10 @@ class SessionParser {
       return;
     }
     Event e{Kind::command, {}, {}, {}, {}, false, false, {}};
-    e.cmd.command = script;
-    e.cmd.cwd = cwd;
+    e.cmd.command = std::move(script);
+    e.cmd.cwd = std::move(cwd);
     e.cmd.tool = tool;
-    e.cmd.argv = argv;
+    e.cmd.argv = std::move(argv);
     add(std::move(e), call_id);
   }
 
@@ -340,23 +341,26 @@ class SessionParser {
     add(std::move(e), call_id);
   }
 
-  // `args` is the parsed arguments object (none when they are not JSON); `raw_args` their text.
-  void function_call(const std::string& name, Value args, const std::string& raw_args,
+  // `args` is the parsed arguments object (none when they are not JSON); `arguments` the
+  // record's own value (their text, or the object itself in older builds).
+  void function_call(const std::string& name, Value args, const Value& arguments,
                      const std::string& call_id) {
     if (name == "shell" || name == "container.exec") {
       auto argv = argv_of(args["command"]);
       if (argv.empty()) return;
-      add_command(call_id, name, command_from_argv(argv), argv, jsonl::str(args["workdir"]));
+      std::string script = command_from_argv(argv);
+      add_command(call_id, name, std::move(script), std::move(argv), jsonl::str(args["workdir"]));
     } else if (name == "shell_command" || name == "exec_command") {
       std::string script = jsonl::str(args[name == "exec_command" ? "cmd" : "command"]);
       if (script.empty()) script = jsonl::str(args[name == "exec_command" ? "command" : "cmd"]);
       if (script.empty() && args["command"].is_array()) {
         auto argv = argv_of(args["command"]);
-        add_command(call_id, name, command_from_argv(argv), argv, jsonl::str(args["workdir"]));
+        std::string joined = command_from_argv(argv);
+        add_command(call_id, name, std::move(joined), std::move(argv), jsonl::str(args["workdir"]));
         return;
       }
       if (script.empty()) return;
-      add_command(call_id, name, script, std::nullopt, jsonl::str(args["workdir"]));
+      add_command(call_id, name, std::move(script), std::nullopt, jsonl::str(args["workdir"]));
     } else if (name == "write_stdin") {
       Value sid = args["session_id"];
       std::string session = jsonl::text(sid);
@@ -364,7 +368,10 @@ class SessionParser {
     } else if (name == "apply_patch") {
       std::string patch = jsonl::str(args["input"]);
       if (patch.empty()) patch = jsonl::str(args["patch"]);
-      if (patch.empty() && raw_args.find("*** Begin Patch") != std::string::npos) patch = raw_args;
+      if (patch.empty()) {
+        std::string raw = jsonl::text(arguments);
+        if (raw.find("*** Begin Patch") != std::string::npos) patch = std::move(raw);
+      }
       add_patch(call_id, patch);
     } else if (name == "read_file" || name == "view_image") {
       std::string path = jsonl::str(args[name == "read_file" ? "file_path" : "path"]);
@@ -382,10 +389,9 @@ class SessionParser {
       std::string name = jsonl::str(p["name"]);
       Value arguments = p["arguments"];
       // Arguments are a JSON object serialized into a string (older builds: the object itself).
-      const bool serialized = arguments.is_string();
-      std::string raw = jsonl::text(arguments);
-      Value args = serialized ? reading_.args.parse(raw) : arguments;
-      function_call(name, args, raw, jsonl::str(p["call_id"]));
+      // Parsed from the line's own buffer: the args parser copies the text into one of its own.
+      Value args = arguments.is_string() ? reading_.args.parse(jsonl::view(arguments)) : arguments;
+      function_call(name, args, arguments, jsonl::str(p["call_id"]));
     } else if (jsonl::equals(type, "custom_tool_call")) {
       std::string name = jsonl::str(p["name"]);
       if (name == "apply_patch") add_patch(jsonl::str(p["call_id"]), jsonl::str(p["input"]));
@@ -395,7 +401,8 @@ class SessionParser {
       if (argv.empty()) return;
       std::string call_id = jsonl::str(p["call_id"]);
       if (call_id.empty()) call_id = jsonl::str(p["id"]);
-      add_command(call_id, "local_shell_call", command_from_argv(argv), argv,
+      std::string script = command_from_argv(argv);
+      add_command(call_id, "local_shell_call", std::move(script), std::move(argv),
                   jsonl::str(action["working_directory"]));
     } else if (jsonl::equals(type, "function_call_output") ||
                jsonl::equals(type, "custom_tool_call_output")) {
@@ -765,8 +772,10 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
         if (o.id.empty())
           local.warnings.push_back(
               {files[i], "No Codex session found in " + files[i] + "; the file was skipped."});
-        else
+        else {
           o.session = sp.build();
+          sanitize_strings(*o.session);  // on this worker thread, not all on one at the end
+        }
       }
     } catch (const std::exception& e) {
       local.warnings.push_back({files[i], "Reading " + files[i] + " failed: " + e.what()});
@@ -785,7 +794,7 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
     }
     result.sessions.push_back(std::move(*o.session));
   }
-  finish_sessions(result.sessions, w);
+  finish_sessions(result.sessions, w, Utf8::sanitized);
   return result;
 }
 

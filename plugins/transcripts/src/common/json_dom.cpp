@@ -104,12 +104,6 @@ Value Parser::parse(std::string_view text, bool padded) {
   return parser_.parse(repaired_);
 }
 
-std::string_view view(const Value& v) {
-  std::string_view s;
-  if (v.get(s) != simdjson::SUCCESS) return {};
-  return s;
-}
-
 std::string str_prefix(const Value& v, std::size_t max) {
   std::string_view s = view(v);
   if (s.size() <= max) return std::string(s);

@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -37,7 +38,12 @@ class Parser {
 };
 
 // A string's text (empty for anything else): a view valid until the parser's next parse.
-std::string_view view(const Value& v);
+// Inline: the parsers call it for nearly every field they read.
+inline std::string_view view(const Value& v) {
+  std::string_view s;
+  if (v.get(s) != simdjson::SUCCESS) return {};
+  return s;
+}
 inline std::string str(const Value& v) {
   return std::string(view(v));
 }
@@ -46,6 +52,18 @@ inline std::string str(const Value& v) {
 std::string str_prefix(const Value& v, std::size_t max);
 inline bool equals(const Value& v, std::string_view s) {
   return v.is_string() && view(v) == s;
+}
+// Whether `k` is the literal `name`. The length is known here, so the compiler compares the
+// bytes inline (string_view's == calls out to a compare per key tried: a parser tries several
+// keys on every member of every line).
+template <std::size_t N>
+inline bool key_is(std::string_view k, const char (&name)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), name, N - 1) == 0;
+}
+// equals() for a literal: the same, inline.
+template <std::size_t N>
+inline bool equals(const Value& v, const char (&s)[N]) {
+  return v.is_string() && key_is(view(v), s);
 }
 // An integer, or a number that fits one (truncated); nothing for anything else.
 std::optional<std::int64_t> integer(const Value& v);

@@ -156,10 +156,35 @@ std::string command_from_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+namespace {
+// Whether lexical normalization leaves `p` as it is (but for a trailing '/'): no "." or ".."
+// component, and no empty one (a doubled '/') after the leading '/'.
+bool already_normal(std::string_view p) {
+  std::size_t at = !p.empty() && p.front() == '/' ? 1 : 0;
+  while (at < p.size()) {
+    const std::size_t end = std::min(p.find('/', at), p.size());
+    const std::string_view part = p.substr(at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;  // past the end when the last component has no '/' after it
+  }
+  return true;
+}
+}  // namespace
+
 std::string resolve_path(std::string_view cwd, std::string_view path) {
   if (path.empty()) return {};
   if (path.front() == '/' || cwd.empty()) return std::string(path);
-  std::string joined = (fs::path(std::string(cwd)) / fs::path(std::string(path))).lexically_normal().string();
+  std::string joined;
+  if (already_normal(cwd) && already_normal(path)) {
+    // The common case (a plain relative path under a plain cwd) without std::filesystem's
+    // component lists: the same text lexically_normal gives.
+    joined.reserve(cwd.size() + 1 + path.size());
+    joined.append(cwd);
+    if (joined.back() != '/') joined.push_back('/');
+    joined.append(path);
+  } else {
+    joined = (fs::path(std::string(cwd)) / fs::path(std::string(path))).lexically_normal().string();
+  }
   while (joined.size() > 1 && joined.back() == '/') joined.pop_back();
   return joined;
 }
@@ -245,29 +270,28 @@ std::vector<std::string> list_files(const std::string& root, std::string_view su
 }
 
 nlohmann::json Command::to_json() && {
-  // Member by member: an initializer list would copy every string twice.
+  // Member by member: an initializer list would copy every string twice. The keys go in the
+  // object's own (sorted) order, each at its end: no search for its place (a report has one
+  // such object per command).
   nlohmann::json j = nlohmann::json::object();
-  j["command"] = std::move(command);
-  j["cwd"] = std::move(cwd);
-  j["exit_code"] = exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr);
-  j["status"] = std::move(status);
-  j["tool"] = std::move(tool);
-  if (argv) j["argv"] = std::move(*argv);
+  auto& o = j.get_ref<nlohmann::json::object_t&>();
+  if (argv) o.emplace_hint(o.end(), "argv", std::move(*argv));
+  o.emplace_hint(o.end(), "command", std::move(command));
+  o.emplace_hint(o.end(), "cwd", std::move(cwd));
+  o.emplace_hint(o.end(), "exit_code", exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr));
+  o.emplace_hint(o.end(), "status", std::move(status));
+  o.emplace_hint(o.end(), "tool", std::move(tool));
   return j;
 }
 
-void Activity::change(const std::string& path, const std::string& tool, const std::string& action,
-                      std::optional<std::int64_t> at, const std::string& from) {
+void Activity::change(std::string path, const std::string& tool, const std::string& action,
+                      std::optional<std::int64_t> at, std::string from) {
   if (path.empty()) return;
-  std::string key = path;
-  key.push_back('\0');
-  key += tool;
-  key.push_back('\0');
-  key += action;
-  if (!change_keys_.insert(key).second) return;
-  nlohmann::json j = {{"path", path}, {"tool", tool}, {"action", action}};
-  if (!from.empty()) j["from"] = from;
-  changes_.push_back(std::move(j));
+  std::string key;
+  key.reserve(path.size() + tool.size() + action.size() + 2);
+  key.append(path).append(1, '\0').append(tool).append(1, '\0').append(action);
+  if (!change_keys_.insert(std::move(key)).second) return;
+  changes_.push_back({std::move(path), tool, action, std::move(from)});
   change_times_.push_back(at);
 }
 
@@ -279,7 +303,20 @@ nlohmann::json time_or_null(std::optional<std::int64_t> ms) {
 
 void Activity::write(nlohmann::json& out, Times times) {
   out["files_read"] = files_read_.take_json();
-  out["files_changed"] = nlohmann::json(std::move(changes_));
+  nlohmann::json changes = nlohmann::json::array();
+  auto& change_list = changes.get_ref<nlohmann::json::array_t&>();
+  change_list.reserve(changes_.size());
+  for (auto& c : changes_) {
+    nlohmann::json j = nlohmann::json::object();
+    auto& o = j.get_ref<nlohmann::json::object_t&>();  // keys in sorted order, as in Command
+    o.emplace_hint(o.end(), "action", std::move(c.action));
+    if (!c.from.empty()) o.emplace_hint(o.end(), "from", std::move(c.from));
+    o.emplace_hint(o.end(), "path", std::move(c.path));
+    o.emplace_hint(o.end(), "tool", std::move(c.tool));
+    change_list.push_back(std::move(j));
+  }
+  changes_.clear();
+  out["files_changed"] = std::move(changes);
   change_keys_.clear();
   nlohmann::json commands = nlohmann::json::array();
   nlohmann::json command_times = nlohmann::json::array();
@@ -310,8 +347,9 @@ void sanitize_strings(nlohmann::json& j) {
   }
 }
 
-void finish_sessions(std::vector<nlohmann::json>& sessions, Window w) {
-  for (auto& s : sessions) sanitize_strings(s);
+void finish_sessions(std::vector<nlohmann::json>& sessions, Window w, Utf8 utf8) {
+  if (utf8 == Utf8::unchecked)
+    for (auto& s : sessions) sanitize_strings(s);
   auto bound = [](const nlohmann::json& s, const char* key) -> std::optional<std::int64_t> {
     auto it = s.find(key);
     if (it == s.end() || !it->is_string()) return std::nullopt;

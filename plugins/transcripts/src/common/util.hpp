@@ -89,8 +89,9 @@ class Activity {
  public:
   void read(const std::string& path) { files_read_.add(path); }
   // `at`: epoch ms of the record holding the change; a repeated change keeps its first time.
-  void change(const std::string& path, const std::string& tool, const std::string& action,
-              std::optional<std::int64_t> at, const std::string& from = {});
+  // `path` and `from` are taken by value: a resolved path is made for the call and moved in.
+  void change(std::string path, const std::string& tool, const std::string& action,
+              std::optional<std::int64_t> at, std::string from = {});
   void command(Command c) { commands_.push_back(std::move(c)); }
   void url(const std::string& u) { urls_.add(u); }
   void search(const std::string& q) { searches_.add(q); }
@@ -105,8 +106,13 @@ class Activity {
   void write(nlohmann::json& out, Times times = Times::with);
 
  private:
+  // A change as plain strings until `write`: its JSON object is made once, there, from moved
+  // strings (not a map built, copied and moved per change).
+  struct Change {
+    std::string path, tool, action, from;
+  };
   UniqueList files_read_;
-  std::vector<nlohmann::json> changes_;
+  std::vector<Change> changes_;
   std::vector<std::optional<std::int64_t>> change_times_;  // one per changes_ entry
   std::unordered_set<std::string> change_keys_;
   std::vector<Command> commands_;
@@ -118,8 +124,11 @@ class Activity {
 // so that dump() never throws.
 void sanitize_strings(nlohmann::json& j);
 
-// Sorts by started_at (nulls last), then session_id, and drops sessions outside `w`.
-void finish_sessions(std::vector<nlohmann::json>& sessions, Window w);
+// Sorts by started_at (nulls last), then session_id, and drops sessions outside `w`. Their
+// strings are made valid UTF-8 (sanitize_strings) here, unless the parser did it already for
+// each session as it built it (on its worker threads: `Utf8::sanitized`).
+enum class Utf8 { unchecked, sanitized };
+void finish_sessions(std::vector<nlohmann::json>& sessions, Window w, Utf8 utf8 = Utf8::unchecked);
 
 // Threads for parsing `files` files of `bytes` in total: 1 for small inputs, else up to the
 // cores (at most 8). PARALLEX_TRANSCRIPT_THREADS overrides it (benchmarks, debugging).
