@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARALLEX_FUZZ=ON \
-  -DPARALLEX_BUILD_TESTS=OFF -DPARALLEX_BUILD_BENCH=OFF >/dev/null
+  -DPARALLEX_BUILD_TESTS=OFF -DPARALLEX_BUILD_BENCH=OFF -DPARALLEX_WERROR=ON >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target parallex_fuzzers
 
 # Fuzzes TARGET for the given seconds, starting from a copy of its corpus (the

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -156,29 +157,31 @@ void DecoyWatch::add_hit(DecoyHit hit) {
 }
 
 void DecoyWatch::drain_fanotify() {
-  // An array of the records' type: the kernel packs whole records, each
-  // event_len long, at the start of the buffer.
-  fanotify_event_metadata buf[8192 / sizeof(fanotify_event_metadata)];
+  char buf[8192];
   for (;;) {
     const ssize_t n = ::read(fd_.get(), buf, sizeof buf);
     if (n <= 0) return;
-    fanotify_event_metadata* m = buf;
-    ssize_t len = n;
-    for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
-      if (m->vers != FANOTIFY_METADATA_VERSION) return;
+    const auto got = static_cast<std::size_t>(n);
+    // Whole records, each event_len long, one after the other; each header
+    // is copied out (the kernel promises no alignment to a char buffer).
+    fanotify_event_metadata m{};
+    for (std::size_t off = 0; off + sizeof m <= got; off += m.event_len) {
+      std::memcpy(&m, buf + off, sizeof m);
+      if (m.event_len < sizeof m || m.event_len > got - off) return;
+      if (m.vers != FANOTIFY_METADATA_VERSION) return;
       fs::path path;
-      if (m->fd >= 0) {
+      if (m.fd >= 0) {
         char target[4096];
-        const std::string link = "/proc/self/fd/" + std::to_string(m->fd);
+        const std::string link = "/proc/self/fd/" + std::to_string(m.fd);
         const ssize_t l = ::readlink(link.c_str(), target, sizeof target - 1);
         if (l > 0) path = std::string(target, static_cast<std::size_t>(l));
-        ::close(m->fd);
+        ::close(m.fd);
       }
-      const pid_t pid = m->pid;
+      const pid_t pid = m.pid;
       if (pid == ::getpid()) continue;
       DecoyHit hit;
       hit.path = path;
-      hit.event = (m->mask & FAN_OPEN) ? "open" : "read";
+      hit.event = (m.mask & FAN_OPEN) ? "open" : "read";
       hit.pid = pid;
       hit.process = killswitch::describe_process(pid);
       // A process that is gone cannot be checked: kept, to be safe. It is
