@@ -276,7 +276,8 @@ TEST_F(EventsFollow, KillSwitchActionsAreEventsAsTheyHappen) {
   // Each action is in the run's events as soon as it is done, before the run ends.
   const std::vector<std::pair<std::string, std::string>> actions{
       {"pause", "killswitch.paused"}, {"resume", "killswitch.resumed"}, {"kill", "killswitch.killed"}};
-  for (const auto& [action, type] : actions) {
+  for (const auto& [action, type_name] : actions) {
+    const std::string& type = type_name;  // a lambda below uses it: clang 14 captures no structured binding
     const auto o = px::test::spawn_and_wait({PARALLEX_EXE, action, id}, env(), root_ / "out");
     ASSERT_EQ(o.status, 0) << o.err;
     // (A kill ends the run at once: its end may follow already.)
