@@ -20,27 +20,32 @@
 namespace px::killswitch {
 namespace {
 
-struct TaskStat {
-  char state = '?';
-  unsigned long long flags = 0;  // the kernel's PF_* flags
-};
-
-// /proc/<pid>/task/<tid>/stat: the thread's own state and flags.
-std::optional<TaskStat> read_task_stat(const std::string& task) {
-  const auto text = read_proc_file(task + "/stat");
-  const auto close = text ? text->rfind(')') : std::string::npos;
+// A stat file of /proc: a process's (/proc/<pid>/stat) or one of its
+// threads' (/proc/<pid>/task/<tid>/stat); nullopt when it is gone.
+std::optional<ProcStat> read_stat_file(const std::string& path, pid_t pid) {
+  auto text = read_proc_file(path);
+  if (!text) return std::nullopt;
+  // The comm field may hold spaces and parentheses: the state follows the last ')'.
+  const auto close = text->rfind(')');
   if (close == std::string::npos || close + 2 >= text->size()) return std::nullopt;
-  TaskStat st;
+  ProcStat st;
+  st.pid = pid;
   st.state = (*text)[close + 2];
-  // Fields after the state: ppid(4) ... flags(9); we are at field 3.
+  // Fields after the state: ppid(4) ... flags(9) ... starttime(22); we are at field 3.
   const char* p = text->c_str() + close + 3;
-  for (int field = 4; field <= 9; ++field) {
-    char* end = nullptr;
+  int field = 4;
+  char* end = nullptr;
+  while (*p && field <= 22) {
     const unsigned long long v = std::strtoull(p, &end, 10);
     if (end == p) return std::nullopt;
+    if (field == 4) st.ppid = static_cast<pid_t>(v);
     if (field == 9) st.flags = v;
+    if (field == 22) st.start_time = v;
     p = end;
+    while (*p == ' ') ++p;
+    ++field;
   }
+  if (field <= 22) return std::nullopt;
   return st;
 }
 
@@ -85,35 +90,13 @@ int sys_pidfd_send_signal(int pidfd, int sig) {
 }
 
 std::optional<ProcStat> read_proc_stat(pid_t pid) {
-  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
-  if (!text) return std::nullopt;
-  // The comm field may hold spaces and parentheses: the state follows the last ')'.
-  const auto close = text->rfind(')');
-  if (close == std::string::npos || close + 2 >= text->size()) return std::nullopt;
-  ProcStat st;
-  st.pid = pid;
-  st.state = (*text)[close + 2];
-  // Fields after the state: ppid(4) ... starttime(22); we are at field 3.
-  const char* p = text->c_str() + close + 3;
-  int field = 4;
-  char* end = nullptr;
-  while (*p && field <= 22) {
-    const unsigned long long v = std::strtoull(p, &end, 10);
-    if (end == p) return std::nullopt;
-    if (field == 4) st.ppid = static_cast<pid_t>(v);
-    if (field == 22) st.start_time = v;
-    p = end;
-    while (*p == ' ') ++p;
-    ++field;
-  }
-  if (field <= 22) return std::nullopt;
-  return st;
+  return read_stat_file("/proc/" + std::to_string(pid) + "/stat", pid);
 }
 
 std::optional<char> thread_group_state(pid_t pid) {
   std::optional<char> group;
   for_each_thread(pid, [&](const std::string& task) {
-    const auto st = read_task_stat(task);
+    const auto st = read_stat_file(task + "/stat", pid);
     if (!st) return true;  // exited meanwhile
     const bool exited = st->state == 'Z' || st->state == 'X';
     if (!exited && !is_stopped_state(st->state)) {
@@ -131,7 +114,7 @@ bool is_dying(pid_t pid) {
   constexpr unsigned long long kSigkill = 1ULL << (SIGKILL - 1);
   bool dying = true;
   for_each_thread(pid, [&](const std::string& task) {
-    const auto st = read_task_stat(task);
+    const auto st = read_stat_file(task + "/stat", pid);
     if (!st || st->state == 'Z' || st->state == 'X' || (st->flags & kPfExiting)) return true;
     // SigPnd: pending for the thread, ShdPnd: for the whole process (hex).
     const auto status = read_proc_file(task + "/status");

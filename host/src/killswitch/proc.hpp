@@ -16,6 +16,7 @@ struct ProcStat {
   pid_t ppid = 0;
   char state = '?';              // R S D T t Z X I ...
   std::uint64_t start_time = 0;  // clock ticks after boot: (pid, start_time) names a process for good
+  unsigned long long flags = 0;  // the kernel's PF_* flags (of the thread read)
 };
 
 // A whole /proc (or cgroupfs) file through one fd; nullopt when it cannot be
