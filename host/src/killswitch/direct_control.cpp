@@ -105,7 +105,9 @@ Result<std::string> act_directly(const fs::path& runs_dir, const RunEntry& entry
     PX_TRY(tracker->continue_all());
     return head + "continued its " + n + " directly (SIGCONT)";
   }
-  PX_TRY(tracker->kill_all(kActWithin));
+  // Done once every process is dying: nothing here waits for them to be
+  // gone (the supervisor reaps and records them when it goes on).
+  PX_TRY(tracker->kill_all(kActWithin, /*until_gone=*/false));
   return head + "killed its " + n + " directly (SIGKILL)";
 }
 

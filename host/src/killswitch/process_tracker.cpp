@@ -146,7 +146,7 @@ Status ProcessTracker::continue_all() {
   return ok();
 }
 
-Status ProcessTracker::kill_all(std::chrono::milliseconds timeout) {
+Status ProcessTracker::kill_all(std::chrono::milliseconds timeout, bool until_gone) {
   std::lock_guard lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
@@ -164,6 +164,7 @@ Status ProcessTracker::kill_all(std::chrono::milliseconds timeout) {
     // nothing of its own again and forks nothing, it only waits for the
     // kernel to tear down its address space, slow for a large one on a
     // loaded machine.
+    if (left == 0 && !until_gone) return ok();
     if (std::chrono::steady_clock::now() > deadline) {
       if (left == 0) return ok();
       return Error::io("kill the run's processes (" + std::to_string(left) + " left after the timeout)",

@@ -60,8 +60,9 @@ class ProcessTracker {
   Status stop_all(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   Status continue_all();
   // SIGKILL until nothing of the tree is left; reaps adopted orphans (never the
-  // root, which the supervisor waits for).
-  Status kill_all(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  // root, which the supervisor waits for). `until_gone` false: done once every
+  // process is dying (is_dying), without waiting for the kernel to remove them.
+  Status kill_all(std::chrono::milliseconds timeout = std::chrono::seconds(5), bool until_gone = true);
 
   static const char* limitations();
 
