@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace px {
 namespace {
@@ -36,6 +39,90 @@ TEST(JsonInput, BracketsInsideStringsDoNotCount) {
 TEST(JsonInput, MalformedTextIsDiscarded) {
   EXPECT_TRUE(parse_json_input("{\"a\":").is_discarded());
   EXPECT_TRUE(parse_json_input("]]]]").is_discarded());
+}
+
+// parse_json_input<ordered_json> builds its values itself (for speed): it must give exactly
+// what ordered_json::parse gives, member order, repeated keys and refusals included.
+void expect_same_as_nlohmann(const std::string& text) {
+  const auto ours = parse_json_input<nlohmann::ordered_json>(text);
+  const auto theirs = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_EQ(ours.is_discarded(), theirs.is_discarded()) << text;
+  if (!ours.is_discarded()) {
+    EXPECT_EQ(ours.dump(), theirs.dump()) << text;
+  }
+}
+
+TEST(JsonInput, OrderedParseGivesWhatNlohmannGives) {
+  for (const char* text : {"{}",
+                           "[]",
+                           "null",
+                           "0",
+                           "-1",
+                           "18446744073709551615",
+                           "1.5e300",
+                           "1e400",
+                           "\"x\"",
+                           "true",
+                           "{\"b\":1,\"a\":2,\"c\":{\"z\":[1,{\"y\":null}],\"a\":[]}}",
+                           "{\"a\":1,\"b\":2,\"a\":3}",
+                           "[{\"k\":\"\\u00e9\\ud83d\\ude00\"},[[[]]],\"\"]",
+                           "  {\"a\" : [ 1 , 2 ] }  \n",
+                           "",
+                           " ",
+                           "{",
+                           "{\"a\":}",
+                           "[1,]",
+                           "{\"a\":1,}",
+                           "[1] x",
+                           "{} {}",
+                           "\"\\ud800\"",
+                           "nul",
+                           "[\"\x01\"]",
+                           "{\"a\":1}\n\n"})
+    expect_same_as_nlohmann(text);
+  // Random documents: nested objects (keys repeated on purpose) and arrays of every kind of value.
+  std::mt19937 rng(7);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  std::function<std::string(int)> value = [&](int depth) -> std::string {
+    switch (depth > 4 ? pick(5) : pick(7)) {
+      case 0:
+        return "null";
+      case 1:
+        return pick(2) ? "true" : "false";
+      case 2:
+        return std::to_string(static_cast<int>(rng() % 2000) - 1000);
+      case 3:
+        return std::to_string(pick(1000)) + ".25";
+      case 4:
+        return "\"s" + std::to_string(pick(50)) + "\"";
+      case 5: {
+        std::string out = "{";
+        for (int i = 0, n = pick(20); i < n; ++i)
+          out += (i ? "," : "") + ("\"k" + std::to_string(pick(12)) + "\":") + value(depth + 1);
+        return out + "}";
+      }
+      default: {
+        std::string out = "[";
+        for (int i = 0, n = pick(12); i < n; ++i) out += (i ? "," : "") + value(depth + 1);
+        return out + "]";
+      }
+    }
+  };
+  for (int i = 0; i < 500; ++i) {
+    std::string text = value(0);
+    expect_same_as_nlohmann(text);
+    // The same text cut short or with a byte changed: refused alike (or read alike).
+    if (text.size() > 2) {
+      expect_same_as_nlohmann(text.substr(0, text.size() / 2));
+      text[static_cast<std::size_t>(pick(static_cast<int>(text.size())))] = ",:]}x\""[pick(6)];
+      expect_same_as_nlohmann(text);
+    }
+  }
+}
+
+TEST(JsonInput, OrderedParseRefusesDeepNestingToo) {
+  EXPECT_TRUE(parse_json_input<nlohmann::ordered_json>(nested(200000)).is_discarded());
+  EXPECT_FALSE(parse_json_input<nlohmann::ordered_json>(nested(kMaxJsonDepth - 1)).is_discarded());
 }
 
 }  // namespace
