@@ -1,9 +1,14 @@
 // Times a transcript parser: transcripts_parse_bench --harness claude-code|codex|opencode PATH...
 // Prints one JSON line: bytes read, wall seconds, MB/s, sessions and commands found.
+// --harness floor: what every parser must do and nothing more, on the same threads: read each
+// .jsonl file with the parsers' reader and validate each line with their simdjson parser (the
+// report counts a line broken anywhere as malformed, so no parser can validate less). Its time
+// is the floor the parsers' time is compared with.
 // --dump FILE also writes the sessions and warnings there, one JSON a line (after the timing), so
 // that a change to a parser can be checked to give byte-identical output on the bench's sets.
 #include <sys/resource.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "common/json_dom.hpp"
+#include "common/line_reader.hpp"
+#include "common/util.hpp"
 #include "parallex_transcripts/claude_code.hpp"
 #include "parallex_transcripts/codex.hpp"
 #include "parallex_transcripts/opencode.hpp"
@@ -47,6 +55,32 @@ double cpu_seconds() {
   return tv(ru.ru_utime) + tv(ru.ru_stime);
 }
 
+// Reads and validates every line of every .jsonl file under `paths`; returns the lines that are
+// a JSON object (the parsers' only test before they read fields).
+std::size_t validate_only(const std::vector<std::string>& paths) {
+  std::vector<tx::Warning> warnings;
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    auto found = tx::list_files(p, ".jsonl", warnings);
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  struct Reading {
+    tx::LineReader reader;
+    tx::jsonl::Parser json;
+  };
+  std::atomic<std::size_t> objects{0};
+  tx::parallel_for_with<Reading>(files.size(), tx::worker_count(files), [&](Reading& r, std::size_t i) {
+    std::string error;
+    if (!r.reader.open(files[i], error)) return;
+    std::string_view line;
+    std::size_t n = 0;
+    while (r.reader.next(line, error) == tx::LineReader::Status::line)
+      n += r.json.parse(line, /*padded=*/true).is_object();
+    objects += n;
+  });
+  return objects;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,14 +96,22 @@ int main(int argc, char** argv) {
       paths.push_back(a);
   }
   if (harness.empty() || paths.empty()) {
-    std::cerr
-        << "usage: transcripts_parse_bench --harness claude-code|codex|opencode [--dump FILE] PATH...\n";
+    std::cerr << "usage: transcripts_parse_bench --harness claude-code|codex|opencode|floor [--dump FILE] "
+                 "PATH...\n";
     return 2;
   }
   std::uint64_t bytes = input_bytes(paths);
   double c0 = cpu_seconds();
   auto t0 = std::chrono::steady_clock::now();
   tx::ParseResult r;
+  if (harness == "floor") {
+    const std::size_t objects = validate_only(paths);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = cpu_seconds() - c0;
+    std::printf("{\"bytes\":%llu,\"seconds\":%.4f,\"cpu_seconds\":%.4f,\"objects\":%zu}\n",
+                static_cast<unsigned long long>(bytes), secs, cpu, objects);
+    return 0;
+  }
   if (harness == "claude-code")
     r = tx::claude_code::parse(paths);
   else if (harness == "codex")

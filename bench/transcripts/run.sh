@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
 # Parse throughput of the transcript parsers against ccusage on the same synthetic files.
-#   bench/transcripts/run.sh [--size-mb N] [--bench-bin PATH] [--baseline-bin PATH] [--work DIR]
+#   bench/transcripts/run.sh [--size-mb N] [--runs N] [--bench-bin PATH] [--baseline-bin PATH]
+#                            [--parallex PATH] [--work DIR]
+# Beside them, two floors: `cat` (reading only) and the validating floor (the parsers' reader and
+# JSON parser on every line, nothing extracted: `transcripts_parse_bench --harness floor`).
 # Builds transcripts_parse_bench (Release) unless --bench-bin is given, generates a ~N MB
 # Claude Code set and a ~N MB Codex set (default 500), runs each tool on a warm page
-# cache and reports wall and CPU time of the fastest of three runs. ccusage (npm i -g ccusage) reads Claude's projects via
+# cache and reports wall and CPU time of the fastest of --runs runs (default 5). ccusage (npm i -g ccusage) reads Claude's projects via
 # CLAUDE_CONFIG_DIR and Codex via CODEX_HOME; HOME points at an empty dir so it reads nothing else.
 # --baseline-bin: another build of transcripts_parse_bench (before a change), timed in the same
 # run on the same files, as an extra row per set ("<set> (baseline)"), so that a change is
 # measured against the same `cat`, ccusage and load.
+# --parallex: the `parallex` executable (default: build/parallex when it is there). The command a
+# user runs, `parallex transcripts --harness H --json DIR`, is timed too: the parser in its plugin
+# process, the sessions handed to the host, checked there and printed; that is the number to hold
+# against ccusage's command.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 size_mb=500
+runs=5
 bench_bin=""
 baseline_bin=""
+parallex_bin=""
+[[ -x "$repo/build/parallex" ]] && parallex_bin="$repo/build/parallex"
 work="${TMPDIR:-/tmp}/px-transcripts-bench"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --size-mb) size_mb="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
     --bench-bin) bench_bin="$2"; shift 2 ;;
     --baseline-bin) baseline_bin="$2"; shift 2 ;;
+    --parallex) parallex_bin="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -51,13 +63,17 @@ empty_home="$work/empty-home"
 mkdir -p "$empty_home"
 
 # Wall time counts waiting for a core on a busy machine; CPU time (user + system, all
-# threads) does not. Both are reported; each tool runs three times, the fastest run is kept.
-measure() {  # prints "wall cpu" of the fastest of three runs of "$@"
+# threads) does not. Both are reported; each tool runs $runs times, the least of each is kept.
+measure() {  # prints "wall cpu": the least of each over $runs runs of "$@"
   local best_wall="" best_cpu="" out
   out=$(mktemp)
-  for _ in 1 2 3; do
-    /usr/bin/time -f "%e %U %S" -o "$out" "$@" >/dev/null 2>&1 || true
-    read -r wall user sys < <(tail -1 "$out")
+  for ((i = 0; i < runs; i++)); do
+    # Wall time from the shell's microsecond clock (time's %e has 10 ms steps: half of cat's time).
+    local t0=$EPOCHREALTIME
+    /usr/bin/time -f "%U %S" -o "$out" "$@" >/dev/null 2>&1 || true
+    local wall
+    wall=$(echo "$EPOCHREALTIME - $t0" | bc -l)
+    read -r user sys < <(tail -1 "$out")
     local cpu
     cpu=$(echo "$user + $sys" | bc -l)
     if [[ -z "$best_wall" ]] || (( $(echo "$wall < $best_wall" | bc -l) )); then best_wall=$wall; fi
@@ -104,6 +120,7 @@ read_floor() {
 }
 export -f read_floor 2>/dev/null || true
 floors=()
+commands=()
 
 printf '| set | size (MB) | parallex wall (s) | parallex CPU (s) | parallex MB/s (wall / CPU) | ccusage wall (s) | ccusage CPU (s) | ccusage MB/s (wall / CPU) | parallex faster: wall | parallex faster: CPU |\n'
 printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
@@ -113,14 +130,17 @@ for set in claude codex; do
   mb=$(echo "$bytes / 1000000" | bc -l)
   find "$dir" -type f -exec cat {} + > /dev/null  # warm the page cache for both tools
   if [[ $set == claude ]]; then harness=claude-code; else harness=codex; fi
-  read -r fw _ < <(measure bash -c "$(declare -f read_floor); read_floor '$dir'")
-  floors+=("$harness: $(fmt "$fw" 3) s")
   if [[ -n "$baseline_bin" ]]; then
     read -r bw bc < <(measure "$baseline_bin" --harness "$harness" "$dir")
     printf '| %s (baseline) | %.0f | %s | %s | %s / %s | | | | | |\n' "$harness" "$mb" "$(fmt "$bw")" "$(fmt "$bc")" \
       "$(fmt "$(echo "$mb / $bw" | bc -l)" 0)" "$(fmt "$(echo "$mb / $bc" | bc -l)" 0)"
   fi
   read -r ow oc < <(measure "$bench_bin" --harness "$harness" "$dir")
+  read -r fw _ < <(measure bash -c "$(declare -f read_floor); read_floor '$dir'")
+  # The validating floor: the parsers' reader and simdjson parser on every line, on the same
+  # threads, nothing extracted (every line must be validated: one broken anywhere is malformed).
+  read -r vw vc < <(measure "$bench_bin" --harness floor "$dir")
+  floors+=("$harness: cat $(fmt "$fw" 3) s; read + validate $(fmt "$vw" 3) s wall, $(fmt "$vc" 3) s CPU ($(ratio "$vw" "$fw") cat); parallex $(fmt "$ow" 3) s ($(ratio "$ow" "$fw") cat, $(ratio "$ow" "$vw") the validating floor)")
   cw="n/a"; ccpu="n/a"; cmbs="n/a"; rw="n/a"; rc="n/a"
   if [[ -n "$ccusage_bin" ]]; then
     if [[ $set == claude ]]; then
@@ -129,6 +149,10 @@ for set in claude codex; do
       read -r cw ccpu < <(measure env HOME="$empty_home" CODEX_HOME="$dir" "$ccusage_bin" codex session --json --offline)
     fi
     rw=$(ratio "$cw" "$ow"); rc=$(ratio "$ccpu" "$oc")
+    if [[ -n "$parallex_bin" ]]; then
+      read -r pw pc < <(measure "$parallex_bin" transcripts --harness "$harness" --json "$dir")
+      commands+=("$harness: parallex $(fmt "$pw" 3) s wall, $(fmt "$pc" 3) s CPU; ccusage $(fmt "$cw" 3) s wall, $(fmt "$ccpu" 3) s CPU; parallex faster: $(ratio "$cw" "$pw") wall, $(ratio "$ccpu" "$pc") CPU; $(ratio "$pw" "$fw") cat")
+    fi
     cmbs="$(fmt "$(echo "$mb / $cw" | bc -l)" 0) / $(fmt "$(echo "$mb / $ccpu" | bc -l)" 0)"
     cw=$(fmt "$cw"); ccpu=$(fmt "$ccpu")
   fi
@@ -136,7 +160,13 @@ for set in claude codex; do
     "$(fmt "$(echo "$mb / $ow" | bc -l)" 0)" "$(fmt "$(echo "$mb / $oc" | bc -l)" 0)" "$cw" "$ccpu" "$cmbs" "$rw" "$rc"
 done
 echo
-echo "Reading the files only (cat, $(nproc) readers, no parsing): ${floors[*]}"
+if ((${#commands[@]})); then
+  echo "The commands as a user runs them (parallex transcripts --harness H --json DIR; ccusage H session --json):"
+  printf '  %s\n' "${commands[@]}"
+  echo
+fi
+echo "Floors, wall time, in the same minutes (cat: $(nproc) readers, no parsing):"
+printf '  %s\n' "${floors[@]}"
 if [[ -n "$floor_bin" ]]; then
   for set in claude codex; do
     echo
