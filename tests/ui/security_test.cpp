@@ -280,6 +280,13 @@ TEST_F(UiSecurity, MalformedRequestsAreAnsweredNotCrashedOn) {
         std::string("POST /api/pause-all HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n")}) {
     (void)http(port_, raw);
   }
+  // A body nested far deeper than any request needs (copying or printing it would recurse that
+  // deep): refused before it is parsed, the server answers on.
+  const std::string deep = "{\"path\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  const auto refused = ask("POST", "/api/agents/bob/grant",
+                           cookie() + "Origin: " + origin() + "\r\nContent-Type: application/json\r\n", deep);
+  EXPECT_EQ(status_of(refused), 400) << refused.substr(0, 400);
+  EXPECT_NE(refused.find("not a JSON object"), std::string::npos) << refused.substr(0, 400);
   const auto still = ask("GET", "/api/runs", cookie());
   EXPECT_EQ(status_of(still), 200) << still;
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 
+#include "common/json_io.hpp"
 #include "report/time_text.hpp"
 #include "ui/assets.hpp"
 
@@ -225,7 +226,7 @@ UiReply UiRules::route_api(const UiRequest& req, const std::string& path, const 
     if (route.method != req.method) continue;
     nlohmann::json body = nlohmann::json::object();
     if (!req.body.empty()) {
-      body = nlohmann::json::parse(req.body, nullptr, false);
+      body = parse_json_input(req.body);  // from outside the process: its nesting is bounded first
       if (body.is_discarded() || !body.is_object())
         return error_reply(400, "the request body is not a JSON object");
     }
