@@ -38,6 +38,21 @@ TEST(JsonInput, BracketsInsideStringsDoNotCount) {
   EXPECT_FALSE(parse_json_input(text).is_discarded());
 }
 
+TEST(JsonInput, CommentsAreSkippedByTheDepthCountWhenTheParserSkipsThem) {
+  // A quote in a comment must not hide the brackets after it from the count.
+  const std::string hidden = "{\"a\": // \"\n" + std::string(500, '[') + std::string(500, ']') + "}";
+  EXPECT_TRUE(json_nests_deeper_than(hidden, kMaxJsonDepth, JsonComments::ignored));
+  EXPECT_TRUE(parse_json_input(hidden, JsonComments::ignored).is_discarded());
+  const std::string block = "{\"a\": /* \" [[[ */ " + std::string(500, '[') + std::string(500, ']') + "}";
+  EXPECT_TRUE(json_nests_deeper_than(block, kMaxJsonDepth, JsonComments::ignored));
+  // Brackets inside a comment count for nothing; comments parse where they are allowed only.
+  const std::string commented = "{\"a\": 1 /* " + std::string(500, '[') + " */ // ]]\n}";
+  EXPECT_FALSE(json_nests_deeper_than(commented, 2, JsonComments::ignored));
+  EXPECT_EQ(parse_json_input(commented, JsonComments::ignored).value("a", 0), 1);
+  EXPECT_EQ(parse_json_input<nlohmann::ordered_json>(commented, JsonComments::ignored).value("a", 0), 1);
+  EXPECT_TRUE(parse_json_input(commented).is_discarded());
+}
+
 TEST(JsonInput, MalformedTextIsDiscarded) {
   EXPECT_TRUE(parse_json_input("{\"a\":").is_discarded());
   EXPECT_TRUE(parse_json_input("]]]]").is_discarded());

@@ -172,6 +172,32 @@ open(p, "w").write(json.dumps(d))
   EXPECT_TRUE(last_record().value("home_changes", json::array()).empty());
 }
 
+// Comparing or printing a JSON value recurses: a state file nested 300,000 deep crashed
+// `parallex run` at its end step (a segmentation fault), before its last sweep of the run folder
+// (what appeared there in the run's last moment) and with the record unfinished. It is held back
+// whole, with the reason, and the end step goes on.
+TEST_F(EscapeHomeSettings, AStateFileNestedTooDeepIsHeldBackAndTheEndStepGoesOn) {
+  write_text(home_ / ".claude.json", R"({"numStartups": 1})", fs::perms::owner_read | fs::perms::owner_write);
+  const Ran r = sealed("claude-code", R"(
+import os
+n = 300000
+open(os.path.expanduser("~/.claude.json"), "w").write('{"numStartups": 2, "x": ' + '{"a":' * n + '1' + '}' * n + '}')
+open(".envrc", "w").write("echo planted")
+)");
+  ASSERT_EQ(r.status, 0) << "parallex run did not end normally: " << r.err.substr(0, 2000);
+  EXPECT_EQ(read_text(home_ / ".claude.json"), R"({"numStartups": 1})");
+  EXPECT_FALSE(fs::exists(repo_ / ".envrc")) << "the run folder was not swept";
+  const json record = last_record();
+  EXPECT_EQ(record.value("status", ""), "exited") << record.dump(2).substr(0, 2000);
+  EXPECT_EQ(record.value("exit_status", -1), 0);
+  EXPECT_EQ(held_paths(record), std::vector<std::string>{(home_ / ".claude.json").string()});
+  const Ran preview = px("runs apply " + last_id() + " --dry-run");
+  EXPECT_NE(preview.out.find("nested deeper than 128 levels"), std::string::npos)
+      << preview.out.substr(0, 2000);
+  // The user's next run reads the home file as it is: it still starts.
+  EXPECT_EQ(sealed("claude-code", "print('next')").status, 0);
+}
+
 TEST_F(EscapeHomeSettings, CodexNotifyAndMcpServersAreHeldBackItsSessionsAndTrustLand) {
   write_text(home_ / ".codex/config.toml", "# mine\nmodel = \"gpt-5\"\n");
   const fs::path marker = root_ / "codex-ran";

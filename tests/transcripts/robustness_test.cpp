@@ -524,6 +524,24 @@ TEST(CodexRobustness, BareEraHugeLineAndTruncation) {
   EXPECT_TRUE(s["commands"][0]["at"].is_null());  // bare-era lines have no time stamp
 }
 
+TEST(CodexRobustness, TokenTotalsKeepTheirCountsOnly) {
+  // The totals are copied into the session; a value nested in them (the file is the run's) would
+  // make the session one the host refuses (it reads nothing nested deeper than 128 levels).
+  px_test::TempDir dir;
+  std::string id = "01900000-0000-7000-8000-000000000009";
+  json usage = {{"input_tokens", 120}, {"output_tokens", 54}, {"total_tokens", 174}, {"note", "x"}};
+  std::string deep = std::string(300, '[') + std::string(300, ']');
+  std::string line = env("2026-02-01T00:00:02.000Z", "event_msg",
+                         {{"type", "token_count"}, {"info", {{"total_token_usage", usage}}}});
+  line.insert(line.find("\"input_tokens\""), "\"nested\":" + deep + ",");
+  dir.file(id + ".jsonl", lines({meta(id), line}));
+  auto r = tx::codex::parse({dir.path()});
+  const json& s = only_session(r);
+  EXPECT_EQ(s["token_usage"], json({{"input_tokens", 120}, {"output_tokens", 54}, {"total_tokens", 174}}))
+      << s["token_usage"].dump().substr(0, 200);
+  EXPECT_EQ(s["malformed_lines"], 0);
+}
+
 TEST(CodexRobustness, ExecCommandEndWinsOverOutput) {
   px_test::TempDir dir;
   std::string id = "01900000-0000-7000-8000-000000000003";

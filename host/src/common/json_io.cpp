@@ -103,15 +103,16 @@ class OrderedBuilder final : public nlohmann::json_sax<Ordered> {
 
 }  // namespace
 
-nlohmann::ordered_json parse_ordered_json(std::string_view text) {
+nlohmann::ordered_json parse_ordered_json(std::string_view text, JsonComments comments) {
   OrderedBuilder builder;
   // strict: nothing but white space after the value.
-  if (!Ordered::sax_parse(text, &builder, nlohmann::detail::input_format_t::json, /*strict=*/true))
+  if (!Ordered::sax_parse(text, &builder, nlohmann::detail::input_format_t::json, /*strict=*/true,
+                          /*ignore_comments=*/comments == JsonComments::ignored))
     return Ordered(Ordered::value_t::discarded);
   return builder.take();
 }
 
-bool json_nests_deeper_than(std::string_view text, int max_depth) {
+bool json_nests_deeper_than(std::string_view text, int max_depth, JsonComments comments) {
   int depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -122,6 +123,20 @@ bool json_nests_deeper_than(std::string_view text, int max_depth) {
       else if (c == '"')
         in_string = false;
       continue;
+    }
+    // A comment is skipped whole, as the parser skips it: otherwise a quote in
+    // one would hide the brackets after it from this count, not from the parser.
+    if (comments == JsonComments::ignored && c == '/' && i + 1 < text.size()) {
+      if (text[i + 1] == '/') {
+        const std::size_t end = text.find('\n', i);
+        i = end == std::string_view::npos ? text.size() : end;
+        continue;
+      }
+      if (text[i + 1] == '*') {
+        const std::size_t end = text.find("*/", i + 2);
+        i = end == std::string_view::npos ? text.size() : end + 1;
+        continue;
+      }
     }
     if (c == '"') {
       in_string = true;

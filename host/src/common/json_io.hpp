@@ -15,9 +15,15 @@ namespace px {
 // Deeper than any message Parallex reads has reason to be, far from the stack's limit.
 inline constexpr int kMaxJsonDepth = 128;
 
+// Whether comments (// and /* */) are read as white space, as in the JSON
+// files some programs keep (Claude Code's, VS Code's), or are an error.
+enum class JsonComments { refused, ignored };
+
 // Whether arrays and objects in `text` nest deeper than `max_depth` (strings
-// and their escapes are skipped; the text need not be valid JSON).
-bool json_nests_deeper_than(std::string_view text, int max_depth);
+// and their escapes are skipped, and comments when they are ignored: a quote
+// or a bracket in one counts for nothing; the text need not be valid JSON).
+bool json_nests_deeper_than(std::string_view text, int max_depth,
+                            JsonComments comments = JsonComments::refused);
 
 // ordered_json's own parse, without its cost on large objects: an ordered
 // object is a vector of pairs whose key is const, so the vector cannot move
@@ -26,18 +32,19 @@ bool json_nests_deeper_than(std::string_view text, int max_depth);
 // sessions of 200 MB of transcripts took 2.3 times as long as into a
 // nlohmann::json). This builds each object once its members are all read.
 // The same value as ordered_json::parse gives, or a discarded one. Never throws.
-nlohmann::ordered_json parse_ordered_json(std::string_view text);
+nlohmann::ordered_json parse_ordered_json(std::string_view text, JsonComments comments);
 
 // The parsed value, or a discarded one (is_discarded()) when `text` is not
 // valid JSON or nests deeper than kMaxJsonDepth. Never throws.
 // Json: nlohmann::json or nlohmann::ordered_json.
 template <class Json = nlohmann::json>
-Json parse_json_input(std::string_view text) {
-  if (json_nests_deeper_than(text, kMaxJsonDepth)) return Json(Json::value_t::discarded);
+Json parse_json_input(std::string_view text, JsonComments comments = JsonComments::refused) {
+  if (json_nests_deeper_than(text, kMaxJsonDepth, comments)) return Json(Json::value_t::discarded);
   if constexpr (std::is_same_v<Json, nlohmann::ordered_json>)
-    return parse_ordered_json(text);
+    return parse_ordered_json(text, comments);
   else
-    return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return Json::parse(text, nullptr, /*allow_exceptions=*/false,
+                       /*ignore_comments=*/comments == JsonComments::ignored);
 }
 
 // Out: a value as text that never throws. Paths, arguments and variables are

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/json_io.hpp"
+
 namespace px::policy::home {
 
 namespace {
@@ -91,8 +93,15 @@ Result<json> read_document(const std::string& text, HomeFormat format) {
     }
     return from_toml(parsed.table());
   }
-  json doc = json::parse(text, nullptr, false, /*ignore_comments=*/true);
-  if (doc.is_discarded()) return Error::invalid("not JSON");
+  // What a run wrote (the harness's file in a home it could write): comparing
+  // or printing a value recurses, so nesting past kMaxJsonDepth is refused
+  // before the parse (a run wrote 300,000 levels and crashed `parallex run`'s
+  // end step, before its last sweep of the run folder).
+  json doc = parse_json_input(text, JsonComments::ignored);
+  if (doc.is_discarded())
+    return Error::invalid(json_nests_deeper_than(text, kMaxJsonDepth, JsonComments::ignored)
+                              ? "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"
+                              : "not JSON");
   if (!doc.is_object()) return Error::invalid("not a JSON object");
   return doc;
 }

@@ -225,9 +225,16 @@ class SessionParser {
     j["started_at"] = started_ ? json(format_iso8601_ms(*started_)) : json(nullptr);
     j["ended_at"] = ended_ ? json(format_iso8601_ms(*ended_)) : json(nullptr);
     a.write(j);
-    // The last token_count line is parsed again for its totals, once.
-    j["token_usage"] =
-        jsonl::to_json(reading_.line.parse(tokens_line_)["payload"]["info"]["total_token_usage"]);
+    // The last token_count line is parsed again for its totals, once: its counts, by their names.
+    // Only numbers are kept: the file is the run's, and a value nested there (arrays 300 deep)
+    // made the whole session one the host refuses to read.
+    json totals = json::object();
+    jsonl::for_each_member(reading_.line.parse(tokens_line_)["payload"]["info"]["total_token_usage"],
+                           [&](std::string_view k, const Value& v) {
+                             if (v.is_number()) totals[std::string(k)] = jsonl::to_json(v);
+                             return true;
+                           });
+    j["token_usage"] = tokens_line_.empty() ? json(nullptr) : std::move(totals);
     j["malformed_lines"] = malformed_;
     return j;
   }
