@@ -1,6 +1,10 @@
 // An agent's own state through the real `parallex` executable: snapshots by
 // hand, a rewind and its undo, pruning, decoy credentials flagged in a real
 // sealed run, and what is refused while the agent runs.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -203,15 +207,84 @@ TEST_F(AgentStateTest, ShellStartupFilesStayReadOnlyInARun) {
   // Even those whose folder does not exist yet: a run could otherwise plant one
   // that every later shell of the agent would run.
   for (const std::string rc : {".bashrc", ".profile", ".config/fish/config.fish"}) {
-    auto r = px("agent run shelly --in " + q(repo.string()) + " -- sh -c 'mkdir -p \"$(dirname \"$HOME/" + rc +
-                "\")\"; echo planted >> \"$HOME/" + rc + "\"'");
+    auto r = px("agent run shelly --in " + q(repo.string()) + " -- sh -c 'mkdir -p \"$(dirname \"$HOME/" +
+                rc + "\")\"; echo planted >> \"$HOME/" + rc + "\"'");
     EXPECT_NE(r.status, 0) << rc;
     EXPECT_EQ(slurp(paths("shelly").home() / rc).find("planted"), std::string::npos) << rc;
     EXPECT_EQ(r.err.find("could not be made"), std::string::npos) << r.err;
   }
   // Ordinary files in its home stay writable.
-  EXPECT_EQ(px("agent run shelly --in " + q(repo.string()) + " -- sh -c 'echo ok > \"$HOME/notes.txt\"'").status, 0);
+  EXPECT_EQ(
+      px("agent run shelly --in " + q(repo.string()) + " -- sh -c 'echo ok > \"$HOME/notes.txt\"'").status,
+      0);
   EXPECT_EQ(slurp(paths("shelly").home() / "notes.txt"), "ok\n");
+}
+
+// The agent's browser runs unsealed, as the user; its runs write its home. Chromium loads the
+// PKCS#11 modules its HOME's ~/.pki/nssdb/pkcs11.txt lists at its first certificate check: with
+// the agent's home as that HOME (as it was), a module a run put there ran as the user when they
+// opened `parallex agent browser NAME https://...`. The browser's HOME and profile are in the
+// agent's folder of Parallex's data now, out of its runs' reach.
+TEST_F(AgentStateTest, WhatItsRunsPlantInItsHomeNeverRunsInItsBrowser) {
+  if (sh("command -v chromium && command -v cc && command -v openssl && command -v python3").status != 0)
+    GTEST_SKIP() << "needs chromium, cc, openssl and python3";
+  make_agent("planter", "--browser chromium");
+  const fs::path repo = make_repo("planter-work");
+  if (!seal_runs("planter", repo)) GTEST_SKIP() << "the seal does not run here";
+  // The module: a library whose constructor leaves a mark where the user can see it.
+  const fs::path marker = root_ / "module-ran";
+  spit(repo / "module.c",
+       "#include <stdio.h>\n__attribute__((constructor)) static void ran(void) {\n"
+       "  FILE* f = fopen(\"" +
+           marker.string() + "\", \"w\"); if (f) fclose(f);\n}\n");
+  ASSERT_EQ(
+      sh("cc -shared -fPIC -o " + q((repo / "module.so").string()) + " " + q((repo / "module.c").string()))
+          .status,
+      0);
+  // The run plants it in its home, and tries the browser's own folder too (which it cannot see:
+  // the path leads nowhere on the host).
+  const std::string browser = (paths("planter").root / "browser").string();
+  auto r =
+      px("agent run planter --in " + q(repo.string()) +
+         " -- sh -c 'mkdir -p \"$HOME/.pki/nssdb\" && cp module.so \"$HOME/.pki/nssdb/\" && "
+         "printf \"library=$HOME/.pki/nssdb/module.so\\nname=planted\\n\" > \"$HOME/.pki/nssdb/pkcs11.txt\"; "
+         "mkdir -p " +
+         browser + "/.pki/nssdb && echo reached > " + browser + "/.pki/nssdb/pkcs11.txt'");
+  ASSERT_TRUE(fs::exists(paths("planter").home() / ".pki" / "nssdb" / "pkcs11.txt")) << r.err;
+  EXPECT_FALSE(fs::exists(paths("planter").root / "browser" / ".pki" / "nssdb" / "pkcs11.txt"));
+  // A page on this machine over TLS, so that the browser checks a certificate.
+  const fs::path cert = root_ / "cert.pem", key = root_ / "key.pem", port_file = root_ / "tls.port";
+  ASSERT_EQ(sh("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -keyout " +
+               q(key.string()) + " -out " + q(cert.string()) + " 2>/dev/null")
+                .status,
+            0);
+  const std::string server =
+      "import ssl, http.server\n"
+      "s = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n"
+      "c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain('" +
+      cert.string() + "', '" + key.string() +
+      "')\n"
+      "s.socket = c.wrap_socket(s.socket, server_side=True)\n"
+      "open('" +
+      port_file.string() +
+      "', 'w').write(str(s.server_address[1]))\n"
+      "s.timeout = 20\nfor _ in range(20): s.handle_request()\n";
+  spit(root_ / "tls.py", server);
+  const pid_t tls = ::fork();
+  if (tls == 0) {
+    ::execlp("python3", "python3", (root_ / "tls.py").c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 100 && slurp(port_file).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string port = slurp(port_file);
+  ASSERT_FALSE(port.empty()) << "the TLS page did not start";
+  auto opened =
+      px("agent browser planter https://127.0.0.1:" + port + "/", "", "PARALLEX_BROWSER_HEADLESS=1");
+  ::kill(tls, SIGKILL);
+  ::waitpid(tls, nullptr, 0);
+  EXPECT_EQ(opened.status, 0) << opened.err;
+  EXPECT_FALSE(fs::exists(marker)) << "the module the run planted ran in the user's browser";
 }
 
 TEST_F(AgentStateTest, AGitRepositoryMadeByTheRunIsCaught) {
@@ -224,7 +297,8 @@ TEST_F(AgentStateTest, AGitRepositoryMadeByTheRunIsCaught) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("made a git repository"), std::string::npos) << r.err;
   EXPECT_EQ(run_records("initer").back()["git_repository_created"], (plain / ".git").string());
-  EXPECT_EQ(r.err.find("made a git repository"), r.err.rfind("made a git repository")) << "said once: " << r.err;
+  EXPECT_EQ(r.err.find("made a git repository"), r.err.rfind("made a git repository"))
+      << "said once: " << r.err;
   // The report of that run says so too.
   auto report = px("agent report initer --json");
   ASSERT_EQ(report.status, 0) << report.err;
@@ -238,7 +312,7 @@ TEST_F(AgentStateTest, AGitRepositoryMadeByTheRunIsCaught) {
 
 TEST_F(AgentStateTest, ItsOwnBrowserProfileIsMadeAndMarked) {
   make_agent("browsy", "--browser chromium");
-  const fs::path profile = paths("browsy").home() / ".parallex" / "chromium";
+  const fs::path profile = paths("browsy").root / "browser" / "chromium";
   ASSERT_TRUE(fs::is_directory(profile / "Default"));
   EXPECT_EQ(mode_of(profile), 0700u);
   const auto marker = parse_or_fail(slurp(profile / "parallex-agent.json"));

@@ -124,10 +124,12 @@ TEST_F(McpBrowser, InsideARunAnAllowedHostIsOpened) {
 
 TEST_F(McpBrowser, TheAgentsOwnProfileIsMarkedAndSignedInToNothing) {
   TempHome home;
-  const fs::path agent_home = home.add_agent("reviewer") / "home";
-  auto profile = create_agent_browser_profile(agent_home, "reviewer");
+  const fs::path agent_root = home.add_agent("reviewer");
+  auto profile = create_agent_browser_profile(agent_root, "reviewer");
   ASSERT_TRUE(profile) << profile.error().message;
-  EXPECT_EQ(profile.value().user_data_dir, agent_home / ".parallex" / "chromium");
+  // Not in the agent's home, which its runs write (Chromium runs unsealed, as the user).
+  EXPECT_EQ(profile.value().user_data_dir, agent_root / "browser" / "chromium");
+  EXPECT_FALSE(fs::exists(agent_root / "home" / ".parallex"));
   EXPECT_EQ(profile.value().window_name, "reviewer (agent)");
   const Json prefs = Json::parse(TempHome::read(profile.value().user_data_dir / "Default" / "Preferences"));
   EXPECT_EQ(prefs["browser"]["theme"]["user_color"], static_cast<std::int32_t>(0xFFD32F2F - 0x100000000LL));
@@ -138,7 +140,7 @@ TEST_F(McpBrowser, TheAgentsOwnProfileIsMarkedAndSignedInToNothing) {
 
   // Opening it loads the page in that profile, which stays (it is the agent's).
   LoopbackPage page(kPage);
-  auto opened = open_agent_browser(agent_home, "reviewer", page.url(), std::chrono::seconds(60));
+  auto opened = open_agent_browser(agent_root, "reviewer", page.url(), std::chrono::seconds(60));
   ASSERT_TRUE(opened) << opened.error().message;
   EXPECT_NE(opened.value().dom.find("served-on-loopback"), std::string::npos);
   EXPECT_TRUE(fs::exists(profile.value().user_data_dir / "Default"));
@@ -147,6 +149,34 @@ TEST_F(McpBrowser, TheAgentsOwnProfileIsMarkedAndSignedInToNothing) {
   EXPECT_EQ(after["signin"]["allowed"], false);
   EXPECT_EQ(after["profile"]["name"], "reviewer (agent)");
   EXPECT_EQ(after["browser"]["theme"]["user_color"], static_cast<std::int32_t>(0xFFD32F2F - 0x100000000LL));
+}
+
+// The profile's files are read as input from outside (Chromium writes them; an older Parallex kept
+// them in the agent's home, which its runs write): a file nested 300,000 deep, which printing would
+// recurse through, and a link to a file of the user's are started afresh, never followed or
+// crashed on.
+TEST_F(McpBrowser, APlantedProfileIsStartedAfreshNotFollowed) {
+  TempHome home;
+  const fs::path agent_root = home.add_agent("planter");
+  const fs::path chromium = agent_root / "browser" / "chromium";
+  fs::create_directories(chromium / "Default");
+  const std::size_t n = 300000;
+  std::string deep = "{\"x\":";
+  for (std::size_t i = 0; i < n; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(n + 1, '}');
+  std::ofstream(chromium / "Default" / "Preferences") << deep;
+  const fs::path secret = home.dir() / "secret.json";
+  std::ofstream(secret) << R"({"token": "s3cr3t"})";
+  fs::create_symlink(secret, chromium / "Local State");
+  auto profile = create_agent_browser_profile(agent_root, "planter");
+  ASSERT_TRUE(profile) << profile.error().message;
+  const Json prefs = Json::parse(TempHome::read(chromium / "Default" / "Preferences"));
+  EXPECT_FALSE(prefs.contains("x"));
+  EXPECT_EQ(prefs["profile"]["name"], "planter (agent)");
+  const Json local = Json::parse(TempHome::read(chromium / "Local State"));
+  EXPECT_FALSE(local.contains("token")) << "the link was followed";
+  EXPECT_FALSE(fs::is_symlink(chromium / "Local State"));
+  EXPECT_EQ(TempHome::read(secret), R"({"token": "s3cr3t"})");
 }
 
 TEST(McpBrowserMissing, SaysHowToInstallChromium) {

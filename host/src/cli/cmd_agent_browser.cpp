@@ -1,7 +1,9 @@
 // `parallex agent browser NAME [URL]`: opens the agent's own Chromium, a
-// profile in its home marked as the agent's (red theme, its name in the
-// window title), signed in to nothing of the user's. Made on first use.
+// profile in the agent's folder of Parallex's data (not its home, which its
+// runs write) marked as the agent's (red theme, its name in the window
+// title), signed in to nothing of the user's. Made on first use.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/command.hpp"
@@ -22,15 +24,23 @@ struct AgentBrowserOptions {
 int run(const AgentBrowserOptions& o) {
   auto agent = mcp::load_agent(o.name);
   if (!agent) return report_error(agent.error());
-  const auto home = agent.value().home();
+  const auto root = agent.value().root;
+  // Its profile lived in its home before, where its runs could plant what this unsealed browser
+  // would load: that folder is no longer used (nor removed: it is the agent's).
+  const std::filesystem::path old_profile = agent.value().home() / ".parallex" / "chromium";
+  std::error_code ec;
+  if (std::filesystem::exists(old_profile, ec))
+    say("the browser profile in " + o.name + "'s home (" + old_profile.string() +
+        ") is no longer used: its runs could write it. This one is in Parallex's data folder; sign in "
+        "again there. The old folder can be removed.");
   if (o.create_only) {
-    auto profile = mcp::create_agent_browser_profile(home, o.name);
+    auto profile = mcp::create_agent_browser_profile(root, o.name);
     if (!profile) return report_error(profile.error());
     std::printf("Agent %s's Chromium profile is %s.\n", o.name.c_str(),
                 profile.value().user_data_dir.c_str());
     return 0;
   }
-  auto opened = mcp::open_agent_browser(home, o.name, o.url, std::chrono::seconds(30));
+  auto opened = mcp::open_agent_browser(root, o.name, o.url, std::chrono::seconds(30));
   if (!opened) return report_error(opened.error());
   if (opened.value().headless) {
     std::cout << redact(opened.value().dom) << std::flush;

@@ -229,7 +229,7 @@ int do_new(const NewOptions& o) {
   if (!created) return report_error(created.error());
   const AgentPaths& p = created.value();
   if (o.browser == "chromium") {
-    auto profile = mcp::create_agent_browser_profile(p.home(), c.name);
+    auto profile = mcp::create_agent_browser_profile(p.root, c.name);
     if (!profile) return report_error(profile.error());
     say("its own Chromium profile is " + profile.value().user_data_dir.string() +
         "; open it with `parallex agent browser " + c.name + "`");

@@ -15,6 +15,7 @@
 #include "agents/store.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "common/read_file.hpp"
 #include "common/spawn.hpp"
 #include "common/temp_dir.hpp"
 #include "common/unique_fd.hpp"
@@ -37,10 +38,14 @@ bool no_new_privs() {
   return false;
 }
 
+// The browser's own files, which Chromium writes (and which, when the profile lived in the agent's
+// home, its runs could write): read as input from outside (a regular file, no link followed, its
+// size and nesting bounded: printing a value nested 300,000 deep overflows the stack). Anything
+// else starts afresh.
 Json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return Json::object();
-  Json j = Json::parse(in, nullptr, false);
+  auto text = read_regular_file(file, {.max_bytes = 16u << 20, .follow_links = false});
+  if (!text) return Json::object();
+  Json j = parse_json_input(text.value());
   return j.is_object() ? j : Json::object();
 }
 
@@ -224,20 +229,25 @@ std::vector<std::string> base_browser_flags(bool headless) {
   return flags;
 }
 
-fs::path agent_browser_profile_dir(const fs::path& agent_home) {
-  return agent_home / ".parallex" / "chromium";
+fs::path agent_browser_dir(const fs::path& agent_root) {
+  return agent_root / "browser";
 }
 
-Result<AgentBrowserProfile> create_agent_browser_profile(const fs::path& agent_home,
+fs::path agent_browser_profile_dir(const fs::path& agent_root) {
+  return agent_browser_dir(agent_root) / "chromium";
+}
+
+Result<AgentBrowserProfile> create_agent_browser_profile(const fs::path& agent_root,
                                                          const std::string& agent_name) {
   AgentBrowserProfile p;
-  p.user_data_dir = agent_browser_profile_dir(agent_home);
+  p.user_data_dir = agent_browser_profile_dir(agent_root);
   p.window_name = agent_name + " (agent)";
   const fs::path profile = p.user_data_dir / "Default";
   std::error_code ec;
   fs::create_directories(profile, ec);
   if (ec) return Error::io("create the agent's browser profile " + profile.string(), ec.value());
   fs::permissions(p.user_data_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  fs::permissions(agent_browser_dir(agent_root), fs::perms::owner_all, fs::perm_options::replace, ec);
 
   Json prefs = read_json(profile / "Preferences");
   // A red browser frame: the "Customize Chrome" colour, and the older
@@ -314,11 +324,13 @@ Result<BrowserRun> open_clean_browser(const std::string& url, std::chrono::secon
   return out;
 }
 
-Result<BrowserRun> open_agent_browser(const fs::path& agent_home, const std::string& agent_name,
+Result<BrowserRun> open_agent_browser(const fs::path& agent_root, const std::string& agent_name,
                                       const std::string& url, std::chrono::seconds timeout) {
   auto chromium = find_chromium();
   if (!chromium) return chromium_missing();
-  PX_TRY_ASSIGN(auto profile, create_agent_browser_profile(agent_home, agent_name));
+  PX_TRY_ASSIGN(auto profile, create_agent_browser_profile(agent_root, agent_name));
+  // Its HOME is its own folder, never the agent's home (agent_browser_dir says why).
+  const fs::path home = agent_browser_dir(agent_root);
   BrowserRun out;
   out.url = url;
   out.headless = headless_requested();
@@ -332,12 +344,12 @@ Result<BrowserRun> open_agent_browser(const fs::path& agent_home, const std::str
   if (out.headless) {
     argv.push_back("--dump-dom");
     argv.push_back(url);
-    PX_TRY(run_headless(argv, browser_environment(agent_home), timeout,
+    PX_TRY(run_headless(argv, browser_environment(home), timeout,
                         profile.user_data_dir / "parallex-browser.log", out));
     return out;
   }
   argv.push_back(url);
-  PX_TRY_ASSIGN(out.pid, start_windowed(argv, browser_environment(agent_home), ""));
+  PX_TRY_ASSIGN(out.pid, start_windowed(argv, browser_environment(home), ""));
   out.note = "Opened " + agent_name + "'s own Chromium.";
   return out;
 }

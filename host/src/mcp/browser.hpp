@@ -1,6 +1,6 @@
 #pragma once
 // Browsers for agents and for the MCP server: an agent's own Chromium profile
-// (in its home, red-themed, named in the window title, signed in to nothing),
+// (in Parallex's data folder, red-themed, named in the window title, signed in to nothing),
 // and a clean Chromium with a throwaway profile that is deleted afterwards.
 // Chromium's own output never reaches our stdout: that is the MCP channel.
 #include <chrono>
@@ -23,19 +23,26 @@ Error chromium_missing();
 bool headless_requested();
 
 struct AgentBrowserProfile {
-  fs::path user_data_dir;  // <agent_home>/.parallex/chromium
+  fs::path user_data_dir;  // <agent root>/browser/chromium
   std::string window_name;
 };
 
-// The Chromium profile folder of an agent's browser.
-fs::path agent_browser_profile_dir(const fs::path& agent_home);
+// The agent's browser's own folder, <agent root>/browser: Chromium's HOME (its
+// NSS database, caches, crash reports) with the profile inside. Not in the
+// agent's home: its runs write that, and this Chromium runs unsealed, as you,
+// trusting what its HOME and profile name (a PKCS#11 module listed in
+// ~/.pki/nssdb/pkcs11.txt is loaded into it at its first certificate check).
+// Parallex's data folder, which holds it, is out of every run's reach.
+fs::path agent_browser_dir(const fs::path& agent_root);
+// The Chromium profile folder of an agent's browser, in agent_browser_dir.
+fs::path agent_browser_profile_dir(const fs::path& agent_root);
 
-// Makes (or refreshes the marks of) the agent's Chromium profile in its home:
-// Local State and Default/Preferences with a red theme, the profile named after
-// the agent, sign-in and sync off, and a marker file naming the agent. Nothing
-// of the user's profile is copied. Safe to call again: other preferences the
-// browser wrote are kept.
-Result<AgentBrowserProfile> create_agent_browser_profile(const fs::path& agent_home,
+// Makes (or refreshes the marks of) the agent's Chromium profile: Local State
+// and Default/Preferences with a red theme, the profile named after the agent,
+// sign-in and sync off, and a marker file naming the agent. Nothing of the
+// user's profile is copied. Safe to call again: other preferences the browser
+// wrote are kept.
+Result<AgentBrowserProfile> create_agent_browser_profile(const fs::path& agent_root,
                                                          const std::string& agent_name);
 
 // The flags every browser we start gets (no first run, no background
@@ -64,7 +71,7 @@ Result<BrowserRun> open_clean_browser(const std::string& url, std::chrono::secon
 
 // Opens the agent's own profile (creating it if needed) with `url`.
 // Headless: the page's DOM in `dom`.
-Result<BrowserRun> open_agent_browser(const fs::path& agent_home, const std::string& agent_name,
+Result<BrowserRun> open_agent_browser(const fs::path& agent_root, const std::string& agent_name,
                                       const std::string& url, std::chrono::seconds timeout);
 
 // "<title>" of a DOM, empty when it has none.
