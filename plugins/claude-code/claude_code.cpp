@@ -144,6 +144,15 @@ class ClaudeCodePlugin final : public ReadsTranscripts<&tx::claude_code::parse, 
         HomeFile::settings_dir("~/.claude/skills", "skills and the scripts they run"),
         HomeFile::settings_dir("~/.claude/plugins",
                                "Claude Code plugins: their hooks, commands and MCP servers"),
+        // Written by every session, and run by it: before each Bash command Claude Code runs the
+        // scripts in session-env/<session id>/ (its SessionStart hooks' environment) and its
+        // shell snapshot. A run writes its own (an overlay); what it leaves is held back: one
+        // planted for the run's session ran unsealed at the user's `claude -c` there.
+        HomeFile::settings_dir("~/.claude/session-env",
+                               "the scripts Claude Code runs before each command of a session (its "
+                               "SessionStart hooks' environment), kept per session"),
+        HomeFile::settings_dir("~/.claude/shell-snapshots",
+                               "the shell set-up Claude Code runs before each command of a session"),
     };
   }
 
@@ -181,9 +190,10 @@ class ClaudeCodePlugin final : public ReadsTranscripts<&tx::claude_code::parse, 
     static constexpr Dir kWritable[] = {
         {"~/.claude/projects", "Claude Code's session transcripts, one folder per project"},
         {"~/.claude/sessions", "Claude Code's registry of live sessions (one file per running process)"},
-        {"~/.claude/session-env", "the environment Claude Code saves per session"},
+        // Its own writes stay in the run (home_files: each run has its own).
+        {"~/.claude/session-env", "the scripts Claude Code runs before each command of a session"},
         {"~/.claude/todos", "Claude Code's per-session to-do lists"},
-        {"~/.claude/shell-snapshots", "the shell set-up Claude Code captures before running commands"},
+        {"~/.claude/shell-snapshots", "the shell set-up Claude Code runs before each command of a session"},
         {"~/.claude/file-history", "Claude Code's checkpoints of files it edits (for /rewind)"},
         {"~/.claude/plans", "plans written in Claude Code's plan mode"},
         {"~/.claude/paste-cache", "large pastes Claude Code keeps out of the transcript"},

@@ -198,6 +198,61 @@ open(".envrc", "w").write("echo planted")
   EXPECT_EQ(sealed("claude-code", "print('next')").status, 0);
 }
 
+// Before each command of a session Claude Code runs the scripts in ~/.claude/session-env/<session>/
+// (its SessionStart hooks' environment) and its shell snapshot in ~/.claude/shell-snapshots. Both
+// were the user's real folders in a run: a script planted for the run's own session ran unsealed at
+// the user's next `claude -c` there (tried with the real client: its first Bash command ran it), and
+// one written over another live session's snapshot ran in that session. A run has its own now,
+// written as Claude Code writes them and gone with the run.
+TEST_F(EscapeHomeSettings, ClaudesPerSessionScriptsStayInTheRun) {
+  const std::string sid = "0b5c2a4e-9d7f-4c1e-8a3b-6f2e1d0c9b8a";
+  fs::create_directories(home_ / ".claude" / "session-env" / sid);
+  fs::create_directories(home_ / ".claude" / "shell-snapshots");
+  write_text(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000000-live01.sh",
+             "export LIVE=1\n", fs::perms::owner_read | fs::perms::owner_write);
+  const Ran r = sealed("claude-code", R"(
+import os
+env = os.path.expanduser("~/.claude/session-env/0b5c2a4e-9d7f-4c1e-8a3b-6f2e1d0c9b8a")
+os.makedirs(env, exist_ok=True)
+open(env + "/sessionstart-hook-0.sh", "w").write("echo planted > /tmp/px-planted")
+snaps = os.path.expanduser("~/.claude/shell-snapshots")
+os.makedirs(snaps, exist_ok=True)
+open(snaps + "/snapshot-bash-1765000000000-live01.sh", "a").write("echo planted > /tmp/px-planted")
+open(snaps + "/snapshot-bash-1765000000001-mine.sh", "w").write("export MINE=1")
+print("WROTE", open(env + "/sessionstart-hook-0.sh").read() != "")
+)");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
+      << "Claude Code's own writes there must work: " << r.out;
+  EXPECT_FALSE(fs::exists(home_ / ".claude" / "session-env" / sid / "sessionstart-hook-0.sh"));
+  EXPECT_EQ(read_text(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000000-live01.sh"),
+            "export LIVE=1\n");
+  EXPECT_FALSE(fs::exists(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000001-mine.sh"));
+
+  // Where the folders are missing (an older Claude Code), and in a home without ~/.claude: the
+  // run's Claude Code makes and writes them as ever, and nothing of them reaches the home.
+  for (const bool claude_dir : {true, false}) {
+    fs::remove_all(home_ / ".claude");
+    if (claude_dir) fs::create_directories(home_ / ".claude" / "projects");
+    const Ran again = sealed("claude-code", R"(
+import os
+env = os.path.expanduser("~/.claude/session-env/0b5c2a4e-9d7f-4c1e-8a3b-6f2e1d0c9b8a")
+os.makedirs(env, exist_ok=True)
+open(env + "/sessionstart-hook-0.sh", "w").write("echo planted > /tmp/px-planted")
+snaps = os.path.expanduser("~/.claude/shell-snapshots")
+os.makedirs(snaps, exist_ok=True)
+open(snaps + "/snapshot-bash-1765000000001-mine.sh", "w").write("export MINE=1")
+print("WROTE", open(env + "/sessionstart-hook-0.sh").read() != "")
+)");
+    ASSERT_EQ(again.status, 0) << "with ~/.claude: " << claude_dir << "\n" << again.err;
+    EXPECT_NE(again.out.find("WROTE True"), std::string::npos) << again.out;
+    EXPECT_FALSE(fs::exists(home_ / ".claude" / "session-env" / sid / "sessionstart-hook-0.sh"))
+        << claude_dir;
+    EXPECT_FALSE(fs::exists(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000001-mine.sh"))
+        << claude_dir;
+  }
+}
+
 TEST_F(EscapeHomeSettings, CodexNotifyAndMcpServersAreHeldBackItsSessionsAndTrustLand) {
   write_text(home_ / ".codex/config.toml", "# mine\nmodel = \"gpt-5\"\n");
   const fs::path marker = root_ / "codex-ran";
