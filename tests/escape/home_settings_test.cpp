@@ -204,52 +204,48 @@ open(".envrc", "w").write("echo planted")
 // the user's next `claude -c` there (tried with the real client: its first Bash command ran it), and
 // one written over another live session's snapshot ran in that session. A run has its own now,
 // written as Claude Code writes them and gone with the run.
+//
+// What a run writes there: a script for a session of the user's, a line added to a live session's
+// snapshot (where there is one), a snapshot of its own.
+constexpr const char* kPlantSessionScripts = R"(
+import os
+env = os.path.expanduser("~/.claude/session-env/0b5c2a4e-9d7f-4c1e-8a3b-6f2e1d0c9b8a")
+os.makedirs(env, exist_ok=True)
+open(env + "/sessionstart-hook-0.sh", "w").write("echo planted > /tmp/px-planted")
+snaps = os.path.expanduser("~/.claude/shell-snapshots")
+os.makedirs(snaps, exist_ok=True)
+live = snaps + "/snapshot-bash-1765000000000-live01.sh"
+if os.path.exists(live):
+    open(live, "a").write("echo planted > /tmp/px-planted")
+open(snaps + "/snapshot-bash-1765000000001-mine.sh", "w").write("export MINE=1")
+print("WROTE", open(env + "/sessionstart-hook-0.sh").read() != "")
+)";
+
 TEST_F(EscapeHomeSettings, ClaudesPerSessionScriptsStayInTheRun) {
   const std::string sid = "0b5c2a4e-9d7f-4c1e-8a3b-6f2e1d0c9b8a";
-  fs::create_directories(home_ / ".claude" / "session-env" / sid);
-  fs::create_directories(home_ / ".claude" / "shell-snapshots");
-  write_text(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000000-live01.sh",
-             "export LIVE=1\n", fs::perms::owner_read | fs::perms::owner_write);
-  const Ran r = sealed("claude-code", R"(
-import os
-env = os.path.expanduser("~/.claude/session-env/0b5c2a4e-9d7f-4c1e-8a3b-6f2e1d0c9b8a")
-os.makedirs(env, exist_ok=True)
-open(env + "/sessionstart-hook-0.sh", "w").write("echo planted > /tmp/px-planted")
-snaps = os.path.expanduser("~/.claude/shell-snapshots")
-os.makedirs(snaps, exist_ok=True)
-open(snaps + "/snapshot-bash-1765000000000-live01.sh", "a").write("echo planted > /tmp/px-planted")
-open(snaps + "/snapshot-bash-1765000000001-mine.sh", "w").write("export MINE=1")
-print("WROTE", open(env + "/sessionstart-hook-0.sh").read() != "")
-)");
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
-      << "Claude Code's own writes there must work: " << r.out;
-  EXPECT_FALSE(fs::exists(home_ / ".claude" / "session-env" / sid / "sessionstart-hook-0.sh"));
-  EXPECT_EQ(read_text(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000000-live01.sh"),
-            "export LIVE=1\n");
-  EXPECT_FALSE(fs::exists(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000001-mine.sh"));
-
-  // Where the folders are missing (an older Claude Code), and in a home without ~/.claude: the
-  // run's Claude Code makes and writes them as ever, and nothing of them reaches the home.
-  for (const bool claude_dir : {true, false}) {
+  const fs::path live = home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000000-live01.sh";
+  const fs::path mine = home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000001-mine.sh";
+  // A home where Claude Code ran before (both folders there, a live session's snapshot), one where
+  // they are missing (an older Claude Code), and one without ~/.claude: the run's Claude Code makes
+  // and writes them as ever, and nothing of them reaches the home.
+  for (const std::string layout : {"used", "older", "fresh"}) {
     fs::remove_all(home_ / ".claude");
-    if (claude_dir) fs::create_directories(home_ / ".claude" / "projects");
-    const Ran again = sealed("claude-code", R"(
-import os
-env = os.path.expanduser("~/.claude/session-env/0b5c2a4e-9d7f-4c1e-8a3b-6f2e1d0c9b8a")
-os.makedirs(env, exist_ok=True)
-open(env + "/sessionstart-hook-0.sh", "w").write("echo planted > /tmp/px-planted")
-snaps = os.path.expanduser("~/.claude/shell-snapshots")
-os.makedirs(snaps, exist_ok=True)
-open(snaps + "/snapshot-bash-1765000000001-mine.sh", "w").write("export MINE=1")
-print("WROTE", open(env + "/sessionstart-hook-0.sh").read() != "")
-)");
-    ASSERT_EQ(again.status, 0) << "with ~/.claude: " << claude_dir << "\n" << again.err;
-    EXPECT_NE(again.out.find("WROTE True"), std::string::npos) << again.out;
-    EXPECT_FALSE(fs::exists(home_ / ".claude" / "session-env" / sid / "sessionstart-hook-0.sh"))
-        << claude_dir;
-    EXPECT_FALSE(fs::exists(home_ / ".claude" / "shell-snapshots" / "snapshot-bash-1765000000001-mine.sh"))
-        << claude_dir;
+    if (layout == "used") {
+      fs::create_directories(home_ / ".claude" / "session-env" / sid);
+      fs::create_directories(live.parent_path());
+      write_text(live, "export LIVE=1\n", fs::perms::owner_read | fs::perms::owner_write);
+    } else if (layout == "older") {
+      fs::create_directories(home_ / ".claude" / "projects");
+    }
+    const Ran r = sealed("claude-code", kPlantSessionScripts);
+    ASSERT_EQ(r.status, 0) << layout << "\n" << r.err;
+    EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
+        << layout << ": Claude Code's own writes there must work: " << r.out;
+    EXPECT_FALSE(fs::exists(home_ / ".claude" / "session-env" / sid / "sessionstart-hook-0.sh")) << layout;
+    EXPECT_FALSE(fs::exists(mine)) << layout;
+    if (layout == "used") {
+      EXPECT_EQ(read_text(live), "export LIVE=1\n");
+    }
   }
 }
 
