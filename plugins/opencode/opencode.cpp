@@ -105,6 +105,13 @@ class OpencodePlugin final : public ReadsTranscripts<&tx::opencode::parse, &tx::
                             "the .gitignore opencode writes in its config folder"),
         HomeFile::data_dir("~/.local/share/opencode",
                            "opencode's sessions (opencode.db), logs, snapshots and sign-in (auth.json)"),
+        // A git folder per project that opencode runs git on (`--git-dir`) at every step of every
+        // session there, unsealed outside a run: its config names commands git runs
+        // (core.fsmonitor: a run's ran at the user's next opencode there). The run's own, held back.
+        HomeFile::settings_dir("~/.local/share/opencode/snapshot",
+                               "opencode's snapshot repositories (git, one per project): their config names "
+                               "commands git runs in your next opencode session there (core.fsmonitor, "
+                               "filters)"),
         HomeFile::data_dir("~/.local/state/opencode", "opencode's locks and last-used model"),
         HomeFile::data_dir("~/.cache/opencode", "opencode's own cache (models list)"),
         HomeFile::settings_dir("~/.cache/opencode/node_modules",

@@ -344,6 +344,49 @@ print("SEES", os.path.exists(c + "/plugin/evil.js"))
 // A profile file in the run's folder: read-only in the run that loads it; one
 // a run wrote (untracked) with a credential command is refused, and the
 // command never runs; tracked and unchanged, it is trusted.
+// opencode keeps a git folder per project (~/.local/share/opencode/snapshot/<project>/<worktree>)
+// and runs `git --git-dir <it> --work-tree <project> add .` at every step of every session there:
+// a core.fsmonitor a run wrote into that config ran at the user's next, unsealed, opencode session
+// (tried with opencode 1.18: its first step ran it). The folder is the run's own; what it leaves
+// there is held back, and git on the user's folder runs nothing of it.
+TEST_F(EscapeHomeSettings, OpencodeSnapshotRepositoriesRunNothingARunWrote) {
+  const fs::path snapshots = home_ / ".local/share/opencode/snapshot";
+  const fs::path git_dir = snapshots / "7ad99bfdaddd4c9646605c9ca893fc91cc465de8" / "6e515ca246f1d60f";
+  ASSERT_EQ(std::system(("git init -q --bare " + quote(git_dir.string()) + " && git --git-dir " +
+                         quote(git_dir.string()) + " config core.worktree " + quote(repo_.string()))
+                            .c_str()),
+            0);
+  const std::string config_before = read_text(git_dir / "config");
+  const fs::path marker = root_ / "fsmonitor-ran";
+  std::string plant = R"(
+import os, subprocess
+snap = os.path.expanduser("~/.local/share/opencode/snapshot")
+existing = snap + "/7ad99bfdaddd4c9646605c9ca893fc91cc465de8/6e515ca246f1d60f"
+with open(existing + "/config", "a") as f:
+    f.write('[core]\n\tfsmonitor = "touch MARKER; false"\n')
+fresh = snap + "/0123456789abcdef0123456789abcdef01234567/0123456789abcdef"
+subprocess.run(["git", "init", "-q", "--bare", fresh], check=True)
+with open(fresh + "/config", "a") as f:
+    f.write('[core]\n\tfsmonitor = "touch MARKER; false"\n')
+print("WROTE", "fsmonitor" in open(existing + "/config").read())
+)";
+  for (std::size_t at; (at = plant.find("MARKER")) != std::string::npos;)
+    plant.replace(at, 6, marker.string());
+  const Ran r = sealed("opencode", plant);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
+      << "opencode's own writes there must work: " << r.out;
+  EXPECT_EQ(read_text(git_dir / "config"), config_before);
+  EXPECT_FALSE(fs::exists(snapshots / "0123456789abcdef0123456789abcdef01234567")) << "a new one landed";
+  // What opencode runs next, unsealed, on the user's folder: git with that folder.
+  write_text(repo_ / "tracked.txt", "x\n");
+  std::system(("cd " + quote(repo_.string()) + " && git --git-dir " + quote(git_dir.string()) +
+               " --work-tree " + quote(repo_.string()) + " add . >/dev/null 2>&1")
+                  .c_str());
+  EXPECT_FALSE(fs::exists(marker)) << "the fsmonitor the run wrote ran";
+  EXPECT_NE(r.err.find("parallex runs apply " + last_id()), std::string::npos) << r.err;
+}
+
 TEST_F(EscapeHomeSettings, AProfileFileARunCouldWriteIsNotTrustedWithCommands) {
   const fs::path marker = root_ / "profile-command-ran";
   write_text(repo_ / "px.yaml", "version: 1\n");
