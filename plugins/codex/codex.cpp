@@ -105,6 +105,10 @@ class CodexPlugin final : public ReadsTranscripts<&tx::codex::parse, &tx::codex:
         HomeFile::settings_file("~/.codex/AGENTS.md", HomeFormat::whole, {},
                                 "instructions Codex follows in every session"),
         HomeFile::settings_dir("~/.codex/prompts", "custom prompts Codex offers in every session"),
+        // A live session runs its snapshot before each command: one a run added a line to ran in
+        // the user's unsealed session beside it. The run's own (it makes and removes its own).
+        HomeFile::settings_dir("~/.codex/shell_snapshots",
+                               "the shell set-up each Codex session runs before its commands"),
         HomeFile::settings_file("~/.codex/managed_config.toml", HomeFormat::whole, {},
                                 "managed configuration that overrides config.toml"),
         HomeFile::settings_file("~/.codex/requirements.toml", HomeFormat::whole, {},

@@ -296,6 +296,26 @@ open(c + "/sessions/2026/01/01/rollout-x.jsonl", "w").write('{"type":"session_me
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// A live Codex session runs its shell snapshot (~/.codex/shell_snapshots) before each command: a
+// line a run added to one ran in the user's unsealed session beside it. The run writes its own.
+TEST_F(EscapeHomeSettings, ALiveCodexSessionsSnapshotIsNotTheRunsToWrite) {
+  const fs::path live = home_ / ".codex" / "shell_snapshots" / "019a0000-0000-7000-8000-000000000001.sh";
+  fs::create_directories(live.parent_path());
+  write_text(live, "export LIVE=1\n", fs::perms::owner_read | fs::perms::owner_write);
+  const Ran r = sealed("codex", R"(
+import os, glob
+for p in glob.glob(os.path.expanduser("~/.codex/shell_snapshots/*.sh")):
+    open(p, "a").write("echo planted > /tmp/px-planted\n")
+mine = os.path.expanduser("~/.codex/shell_snapshots/019a0000-0000-7000-8000-000000000002.sh")
+open(mine, "w").write("export MINE=1\n")
+print("WROTE", "planted" in open(glob.glob(os.path.expanduser("~/.codex/shell_snapshots/*01.sh"))[0]).read())
+)");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("WROTE True"), std::string::npos) << "Codex's own writes there must work: " << r.out;
+  EXPECT_EQ(read_text(live), "export LIVE=1\n");
+  EXPECT_FALSE(fs::exists(live.parent_path() / "019a0000-0000-7000-8000-000000000002.sh"));
+}
+
 TEST_F(EscapeHomeSettings, AFreshCodexHomeKeepsItsDataNotItsConfig) {
   const Ran r = sealed("codex", R"(
 import os
