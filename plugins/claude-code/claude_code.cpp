@@ -146,13 +146,13 @@ class ClaudeCodePlugin final : public ReadsTranscripts<&tx::claude_code::parse, 
                                "Claude Code plugins: their hooks, commands and MCP servers"),
         // Written by every session, and run by it: before each Bash command Claude Code runs the
         // scripts in session-env/<session id>/ (its SessionStart hooks' environment) and its
-        // shell snapshot. A run writes its own (an overlay); what it leaves is held back: one
-        // planted for the run's session ran unsealed at the user's `claude -c` there.
-        HomeFile::settings_dir("~/.claude/session-env",
-                               "the scripts Claude Code runs before each command of a session (its "
-                               "SessionStart hooks' environment), kept per session"),
-        HomeFile::settings_dir("~/.claude/shell-snapshots",
-                               "the shell set-up Claude Code runs before each command of a session"),
+        // shell snapshot. One planted for the run's session ran unsealed at the user's `claude -c`
+        // there. Each run's own, dropped when it ends (a session that goes on makes them again).
+        HomeFile::scratch_dir("~/.claude/session-env",
+                              "the scripts Claude Code runs before each command of a session (its "
+                              "SessionStart hooks' environment), kept per session"),
+        HomeFile::scratch_dir("~/.claude/shell-snapshots",
+                              "the shell set-up Claude Code runs before each command of a session"),
     };
   }
 

@@ -101,14 +101,26 @@ class CodexPlugin final : public ReadsTranscripts<&tx::codex::parse, &tx::codex:
         HomeFile::settings_file("~/.codex/hooks.json", HomeFormat::json, {}, "commands Codex's hooks run"),
         HomeFile::settings_dir("~/.codex/rules", "commands you approved for Codex to run without asking"),
         HomeFile::settings_dir("~/.codex/skills", "skills and the scripts they run"),
+        // Written by Codex itself at each start (the marker says which release's), run when a
+        // session follows their instructions: the run's own, as the release it runs writes them.
+        HomeFile::scratch_dir("~/.codex/skills/.system",
+                              "the skills Codex installs itself at each start, and the scripts they run"),
         HomeFile::settings_dir("~/.codex/plugins", "Codex plugins: their MCP servers, hooks and skills"),
         HomeFile::settings_file("~/.codex/AGENTS.md", HomeFormat::whole, {},
                                 "instructions Codex follows in every session"),
         HomeFile::settings_dir("~/.codex/prompts", "custom prompts Codex offers in every session"),
-        // A live session runs its snapshot before each command: one a run added a line to ran in
-        // the user's unsealed session beside it. The run's own (it makes and removes its own).
-        HomeFile::settings_dir("~/.codex/shell_snapshots",
-                               "the shell set-up each Codex session runs before its commands"),
+        // What a live Codex session beside the run (unsealed) writes and then runs: its shell
+        // snapshot, sourced before each command (a line a run added to one ran in it); the links
+        // to itself it puts first on its commands' PATH (a `git` a run added there would be
+        // theirs); the git clone it syncs curated plugins from (git runs what its config says).
+        // Each run's own, dropped when it ends: a session needs none of them after it.
+        HomeFile::scratch_dir("~/.codex/shell_snapshots",
+                              "the shell set-up each Codex session runs before its commands"),
+        HomeFile::scratch_dir("~/.codex/tmp",
+                              "the links Codex puts first on its commands' PATH (tmp/arg0-linux), made at "
+                              "each start"),
+        HomeFile::scratch_dir("~/.codex/.tmp",
+                              "Codex's staging folder and the git clone it syncs curated plugins from"),
         HomeFile::settings_file("~/.codex/managed_config.toml", HomeFormat::whole, {},
                                 "managed configuration that overrides config.toml"),
         HomeFile::settings_file("~/.codex/requirements.toml", HomeFormat::whole, {},

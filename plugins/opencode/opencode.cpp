@@ -107,13 +107,20 @@ class OpencodePlugin final : public ReadsTranscripts<&tx::opencode::parse, &tx::
                            "opencode's sessions (opencode.db), logs, snapshots and sign-in (auth.json)"),
         // A git folder per project that opencode runs git on (`--git-dir`) at every step of every
         // session there, unsealed outside a run: its config names commands git runs
-        // (core.fsmonitor: a run's ran at the user's next opencode there). The run's own, held back.
-        HomeFile::settings_dir("~/.local/share/opencode/snapshot",
-                               "opencode's snapshot repositories (git, one per project): their config names "
-                               "commands git runs in your next opencode session there (core.fsmonitor, "
-                               "filters)"),
+        // (core.fsmonitor: a run's ran at the user's next opencode there). Each run's own, over
+        // the user's, dropped when it ends: what opencode keeps there is for undoing steps within
+        // a session, and a later session makes what it lacks again.
+        HomeFile::scratch_dir("~/.local/share/opencode/snapshot",
+                              "opencode's snapshot repositories (git, one per project), for undoing a "
+                              "session's steps: their config names commands git runs (core.fsmonitor, "
+                              "filters)"),
         HomeFile::data_dir("~/.local/state/opencode", "opencode's locks and last-used model"),
         HomeFile::data_dir("~/.cache/opencode", "opencode's own cache (models list)"),
+        // It runs what it downloads there: ripgrep when none is on PATH (a run's `rg` there ran at
+        // the user's next opencode search), language servers.
+        HomeFile::settings_dir("~/.cache/opencode/bin",
+                               "the programs opencode downloads and runs: ripgrep when none is on PATH, "
+                               "language servers (gopls, clangd, the ESLint server)"),
         HomeFile::settings_dir("~/.cache/opencode/node_modules",
                                "the provider packages and plugins opencode installs and runs"),
         HomeFile::settings_file("~/.cache/opencode/package.json", HomeFormat::whole, {},

@@ -706,6 +706,40 @@ TEST_F(AgentsTest, SignInIsCopiedOnlyAfterAgreement) {
   EXPECT_FALSE(fs::exists(copy)) << "deleting the agent removes its sign-ins";
 }
 
+// An agent's own sessions run what is in Codex's scratch folders (the links it
+// puts first on its commands' PATH, its shell snapshots): a sealed run of the
+// agent has its own there, dropped at its end, so an unsealed session of the
+// agent (beside it or next) never runs what a sealed one wrote; and what
+// unsealed sessions leave there is not named before each unsealed run.
+TEST_F(AgentsTest, ASealedRunsScratchIsItsOwnAndUnsealedRunsAreNotWarnedOfIt) {
+  make_agent("scratchy");
+  const fs::path repo = make_repo("work");
+  auto probe = px("agent run scratchy --in " + q(repo.string()) + " -- true");
+  if (probe.status != 0) GTEST_SKIP() << "the seal does not run here: " << probe.err;
+  const fs::path codex = paths("scratchy").home() / ".codex";
+  fs::create_directories(codex / "tmp" / "arg0-linux" / "codex-arg0Live01");
+  const std::string plant =
+      "import os\n"
+      "d = os.path.expanduser('~/.codex/tmp/arg0-linux/codex-arg0Live01')\n"
+      "open(d + '/git', 'w').write('#!/bin/sh\\necho PLANTED\\n')\n"
+      "os.chmod(d + '/git', 0o755)\n"
+      "print('WROTE', os.path.exists(d + '/git'))\n";
+  auto sealed =
+      px("agent run scratchy --harness codex --in " + q(repo.string()) + " -- /usr/bin/python3 -c " + q(plant));
+  ASSERT_EQ(sealed.status, 0) << sealed.err;
+  EXPECT_NE(sealed.out.find("WROTE True"), std::string::npos) << sealed.out << sealed.err;
+  EXPECT_FALSE(fs::exists(codex / "tmp" / "arg0-linux" / "codex-arg0Live01" / "git"))
+      << "what a sealed run wrote in the agent's scratch folder stayed for its next session";
+  EXPECT_TRUE(fs::is_directory(codex / "tmp" / "arg0-linux" / "codex-arg0Live01"));
+  // An unsealed session's own links, then the next unsealed run: nothing to warn of.
+  auto own = px("agent run scratchy --unsealed --in " + q(repo.string()) +
+                " -- sh -c 'ln -s /bin/true \"$HOME/.codex/tmp/arg0-linux/codex-arg0Live01/apply_patch\"'");
+  ASSERT_EQ(own.status, 0) << own.err;
+  auto next = px("agent run scratchy --unsealed --in " + q(repo.string()) + " -- true");
+  EXPECT_EQ(next.status, 0) << next.err;
+  EXPECT_EQ(next.err.find(".codex/tmp"), std::string::npos) << next.err;
+}
+
 TEST_F(AgentsTest, UnsealedRunNamesHarnessSettingsThatRunCommands) {
   make_agent("hooked");
   const fs::path repo = make_repo("work");

@@ -409,6 +409,10 @@ TEST_P(SealedClient, PointedAtAModelServerOnThisMachineThroughLocalServers) {
   EXPECT_EQ(read_text(work_ / "edit.txt"), "new line\n");
   EXPECT_TRUE(fs::exists(work_ / "new.txt"));
   EXPECT_EQ(log.find("UNSEALED"), std::string::npos) << log;
+  // What the client writes and runs within its session (shell snapshots, the links on its PATH,
+  // its own skills, snapshot repositories) is the run's own, dropped: a plain session holds
+  // nothing back, so nothing is said at its end.
+  EXPECT_EQ(log.find("held back"), std::string::npos) << log;
 
   // The report of that run: sealed, what the client did, and localhost:PORT reached.
   const std::string report_cmd =

@@ -246,6 +246,13 @@ TEST_F(EscapeHomeSettings, ClaudesPerSessionScriptsStayInTheRun) {
     if (layout == "used") {
       EXPECT_EQ(read_text(live), "export LIVE=1\n");
     }
+    // The run's own, dropped: nothing held back to be said at every run's end, no folder left made.
+    EXPECT_TRUE(held_paths(last_record()).empty()) << layout;
+    EXPECT_EQ(r.err.find("held back"), std::string::npos) << layout << "\n" << r.err;
+    if (layout == "older") {
+      EXPECT_FALSE(fs::exists(home_ / ".claude" / "session-env")) << layout;
+      EXPECT_FALSE(fs::exists(home_ / ".claude" / "shell-snapshots")) << layout;
+    }
   }
 }
 
@@ -298,22 +305,78 @@ open(c + "/sessions/2026/01/01/rollout-x.jsonl", "w").write('{"type":"session_me
 
 // A live Codex session runs its shell snapshot (~/.codex/shell_snapshots) before each command: a
 // line a run added to one ran in the user's unsealed session beside it. The run writes its own.
-TEST_F(EscapeHomeSettings, ALiveCodexSessionsSnapshotIsNotTheRunsToWrite) {
-  const fs::path live = home_ / ".codex" / "shell_snapshots" / "019a0000-0000-7000-8000-000000000001.sh";
-  fs::create_directories(live.parent_path());
-  write_text(live, "export LIVE=1\n", fs::perms::owner_read | fs::perms::owner_write);
-  const Ran r = sealed("codex", R"(
-import os, glob
-for p in glob.glob(os.path.expanduser("~/.codex/shell_snapshots/*.sh")):
+// What a live Codex session outside the run writes and then runs, and what a
+// prompt-injected run beside it plants there: a line in its shell snapshot
+// (sourced before each of its commands), a `git` among the links to itself it
+// puts first on its commands' PATH (~/.codex/tmp/arg0-linux/codex-arg0XXXXXX),
+// a core.fsmonitor in the git clone it syncs curated plugins from, a script of
+// a skill it installs itself. Codex's own writes there work in the run; none
+// reaches the home, and none is held back to be said at every run's end.
+constexpr const char* kPlantCodexScratch = R"(
+import glob, os, subprocess
+c = os.path.expanduser("~/.codex")
+os.makedirs(c + "/shell_snapshots", exist_ok=True)
+for p in glob.glob(c + "/shell_snapshots/*.sh"):
     open(p, "a").write("echo planted > /tmp/px-planted\n")
-mine = os.path.expanduser("~/.codex/shell_snapshots/019a0000-0000-7000-8000-000000000002.sh")
-open(mine, "w").write("export MINE=1\n")
-print("WROTE", "planted" in open(glob.glob(os.path.expanduser("~/.codex/shell_snapshots/*01.sh"))[0]).read())
-)");
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("WROTE True"), std::string::npos) << "Codex's own writes there must work: " << r.out;
-  EXPECT_EQ(read_text(live), "export LIVE=1\n");
-  EXPECT_FALSE(fs::exists(live.parent_path() / "019a0000-0000-7000-8000-000000000002.sh"));
+open(c + "/shell_snapshots/019a0000-0000-7000-8000-000000000002.sh", "w").write("export MINE=1\n")
+for d in glob.glob(c + "/tmp/arg0-linux/codex-arg0*") + [c + "/tmp/arg0-linux/codex-arg0Mine01"]:
+    os.makedirs(d, exist_ok=True)
+    open(d + "/git", "w").write("#!/bin/sh\necho PLANTED-GIT\n")
+    os.chmod(d + "/git", 0o755)
+os.makedirs(c + "/.tmp/plugins", exist_ok=True)
+subprocess.run(["git", "init", "-q", c + "/.tmp/plugins"], check=True)
+open(c + "/.tmp/plugins/.git/config", "a").write('[core]\n\tfsmonitor = "echo PLANTED-FSMONITOR >&2; false"\n')
+os.makedirs(c + "/skills/.system/imagegen/scripts", exist_ok=True)
+open(c + "/skills/.system/imagegen/scripts/image_gen.py", "w").write("print('PLANTED-SKILL')\n")
+ok = subprocess.run([c + "/tmp/arg0-linux/codex-arg0Mine01/git"], capture_output=True, text=True).stdout
+print("WROTE", "PLANTED-GIT" in ok, "planted" in "".join(open(p).read() for p in glob.glob(c + "/shell_snapshots/*.sh")))
+)";
+
+TEST_F(EscapeHomeSettings, WhatALiveCodexSessionRunsIsNotTheRunsToWrite) {
+  const fs::path codex = home_ / ".codex";
+  const fs::path snapshot = codex / "shell_snapshots" / "019a0000-0000-7000-8000-000000000001.sh";
+  const fs::path arg0 = codex / "tmp" / "arg0-linux" / "codex-arg0Live01";
+  // A home where a Codex session is live (its snapshot and its PATH links there), one where Codex
+  // ran before but none of those folders is there (~/.codex only), and one without ~/.codex.
+  for (const std::string layout : {"live", "older", "fresh"}) {
+    fs::remove_all(codex);
+    if (layout == "live") {
+      fs::create_directories(snapshot.parent_path());
+      write_text(snapshot, "export LIVE=1\n", fs::perms::owner_read | fs::perms::owner_write);
+      fs::create_directories(arg0);
+      fs::create_symlink("/usr/bin/true", arg0 / "apply_patch");
+      write_text(arg0 / ".lock", "");
+      fs::create_directories(codex / "skills" / ".system" / "imagegen" / "scripts");
+      write_text(codex / "skills" / ".system" / "imagegen" / "scripts" / "image_gen.py", "print('theirs')\n");
+    } else if (layout == "older") {
+      fs::create_directories(codex / "sessions");
+    }
+    const auto before = listing(codex);
+    const Ran r = sealed("codex", kPlantCodexScratch);
+    ASSERT_EQ(r.status, 0) << layout << "\n" << r.err;
+    EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
+        << layout << ": Codex's own writes there must work in the run: " << r.out;
+    // Nothing of it in the home: the folders as they were, none made and left behind (a fresh
+    // home keeps the ~/.codex the run made, without them).
+    for (const auto& entry : listing(codex)) {
+      if (before.count(entry)) continue;
+      EXPECT_TRUE(layout == "fresh" && entry.rfind(".tmp", 0) != 0 && entry.rfind("tmp", 0) != 0 &&
+                  entry.rfind("shell_snapshots", 0) != 0 && entry.rfind("skills", 0) != 0)
+          << layout << ": " << entry << " reached the home";
+    }
+    if (layout == "live") {
+      EXPECT_EQ(read_text(snapshot), "export LIVE=1\n");
+      EXPECT_EQ(read_text(codex / "skills" / ".system" / "imagegen" / "scripts" / "image_gen.py"),
+                "print('theirs')\n");
+      // The live session's next command: its links first on PATH, then the system's.
+      const Ran git = run("env PATH=" + quote(arg0.string()) + ":/usr/bin:/bin git --version");
+      EXPECT_EQ(git.out.find("PLANTED"), std::string::npos) << git.out;
+      EXPECT_NE(git.out.find("git version"), std::string::npos) << git.out << git.err;
+    }
+    // Said nowhere: nothing was held back, so nothing asks to be applied.
+    EXPECT_TRUE(held_paths(last_record()).empty()) << layout;
+    EXPECT_EQ(r.err.find("held back"), std::string::npos) << layout << "\n" << r.err;
+  }
 }
 
 TEST_F(EscapeHomeSettings, AFreshCodexHomeKeepsItsDataNotItsConfig) {
@@ -404,7 +467,72 @@ print("WROTE", "fsmonitor" in open(existing + "/config").read())
                " --work-tree " + quote(repo_.string()) + " add . >/dev/null 2>&1")
                   .c_str());
   EXPECT_FALSE(fs::exists(marker)) << "the fsmonitor the run wrote ran";
-  EXPECT_NE(r.err.find("parallex runs apply " + last_id()), std::string::npos) << r.err;
+  // The run's own, dropped: not held back, so not said at each opencode run's end.
+  EXPECT_TRUE(held_paths(last_record()).empty());
+  EXPECT_EQ(r.err.find("held back"), std::string::npos) << r.err;
+}
+
+// opencode runs programs it downloaded into ~/.cache/opencode/bin: ripgrep when
+// none is on PATH (at its first file search), language servers (gopls, clangd,
+// the ESLint server). A run that wrote its own `rg` there had it run at the
+// user's next opencode session, unsealed (tried with opencode 1.18's own
+// `opencode debug rg files`, which finds rg as every search does).
+TEST_F(EscapeHomeSettings, ProgramsOpencodeDownloadedAreHeldBackNotRunNext) {
+  const fs::path bin = home_ / ".cache" / "opencode" / "bin";
+  const fs::path marker = root_ / "planted-rg-ran";
+  const std::string plant = R"(
+import os
+b = os.path.expanduser("~/.cache/opencode/bin")
+os.makedirs(b, exist_ok=True)
+open(b + "/rg", "w").write("#!/bin/sh\n: > )" +
+                            marker.string() + R"(\necho PLANTED\n")
+os.chmod(b + "/rg", 0o755)
+print("WROTE", os.access(b + "/rg", os.X_OK))
+)";
+  // opencode's own lookup, with no rg on PATH: only opencode there.
+  const fs::path path_dir = root_ / "opencode-only";
+  const auto opencode = px::find_executable("opencode", "/usr/local/bin:/usr/bin:/bin");
+  if (opencode) {
+    fs::create_directories(path_dir);
+    fs::create_symlink(fs::canonical(*opencode), path_dir / "opencode");
+  }
+  const auto follow_up = [&] {
+    return run("env PATH=" + quote(path_dir.string()) + " opencode debug rg files", repo_);
+  };
+  // Where opencode downloaded its rg before (the user's own is there), where it keeps a cache but
+  // no programs yet, and a home without opencode's cache.
+  for (const std::string layout : {"theirs", "cache", "fresh"}) {
+    fs::remove_all(home_ / ".cache" / "opencode");
+    fs::remove(marker);
+    if (layout == "theirs") {
+      fs::create_directories(bin);
+      write_text(bin / "rg", "#!/bin/sh\necho THEIRS\n", fs::perms::owner_all);
+    } else if (layout == "cache") {
+      fs::create_directories(home_ / ".cache" / "opencode");
+    }
+    const Ran r = sealed("opencode", plant);
+    ASSERT_EQ(r.status, 0) << layout << "\n" << r.err;
+    EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
+        << layout << ": opencode's own downloads must work: " << r.out;
+    EXPECT_TRUE(layout == "theirs" ? read_text(bin / "rg") == "#!/bin/sh\necho THEIRS\n"
+                                   : !fs::exists(bin / "rg"))
+        << layout;
+    const auto held = held_paths(last_record());
+    EXPECT_NE(std::find(held.begin(), held.end(), bin.string()), held.end()) << layout << "\n" << r.err;
+    EXPECT_NE(r.err.find("held back ~/.cache/opencode/bin"), std::string::npos) << layout << "\n" << r.err;
+    if (!opencode) continue;
+    const Ran next = follow_up();
+    EXPECT_FALSE(fs::exists(marker)) << layout << ": the rg the run wrote ran\n" << next.out << next.err;
+    if (layout == "theirs") {
+      EXPECT_NE(next.out.find("THEIRS"), std::string::npos) << next.out << next.err;
+    }
+    // Applied, it is the user's: the same follow-up runs it (so it would have caught the plant).
+    if (layout == "cache") {
+      ASSERT_EQ(px("runs apply " + last_id() + " --yes").status, 0);
+      follow_up();
+      EXPECT_TRUE(fs::exists(marker)) << "applied, the run's rg is not found where opencode looks";
+    }
+  }
 }
 
 TEST_F(EscapeHomeSettings, AProfileFileARunCouldWriteIsNotTrustedWithCommands) {

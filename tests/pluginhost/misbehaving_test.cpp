@@ -153,6 +153,21 @@ TEST(MisbehavingLoad, AThrowingConstructorIsSaidWithItsMessage) {
   EXPECT_TRUE(has(m, "constructor threw: constructor failed on purpose")) << m;
 }
 
+// Scratch (each run's own, dropped at its end) is for a folder: a file
+// declared so is refused with the plugin, the path and the rule named.
+TEST(MisbehavingHomeFiles, AFileDeclaredScratchIsRefusedNamingIt) {
+  Env env({{"MISBEHAVE", "scratch-file:home_files"}});
+  auto set = PluginSet::load({bad("misbehaving")});
+  const LoadedPlugin* plugin = set.find("misbehaving");
+  ASSERT_NE(plugin, nullptr);
+  auto declared = plugin->home_files(policy::Platform::linux_host);
+  ASSERT_FALSE(declared) << "a scratch file was taken";
+  const std::string& m = declared.error().message;
+  EXPECT_TRUE(has(m, "misbehaving")) << m;
+  EXPECT_TRUE(has(m, "~/.misbehaving.sh")) << m;
+  EXPECT_TRUE(has(m, "only a folder can be")) << m;
+}
+
 // ---- through the real executable -------------------------------------------------------
 
 namespace {

@@ -100,8 +100,15 @@ TEST(HomeFiles, EachHarnessNamesWhatRunsCommands) {
   EXPECT_EQ(codex.files.at("~/.codex").first, PX_HOME_DATA);
   EXPECT_EQ(codex.files.at("~/.codex/config.toml").first, PX_HOME_SETTINGS);
   EXPECT_EQ(codex.files.at("~/.codex/rules").first, PX_HOME_SETTINGS);
+  // What a live session writes and runs: each run's own (ABI 1.6).
+  for (const char* s :
+       {"~/.codex/tmp", "~/.codex/.tmp", "~/.codex/shell_snapshots", "~/.codex/skills/.system"})
+    EXPECT_EQ(codex.files.at(s).first, PX_HOME_SCRATCH) << s;
+  for (const char* s : {"~/.claude/session-env", "~/.claude/shell-snapshots"})
+    EXPECT_EQ(claude.files.at(s).first, PX_HOME_SCRATCH) << s;
   const Seen opencode = declared("opencode");
   EXPECT_EQ(opencode.files.at("~/.config/opencode").first, PX_HOME_SETTINGS);
   EXPECT_EQ(opencode.files.at("~/.local/share/opencode").first, PX_HOME_DATA);
+  EXPECT_EQ(opencode.files.at("~/.local/share/opencode/snapshot").first, PX_HOME_SCRATCH);
   EXPECT_TRUE(declared("generic").files.empty());
 }

@@ -112,7 +112,8 @@ std::vector<std::string> command_running_settings(const fs::path& home,
     // Each of the agent's runs recorded its own folder ("projects.{run_folder}
     // ..." is data): `*`, any folder.
     for (const auto& f : policy::resolve_home_files(d, home, "*")) {
-      if (!f.guarded()) continue;
+      // Scratch holds only what unsealed sessions wrote: every sealed run has its own there.
+      if (!f.guarded() || f.kind == policy::HomeKind::scratch) continue;
       std::error_code ec;
       const auto st = fs::symlink_status(f.path, ec);
       if (ec || !fs::exists(st)) continue;
@@ -125,7 +126,9 @@ std::vector<std::string> command_running_settings(const fs::path& home,
              it.increment(ec)) {
           if (it->is_directory(ec)) continue;
           const policy::HomeFile* decl = policy::home_file_for(resolved, it->path());
-          if (!decl || decl->path == it->path() || !decl->guarded()) continue;
+          if (!decl || decl->path == it->path() || !decl->guarded() ||
+              decl->kind == policy::HomeKind::scratch)
+            continue;
           found.push_back(f.path.string() + " (" + f.reason + ")");
           break;
         }

@@ -49,7 +49,8 @@ Result<std::vector<std::string>> link_shared_harness_config(const AgentPaths& pa
 // something, a JSON or TOML file's keys that run commands (Claude Code's MCP
 // servers, Codex's notify). A sealed run may have written them; an unsealed
 // run would run them unconfined, so `agent run --unsealed` names them. One
-// line each: the path, and the keys or what it is.
+// line each: the path, and the keys or what it is. Scratch folders are not
+// named: a sealed run never writes them (each has its own, dropped).
 std::vector<std::string> command_running_settings(const fs::path& home,
                                                   const std::vector<policy::DeclaredHomeFiles>& declared);
 

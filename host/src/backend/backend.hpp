@@ -98,6 +98,9 @@ struct HomeLayer {
   } kind = Kind::copy;
   fs::path view;  // the path in the user's home, as the run sees it
   fs::path source, upper, work;
+  // An overlay on a scratch folder: where it cannot be mounted, the run gets
+  // its upper dir alone (an empty folder of its own) rather than read-only.
+  bool scratch = false;
 };
 
 struct LaunchRequest {

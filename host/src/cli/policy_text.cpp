@@ -76,9 +76,11 @@ std::string render_policy(const policy::Policy& p) {
     if (!f.guarded()) continue;
     if (!home_header)
       out << "\nThe harness's settings in your home (the run writes its own copy; data lands, a changed "
-             "setting is held back: parallex runs apply)\n";
+             "setting is held back: parallex runs apply; scratch is dropped at the end)\n";
     home_header = true;
-    std::string what = f.kind == policy::HomeKind::settings ? "settings" : "data; keys that run commands:";
+    std::string what = f.kind == policy::HomeKind::settings  ? "settings"
+                       : f.kind == policy::HomeKind::scratch ? "scratch, the run's own: " + f.reason
+                                                             : "data; keys that run commands:";
     if (f.kind == policy::HomeKind::data)
       for (const auto& k : f.keys)
         if (k.kind == policy::HomeKind::settings) what += " " + k.text;

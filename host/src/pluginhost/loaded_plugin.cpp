@@ -153,6 +153,9 @@ Result<policy::DeclaredHomeFiles> LoadedPlugin::home_files(policy::Platform plat
     std::string problem = policy::check_path_text(f.path);
     if (problem.empty() && (f.path.rfind("~/", 0) != 0 || f.path.size() < 3))
       problem = "is not a path under '~/'";
+    if (problem.empty() && f.kind == policy::HomeKind::scratch && !f.directory)
+      problem =
+          "is a file declared scratch: only a folder can be (each run gets its own, dropped at its end)";
     if (!problem.empty()) return refused(Stage::home_files, "home file", f.path, problem);
     if (auto bad = policy::check_text(f.reason); !bad.empty())
       return refused(Stage::home_files, "reason", f.reason, bad);
@@ -162,6 +165,8 @@ Result<policy::DeclaredHomeFiles> LoadedPlugin::home_files(policy::Platform plat
           std::any_of(parts.begin(), parts.end(), [](const std::string& x) { return x.empty(); });
       std::string rule = policy::check_text(k.pattern);
       if (rule.empty() && (k.pattern.empty() || empty_part)) rule = "is not a key path (a.b.c)";
+      if (rule.empty() && k.kind == policy::HomeKind::scratch)
+        rule = "is a key declared scratch: only a folder can be";
       if (rule.empty() && (f.format == policy::HomeFormat::whole || f.directory))
         rule = "is a key in " + f.path + ", which is not a JSON or TOML file";
       if (rule.empty()) rule = policy::check_text(k.reason);

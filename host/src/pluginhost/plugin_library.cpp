@@ -373,9 +373,11 @@ Result<policy::DeclaredHomeFiles> PluginLibrary::home_files(policy::Platform pla
       s->bad_string = true;
       return;
     }
-    // Anything but PX_HOME_DATA is read as settings: held back, never written.
+    // Anything but data and scratch is read as settings: held back, never written.
     const auto kind = [](px_home_kind k) {
-      return k == PX_HOME_DATA ? policy::HomeKind::data : policy::HomeKind::settings;
+      return k == PX_HOME_DATA      ? policy::HomeKind::data
+             : k == PX_HOME_SCRATCH ? policy::HomeKind::scratch
+                                    : policy::HomeKind::settings;
     };
     policy::DeclaredHomeFiles::File file;
     file.path = s->take(f->path);

@@ -205,10 +205,11 @@ Json to_json(const policy::DeclaredHomeFiles& f) {
 
 Result<policy::DeclaredHomeFiles> home_files(const Json& j) {
   return as<policy::DeclaredHomeFiles>(j, [](const Json& v) {
-    // Anything but data reads as settings: held back, never written.
+    // Anything but data and scratch reads as settings: held back, never written.
     const auto kind = [](int k) {
-      return k == static_cast<int>(policy::HomeKind::data) ? policy::HomeKind::data
-                                                           : policy::HomeKind::settings;
+      return k == static_cast<int>(policy::HomeKind::data)      ? policy::HomeKind::data
+             : k == static_cast<int>(policy::HomeKind::scratch) ? policy::HomeKind::scratch
+                                                                : policy::HomeKind::settings;
     };
     const auto format = [](int f) {
       return f == static_cast<int>(policy::HomeFormat::json)   ? policy::HomeFormat::json

@@ -342,13 +342,18 @@ Result<Policy> compose(const ComposeInputs& in, std::vector<std::string>* notes)
 
   if (in.harness) apply_harness(b, *in.harness, ph, agent_run);
   // In an agent's run its home is its own (checked before an unsealed run
-  // instead, agents/run_inputs.hpp).
-  if (in.harness_home_files && !agent_run) {
-    for (auto& f : resolve_home_files(*in.harness_home_files, ph.user_home, ph.run_folder)) {
-      // Seatbelt has no copies of the run's own: a setting stays read-only
-      // there (a data file with keys that run commands stays the harness's
-      // to write: docs/seatbelt.md).
-      if (in.platform == Platform::macos && f.kind == HomeKind::settings)
+  // instead, agents/run_inputs.hpp), but for its scratch folders: another
+  // session of the agent (an unsealed one, beside or next) runs what is there,
+  // so each sealed run gets its own there too, and they hold only what
+  // unsealed sessions wrote.
+  if (in.harness_home_files) {
+    for (auto& f :
+         resolve_home_files(*in.harness_home_files, agent_run ? ph.run_home : ph.user_home, ph.run_folder)) {
+      if (agent_run && f.kind != HomeKind::scratch) continue;
+      // Seatbelt has no copies of the run's own: a setting or a scratch
+      // folder stays read-only there (a data file with keys that run
+      // commands stays the harness's to write: docs/seatbelt.md).
+      if (in.platform == Platform::macos && f.kind != HomeKind::data)
         b.read_only(f.path, in.harness_home_files->harness + " runs what it says: " + f.reason, f.origin);
       b.home_file(std::move(f));
     }

@@ -5,7 +5,15 @@
 namespace px::policy {
 
 const char* to_string(HomeKind kind) {
-  return kind == HomeKind::settings ? "settings" : "data";
+  switch (kind) {
+    case HomeKind::settings:
+      return "settings";
+    case HomeKind::scratch:
+      return "scratch";
+    case HomeKind::data:
+      break;
+  }
+  return "data";
 }
 
 const char* to_string(HomeFormat format) {
@@ -21,7 +29,7 @@ const char* to_string(HomeFormat format) {
 }
 
 bool HomeFile::guarded() const {
-  if (kind == HomeKind::settings) return true;
+  if (kind != HomeKind::data) return true;
   for (const auto& k : keys)
     if (k.kind == HomeKind::settings) return true;
   return false;

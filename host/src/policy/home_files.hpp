@@ -21,7 +21,9 @@ namespace px::policy {
 
 namespace fs = std::filesystem;
 
-enum class HomeKind { data, settings };
+// scratch: a folder the harness writes and runs from within a session only
+// (plugin ABI 1.6); the run gets its own layer, dropped when it ends.
+enum class HomeKind { data, settings, scratch };
 enum class HomeFormat { whole, json, toml };
 const char* to_string(HomeKind kind);
 const char* to_string(HomeFormat format);
@@ -44,8 +46,8 @@ struct HomeFile {
   std::string reason;
   Origin origin;
 
-  // A setting, or a data file with keys that are: what a run must not
-  // change in the user's home without the user.
+  // A setting, a scratch folder, or a data file with keys that are settings:
+  // what a run must not change in the user's home.
   bool guarded() const;
 };
 

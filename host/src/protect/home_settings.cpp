@@ -74,14 +74,15 @@ Status make_parents(const fs::path& file) {
   return ok();
 }
 
-// Replaces the user's `file` with `bytes` by a rename, keeping its mode, only
-// if it still holds `expected` (none: absent) just before: another session
-// that wrote it meanwhile is never overwritten unseen. Returns false when it
-// changed (the caller reads it again and merges again).
+// Replaces the user's `file` with `bytes` by a rename, keeping its mode (a
+// new file gets `new_mode`), only if it still holds `expected` (none: absent)
+// just before: another session that wrote it meanwhile is never overwritten
+// unseen. Returns false when it changed (the caller reads it again and merges
+// again).
 Result<bool> replace_if_unchanged(const fs::path& file, const std::string& bytes,
-                                  const std::optional<std::string>& expected) {
+                                  const std::optional<std::string>& expected, mode_t new_mode = 0600) {
   struct stat st {};
-  mode_t mode = 0600;
+  mode_t mode = new_mode;
   if (::lstat(file.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode))
       return Error::invalid(file.string() +
@@ -196,6 +197,7 @@ std::unique_ptr<HomeSettings> HomeSettings::prepare(const policy::Policy& policy
     return h;
   }
   ::chmod(h->root_.c_str(), 0700);
+  h->make_missing_folders();
   // Folders shown as overlays take what lies inside them along: a file there
   // is the overlay's (its JSON or TOML keys settled from the upper layer), so
   // the harness may replace it by a rename as it likes.
@@ -249,7 +251,12 @@ std::unique_ptr<HomeSettings> HomeSettings::prepare(const policy::Policy& policy
         if (inner.guarded() && !inner.directory && inner.format != HomeFormat::whole &&
             inner.path != f.path && is_within(inner.path, f.path))
           if (auto base = read_optional(inner.path)) o.bases[inner.path] = std::move(*base);
-      h->layers_.push_back({backend::HomeLayer::Kind::overlay, f.path, {}, dir / "upper", dir / "work"});
+      h->layers_.push_back({backend::HomeLayer::Kind::overlay,
+                            f.path,
+                            {},
+                            dir / "upper",
+                            dir / "work",
+                            f.kind == HomeKind::scratch});
       h->overlays_.push_back(std::move(o));
     } else if (exists) {
       // A link (a dotfiles manager's) or a file where a folder is declared:
@@ -288,6 +295,33 @@ std::unique_ptr<HomeSettings> HomeSettings::prepare(const policy::Policy& policy
 
 HomeSettings::~HomeSettings() {
   stop_watch();
+}
+
+void HomeSettings::make_missing_folders() {
+  // A guarded folder the harness has not made yet, in a folder the run writes
+  // for real (~/.codex is there, ~/.codex/skills or ~/.codex/tmp is not): made
+  // empty now, so that the run's own layer has a place, and removed at the end
+  // when it is still empty. Moved aside the moment it appeared instead (as a
+  // missing file is), what the harness wrote there would vanish under it
+  // mid-session; under its overlay, a mount point, the run can neither write
+  // the user's folder nor put another in its place. Parents first: a folder
+  // inside one made here rides on that one's overlay.
+  std::vector<const HomeFile*> folders;
+  for (const auto& f : policy_->home_files())
+    if (f.guarded() && f.directory && policy_->may_write(f.path)) folders.push_back(&f);
+  std::sort(folders.begin(), folders.end(), [](const HomeFile* a, const HomeFile* b) {
+    return std::distance(a->path.begin(), a->path.end()) < std::distance(b->path.begin(), b->path.end());
+  });
+  for (const HomeFile* f : folders) {
+    const bool inside_guarded = std::any_of(folders.begin(), folders.end(), [&](const HomeFile* g) {
+      return g != f && is_within(f->path, g->path) && ::access(g->path.c_str(), F_OK) == 0;
+    });
+    struct stat st {};
+    if (inside_guarded || ::lstat(f->path.c_str(), &st) == 0 || errno != ENOENT) continue;
+    const fs::path parent = f->path.parent_path();
+    if (::lstat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !policy_->may_write(parent)) continue;
+    if (::mkdir(f->path.c_str(), 0700) == 0) made_.push_back(f->path);
+  }
 }
 
 void HomeSettings::move_aside_missing(bool may_copy, std::vector<run::Notice>* notices) {
@@ -348,7 +382,8 @@ HeldChange& HomeSettings::folder_entry(const HomeFile& decl, const fs::path& pat
   c.path = decl.path;
   c.kind = "folder";
   struct stat st {};
-  c.what = ::lstat(decl.path.c_str(), &st) == 0 ? "changed" : "new";
+  const bool made = std::find(made_.begin(), made_.end(), decl.path) != made_.end();
+  c.what = !made && ::lstat(decl.path.c_str(), &st) == 0 ? "changed" : "new";
   c.reason = decl.reason;
   c.origin = decl.origin.describe();
   c.held = next_held_path().string();
@@ -469,14 +504,15 @@ void HomeSettings::settle_tree(const fs::path& root, const fs::path& view, bool 
       const HomeFile* decl = policy::home_file_for(files, path);
       const bool removal = overlay && is_whiteout(st);
       if (S_ISDIR(st.st_mode)) {
-        if (overlay && is_opaque(entry) && decl && decl->guarded()) {
+        if (overlay && is_opaque(entry) && decl && decl->guarded() && decl->kind != HomeKind::scratch) {
           HeldChange& c = folder_entry(*decl, path, out);
           c.files.push_back("-" + path.lexically_relative(decl->path).string());
         }
         todo.push_back({entry, path});
         continue;
       }
-      if (!decl) continue;  // outside every declared path: nothing of the harness's
+      if (!decl) continue;                            // outside every declared path: nothing of the harness's
+      if (decl->kind == HomeKind::scratch) continue;  // the run's own: dropped with its layer
       if (decl->path == path && !decl->directory && (S_ISREG(st.st_mode) || removal)) {
         if (removal) {
           HeldChange c;
@@ -554,6 +590,8 @@ HomeSettings::Settled HomeSettings::settle() {
   std::error_code rm;
   fs::remove_all(record_dir_ / "home-moved", rm);
   settle_tree(held_dir_, "/", /*overlay=*/false, {}, out);
+  // Children first; only when nothing else wrote there meanwhile.
+  for (auto it = made_.rbegin(); it != made_.rend(); ++it) ::rmdir(it->c_str());
   for (const auto& c : out.held) {
     std::string what = home_relative(c.path);
     if (!c.keys.empty()) {
@@ -624,7 +662,10 @@ Result<std::vector<std::string>> apply_held_change(const fs::path& record_dir, H
       } else {
         auto text = read_regular_file(from, {.max_bytes = kMaxCopy, .follow_links = false});
         if (!text) return text.error();
-        auto written = replace_if_unchanged(target, text.value(), read_optional(target));
+        // A new file keeps what the run gave it to run (a hook's script, a downloaded program):
+        // its execute bits, never write for others.
+        const mode_t mode = ::lstat(from.c_str(), &st) == 0 ? ((st.st_mode & 0755) | 0600) : 0600;
+        auto written = replace_if_unchanged(target, text.value(), read_optional(target), mode);
         if (!written) return written.error();
       }
       if (ec) return Error::io("write " + target.string(), ec.value());

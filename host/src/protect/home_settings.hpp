@@ -13,9 +13,16 @@
 //   - inside a harness folder that did not exist: the seal's new folder is
 //     the run's own, and what the run made there is handed here
 //     (seal::hold_guarded_new_state);
-//   - missing inside a real folder the harness writes (~/.codex exists, its
-//     config.toml does not): what appears there is moved aside when the run
-//     ends (Landlock cannot refuse one name in a writable folder).
+//   - a folder missing inside a real folder the harness writes (~/.codex
+//     exists, its skills/ does not): made empty, then an overlay as above;
+//     removed at the end when still empty;
+//   - a file missing there (its config.toml): what appears there is moved
+//     aside at once and when the run ends (Landlock cannot refuse one name in
+//     a writable folder);
+//   - a scratch folder (what the harness writes and runs within a session:
+//     its shell snapshots, the launcher links first on its PATH): an overlay
+//     as for a folder of settings; what the run wrote there is dropped at the
+//     end, never held nor landed.
 // After the run, key by key: a data change is merged into the user's current
 // file (which another session may have changed meanwhile: only the keys the
 // run changed are written, the file is replaced whole by a rename, and it is
@@ -100,6 +107,7 @@ class HomeSettings {
   HeldChange& folder_entry(const policy::HomeFile& decl, const fs::path& path, Settled& out);
   fs::path next_held_path();
   void move_aside_missing(bool may_copy, std::vector<run::Notice>* notices);
+  void make_missing_folders();
 
   const policy::Policy* policy_ = nullptr;
   fs::path root_;      // private_dir/home
@@ -109,6 +117,7 @@ class HomeSettings {
   std::vector<Copy> copies_;
   std::vector<Overlay> overlays_;
   std::vector<Missing> missing_;
+  std::vector<fs::path> made_;  // guarded folders made for the run (removed at the end when empty)
   int held_count_ = 0;
   UniqueFd inotify_;
   std::mutex move_mu_;

@@ -242,7 +242,7 @@ class TranscriptOutput {
 
 // ---- a harness's files in a home (ABI 1.4) ------------------------------------------
 
-enum class HomeKind { data = PX_HOME_DATA, settings = PX_HOME_SETTINGS };
+enum class HomeKind { data = PX_HOME_DATA, settings = PX_HOME_SETTINGS, scratch = PX_HOME_SCRATCH };
 enum class HomeFormat { whole = PX_HOME_WHOLE, json = PX_HOME_JSON, toml = PX_HOME_TOML };
 
 // A key rule inside a JSON or TOML file: "mcpServers", "projects.*.mcpServers",
@@ -278,6 +278,11 @@ struct HomeFile {
   }
   static HomeFile settings_dir(std::string path, std::string reason) {
     return {std::move(path), true, HomeKind::settings, HomeFormat::whole, {}, std::move(reason)};
+  }
+  // A folder the harness writes and runs from within a session only (ABI 1.6):
+  // each run gets its own, dropped when it ends.
+  static HomeFile scratch_dir(std::string path, std::string reason) {
+    return {std::move(path), true, HomeKind::scratch, HomeFormat::whole, {}, std::move(reason)};
   }
 };
 

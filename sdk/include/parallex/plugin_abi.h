@@ -36,6 +36,10 @@
  *        (the roots told the run's folder too); attach_host (the host's log
  *        sink); parallex_plugin_entry_error (why the entry point returned
  *        NULL). Plugins built for 1.0 to 1.4 still load.
+ *   1.6  PX_HOME_SCRATCH: a folder the harness writes and runs from within a
+ *        session only (shell snapshots, launcher links first on its PATH);
+ *        each run gets its own, dropped when it ends. Plugins built for 1.0
+ *        to 1.5 still load.
  * Adding a field at the end of a struct is a minor bump; the host reads a
  * field only when `struct_size` says the plugin has it.
  */
@@ -50,7 +54,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 5
+#define PX_PLUGIN_ABI_MINOR 6
 
 #define PX_PLUGIN_ENTRY_SYMBOL "parallex_plugin_entry"
 /* Since 1.5, optional: `const char* parallex_plugin_entry_error(void)`, the
@@ -240,7 +244,15 @@ typedef enum px_home_kind {
    * starts (MCP servers, hooks, plugins, `notify`, `statusLine`, approved
    * tools). The run sees its own change; the user's home gets it only when
    * the user applies it (`parallex runs apply`). */
-  PX_HOME_SETTINGS = 2
+  PX_HOME_SETTINGS = 2,
+  /* Since 1.6, for a folder: what the harness writes and then runs within
+   * one session, and never needs after it (a shell snapshot it sources
+   * before each command, launcher links it puts first on its children's
+   * PATH). Another session of the harness outside the run would run what a
+   * run wrote there, so each run gets its own: it sees the folder as it is
+   * and what it writes there is dropped when it ends, without a word. A
+   * host older than 1.6 reads it as PX_HOME_SETTINGS. */
+  PX_HOME_SCRATCH = 3
 } px_home_kind;
 
 /* How the host reads keys inside a file. */

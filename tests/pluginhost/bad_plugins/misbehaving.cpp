@@ -1,7 +1,8 @@
 // A plugin that fails the way a buggy plugin does, where and how
 // $MISBEHAVE says ("HOW:WHERE"): HOW is crash (a real null-pointer write),
 // abort, hang, exit or throw; WHERE is constructor, detect, contribute,
-// project_files or home_files. It claims commands whose program is
+// project_files or home_files. "scratch-file:home_files" declares a file
+// scratch, which only a folder may be. It claims commands whose program is
 // `misbehave`, so that it is the harness of a run only when asked to be.
 #include <unistd.h>
 
@@ -51,6 +52,14 @@ class Misbehaving final : public parallex::sdk::Plugin {
   }
   std::vector<parallex::sdk::HomeFile> home_files(parallex::sdk::Platform) override {
     misbehave("home_files");
+    const char* spec = std::getenv("MISBEHAVE");
+    if (spec && std::string(spec) == "scratch-file:home_files")
+      return {{"~/.misbehaving.sh",
+               false,
+               parallex::sdk::HomeKind::scratch,
+               parallex::sdk::HomeFormat::whole,
+               {},
+               "a script it runs"}};
     return {parallex::sdk::HomeFile::data_dir("~/.misbehaving", "its state")};
   }
 };

@@ -512,6 +512,7 @@ ViewPlan plan_view(const policy::Policy& policy, const fs::path& backing_root, i
       Bind b{view, view, true, false, {}, false};
       b.overlay_upper = layer->upper;
       b.overlay_work = layer->work;
+      b.overlay_scratch = layer->scratch;
       plan.binds.push_back(std::move(b));
     } else {
       struct stat st {};
@@ -783,9 +784,13 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       o.lower = UniqueFd(::open(b.host.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       o.upper = UniqueFd(::open(b.overlay_upper.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       o.work = UniqueFd(::open(b.overlay_work.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      // The fallback, a read-only bind of the user's folder, cloned now too.
-      auto tree = clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW,
-                             MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY, b.host.string());
+      // The fallback, cloned now too: a read-only bind of the user's folder,
+      // or for a scratch folder the run's upper dir alone, writable.
+      auto tree = b.overlay_scratch
+                      ? clone_tree(AT_FDCWD, b.overlay_upper.c_str(), AT_SYMLINK_NOFOLLOW,
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, b.overlay_upper.string())
+                      : clone_tree(AT_FDCWD, b.host.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW,
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY, b.host.string());
       if (tree) sources[i] = std::move(tree).value();
       continue;
     }
@@ -900,10 +905,12 @@ Result<UniqueFd> build_view(const ViewPlan& plan, std::vector<run::Notice>& note
       }
       // Never the user's folder writable: read-only instead, and said.
       if (!sources[i]) return Error::io("neither an overlay nor a read-only bind of " + b.view.string(), 0);
-      notes.push_back({run::NoticeKind::seal, b.view.string() +
-                                                  " is read-only in this run: the run's own layer "
-                                                  "over it could not be mounted (" +
-                                                  tree.error().message + ")"});
+      notes.push_back(
+          {run::NoticeKind::seal, b.view.string() +
+                                      (b.overlay_scratch ? " is an empty folder of the run's own in this run"
+                                                         : " is read-only in this run") +
+                                      ": the run's own layer over it could not be mounted (" +
+                                      tree.error().message + ")"});
       PX_TRY(attach(sources[i].get(), target.get(), b.view.string()));
       continue;
     }

@@ -44,8 +44,10 @@ struct Bind {
   // A harness's folder in the user's home shown as an overlay: `host` is the
   // user's folder (the lower layer, never written), these the run's own upper
   // and work dirs (backend::HomeLayer::overlay). One that cannot be mounted is
-  // bound read-only instead, with a note.
+  // bound read-only instead, with a note; a scratch folder's, its upper dir
+  // alone (the run's own, empty: nothing of the user's is written).
   fs::path overlay_upper{}, overlay_work{};
+  bool overlay_scratch = false;
   // A folder of the view's skeleton made a tmpfs of its own, writable as a
   // mount but granted nothing by Landlock: a harness that makes a temporary
   // file beside its copy there (a copy layer's folder) is refused with EACCES
