@@ -116,6 +116,13 @@ class OpencodePlugin final : public ReadsTranscripts<&tx::opencode::parse, &tx::
                               "filters)"),
         HomeFile::data_dir("~/.local/state/opencode", "opencode's locks and last-used model"),
         HomeFile::data_dir("~/.cache/opencode", "opencode's own cache (models list)"),
+        // The models list names, per provider, the npm package opencode installs and loads for it:
+        // one a run rewrote made the user's next opencode install and run the run's package (or a
+        // `file:` folder). Each run's own: opencode fetches it again when it is older than 5 min.
+        HomeFile::scratch_file(
+            "~/.cache/opencode/models.json",
+            "opencode's models list, which names the npm package it installs and loads for "
+            "each provider"),
         // It runs what it downloads there: ripgrep when none is on PATH (a run's `rg` there ran at
         // the user's next opencode search), language servers.
         HomeFile::settings_dir("~/.cache/opencode/bin",

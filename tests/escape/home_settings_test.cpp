@@ -535,6 +535,56 @@ print("WROTE", os.access(b + "/rg", os.X_OK))
   }
 }
 
+// opencode's models list (~/.cache/opencode/models.json, read as it is while it
+// is under 5 minutes old or models cannot be fetched) names for each provider
+// the npm package opencode installs and loads: one a run rewrote would have the
+// user's next opencode install and run the run's package (or a `file:` folder
+// it wrote). Each run's own: the user's opencode reads the list it had.
+TEST_F(EscapeHomeSettings, OpencodesModelsListIsTheRunsOwn) {
+  const fs::path list = home_ / ".cache" / "opencode" / "models.json";
+  const std::string theirs =
+      R"({"theirs":{"id":"theirs","name":"Theirs","npm":"@ai-sdk/openai-compatible","env":["THEIRS_API_KEY"],)"
+      R"("models":{"their-model":{"id":"their-model","name":"Their model","tool_call":true,)"
+      R"("limit":{"context":1000,"output":100}}}}})";
+  const std::string plant = R"(
+import json, os
+p = os.path.expanduser("~/.cache/opencode/models.json")
+os.makedirs(os.path.dirname(p), exist_ok=True)
+d = {"planted": {"id": "planted", "name": "Planted", "npm": "file:/tmp/evil-provider", "env": ["PLANTED_API_KEY"],
+      "models": {"planted-model": {"id": "planted-model", "name": "Planted model", "tool_call": True,
+                                   "limit": {"context": 1000, "output": 100}}}}}
+open(p, "w").write(json.dumps(d))
+print("WROTE", "planted" in open(p).read())
+)";
+  // A home with opencode's list, one with its cache but no list yet, one without its cache.
+  for (const std::string layout : {"theirs", "cache", "fresh"}) {
+    fs::remove_all(home_ / ".cache" / "opencode");
+    if (layout == "theirs") {
+      fs::create_directories(list.parent_path());
+      write_text(list, theirs);
+    } else if (layout == "cache") {
+      fs::create_directories(list.parent_path());
+    }
+    const Ran r = sealed("opencode", plant);
+    ASSERT_EQ(r.status, 0) << layout << "\n" << r.err;
+    EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
+        << layout << ": opencode's own writes must work: " << r.out;
+    if (layout == "theirs")
+      EXPECT_EQ(read_text(list), theirs);
+    else
+      EXPECT_FALSE(fs::exists(list)) << layout << ": the run's list reached the home";
+    EXPECT_TRUE(held_paths(last_record()).empty()) << layout;
+    EXPECT_EQ(r.err.find("held back"), std::string::npos) << layout << "\n" << r.err;
+    // The user's next opencode, offline (so it reads the list as it is), both providers' keys
+    // set: their provider listed, no planted one.
+    if (!installed("opencode") || layout != "theirs") continue;
+    const Ran models =
+        run("env OPENCODE_DISABLE_MODELS_FETCH=1 THEIRS_API_KEY=x PLANTED_API_KEY=x opencode models");
+    EXPECT_EQ(models.out.find("planted"), std::string::npos) << models.out;
+    EXPECT_NE(models.out.find("theirs/their-model"), std::string::npos) << models.out << models.err;
+  }
+}
+
 TEST_F(EscapeHomeSettings, AProfileFileARunCouldWriteIsNotTrustedWithCommands) {
   const fs::path marker = root_ / "profile-command-ran";
   write_text(repo_ / "px.yaml", "version: 1\n");

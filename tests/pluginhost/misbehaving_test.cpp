@@ -153,9 +153,10 @@ TEST(MisbehavingLoad, AThrowingConstructorIsSaidWithItsMessage) {
   EXPECT_TRUE(has(m, "constructor threw: constructor failed on purpose")) << m;
 }
 
-// Scratch (each run's own, dropped at its end) is for a folder: a file
-// declared so is refused with the plugin, the path and the rule named.
-TEST(MisbehavingHomeFiles, AFileDeclaredScratchIsRefusedNamingIt) {
+// Scratch (each run's own, dropped at its end) is for a folder or a file
+// taken whole: a JSON file declared so (its keys could not be told apart) is
+// refused with the plugin, the path and the rule named.
+TEST(MisbehavingHomeFiles, AJsonFileDeclaredScratchIsRefusedNamingIt) {
   Env env({{"MISBEHAVE", "scratch-file:home_files"}});
   auto set = PluginSet::load({bad("misbehaving")});
   const LoadedPlugin* plugin = set.find("misbehaving");
@@ -164,8 +165,8 @@ TEST(MisbehavingHomeFiles, AFileDeclaredScratchIsRefusedNamingIt) {
   ASSERT_FALSE(declared) << "a scratch file was taken";
   const std::string& m = declared.error().message;
   EXPECT_TRUE(has(m, "misbehaving")) << m;
-  EXPECT_TRUE(has(m, "~/.misbehaving.sh")) << m;
-  EXPECT_TRUE(has(m, "only a folder can be")) << m;
+  EXPECT_TRUE(has(m, "~/.misbehaving.json")) << m;
+  EXPECT_TRUE(has(m, "scratch is a folder or a file taken whole")) << m;
 }
 
 // ---- through the real executable -------------------------------------------------------

@@ -153,9 +153,11 @@ Result<policy::DeclaredHomeFiles> LoadedPlugin::home_files(policy::Platform plat
     std::string problem = policy::check_path_text(f.path);
     if (problem.empty() && (f.path.rfind("~/", 0) != 0 || f.path.size() < 3))
       problem = "is not a path under '~/'";
-    if (problem.empty() && f.kind == policy::HomeKind::scratch && !f.directory)
+    if (problem.empty() && f.kind == policy::HomeKind::scratch &&
+        (f.format != policy::HomeFormat::whole || !f.keys.empty()))
       problem =
-          "is a file declared scratch: only a folder can be (each run gets its own, dropped at its end)";
+          "is a JSON or TOML file declared scratch: scratch is a folder or a file taken whole (each "
+          "run gets its own, dropped at its end)";
     if (!problem.empty()) return refused(Stage::home_files, "home file", f.path, problem);
     if (auto bad = policy::check_text(f.reason); !bad.empty())
       return refused(Stage::home_files, "reason", f.reason, bad);

@@ -21,8 +21,8 @@ namespace px::policy {
 
 namespace fs = std::filesystem;
 
-// scratch: a folder the harness writes and runs from within a session only
-// (plugin ABI 1.6); the run gets its own layer, dropped when it ends.
+// scratch: a folder or whole file the harness writes and runs from within a
+// session only (plugin ABI 1.6); the run gets its own, dropped when it ends.
 enum class HomeKind { data, settings, scratch };
 enum class HomeFormat { whole, json, toml };
 const char* to_string(HomeKind kind);

@@ -570,6 +570,7 @@ void HomeSettings::settle_tree(const fs::path& root, const fs::path& view, bool 
 HomeSettings::Settled HomeSettings::settle() {
   Settled out;
   for (const auto& c : copies_) {
+    if (c.file->kind == HomeKind::scratch) continue;  // the run's own: dropped with its copy
     auto text = read_regular_file(c.copy, {.max_bytes = kMaxCopy, .follow_links = false});
     if (!text) {
       out.notices.push_back({run::NoticeKind::alert, "what the run wrote to " + home_relative(c.view) +

@@ -279,10 +279,13 @@ struct HomeFile {
   static HomeFile settings_dir(std::string path, std::string reason) {
     return {std::move(path), true, HomeKind::settings, HomeFormat::whole, {}, std::move(reason)};
   }
-  // A folder the harness writes and runs from within a session only (ABI 1.6):
-  // each run gets its own, dropped when it ends.
+  // A folder (or a file) the harness writes and runs from within a session
+  // only (ABI 1.6): each run gets its own, dropped when it ends.
   static HomeFile scratch_dir(std::string path, std::string reason) {
     return {std::move(path), true, HomeKind::scratch, HomeFormat::whole, {}, std::move(reason)};
+  }
+  static HomeFile scratch_file(std::string path, std::string reason) {
+    return {std::move(path), false, HomeKind::scratch, HomeFormat::whole, {}, std::move(reason)};
   }
 };
 

@@ -245,13 +245,14 @@ typedef enum px_home_kind {
    * tools). The run sees its own change; the user's home gets it only when
    * the user applies it (`parallex runs apply`). */
   PX_HOME_SETTINGS = 2,
-  /* Since 1.6, for a folder: what the harness writes and then runs within
-   * one session, and never needs after it (a shell snapshot it sources
-   * before each command, launcher links it puts first on its children's
-   * PATH). Another session of the harness outside the run would run what a
-   * run wrote there, so each run gets its own: it sees the folder as it is
-   * and what it writes there is dropped when it ends, without a word. A
-   * host older than 1.6 reads it as PX_HOME_SETTINGS. */
+  /* Since 1.6, for a folder or a file taken whole (PX_HOME_WHOLE, no keys):
+   * what the harness writes and then runs or acts on within one session,
+   * and never needs after it (a shell snapshot it sources before each
+   * command, launcher links it puts first on its children's PATH, a cache
+   * that names packages it installs). Another session of the harness outside
+   * the run would run what a run wrote there, so each run gets its own: it
+   * sees the path as it is and what it writes there is dropped when it ends,
+   * without a word. A host older than 1.6 reads it as PX_HOME_SETTINGS. */
   PX_HOME_SCRATCH = 3
 } px_home_kind;
 

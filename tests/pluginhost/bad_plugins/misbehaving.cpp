@@ -1,8 +1,8 @@
 // A plugin that fails the way a buggy plugin does, where and how
 // $MISBEHAVE says ("HOW:WHERE"): HOW is crash (a real null-pointer write),
 // abort, hang, exit or throw; WHERE is constructor, detect, contribute,
-// project_files or home_files. "scratch-file:home_files" declares a file
-// scratch, which only a folder may be. It claims commands whose program is
+// project_files or home_files. "scratch-file:home_files" declares a JSON
+// file scratch, which only a folder or a file taken whole may be. It claims commands whose program is
 // `misbehave`, so that it is the harness of a run only when asked to be.
 #include <unistd.h>
 
@@ -54,12 +54,12 @@ class Misbehaving final : public parallex::sdk::Plugin {
     misbehave("home_files");
     const char* spec = std::getenv("MISBEHAVE");
     if (spec && std::string(spec) == "scratch-file:home_files")
-      return {{"~/.misbehaving.sh",
+      return {{"~/.misbehaving.json",
                false,
                parallex::sdk::HomeKind::scratch,
-               parallex::sdk::HomeFormat::whole,
+               parallex::sdk::HomeFormat::json,
                {},
-               "a script it runs"}};
+               "a state file"}};
     return {parallex::sdk::HomeFile::data_dir("~/.misbehaving", "its state")};
   }
 };
