@@ -26,7 +26,8 @@ const InstallSpec kInstall{{"@anthropic-ai/claude-code"},
 // and Claude Code reads no environment variable that turns the sandbox off.
 constexpr const char* kSandboxOff = R"(--settings={"sandbox":{"enabled":false}})";
 
-class ClaudeCodePlugin final : public ReadsTranscripts<&tx::claude_code::parse, &tx::claude_code::roots> {
+class ClaudeCodePlugin final
+    : public ReadsTranscripts<&tx::parse_to_texts<&tx::claude_code::parse>, &tx::claude_code::roots> {
  public:
   std::optional<Detection> detect(const Command& command) override {
     if (auto found = detect_program(command, kProgram)) return found;

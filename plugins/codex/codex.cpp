@@ -21,7 +21,7 @@ const InstallSpec kInstall{{"@openai/codex"}, {"@openai/codex-linux-", "@openai/
 // environment variable for its sandbox mode.
 constexpr const char* kSandboxOff = R"(--config=sandbox_mode="danger-full-access")";
 
-class CodexPlugin final : public ReadsTranscripts<&tx::codex::parse, &tx::codex::roots> {
+class CodexPlugin final : public ReadsTranscripts<&tx::parse_to_texts<&tx::codex::parse>, &tx::codex::roots> {
  public:
   std::optional<Detection> detect(const Command& command) override {
     return detect_program(command, kProgram);

@@ -18,7 +18,8 @@ const InstallSpec kInstall{{"opencode-ai"},
                            {".opencode/bin"},  // its curl installer
                            "opencode"};
 
-class OpencodePlugin final : public ReadsTranscripts<&tx::opencode::parse, &tx::opencode::roots> {
+class OpencodePlugin final
+    : public ReadsTranscripts<&tx::parse_to_texts<&tx::opencode::parse>, &tx::opencode::roots> {
  public:
   std::optional<Detection> detect(const Command& command) override {
     return detect_program(command, kProgram);

@@ -25,4 +25,20 @@ struct Window {
   std::int64_t until_ms = 0;
 };
 
+// The sessions as the compact JSON text a plugin hands to the host, in the same order.
+struct SessionTexts {
+  std::vector<std::string> sessions;
+  std::vector<Warning> warnings;
+};
+// Writes each session's text on the machine's cores (a plugin's one thread
+// wrote 8 MB of Codex sessions after they were parsed on all of them).
+SessionTexts to_texts(ParseResult&& result);
+
+// A parser as a plugin binds it: <parallex/transcripts.hpp>'s ReadsTranscripts
+// hands text over as it is.
+template <auto Parse>
+SessionTexts parse_to_texts(const std::vector<std::string>& paths, Window window) {
+  return to_texts(Parse(paths, window));
+}
+
 }  // namespace parallex::transcripts

@@ -399,6 +399,24 @@ unsigned worker_count(const std::vector<std::string>& files) {
   return static_cast<unsigned>(std::min<std::size_t>({cores, 8, files.size()}));
 }
 
+SessionTexts to_texts(ParseResult&& result) {
+  SessionTexts out;
+  out.sessions.resize(result.sessions.size());
+  out.warnings = std::move(result.warnings);
+  // A few sessions are written at once on one; many are shared out.
+  const unsigned threads =
+      result.sessions.size() < 64
+          ? 1u
+          : static_cast<unsigned>(std::min<std::size_t>(
+                {std::max(1u, std::thread::hardware_concurrency()), 8, result.sessions.size()}));
+  parallel_for(result.sessions.size(), threads, [&](std::size_t i) {
+    // Strings were made valid UTF-8 by the parser (sanitize_strings); replace, never throw, anyway.
+    out.sessions[i] = result.sessions[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    result.sessions[i] = nullptr;  // freed on this thread too
+  });
+  return out;
+}
+
 double round_cost(double v) {
   return std::round(v * 1e10) / 1e10;
 }
