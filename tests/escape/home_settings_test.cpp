@@ -554,9 +554,11 @@ d = {"planted": {"id": "planted", "name": "Planted", "npm": "file:/tmp/evil-prov
       "models": {"planted-model": {"id": "planted-model", "name": "Planted model", "tool_call": True,
                                    "limit": {"context": 1000, "output": 100}}}}}
 open(p, "w").write(json.dumps(d))
-print("WROTE", "planted" in open(p).read())
+print("WROTE", True)
 )";
-  // A home with opencode's list, one with its cache but no list yet, one without its cache.
+  // A home with opencode's list, one with its cache but no list yet, one without its cache. (Where
+  // the cache is there without a list, what the run writes is moved aside the moment it appears,
+  // as a missing setting is: the write works, a read back may not.)
   for (const std::string layout : {"theirs", "cache", "fresh"}) {
     fs::remove_all(home_ / ".cache" / "opencode");
     if (layout == "theirs") {
