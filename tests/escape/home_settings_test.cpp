@@ -308,7 +308,7 @@ open(c + "/sessions/2026/01/01/rollout-x.jsonl", "w").write('{"type":"session_me
 // What a live Codex session outside the run writes and then runs, and what a
 // prompt-injected run beside it plants there: a line in its shell snapshot
 // (sourced before each of its commands), a `git` among the links to itself it
-// puts first on its commands' PATH (~/.codex/tmp/arg0-linux/codex-arg0XXXXXX),
+// puts first on its commands' PATH (~/.codex/tmp/arg0-linux/codex-arg0 and six random characters),
 // a core.fsmonitor in the git clone it syncs curated plugins from, a script of
 // a skill it installs itself. Codex's own writes there work in the run; none
 // reaches the home, and none is held back to be said at every run's end.
