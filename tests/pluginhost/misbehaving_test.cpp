@@ -127,6 +127,46 @@ INSTANTIATE_TEST_SUITE_P(
                       std::pair{"crash", "home_files"}, std::pair{"abort", "home_files"}),
     [](const auto& p) { return std::string(p.param.first) + "_" + p.param.second; });
 
+// A transcript's sessions come from the plugins' process as parts of the
+// answer (megabytes each, not CBOR): all of them, in the plugin's order, with
+// its warnings. A plugin that writes the socket itself, parts and then an
+// answer that takes none, is stopped and named, and the host goes on.
+TEST(MisbehavingTranscripts, SessionsComeWholeInOrderAndForgedPartsAreRefused) {
+  {
+    Env env({{"MISBEHAVE_TRANSCRIPTS", "1"}});
+    auto set = PluginSet::load({bad("misbehaving")});
+    const LoadedPlugin* plugin = set.find("misbehaving");
+    ASSERT_NE(plugin, nullptr) << (set.failures().empty() ? "" : set.failures().front().reason);
+    std::vector<std::string> paths;
+    for (int i = 0; i < 300; ++i) paths.push_back("/t/" + std::to_string(i) + std::string(i * 100, 'x'));
+    auto parsed = plugin->parse_transcripts(paths, 0, 0);
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    ASSERT_EQ(parsed.value().sessions.size(), paths.size());
+    for (std::size_t i = 0; i < paths.size(); ++i)
+      EXPECT_EQ(parsed.value().sessions[i], "{\"session_id\":\"" + paths[i] + "\"}") << i;
+    ASSERT_EQ(parsed.value().warnings.size(), 1u);
+    EXPECT_EQ(parsed.value().warnings[0].second, "nothing there");
+    // Read again, not answered from memory: transcripts change.
+    auto again = plugin->parse_transcripts({"/t/other"}, 0, 0);
+    ASSERT_TRUE(again) << again.error().message;
+    ASSERT_EQ(again.value().sessions.size(), 1u);
+  }
+  Env env(
+      {{"MISBEHAVE_TRANSCRIPTS", "1"}, {"MISBEHAVE", "forge:parse_transcripts"}, {"GREEDY_MODE", "fine"}});
+  auto set = PluginSet::load({bad("misbehaving"), bad("greedy")});
+  const LoadedPlugin* plugin = set.find("misbehaving");
+  ASSERT_NE(plugin, nullptr) << (set.failures().empty() ? "" : set.failures().front().reason);
+  auto parsed = plugin->parse_transcripts({"/t/one"}, 0, 0);
+  ASSERT_FALSE(parsed) << "a forged answer was taken";
+  EXPECT_TRUE(
+      has(parsed.error().message, "plugin misbehaving sent text parts with an answer that takes none"))
+      << parsed.error().message;
+  EXPECT_TRUE(plugin->broken());
+  const LoadedPlugin* greedy = set.find("greedy");
+  ASSERT_NE(greedy, nullptr);
+  EXPECT_TRUE(greedy->contribute(policy::Platform::linux_host, "/h", "/h", "/r", nullptr));
+}
+
 // A crash while loading (its constructor runs at the entry point) leaves the
 // plugin out, naming the file; the plugins after it load.
 TEST(MisbehavingLoad, ACrashInTheConstructorLeavesItOutNamingTheFile) {

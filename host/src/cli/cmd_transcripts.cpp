@@ -47,18 +47,43 @@ void redact_all(Json& j) {
     for (auto& child : j) redact_all(child);
 }
 
-// The plugin's sessions, each read as outside input and masked on its own:
-// spread over the machine's cores (8 MB of Codex sessions took 0.1 s on one).
-// One that is not a JSON object comes back as null.
-std::vector<Json> checked_sessions(const std::vector<std::string>& texts) {
-  std::vector<Json> out(texts.size());
+// A session read as outside input and masked: for --json its text as an
+// element of the printed array, else the session itself.
+struct Checked {
+  bool object = false;  // false: the plugin's text was not a JSON object
+  Json session;
+  std::string element;
+};
+
+// An element of the printed array: the session's indented text, each line
+// two spaces in, exactly as the whole array's dump would have it.
+std::string element_text(Json&& session) {
+  Json one = Json::array();
+  one.push_back(std::move(session));        // moved, not copied: a session may be megabytes
+  std::string text = to_json_text(one, 2);  // "[\n  {...}\n]"
+  return text.substr(2, text.size() - 4);
+}
+
+// The plugin's sessions, each read as outside input and masked on its own
+// (and, for --json, printed), spread over the machine's cores: 8 MB of Codex
+// sessions took 0.1 s on one, and as much again to print. Each text is let go
+// once read, and for --json each session once printed, so that the host holds
+// little at a time: fresh memory costs page faults, a fifth of the command's
+// time when it held them all.
+std::vector<Checked> checked_sessions(std::vector<std::string>&& texts, bool json) {
+  std::vector<Checked> out(texts.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i; (i = next++) < texts.size();) {
       auto s = parse_json_input<Json>(texts[i]);
+      std::string().swap(texts[i]);
       if (s.is_discarded() || !s.is_object()) continue;
       redact_all(s);
-      out[i] = std::move(s);
+      out[i].object = true;
+      if (json)
+        out[i].element = element_text(std::move(s));
+      else
+        out[i].session = std::move(s);
     }
   };
   std::vector<std::thread> helpers;
@@ -126,21 +151,27 @@ int run(const TranscriptsOptions& o) {
   if (!parsed) return report_error(parsed.error());
   for (const auto& [path, message] : parsed.value().warnings)
     say("warning: " + path + (path.empty() ? "" : ": ") + message);
-  Json sessions = Json::array();
-  for (auto& s : checked_sessions(parsed.value().sessions)) {
-    if (s.is_null()) {
+  std::vector<Checked> sessions;
+  for (auto& c : checked_sessions(std::move(parsed.value().sessions), o.json)) {
+    if (!c.object) {
       say("warning: the " + o.harness + " plugin returned a session that is not a JSON object");
       continue;
     }
-    sessions.push_back(std::move(s));
+    sessions.push_back(std::move(c));
   }
   if (o.json) {
-    std::printf("%s\n", to_json_text(sessions, 2).c_str());
+    // The array as `to_json_text(array, 2)` prints it, one session at a time.
+    std::fputs(sessions.empty() ? "[]" : "[\n", stdout);
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      if (i > 0) std::fputs(",\n", stdout);
+      std::fwrite(sessions[i].element.data(), 1, sessions[i].element.size(), stdout);
+    }
+    std::fputs(sessions.empty() ? "\n" : "\n]\n", stdout);
   } else {
     if (sessions.empty()) std::printf("no %s session found in the given paths\n", o.harness.c_str());
-    for (auto s : sessions) {
-      s["_harness"] = o.harness;
-      print_summary(s);
+    for (auto& c : sessions) {
+      c.session["_harness"] = o.harness;
+      print_summary(c.session);
     }
   }
   // Nothing found and something could not be read: that is a failure to report.

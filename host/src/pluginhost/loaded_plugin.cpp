@@ -95,7 +95,7 @@ Result<TranscriptSessions> LoadedPlugin::parse_transcripts(const std::vector<std
   for (const auto& p : paths) absolute.push_back(normal_absolute(p).string());
   PX_TRY_ASSIGN(auto answer, call(Stage::parse_transcripts, "parse",
                                   {{"paths", absolute}, {"since", since_ms}, {"until", until_ms}}));
-  auto out = wire::transcript_sessions(answer);
+  auto out = wire::transcript_sessions(std::move(answer));
   if (!out) return Error::plugin("plugin " + name() + " failed in parse_transcripts: " + out.error().message);
   return out;
 }

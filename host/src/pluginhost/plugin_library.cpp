@@ -280,17 +280,23 @@ Result<std::vector<SignInStep>> PluginLibrary::sign_in_steps(policy::Platform pl
 }
 
 Result<TranscriptSessions> PluginLibrary::parse_transcripts(const std::vector<std::string>& paths,
-                                                            std::int64_t since_ms,
-                                                            std::int64_t until_ms) const {
+                                                            std::int64_t since_ms, std::int64_t until_ms,
+                                                            const SessionSink& on_session) const {
   if (!descriptor_->parse_transcripts) return Error::unsupported("it does not read transcripts");
   struct State : SinkState {
     TranscriptSessions out;
+    const SessionSink* on_session = nullptr;
   } state;
+  state.on_session = on_session ? &on_session : nullptr;
   px_transcript_sink sink{};
   sink.ctx = static_cast<SinkState*>(&state);
   sink.session = [](void* ctx, const char* json, std::size_t length) {
     auto* s = state_of<State>(ctx);
-    if (json) s->out.sessions.emplace_back(json, length);
+    if (!json) return;
+    if (s->on_session)
+      (*s->on_session)(std::string_view(json, length));
+    else
+      s->out.sessions.emplace_back(json, length);
   };
   sink.warning = [](void* ctx, const char* path, const char* message) {
     auto* s = state_of<State>(ctx);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.hpp"
@@ -44,8 +45,12 @@ class PluginLibrary {
                                                  const CommandLine* command) const;
   Result<std::vector<SignInStep>> sign_in_steps(policy::Platform platform, const std::string& user_home,
                                                 const std::string& agent_home) const;
+  // Each session's JSON text goes to `on_session` as the plugin gives it
+  // (valid during the call only), or into the result's sessions without one.
+  using SessionSink = std::function<void(std::string_view)>;
   Result<TranscriptSessions> parse_transcripts(const std::vector<std::string>& paths, std::int64_t since_ms,
-                                               std::int64_t until_ms) const;
+                                               std::int64_t until_ms,
+                                               const SessionSink& on_session = {}) const;
   // transcript_roots_in when the plugin has it (ABI 1.5), else transcript_roots.
   Result<std::vector<std::string>> transcript_roots(const std::string& run_home,
                                                     const std::string& run_folder) const;

@@ -37,6 +37,11 @@ void send_frame(const Json& j) {
   if (!wire::write_frame(kSocketFd, bytes)) _exit(0);  // the host is gone
 }
 
+void send_part(std::string_view text) {
+  std::lock_guard lock(g_write);
+  if (!wire::write_part(kSocketFd, text)) _exit(0);  // the host is gone
+}
+
 policy::Platform platform_of(const Json& r) {
   return r.at("platform").get<int>() == static_cast<int>(policy::Platform::macos)
              ? policy::Platform::macos
@@ -48,9 +53,9 @@ Json error_answer(const Error& e) {
 }
 
 template <class T>
-Json answer(const Result<T>& r) {
+Json answer(Result<T>&& r) {
   if (!r) return error_answer(r.error());
-  return {{"ok", wire::to_json(r.value())}};
+  return {{"ok", wire::to_json(std::move(r).value())}};
 }
 
 Json handle(std::map<std::size_t, std::unique_ptr<PluginLibrary>>& loaded, const Json& r) {
@@ -86,9 +91,10 @@ Json handle(std::map<std::size_t, std::unique_ptr<PluginLibrary>>& loaded, const
                                cmd ? &*cmd : nullptr));
   }
   if (op == "sign_in") return answer(p.sign_in_steps(platform_of(r), text("user_home"), text("agent_home")));
-  if (op == "parse")
+  if (op == "parse")  // each session a part as the plugin gives it: megabytes, neither kept nor copied
     return answer(p.parse_transcripts(r.at("paths").get<std::vector<std::string>>(),
-                                      r.at("since").get<std::int64_t>(), r.at("until").get<std::int64_t>()));
+                                      r.at("since").get<std::int64_t>(), r.at("until").get<std::int64_t>(),
+                                      send_part));
   if (op == "roots") return answer(p.transcript_roots(text("run_home"), text("run_folder")));
   if (op == "project_files") return answer(p.project_files());
   if (op == "home_files") return answer(p.home_files(platform_of(r)));
@@ -231,6 +237,8 @@ Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t inde
   std::string why;
   if (wire::write_frame(fd_, wire::encode(request))) {
     int log_lines = 0;
+    std::vector<std::string> parts;  // of the answer on its way (wire::write_part)
+    std::size_t part_bytes = 0;
     for (;;) {
       std::string bytes;
       const wire::Read got = wire::read_frame(fd_, bytes, deadline);
@@ -241,6 +249,16 @@ Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t inde
         break;
       }
       if (got == wire::Read::closed) break;
+      if (wire::is_part(bytes)) {
+        part_bytes += bytes.size();
+        if (part_bytes > wire::kMaxFrame) {
+          why = name + " sent an answer of over " + std::to_string(wire::kMaxFrame >> 20) + " MB " + in;
+          ::kill(pid_, SIGKILL);
+          break;
+        }
+        parts.push_back(wire::part_text(std::move(bytes)));
+        continue;
+      }
       auto frame = wire::decode(bytes);
       if (!frame || !frame.value().is_object()) {
         why = name + " sent an answer that could not be read " + in;
@@ -252,7 +270,18 @@ Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t inde
         if (++log_lines <= kMaxLogLines) log_line(name, f);
         continue;
       }
-      if (f.contains("ok")) return f["ok"];
+      if (f.contains("ok")) {
+        Json ok = f["ok"];
+        if (parts.empty()) return ok;
+        if (!ok.is_object() || ok.contains("parts")) {
+          why = name + " sent text parts with an answer that takes none " + in;
+          ::kill(pid_, SIGKILL);
+          break;
+        }
+        Json& into = ok["parts"] = Json::array();
+        for (auto& p : parts) into.push_back(std::move(p));
+        return ok;
+      }
       // The plugin's own words (an exception's message) go to a terminal: escaped.
       const std::string message =
           f.contains("error") && f["error"].is_string() ? shown(f["error"].get<std::string>()) : "";
@@ -337,8 +366,10 @@ Result<wire::Json> PluginProcess::call(std::size_t index, Stage stage, const std
   if (pid_ < 0) PX_TRY(start());
   if (it->second.broken) return Error::plugin(*it->second.broken);
   auto answer = exchange(args, index, stage);
-  // A crash is not kept as an answer: the plugin is broken instead.
-  if (answer || !it->second.broken) answers_.emplace(key, answer);
+  // A crash is not kept as an answer: the plugin is broken instead. Nor are
+  // the sessions read from transcripts: the files change, and the answer is
+  // megabytes the caller takes apart.
+  if ((answer || !it->second.broken) && stage != Stage::parse_transcripts) answers_.emplace(key, answer);
   return answer;
 }
 

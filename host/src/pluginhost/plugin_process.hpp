@@ -49,7 +49,8 @@ class PluginProcess {
   // An error names the file: a load error, or a crash while loading.
   Result<PluginInfo> load(std::size_t index, const std::filesystem::path& file);
   // A call of plugin `index` (loaded), `op` with `args`; the answer's value.
-  // Answers are kept: the same call again is answered without the process.
+  // Answers are kept: the same call again is answered without the process
+  // (but transcripts, which change, are read again).
   Result<wire::Json> call(std::size_t index, Stage stage, const std::string& op, wire::Json args);
   // Why plugin `index` is broken (it crashed or hung), if it is.
   std::optional<std::string> broken(std::size_t index) const;

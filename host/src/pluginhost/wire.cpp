@@ -147,16 +147,24 @@ Result<std::vector<SignInStep>> sign_in_steps(const Json& j) {
   });
 }
 
-Json to_json(const TranscriptSessions& t) {
+Json to_json(TranscriptSessions&& t) {
   Json warnings = Json::array();
   for (const auto& [path, message] : t.warnings) warnings.push_back({path, message});
-  return {{"sessions", t.sessions}, {"warnings", warnings}};
+  Json out = {{"warnings", std::move(warnings)}};
+  // Sessions sent as parts (the plugins' process does) are added as "parts" by
+  // the host's reader; here, the same field.
+  if (!t.sessions.empty()) {
+    Json& parts = out["parts"] = Json::array();
+    for (auto& s : t.sessions) parts.push_back(std::move(s));
+  }
+  return out;
 }
 
-Result<TranscriptSessions> transcript_sessions(const Json& j) {
-  return as<TranscriptSessions>(j, [](const Json& v) {
+Result<TranscriptSessions> transcript_sessions(Json&& j) {
+  return as<TranscriptSessions>(j, [&j](const Json& v) {
     TranscriptSessions t;
-    t.sessions = field<std::vector<std::string>>(v, "sessions");
+    if (j.contains("parts"))
+      for (auto& s : j.at("parts")) t.sessions.push_back(std::move(s.get_ref<std::string&>()));
     for (const auto& w : v.at("warnings"))
       t.warnings.emplace_back(w.at(0).get<std::string>(), w.at(1).get<std::string>());
     return t;
@@ -255,9 +263,12 @@ Result<PluginInfo> plugin_info(const Json& j) {
   });
 }
 
-bool write_frame(int fd, std::string_view bytes) {
-  if (bytes.size() > kMaxFrame) return false;
-  const std::uint32_t n = static_cast<std::uint32_t>(bytes.size());
+namespace {
+
+// The frame's length, then `prefix` and `bytes` (its content).
+bool write_frame_of(int fd, std::string_view prefix, std::string_view bytes) {
+  if (bytes.size() > kMaxFrame - prefix.size()) return false;
+  const std::uint32_t n = static_cast<std::uint32_t>(prefix.size() + bytes.size());
   unsigned char head[4] = {static_cast<unsigned char>(n >> 24), static_cast<unsigned char>(n >> 16),
                            static_cast<unsigned char>(n >> 8), static_cast<unsigned char>(n)};
   auto all = [fd](const void* data, std::size_t size) {
@@ -272,7 +283,26 @@ bool write_frame(int fd, std::string_view bytes) {
     }
     return true;
   };
-  return all(head, sizeof head) && all(bytes.data(), bytes.size());
+  return all(head, sizeof head) && all(prefix.data(), prefix.size()) && all(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+bool write_frame(int fd, std::string_view bytes) {
+  return write_frame_of(fd, {}, bytes);
+}
+
+bool write_part(int fd, std::string_view text) {
+  return write_frame_of(fd, std::string_view(&kPart, 1), text);
+}
+
+bool is_part(const std::string& frame) {
+  return !frame.empty() && frame.front() == kPart;
+}
+
+std::string part_text(std::string&& frame) {
+  frame.erase(0, 1);
+  return std::move(frame);
 }
 
 Read read_frame(int fd, std::string& out, std::chrono::steady_clock::time_point deadline) {

@@ -34,7 +34,7 @@ Json to_json(const CommandLine& c);
 Json to_json(const std::optional<Detection>& d);
 Json to_json(const policy::HarnessContribution& c);
 Json to_json(const std::vector<SignInStep>& steps);
-Json to_json(const TranscriptSessions& t);
+Json to_json(TranscriptSessions&& t);  // the sessions moved, not copied
 Json to_json(const std::vector<std::string>& strings);
 Json to_json(const policy::ProjectFiles& f);
 Json to_json(const policy::DeclaredHomeFiles& f);
@@ -45,7 +45,8 @@ Result<CommandLine> command_line(const Json& j);
 Result<std::optional<Detection>> detection(const Json& j);
 Result<policy::HarnessContribution> contribution(const Json& j);
 Result<std::vector<SignInStep>> sign_in_steps(const Json& j);
-Result<TranscriptSessions> transcript_sessions(const Json& j);
+// The sessions are moved out of `j` (megabytes of text, not copied).
+Result<TranscriptSessions> transcript_sessions(Json&& j);
 Result<std::vector<std::string>> strings(const Json& j);
 Result<policy::ProjectFiles> project_files(const Json& j);
 Result<policy::DeclaredHomeFiles> home_files(const Json& j);
@@ -53,6 +54,16 @@ Result<PluginInfo> plugin_info(const Json& j);
 
 // One frame on a blocking descriptor: false when the other side is gone.
 bool write_frame(int fd, std::string_view bytes);
+
+// A text part of the answer on its way: a frame of kPart and the text as it
+// is, not CBOR (a transcript's session is megabytes, and CBOR's reader takes
+// a string a byte at a time). An answer is a CBOR map, whose first byte is
+// never kPart. The answer that follows holds the parts (`parts`, in order).
+inline constexpr char kPart = '\0';
+bool write_part(int fd, std::string_view text);
+// A frame read is a part: its text, moved out of `frame`.
+bool is_part(const std::string& frame);
+std::string part_text(std::string&& frame);
 
 // The next frame into `out`, waiting until `deadline` at most. `closed`: end
 // of file, an error, or a length over kMaxFrame.

@@ -1,8 +1,11 @@
 // A plugin that fails the way a buggy plugin does, where and how
 // $MISBEHAVE says ("HOW:WHERE"): HOW is crash (a real null-pointer write),
 // abort, hang, exit or throw; WHERE is constructor, detect, contribute,
-// project_files or home_files. "scratch-file:home_files" declares a JSON
-// file scratch, which only a folder or a file taken whole may be. It claims commands whose program is
+// project_files, home_files or parse_transcripts. "scratch-file:home_files" declares a JSON
+// file scratch, which only a folder or a file taken whole may be; "forge:parse_transcripts"
+// writes the host a text part and an answer that takes none, straight to the plugins' socket
+// (fd 3), as only a hostile plugin would. It reads transcripts when $MISBEHAVE_TRANSCRIPTS is
+// set: each path given comes back as a session, in order. It claims commands whose program is
 // `misbehave`, so that it is the harness of a run only when asked to be.
 #include <unistd.h>
 
@@ -31,6 +34,13 @@ void misbehave(const std::string& where) {
     for (;;) ::pause();
   if (how == "exit") std::_Exit(3);
   if (how == "throw") throw std::runtime_error(where + " failed on purpose");
+  if (how == "forge") {
+    // A frame is a 4-byte length and its bytes: a part (a 0 byte, the text),
+    // then the CBOR map {"ok": "x"}.
+    const unsigned char part[] = {0, 0, 0, 2, 0, 'x'};
+    const unsigned char answer[] = {0, 0, 0, 6, 0xA1, 0x62, 'o', 'k', 0x61, 'x'};
+    if (::write(3, part, sizeof part) < 0 || ::write(3, answer, sizeof answer) < 0) std::_Exit(4);
+  }
 }
 
 class Misbehaving final : public parallex::sdk::Plugin {
@@ -49,6 +59,13 @@ class Misbehaving final : public parallex::sdk::Plugin {
   std::vector<ProjectFile> project_files() override {
     misbehave("project_files");
     return {{".misbehaving.json", "hooks it runs"}};
+  }
+  bool has_transcripts() const override { return std::getenv("MISBEHAVE_TRANSCRIPTS") != nullptr; }
+  void parse_transcripts(const parallex::sdk::TranscriptInput& in,
+                         parallex::sdk::TranscriptOutput& out) override {
+    misbehave("parse_transcripts");
+    for (const auto& path : in.paths) out.session("{\"session_id\":\"" + path + "\"}");
+    out.warning("/nowhere", "nothing there");
   }
   std::vector<parallex::sdk::HomeFile> home_files(parallex::sdk::Platform) override {
     misbehave("home_files");
