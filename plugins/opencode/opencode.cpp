@@ -115,6 +115,13 @@ class OpencodePlugin final
                               "opencode's snapshot repositories (git, one per project), for undoing a "
                               "session's steps: their config names commands git runs (core.fsmonitor, "
                               "filters)"),
+        // The repositories the user's config names as references, cloned; opencode refreshes each
+        // at every start (fetch, checkout, `git reset --hard`), unsealed: a core.fsmonitor or a
+        // hook a run wrote into a clone ran there. Each run's own, dropped when it ends: opencode
+        // clones again what it lacks.
+        HomeFile::scratch_dir("~/.local/share/opencode/repos",
+                              "the repositories opencode clones as references and refreshes with git "
+                              "at every start: their config and hooks name commands git runs"),
         HomeFile::data_dir("~/.local/state/opencode", "opencode's locks and last-used model"),
         HomeFile::data_dir("~/.cache/opencode", "opencode's own cache (models list)"),
         // The models list names, per provider, the npm package opencode installs and loads for it:

@@ -424,9 +424,6 @@ print("SEES", os.path.exists(c + "/plugin/evil.js"))
   }
 }
 
-// A profile file in the run's folder: read-only in the run that loads it; one
-// a run wrote (untracked) with a credential command is refused, and the
-// command never runs; tracked and unchanged, it is trusted.
 // opencode keeps a git folder per project (~/.local/share/opencode/snapshot/<project>/<worktree>)
 // and runs `git --git-dir <it> --work-tree <project> add .` at every step of every session there:
 // a core.fsmonitor a run wrote into that config ran at the user's next, unsealed, opencode session
@@ -470,6 +467,73 @@ print("WROTE", "fsmonitor" in open(existing + "/config").read())
   // The run's own, dropped: not held back, so not said at each opencode run's end.
   EXPECT_TRUE(held_paths(last_record()).empty());
   EXPECT_EQ(r.err.find("held back"), std::string::npos) << r.err;
+}
+
+// opencode clones the repositories a user's config names as references into
+// ~/.local/share/opencode/repos/<host>/<path>, and at every start refreshes each
+// there (fetch, checkout, `git reset --hard`): git, unsealed, in a folder a run
+// could write. A core.fsmonitor or a post-checkout hook a run wrote into such a
+// clone ran at that refresh. The folder is the run's own, dropped when it ends
+// (opencode clones again what it lacks).
+TEST_F(EscapeHomeSettings, OpencodeReferenceClonesRunNothingARunWrote) {
+  const fs::path clone = home_ / ".local/share/opencode/repos/github.com/acme/tools";
+  const fs::path marker = root_ / "reference-git-ran";
+  std::string plant = R"(
+import os, subprocess
+repos = os.path.expanduser("~/.local/share/opencode/repos")
+clone = repos + "/github.com/acme/tools"
+with open(clone + "/.git/config", "a") as f:
+    f.write('[core]\n\tfsmonitor = "touch MARKER; false"\n')
+hook = clone + "/.git/hooks/post-checkout"
+open(hook, "w").write("#!/bin/sh\ntouch MARKER\n")
+os.chmod(hook, 0o755)
+fresh = repos + "/github.com/acme/other"
+subprocess.run(["git", "init", "-q", fresh], check=True)
+print("WROTE", "fsmonitor" in open(clone + "/.git/config").read())
+)";
+  for (std::size_t at; (at = plant.find("MARKER")) != std::string::npos;)
+    plant.replace(at, 6, marker.string());
+  // Where the user has a reference cloned, and where opencode has cloned none yet.
+  for (const std::string layout : {"cloned", "fresh"}) {
+    fs::remove_all(home_ / ".local/share/opencode");
+    fs::remove(marker);
+    fs::create_directories(clone);
+    ASSERT_EQ(
+        std::system(("cd " + quote(clone.string()) +
+                     " && git init -q && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m one"
+                     " && git remote add origin https://github.com/acme/tools")
+                        .c_str()),
+        0);
+    const std::string config_before = read_text(clone / ".git/config");
+    std::string layout_plant = plant;
+    if (layout == "fresh") {
+      // opencode's data folder without the clone: the run makes one of its own there.
+      fs::remove_all(home_ / ".local/share/opencode/repos");
+      layout_plant = R"(
+import os, subprocess
+clone = os.path.expanduser("~/.local/share/opencode/repos/github.com/acme/tools")
+subprocess.run(["git", "init", "-q", clone], check=True)
+)" + plant;
+    }
+    const Ran r = sealed("opencode", layout_plant);
+    ASSERT_EQ(r.status, 0) << layout << "\n" << r.err;
+    EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
+        << layout << ": opencode's own clones must work: " << r.out;
+    EXPECT_FALSE(fs::exists(home_ / ".local/share/opencode/repos/github.com/acme/other"))
+        << layout << ": a new clone landed";
+    if (layout == "cloned") {
+      EXPECT_EQ(read_text(clone / ".git/config"), config_before);
+      EXPECT_FALSE(fs::exists(clone / ".git/hooks/post-checkout"));
+      // What opencode runs there at the user's next start, unsealed.
+      run("git checkout -q -B main && git reset -q --hard HEAD && git status --short", clone);
+    } else {
+      EXPECT_FALSE(fs::exists(clone)) << "a clone landed";
+    }
+    EXPECT_FALSE(fs::exists(marker)) << layout << ": what the run wrote ran";
+    // The run's own, dropped: not held back, so not said at each opencode run's end.
+    EXPECT_TRUE(held_paths(last_record()).empty()) << layout;
+    EXPECT_EQ(r.err.find("held back"), std::string::npos) << layout << "\n" << r.err;
+  }
 }
 
 // opencode runs programs it downloaded into ~/.cache/opencode/bin: ripgrep when
@@ -587,6 +651,9 @@ print("WROTE", True)
   }
 }
 
+// A profile file in the run's folder: read-only in the run that loads it; one
+// a run wrote (untracked) with a credential command is refused, and the
+// command never runs; tracked and unchanged, it is trusted.
 TEST_F(EscapeHomeSettings, AProfileFileARunCouldWriteIsNotTrustedWithCommands) {
   const fs::path marker = root_ / "profile-command-ran";
   write_text(repo_ / "px.yaml", "version: 1\n");
