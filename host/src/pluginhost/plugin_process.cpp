@@ -250,7 +250,9 @@ Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t inde
       }
       if (got == wire::Read::closed) break;
       if (wire::is_part(bytes)) {
-        part_bytes += bytes.size();
+        // What each part costs the host, its string's own size counted: a
+        // billion empty parts are refused as a gigabyte is.
+        part_bytes += bytes.size() + sizeof(std::string);
         if (part_bytes > wire::kMaxFrame) {
           why = name + " sent an answer of over " + std::to_string(wire::kMaxFrame >> 20) + " MB " + in;
           ::kill(pid_, SIGKILL);
