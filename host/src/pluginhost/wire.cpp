@@ -161,11 +161,11 @@ Json to_json(TranscriptSessions&& t) {
 }
 
 Result<TranscriptSessions> transcript_sessions(Json&& j) {
-  return as<TranscriptSessions>(j, [&j](const Json& v) {
+  return as<TranscriptSessions>(j, [&j](const Json&) {
     TranscriptSessions t;
     if (j.contains("parts"))
       for (auto& s : j.at("parts")) t.sessions.push_back(std::move(s.get_ref<std::string&>()));
-    for (const auto& w : v.at("warnings"))
+    for (const auto& w : j.at("warnings"))
       t.warnings.emplace_back(w.at(0).get<std::string>(), w.at(1).get<std::string>());
     return t;
   });
