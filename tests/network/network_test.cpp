@@ -1228,7 +1228,10 @@ TEST_F(Network, AQuestionOpenWhenTheSupervisorIsKilledIsClosedAsLost) {
 TEST_F(Network, AskModeShowsEachQuestionAsADesktopNotification) {
   if (!have("curl") || !have("dbus-daemon") || !have("notify-send"))
     GTEST_SKIP() << "curl, dbus-daemon or notify-send is not installed (apt-get install dbus libnotify-bin)";
-  Background bus = Background::start({"dbus-daemon", "--session", "--nofork", "--print-address"});
+  // Its socket in the test's own folder, gone with it (the session config's
+  // default is a file in /tmp that dbus-daemon leaves behind).
+  Background bus = Background::start({"dbus-daemon", "--session", "--nofork", "--print-address",
+                                      "--address=unix:dir=" + (root_ / "runtime").string()});
   ASSERT_EQ(bus.first_line.rfind("unix:", 0), 0u) << "dbus-daemon gave no address: " << bus.first_line;
   const std::string address = bus.first_line;
   const fs::path shown = root_ / "logs" / "notifications.jsonl";
