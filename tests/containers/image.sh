@@ -204,4 +204,6 @@ fi
 
 pm rmi "$tag" >/dev/null 2>&1
 echo "=== failures: $failures"
-[ $failures -eq 0 ]
+# What each configuration printed stays for a look when something failed.
+[ $failures -eq 0 ] || { echo "(its output: $state)"; exit 1; }
+rm -rf "$state" "$state.build.log"

@@ -430,12 +430,15 @@ TEST_F(Network, GoClientWithProxyNilResolvesAndConnectsThroughTheRun) {
   if (!have("go")) GTEST_SKIP() << "go is not installed (apt-get install golang-go)";
   HttpServer web;
   const fs::path bin = root_ / "work" / "noproxy_get";
-  // Built outside the seal (static, Go's own resolver); a cache shared between test runs.
-  const auto built =
-      spawn_and_wait({"go", "build", "-o", bin.string(), kHere + "/noproxy_get.go"},
-                     {"CGO_ENABLED=0", "GOCACHE=/tmp/px-network-gocache-" + std::to_string(::getuid()),
-                      "GOPATH=" + (root_ / "gopath").string(), "GO111MODULE=off"},
-                     root_ / "logs", 300s);
+  // Built outside the seal (static, Go's own resolver); a cache shared between test runs, in
+  // the user's own cache folder (a fixed name in /tmp is anyone's to make first and fill).
+  const char* home = std::getenv("HOME");
+  const fs::path gocache =
+      home && *home ? fs::path(home) / ".cache" / "parallex-tests" / "go-build" : root_ / "gocache";
+  const auto built = spawn_and_wait({"go", "build", "-o", bin.string(), kHere + "/noproxy_get.go"},
+                                    {"CGO_ENABLED=0", "GOCACHE=" + gocache.string(),
+                                     "GOPATH=" + (root_ / "gopath").string(), "GO111MODULE=off"},
+                                    root_ / "logs", 300s);
   ASSERT_EQ(built.status, 0) << built.out << built.err;
   const std::string url = "http://web.test:" + std::to_string(web.port()) + "/go";
   const auto r = run({"--allow", "web.test:" + std::to_string(web.port()), "--local-servers"},
