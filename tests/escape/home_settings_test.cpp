@@ -37,6 +37,13 @@ bool installed(const std::string& name) {
   return px::find_executable(name, "/usr/local/bin:/usr/bin:/bin").has_value();
 }
 
+// A plant script with every MARKER made the path whose existence says the plant ran.
+std::string with_marker(std::string plant, const fs::path& marker) {
+  for (std::size_t at; (at = plant.find("MARKER")) != std::string::npos;)
+    plant.replace(at, 6, marker.string());
+  return plant;
+}
+
 // The real clients' own follow-up needs their folder on PATH and a clean
 // environment: every command here runs under `env -i`.
 class EscapeHomeSettings : public RunFolderTest {
@@ -104,8 +111,7 @@ TEST_F(EscapeHomeSettings, ClaudeStateLandsItsMcpServerIsHeldBackUntilApplied) {
   const fs::path marker = root_ / "claude-ran";
   write_text(home_ / ".claude.json", R"({"numStartups": 1, "userID": "u1", "projects": {}})",
              fs::perms::owner_read | fs::perms::owner_write);
-  std::string plant = kPlantClaude;
-  plant.replace(plant.find("MARKER"), 6, marker.string());
+  const std::string plant = with_marker(kPlantClaude, marker);
   const Ran r = sealed("claude-code", plant);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("SEES True"), std::string::npos) << "the run sees its own write: " << r.out;
@@ -450,8 +456,7 @@ with open(fresh + "/config", "a") as f:
     f.write('[core]\n\tfsmonitor = "touch MARKER; false"\n')
 print("WROTE", "fsmonitor" in open(existing + "/config").read())
 )";
-  for (std::size_t at; (at = plant.find("MARKER")) != std::string::npos;)
-    plant.replace(at, 6, marker.string());
+  plant = with_marker(plant, marker);
   const Ran r = sealed("opencode", plant);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("WROTE True"), std::string::npos)
@@ -491,8 +496,7 @@ fresh = repos + "/github.com/acme/other"
 subprocess.run(["git", "init", "-q", fresh], check=True)
 print("WROTE", "fsmonitor" in open(clone + "/.git/config").read())
 )";
-  for (std::size_t at; (at = plant.find("MARKER")) != std::string::npos;)
-    plant.replace(at, 6, marker.string());
+  plant = with_marker(plant, marker);
   // Where the user has a reference cloned, and where opencode has cloned none yet.
   for (const std::string layout : {"cloned", "fresh"}) {
     fs::remove_all(home_ / ".local/share/opencode");
