@@ -165,13 +165,13 @@ TEST_P(RunControlTest, ControlSocketStatusPauseResume) {
   auto resumed = resume_runs(runtime, {false, "tester"});  // by agent name
   ASSERT_TRUE(resumed) << resumed.error().message;
   ASSERT_EQ(resumed.value().size(), 1u);
-  EXPECT_TRUE(resumed.value()[0].ok);
+  EXPECT_TRUE(resumed.value()[0].ok) << resumed.value()[0].error;
   EXPECT_EQ(rc->state(), RunState::running);
   EXPECT_EQ(c.restores.load(), 1);
 
   auto killed = kill_runs(runtime, {false, id.substr(0, id.size() - 1)});  // a unique prefix
   ASSERT_TRUE(killed) << killed.error().message;
-  EXPECT_TRUE(killed.value()[0].ok);
+  EXPECT_TRUE(killed.value()[0].ok) << killed.value()[0].error;
   EXPECT_TRUE(wait_until([&] { return marked_processes(tree.mark).empty(); }, 3000));
   reap(tree.root);
   EXPECT_FALSE(select_runs(runtime, {false, "nobody"}));

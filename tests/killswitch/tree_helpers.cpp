@@ -62,7 +62,6 @@ bool stopped_or_stop_pending(pid_t pid) {
   const auto st = read_proc_stat(pid);
   if (!st) return false;
   if (is_stopped_state(st->state)) return true;
-  if (st->state != 'D') return false;
   // SigPnd: pending for the thread; ShdPnd: for the process (kill(2) sends there).
   std::istringstream status(read_proc_file("/proc/" + std::to_string(pid) + "/status").value_or(""));
   const std::uint64_t stop_bit = std::uint64_t{1} << (SIGSTOP - 1);

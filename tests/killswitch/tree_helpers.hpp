@@ -35,10 +35,11 @@ bool wait_ready(const Tree& t, int n);
 // raced with the end of a short-lived process of the tree asks this.
 bool ended_or_ending(pid_t pid);
 // Held by SIGSTOP, as the process-tree fallback's pause counts it
-// (ProcessTracker::stop_all): stopped, or in the kernel uninterruptibly (D)
-// with SIGSTOP pending, which it takes before it runs one more instruction of
-// its own. A vfork parent (dash runs `sleep` so) whose child was stopped
-// before its exec stays in D until the child goes on: until the resume.
+// (ProcessTracker::stop_all): stopped, or with SIGSTOP pending, which it takes
+// before it runs one more instruction of its own: running and not yet
+// scheduled on a loaded machine, or in the kernel uninterruptibly (D). A vfork
+// parent (dash runs `sleep` so) whose child was stopped before its exec stays
+// in D until the child goes on: until the resume.
 bool stopped_or_stop_pending(pid_t pid);
 // Every live (non-zombie) process whose environment holds the tree's mark.
 std::vector<pid_t> marked_processes(const std::string& mark);

@@ -62,6 +62,18 @@ void for_each_thread(pid_t pid, Fn fn) {
   ::closedir(dir);
 }
 
+// Whether `sig` is pending in a /proc status file's text: SigPnd for the
+// thread, ShdPnd for the whole process (hex masks).
+bool pending_in(const std::string& status, int sig) {
+  const unsigned long long bit = 1ULL << (sig - 1);
+  for (const std::string_view key : {"\nSigPnd:", "\nShdPnd:"}) {
+    const auto at = status.find(key);
+    if (at != std::string::npos && (std::strtoull(status.c_str() + at + key.size(), nullptr, 16) & bit))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string> read_proc_file(const std::string& path) {
@@ -111,24 +123,21 @@ std::optional<char> thread_group_state(pid_t pid) {
 
 bool is_dying(pid_t pid) {
   constexpr unsigned long long kPfExiting = 0x4;  // include/linux/sched.h
-  constexpr unsigned long long kSigkill = 1ULL << (SIGKILL - 1);
   bool dying = true;
   for_each_thread(pid, [&](const std::string& task) {
     const auto st = read_stat_file(task + "/stat", pid);
     if (!st || st->state == 'Z' || st->state == 'X' || (st->flags & kPfExiting)) return true;
-    // SigPnd: pending for the thread, ShdPnd: for the whole process (hex).
     const auto status = read_proc_file(task + "/status");
-    if (!status) return true;
-    for (const std::string_view key : {"\nSigPnd:", "\nShdPnd:"}) {
-      const auto at = status->find(key);
-      if (at != std::string::npos &&
-          (std::strtoull(status->c_str() + at + key.size(), nullptr, 16) & kSigkill))
-        return true;
-    }
+    if (!status || pending_in(*status, SIGKILL)) return true;
     dying = false;
     return false;
   });
   return dying;
+}
+
+bool stop_pending(pid_t pid) {
+  const auto status = read_proc_file("/proc/" + std::to_string(pid) + "/status");
+  return status && pending_in(*status, SIGSTOP);
 }
 
 std::vector<pid_t> proc_children(pid_t pid) {

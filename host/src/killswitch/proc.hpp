@@ -62,6 +62,12 @@ std::optional<char> thread_group_state(pid_t pid);
 // address space keeps such a process in /proc for a long time on a loaded
 // machine; it is killed all the same. True when it is gone.
 bool is_dying(pid_t pid);
+// Whether SIGSTOP is pending for the process: it stops before it runs another
+// instruction of its own (a fork it is in the middle of is restarted once it
+// is continued, so it makes no new process meanwhile). A running process
+// shows 'R' until the scheduler gets to it, which on a loaded machine takes a
+// while; SIGCONT from anyone clears it.
+bool stop_pending(pid_t pid);
 
 // Sends `sig` to the process named by (pid, start_time) through a pidfd, so a
 // reused pid is left alone. Returns false when the process is already gone.

@@ -108,13 +108,20 @@ Status ProcessTracker::stop_all(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::set<std::pair<pid_t, std::uint64_t>> previous, sent;
-  // Held: stopped, or in the kernel uninterruptibly (D: a sealed process
-  // waiting on a seccomp answer from a slow supervisor, a vfork parent) with
-  // our SIGSTOP pending, which it takes before it runs one more instruction
-  // of its own, and it cannot fork meanwhile.
+  // Held: stopped, or with our SIGSTOP still pending (stop_pending): running
+  // and not yet scheduled on a loaded machine, or in the kernel
+  // uninterruptibly (D: a sealed process waiting on a seccomp answer from a
+  // slow supervisor, a vfork parent). Such a process takes the signal before
+  // it runs one more instruction of its own, and cannot fork meanwhile. Only
+  // SIGCONT clears it, and a tree whose every process is held runs nothing
+  // that could send one; the set is checked stable twice for that.
   const auto held = [&](const ProcStat& p) {
-    return is_stopped_state(p.state) || (p.state == 'D' && sent.count({p.pid, p.start_time}));
+    return is_stopped_state(p.state) || (sent.count({p.pid, p.start_time}) && stop_pending(p.pid));
   };
+  // Past the deadline, one round more: on a loaded machine one scan of a big
+  // tree can take the whole budget, and the signals it sent have not been
+  // looked at yet (the states it read are from before them).
+  bool last_round = false;
   for (int round = 0;; ++round) {
     const auto procs = scan_locked();
     std::set<std::pair<pid_t, std::uint64_t>> current;
@@ -130,12 +137,13 @@ Status ProcessTracker::stop_all(std::chrono::milliseconds timeout) {
     // Stable: the same set twice in a row, every member stopped, so none can fork.
     if (all_stopped && current == previous) return ok();
     previous = std::move(current);
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (last_round && !all_stopped) {
       std::string names;
       for (const auto& p : procs)
         if (!held(p)) names += " " + std::to_string(p.pid) + "(" + p.state + ")";
       return Error::io("stop the run's processes (still running after the timeout:" + names + ")", ETIMEDOUT);
     }
+    last_round = std::chrono::steady_clock::now() > deadline;
     if (!all_stopped) std::this_thread::sleep_for(std::chrono::microseconds(round < 20 ? 50 : 500));
   }
 }
@@ -149,6 +157,7 @@ Status ProcessTracker::continue_all() {
 Status ProcessTracker::kill_all(std::chrono::milliseconds timeout, bool until_gone) {
   std::lock_guard lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool last_round = false;  // past the deadline, one round more, as in stop_all
   for (;;) {
     const auto procs = scan_locked();
     reap_adopted_locked();
@@ -164,12 +173,11 @@ Status ProcessTracker::kill_all(std::chrono::milliseconds timeout, bool until_go
     // nothing of its own again and forks nothing, it only waits for the
     // kernel to tear down its address space, slow for a large one on a
     // loaded machine.
-    if (left == 0 && !until_gone) return ok();
-    if (std::chrono::steady_clock::now() > deadline) {
-      if (left == 0) return ok();
+    if (left == 0 && (!until_gone || last_round)) return ok();
+    if (last_round)
       return Error::io("kill the run's processes (" + std::to_string(left) + " left after the timeout)",
                        ETIMEDOUT);
-    }
+    last_round = std::chrono::steady_clock::now() > deadline;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }

@@ -55,8 +55,9 @@ class ProcessTracker {
 
   // The run's live processes now (zombies left out), root first.
   std::vector<ProcStat> scan();
-  // Every tracked process, SIGSTOPped and seen in state 'T', repeated until the
-  // tree stops changing.
+  // Every tracked process SIGSTOPped, until each is seen stopped or with the
+  // signal pending, twice in a row with the same processes. Past `timeout`,
+  // one round more looks at what the last signals did before it gives up.
   Status stop_all(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   Status continue_all();
   // SIGKILL until nothing of the tree is left; reaps adopted orphans (never the
