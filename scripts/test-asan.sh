@@ -53,12 +53,6 @@ done
 cmake --build build-asan -j "$(nproc)" --target "${targets[@]}"
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# The .git set-up race (EscapeFrontDoor.SwappingGitForALink...) runs real
-# runs for up to a minute per half; here a run takes 7 times as long, and the
-# race itself is judged by the main build's pass at the product's speed. Its
-# path under the sanitizers needs a few dozen runs, not two minutes of a core
-# in each of the root and the unprivileged passes.
-export PX_RACE_SECONDS=20
 exe_of() { find build-asan/tests -maxdepth 2 -type f -name "$1" -print -quit; }
 
 # One job per shard of a suite: NAME SHARDS LEAKS(0|1) EXECUTABLE [gtest args...]

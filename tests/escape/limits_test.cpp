@@ -15,6 +15,7 @@
 #include <cstdio>
 
 #include "run_folder_test.hpp"
+#include "sanitizers.hpp"
 
 namespace {
 
@@ -155,6 +156,13 @@ TEST_F(EscapeFrontDoor, WithNothingToHoldTheProcessLimitARunRefuses) {
 TEST_F(EscapeFrontDoor, SwappingGitForALinkWhileRunsStartNeverUnprotectsIt) {
   if (std::getenv("PX_ESCAPE_ROW"))
     GTEST_SKIP() << "run in the root and the unprivileged passes (the race does not depend on the cgroups)";
+  // A race is tried at the product's speed. Under the sanitizers a whole
+  // run takes 7 times as long, the racer wins nearly every start (none of 20
+  // started as pxtest, 1 of 16 as root, in a 20 s half), and the test would
+  // prove nothing, slowly. The seal's own race against the same swap
+  // (Escape.RacingGitBetweenAFolderAndALinkNeverUnprotectsIt) runs there.
+  if (px::test::kAddressSanitizer)
+    GTEST_SKIP() << "a race is judged at the product's speed: the main build runs it";
   const char* count = std::getenv("PX_RACE_RUNS");
   const int runs = count ? std::atoi(count) : 200;
   const char* budget = std::getenv("PX_RACE_SECONDS");
