@@ -640,8 +640,6 @@ TEST_F(AgentsTest, SealedRunEnvironmentAndSignedCommit) {
                 .status,
             0);
   // Its credential helper (the parallex executable) works inside the seal.
-  // (Not under ASan: LeakSanitizer cannot run inside the seal, which forbids ptrace.)
-#ifndef __SANITIZE_ADDRESS__
   ASSERT_EQ(px("agent github sealed --no-open", kToken + "\n").status, 0);
   auto fill = px("agent run sealed --in " + q(repo.string()) +
                  " -- sh -c \"printf 'protocol=https\\nhost=github.com\\n\\n' | git credential fill\"");
@@ -654,7 +652,6 @@ TEST_F(AgentsTest, SealedRunEnvironmentAndSignedCommit) {
   EXPECT_EQ(given.size(), kToken.size()) << fill.out;
   EXPECT_EQ(given.substr(0, 4), kToken.substr(0, 4)) << fill.out;
   EXPECT_EQ(fill.out.find(kToken), std::string::npos) << "the token itself never reaches the run";
-#endif
   auto commit = px("agent run sealed --in " + q(repo.string()) +
                    " -- sh -c 'echo x > g && git add g && git commit -q -m sealed'");
   ASSERT_EQ(commit.status, 0) << commit.err;
