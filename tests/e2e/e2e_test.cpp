@@ -674,14 +674,16 @@ class McpInstall : public ::testing::TestWithParam<Client> {
     std::string tmpl = (fs::path(PARALLEX_BINARY_DIR) / "e2e-mcp-XXXXXX").string();
     ASSERT_TRUE(::mkdtemp(tmpl.data()));
     root_ = fs::canonical(tmpl);
-    for (const char* d : {"home", "work", "data", "runtime"}) fs::create_directories(root_ / d);
+    for (const char* d : {"home", "work", "data", "runtime", "tmp"}) fs::create_directories(root_ / d);
     fs::permissions(root_ / "runtime", fs::perms::owner_all);
   }
   void TearDown() override { px::test::remove_unless_failed(root_, HasFailure()); }
   static std::string parallex() { return std::string(PARALLEX_BINARY_DIR) + "/parallex"; }
-  // A fresh home, in `dir`.
+  // A fresh home, in `dir`. The clients' own temp files (Claude Code's
+  // claude-<uid> and cc-socks) go to the test's folder, not the machine's /tmp.
   std::string shell(const fs::path& dir) const {
     return "cd " + quote(dir.string()) + " && env -i HOME=" + quote((root_ / "home").string()) +
+           " TMPDIR=" + quote((root_ / "tmp").string()) +
            " PATH=" + quote(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") +
            " TERM=dumb LANG=C.UTF-8 PARALLEX_HOME=" + quote((root_ / "data").string()) +
            " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) +

@@ -45,11 +45,14 @@ std::string with_marker(std::string plant, const fs::path& marker) {
 }
 
 // The real clients' own follow-up needs their folder on PATH and a clean
-// environment: every command here runs under `env -i`.
+// environment: every command here runs under `env -i`, its temp files (Claude
+// Code's claude-<uid>, cc-socks) in the test's folder, not the machine's /tmp.
 class EscapeHomeSettings : public RunFolderTest {
  protected:
   std::string env() const {
-    return "env -i HOME=" + quote(home_.string()) + " PARALLEX_HOME=" + quote((root_ / "data").string()) +
+    fs::create_directories(root_ / "tmp");
+    return "env -i HOME=" + quote(home_.string()) + " TMPDIR=" + quote((root_ / "tmp").string()) +
+           " PARALLEX_HOME=" + quote((root_ / "data").string()) +
            " XDG_RUNTIME_DIR=" + quote((root_ / "runtime").string()) +
            " PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8";
   }

@@ -373,10 +373,13 @@ TEST_P(HomeGuard, RunClaudeCodeWritingItsState) {
   // The same task unsealed, on a copy of the home: whatever both made has
   // the type Claude Code gives it (a state file is never made a directory).
   const TreeListing ref_before = list_tree(reference_home);
-  std::string cmd =
-      "cd '" + proj_.string() + "' && git checkout -q edit.txt && rm -f new.txt && env -i HOME='" +
-      reference_home.string() + "' PATH=/usr/local/bin:/usr/bin:/bin IS_SANDBOX=1 ANTHROPIC_BASE_URL=" + url +
-      " ANTHROPIC_API_KEY=sk-ant-home-guard-fake-0000000000 timeout 300";
+  // Its temp files (claude-<uid>, cc-socks) in the test's folder, not the machine's /tmp.
+  fs::create_directories(root_ / "reference-tmp");
+  std::string cmd = "cd '" + proj_.string() +
+                    "' && git checkout -q edit.txt && rm -f new.txt && env -i HOME='" +
+                    reference_home.string() + "' TMPDIR='" + (root_ / "reference-tmp").string() +
+                    "' PATH=/usr/local/bin:/usr/bin:/bin IS_SANDBOX=1 ANTHROPIC_BASE_URL=" + url +
+                    " ANTHROPIC_API_KEY=sk-ant-home-guard-fake-0000000000 timeout 300";
   for (const auto& a : claude) cmd += " '" + a + "'";
   cmd += " </dev/null >'" + (root_ / "reference.log").string() + "' 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(root_ / "reference.log");
