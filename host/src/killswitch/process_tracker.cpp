@@ -116,35 +116,40 @@ Status ProcessTracker::stop_all(std::chrono::milliseconds timeout) {
   // SIGCONT clears it, and a tree whose every process is held runs nothing
   // that could send one; the set is checked stable twice for that.
   const auto held = [&](const ProcStat& p) {
-    return is_stopped_state(p.state) || (sent.count({p.pid, p.start_time}) && stop_pending(p.pid));
+    if (is_stopped_state(p.state)) return true;
+    if (!sent.count({p.pid, p.start_time})) return false;
+    if (stop_pending(p.pid)) return true;
+    // Not pending any more: taken since the walk read its state, or cleared
+    // by a SIGCONT. The kernel takes SIGSTOP and stops the thread in one step
+    // under the lock that reading the pending set takes, so the state read
+    // now, after it, tells which.
+    const auto now = thread_group_state(p.pid);
+    return now && is_stopped_state(*now);
   };
   // Past the deadline, one round more: on a loaded machine one scan of a big
   // tree can take the whole budget, and the signals it sent have not been
-  // looked at yet (the states it read are from before them).
+  // looked at yet.
   bool last_round = false;
   for (int round = 0;; ++round) {
     const auto procs = scan_locked();
     std::set<std::pair<pid_t, std::uint64_t>> current;
-    bool all_stopped = true;
+    std::string running;
     for (const auto& p : procs) {
       current.insert({p.pid, p.start_time});
       if (!held(p)) {
-        all_stopped = false;
+        running += " " + std::to_string(p.pid) + "(" + p.state + ")";
         signal_process(p.pid, p.start_time, SIGSTOP);
         sent.insert({p.pid, p.start_time});
       }
     }
-    // Stable: the same set twice in a row, every member stopped, so none can fork.
-    if (all_stopped && current == previous) return ok();
+    // Stable: the same set twice in a row, every member held, so none can fork.
+    if (running.empty() && current == previous) return ok();
     previous = std::move(current);
-    if (last_round && !all_stopped) {
-      std::string names;
-      for (const auto& p : procs)
-        if (!held(p)) names += " " + std::to_string(p.pid) + "(" + p.state + ")";
-      return Error::io("stop the run's processes (still running after the timeout:" + names + ")", ETIMEDOUT);
-    }
+    if (last_round && !running.empty())
+      return Error::io("stop the run's processes (still running after the timeout:" + running + ")",
+                       ETIMEDOUT);
     last_round = std::chrono::steady_clock::now() > deadline;
-    if (!all_stopped) std::this_thread::sleep_for(std::chrono::microseconds(round < 20 ? 50 : 500));
+    if (!running.empty()) std::this_thread::sleep_for(std::chrono::microseconds(round < 20 ? 50 : 500));
   }
 }
 
