@@ -75,7 +75,8 @@ suite() {
 # the proxy's refusals, the audit records) in the unprivileged pass, which
 # goes through the same code, and root's own set-up (its uid map, its
 # cgroups) in every sealed run of test_home, test_agents and test_supervisor
-# below. The pass as root took 4.3 of this stage's 20 lane-minutes when it ran here too.
+# below. The pass as root took 4.3 of this stage's 20 lane-minutes when it
+# ran here too.
 suite "test_escape, as an unprivileged user" 1 0 "$(exe_of test_escape)" --gtest_filter='EscapeUnprivileged.*'
 suite "test_escape, its rows" 1 0 "$(exe_of test_escape)" --gtest_filter='EscapeRows.*'
 [ "$sealed_only" = 1 ] || suite test_agents 2 1 "$(exe_of test_agents)"
