@@ -205,8 +205,14 @@ void ServerCore::stop() {
     if (run_network_) run_network_->stop();
     sweep_timer_.cancel();
     accept_retry_.cancel();
-    close_all("stopped");
   });
+  // What had already happened when the run stopped is logged with its own
+  // reason, not as "stopped": a refusal the client has already read (the
+  // broker's TLS alert for a wrong server name, written at once) finishes in
+  // a completion queued while its handler ran, which asio may place behind a
+  // post from this thread. The first turn above has let the queue take it;
+  // the connections still open are closed on the next turn, after it.
+  run_on_io([this] { close_all("stopped"); });
   work_.reset();
   io.stop();
   if (thread_.joinable()) thread_.join();
