@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "backend/backend.hpp"
+#include "backend/seal/process_limit.hpp"
 #include "cli/output.hpp"
 #include "cli/run_command.hpp"
 #include "common/paths.hpp"
@@ -21,6 +22,7 @@
 #include "common/unique_fd.hpp"
 #include "killswitch/pids_limit.hpp"
 #include "policy/policy.hpp"
+#include "policy/profile.hpp"
 #include "probes/catalog.hpp"
 #include "run/record.hpp"
 
@@ -82,6 +84,20 @@ std::vector<CheckProbe> parse_probes(const std::vector<std::string>& words) {
     }
   }
   return out;
+}
+
+// The check's own run is held to fewer processes than a run's default: the
+// mechanisms that hold the limit (the pids cgroup, RLIMIT_NPROC, pid_max) do
+// not depend on its number, and a bomb of 4,096 processes, each a fork of
+// this executable, took five seconds of a small machine's two cores.
+constexpr std::uint64_t kCheckProcessLimit = 256;
+
+policy::Profile check_limits() {
+  policy::Profile profile;
+  profile.name = "check --sealed";
+  profile.description = "the check's own process limit";
+  profile.processes = kCheckProcessLimit;
+  return profile;
 }
 
 struct Way {
@@ -202,10 +218,11 @@ int check_sealed(bool json, bool allow_weaker_seal) {
       {"inject a keystroke (TIOCSTI)", "tiocsti", {}, {"seccomp"}},
       {"inject a keystroke (TIOCSTI | 1<<32)", "tiocsti-high", {}, {"seccomp"}},
       {"open a raw packet socket (AF_PACKET)", "socket", {std::to_string(AF_PACKET)}, {"seccomp"}},
-      // Twice the default limit: where nothing held it, the probe stops there.
+      // Twice what pid_max alone lets through (the loosest mechanism): where
+      // nothing held the limit, the probe stops there.
       {"fork past the process limit",
        "fork-bomb",
-       {std::to_string(2 * policy::ProcessLimit::kDefault)},
+       {std::to_string(2 * seal::process_limit::pid_max_for(kCheckProcessLimit))},
        {"limits.processes"}},
   };
   run::RunInputs inputs;
@@ -220,6 +237,7 @@ int check_sealed(bool json, bool allow_weaker_seal) {
     inputs.command.push_back(kProbeEnd);
   }
   inputs.host_env = {{"PATH", "/usr/bin:/bin"}, {"HOME", home.string()}};
+  inputs.extra_profiles.push_back(check_limits());
   // What the seal recorded refusing, per way out (by the probe's process name).
   std::vector<std::string> recorded(ways.size());
   std::string seal_level = "none";  // the run's, as its record says; "none" when it never started
