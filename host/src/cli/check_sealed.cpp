@@ -219,7 +219,7 @@ int check_sealed(bool json, bool allow_weaker_seal) {
       {"open a raw packet socket (AF_PACKET)", "socket", {std::to_string(AF_PACKET)}, {"seccomp"}},
       // Well past what the loosest mechanism lets through (pid_max: the limit
       // and up to 299 more): where nothing held the limit, the probe stops there.
-      {"fork past the process limit",
+      {"fork past the process limit (" + std::to_string(kCheckProcessLimit) + ")",
        "fork-bomb",
        {std::to_string(4 * kCheckProcessLimit)},
        {"limits.processes"}},
