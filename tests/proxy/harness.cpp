@@ -185,11 +185,12 @@ std::string read_until(int fd, const std::string& needle, std::chrono::milliseco
   return out;
 }
 
-std::string roundtrip(std::uint16_t port, const std::string& bytes, std::chrono::milliseconds timeout) {
+std::string roundtrip(std::uint16_t port, const std::string& bytes, std::chrono::milliseconds timeout,
+                      const std::string& needle) {
   const int fd = connect_to(port);
   if (fd < 0) return {};
   send_all(fd, bytes);
-  std::string out = read_until(fd, {}, timeout);
+  std::string out = read_until(fd, needle, timeout);
   ::close(fd);
   return out;
 }

@@ -60,9 +60,10 @@ class RecordingResolver {
 };
 
 int connect_to(std::uint16_t port);
-// Sends `bytes`, then reads until EOF or `timeout`.
+// Sends `bytes`, then reads until `needle` (empty: no needle), EOF or `timeout`.
 std::string roundtrip(std::uint16_t port, const std::string& bytes,
-                      std::chrono::milliseconds timeout = std::chrono::seconds(5));
+                      std::chrono::milliseconds timeout = std::chrono::seconds(5),
+                      const std::string& needle = {});
 bool send_all(int fd, const std::string& bytes);
 // Reads until `needle` is seen, EOF or timeout.
 std::string read_until(int fd, const std::string& needle,
