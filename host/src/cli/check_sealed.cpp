@@ -20,7 +20,6 @@
 #include "common/temp_dir.hpp"
 #include "common/unique_fd.hpp"
 #include "killswitch/pids_limit.hpp"
-#include "policy/policy.hpp"
 #include "policy/profile.hpp"
 #include "probes/catalog.hpp"
 #include "run/record.hpp"
