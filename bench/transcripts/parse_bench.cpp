@@ -112,28 +112,33 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(bytes), secs, cpu, objects);
     return 0;
   }
+  // Each session as the text a plugin hands to the host: what the plugins run.
   if (harness == "claude-code")
-    r = tx::claude_code::parse(paths);
+    r = tx::claude_code::parse(paths, {}, tx::Form::text);
   else if (harness == "codex")
-    r = tx::codex::parse(paths);
+    r = tx::codex::parse(paths, {}, tx::Form::text);
   else if (harness == "opencode")
-    r = tx::opencode::parse(paths);
+    r = tx::opencode::parse(paths, {}, tx::Form::text);
   else {
     std::cerr << "unknown harness " << harness << "\n";
     return 2;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double cpu = cpu_seconds() - c0;
-  std::size_t commands = 0;
-  for (const auto& s : r.sessions) commands += s["commands"].size();
+  std::size_t commands = 0;  // counted after the timing
+  simdjson::dom::parser counter;
+  for (const auto& s : r.texts) {
+    simdjson::dom::array list;
+    if (!counter.parse(s)["commands"].get(list)) commands += list.size();
+  }
   std::printf(
       "{\"bytes\":%llu,\"seconds\":%.4f,\"cpu_seconds\":%.4f,\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f,"
       "\"sessions\":%zu,\"commands\":%zu,\"warnings\":%zu}\n",
       static_cast<unsigned long long>(bytes), secs, cpu, static_cast<double>(bytes) / 1e6 / secs,
-      static_cast<double>(bytes) / 1e6 / cpu, r.sessions.size(), commands, r.warnings.size());
+      static_cast<double>(bytes) / 1e6 / cpu, r.texts.size(), commands, r.warnings.size());
   if (!dump.empty()) {
     std::ofstream out(dump, std::ios::binary);
-    for (const auto& s : r.sessions) out << s.dump() << '\n';
+    for (const auto& s : r.texts) out << s << '\n';
     for (const auto& w : r.warnings)
       out << nlohmann::json{{"path", w.path}, {"message", w.message}}.dump() << '\n';
     if (!out) {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,33 @@ TEST(MisbehavingTranscripts, SessionsComeWholeInOrderAndForgedPartsAreRefused) {
   const LoadedPlugin* greedy = set.find("greedy");
   ASSERT_NE(greedy, nullptr);
   EXPECT_TRUE(greedy->contribute(policy::Platform::linux_host, "/h", "/h", "/r", nullptr));
+}
+
+// With a sink, each session goes to it as it arrives, in order, and none is
+// kept; a crash after some were sent leaves those with the sink, and the
+// call fails naming the crash.
+TEST(MisbehavingTranscripts, SessionsGoToTheSinkAsTheyArriveUntilACrash) {
+  Env env({{"MISBEHAVE_TRANSCRIPTS", "1"}});
+  auto set = PluginSet::load({bad("misbehaving")});
+  const LoadedPlugin* plugin = set.find("misbehaving");
+  ASSERT_NE(plugin, nullptr) << (set.failures().empty() ? "" : set.failures().front().reason);
+  std::vector<std::string> paths, got;
+  for (int i = 0; i < 300; ++i) paths.push_back("/t/" + std::to_string(i) + std::string(i * 100, 'x'));
+  const auto sink = [&](std::string_view s) { got.emplace_back(s); };
+  auto parsed = plugin->parse_transcripts(paths, 0, 0, sink);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_TRUE(parsed.value().sessions.empty());
+  ASSERT_EQ(parsed.value().warnings.size(), 1u);
+  ASSERT_EQ(got.size(), paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    EXPECT_EQ(got[i], "{\"session_id\":\"" + paths[i] + "\"}") << i;
+  got.clear();
+  auto crashed = plugin->parse_transcripts({"/t/a", "/t/b", "/t/crash", "/t/c"}, 0, 0, sink);
+  ASSERT_FALSE(crashed);
+  EXPECT_TRUE(has(crashed.error().message, "plugin misbehaving crashed in parse_transcripts"))
+      << crashed.error().message;
+  EXPECT_EQ(got, (std::vector<std::string>{"{\"session_id\":\"/t/a\"}", "{\"session_id\":\"/t/b\"}"}));
+  EXPECT_TRUE(plugin->broken());
 }
 
 // A crash while loading (its constructor runs at the entry point) leaves the
@@ -432,4 +460,40 @@ TEST(PluginStateFile, AMissingOneInTheUsersHomeIsMadeByTheRunAndKept) {
   std::ifstream in(state);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "one\ntwo\n");
+}
+
+// `parallex transcripts --json` prints each session as it arrives: one that is
+// not JSON is skipped with why, and when the plugin crashes after some, the
+// array of those is whole and the command fails naming the crash.
+TEST(MisbehavingExecutable, TranscriptsKeepsItsArrayWholeWhenThePluginCrashes) {
+  Folder f;
+  ASSERT_FALSE(f.root().empty());
+  const std::vector<std::string> dirs{bad("misbehaving").string()};
+  const std::vector<std::string> env{"MISBEHAVE_TRANSCRIPTS=1"};
+  const auto ids = [](const std::string& out) {
+    std::vector<std::string> found;
+    const auto array = nlohmann::json::parse(out, nullptr, false);
+    if (!array.is_array()) return std::vector<std::string>{"not an array: " + out};
+    for (const auto& s : array) found.push_back(s.value("session_id", "?"));
+    return found;
+  };
+  const auto skipped = f.parallex(
+      {"transcripts", "--harness", "misbehaving", "--json", "/t/a", "/t/not-json", "/t/b"}, dirs, env);
+  EXPECT_EQ(skipped.status, 0) << skipped.err;
+  EXPECT_EQ(ids(skipped.out), (std::vector<std::string>{"/t/a", "/t/b"}));
+  EXPECT_TRUE(has(skipped.err, "plugin returned a session that was skipped: it is not a JSON object"))
+      << skipped.err;
+
+  const auto crashed = f.parallex(
+      {"transcripts", "--harness", "misbehaving", "--json", "/t/a", "/t/b", "/t/crash", "/t/c"}, dirs, env);
+  EXPECT_NE(crashed.status, 0) << crashed.out;
+  EXPECT_EQ(ids(crashed.out), (std::vector<std::string>{"/t/a", "/t/b"}));
+  EXPECT_TRUE(has(crashed.err, "plugin misbehaving crashed in parse_transcripts")) << crashed.err;
+
+  const auto first = f.parallex({"transcripts", "--harness", "misbehaving", "--json", "/t/crash"}, dirs, env);
+  EXPECT_NE(first.status, 0);
+  EXPECT_EQ(first.out, "") << "nothing to print, not even an empty array";
+  const auto text = f.parallex({"transcripts", "--harness", "misbehaving", "/t/a", "/t/crash"}, dirs, env);
+  EXPECT_NE(text.status, 0);
+  EXPECT_TRUE(has(text.out, "session /t/a")) << text.out;
 }

@@ -15,10 +15,11 @@ using nlohmann::json;
 
 namespace {
 
-tx::ParseResult parse_agent(const std::string& agent, const std::vector<std::string>& paths) {
-  if (agent == "claude-code") return tx::claude_code::parse(paths);
-  if (agent == "codex") return tx::codex::parse(paths);
-  return tx::opencode::parse(paths);
+tx::ParseResult parse_agent(const std::string& agent, const std::vector<std::string>& paths,
+                            tx::Window w = {}, tx::Form form = tx::Form::object) {
+  if (agent == "claude-code") return tx::claude_code::parse(paths, w, form);
+  if (agent == "codex") return tx::codex::parse(paths, w, form);
+  return tx::opencode::parse(paths, w, form);
 }
 
 // Our source_files are absolute; EXPECTED lists them relative to the agent's home.
@@ -84,6 +85,26 @@ TEST(TranscriptFixtures, OutputIsSortedByStartThenId) {
       const auto& b = result.sessions[i];
       EXPECT_LE(std::make_pair(a["started_at"].get<std::string>(), a["session_id"].get<std::string>()),
                 std::make_pair(b["started_at"].get<std::string>(), b["session_id"].get<std::string>()));
+    }
+  }
+}
+
+// The form the plugins ask for (each session's text, written on the thread that built it) holds
+// the same sessions in the same order as the objects, within a window too.
+TEST(TranscriptFixtures, TextFormHoldsTheSameSessionsInTheSameOrder) {
+  const tx::Window since_2026{1767225600000, 0};  // 2026-01-01T00:00:00Z
+  for (auto* agent : {"claude-code", "codex", "opencode"}) {
+    for (const tx::Window w : {tx::Window{}, since_2026}) {
+      const std::string home = px_test::fixtures_dir() + "/" + agent;
+      const auto objects = parse_agent(agent, {home}, w, tx::Form::object);
+      const auto texts = parse_agent(agent, {home}, w, tx::Form::text);
+      EXPECT_TRUE(objects.texts.empty());
+      EXPECT_TRUE(texts.sessions.empty());
+      ASSERT_EQ(texts.texts.size(), objects.sessions.size()) << agent;
+      ASSERT_FALSE(objects.sessions.empty()) << agent;
+      for (std::size_t i = 0; i < objects.sessions.size(); ++i)
+        EXPECT_EQ(json::parse(texts.texts[i]), objects.sessions[i]) << agent << " session " << i;
+      EXPECT_EQ(texts.warnings.size(), objects.warnings.size()) << agent;
     }
   }
 }

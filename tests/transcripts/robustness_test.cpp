@@ -324,7 +324,7 @@ TEST(Robustness, MissingAndUnreadablePathsWarn) {
   px_test::TempDir dir;
   std::string missing = dir.path() + "/nope";
   for (auto* parse : {&tx::claude_code::parse, &tx::codex::parse, &tx::opencode::parse}) {
-    auto r = (*parse)({missing}, {});
+    auto r = (*parse)({missing}, {}, tx::Form::object);
     EXPECT_TRUE(r.sessions.empty());
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_EQ(r.warnings[0].path, missing);

@@ -2,12 +2,8 @@
 // plugin extracts from transcript files or folders, in the shape of the
 // fixtures' EXPECTED.json sessions (docs/transcripts.md) — for users, and for
 // plugin authors checking their parser.
-#include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <memory>
-#include <system_error>
-#include <thread>
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
@@ -15,6 +11,7 @@
 #include "common/redact.hpp"
 #include "common/shown.hpp"
 #include "pluginhost/plugin_set.hpp"
+#include "report/session_text.hpp"
 
 namespace px::cli {
 namespace {
@@ -38,66 +35,6 @@ std::string str(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "";
   return it->is_string() ? it->get<std::string>() : to_json_text(*it);
-}
-
-void redact_all(Json& j) {
-  if (j.is_string())
-    j = redact(j.get_ref<const std::string&>());
-  else if (j.is_structured())
-    for (auto& child : j) redact_all(child);
-}
-
-// A session read as outside input and masked: for --json its text as an
-// element of the printed array, else the session itself.
-struct Checked {
-  bool object = false;  // false: the plugin's text was not a JSON object
-  Json session;
-  std::string element;
-};
-
-// An element of the printed array: the session's indented text, each line
-// two spaces in, exactly as the whole array's dump would have it.
-std::string element_text(Json&& session) {
-  Json one = Json::array();
-  one.push_back(std::move(session));        // moved, not copied: a session may be megabytes
-  std::string text = to_json_text(one, 2);  // "[\n  {...}\n]"
-  return text.substr(2, text.size() - 4);
-}
-
-// The plugin's sessions, each read as outside input and masked on its own
-// (and, for --json, printed), spread over the machine's cores: 8 MB of Codex
-// sessions took 0.1 s on one, and as much again to print. Each text is let go
-// once read, and for --json each session once printed, so that the host holds
-// little at a time: fresh memory costs page faults, a fifth of the command's
-// time when it held them all.
-std::vector<Checked> checked_sessions(std::vector<std::string>&& texts, bool json) {
-  std::vector<Checked> out(texts.size());
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i; (i = next++) < texts.size();) {
-      auto s = parse_json_input<Json>(texts[i]);
-      std::string().swap(texts[i]);
-      if (s.is_discarded() || !s.is_object()) continue;
-      redact_all(s);
-      out[i].object = true;
-      if (json)
-        out[i].element = element_text(std::move(s));
-      else
-        out[i].session = std::move(s);
-    }
-  };
-  std::vector<std::thread> helpers;
-  const unsigned cores = std::min(std::max(1u, std::thread::hardware_concurrency()), 8u);
-  for (unsigned t = 1; t < cores && texts.size() >= 64; ++t) {
-    try {
-      helpers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no thread to be had: the rest on this one
-    }
-  }
-  work();
-  for (auto& h : helpers) h.join();
-  return out;
 }
 
 void print_summary(const Json& s) {
@@ -147,35 +84,39 @@ int run(const TranscriptsOptions& o) {
   if (!plugin) return report_error(plugin.error());
   if (!plugin.value()->has_transcripts())
     return report_error(Error::unsupported("The " + o.harness + " plugin does not read transcripts."));
-  auto parsed = plugin.value()->parse_transcripts(o.paths, 0, 0);
+  // Each session is read as outside input, masked and printed as it arrives
+  // from the plugins' process, while the plugin sends the next, and let go:
+  // 8 MB of Codex sessions, kept, read into a DOM and dumped again, took
+  // longer here than the plugin took to parse 200 MB of transcripts.
+  report::SessionMasker masker;
+  std::size_t printed = 0;
+  const auto print = [&](std::string_view text) {
+    auto masked = masker.masked(text, o.json ? 2 : 0);
+    if (!masked) {
+      say("warning: the " + o.harness +
+          " plugin returned a session that was skipped: " + masked.error().message);
+      return;
+    }
+    if (o.json) {
+      std::fputs(printed == 0 ? "[\n  " : ",\n  ", stdout);
+      std::fwrite(masked.value().data(), 1, masked.value().size(), stdout);
+    } else {
+      auto session = parse_json_input<Json>(masked.value());
+      session["_harness"] = o.harness;
+      print_summary(session);
+    }
+    ++printed;
+  };
+  auto parsed = plugin.value()->parse_transcripts(o.paths, 0, 0, print);
+  // The array stays whole when the plugin failed after some sessions: those
+  // are printed, and the failure is said and ends the command.
+  if (o.json) std::fputs(printed == 0 ? (parsed ? "[]\n" : "") : "\n]\n", stdout);
   if (!parsed) return report_error(parsed.error());
   for (const auto& [path, message] : parsed.value().warnings)
     say("warning: " + path + (path.empty() ? "" : ": ") + message);
-  std::vector<Checked> sessions;
-  for (auto& c : checked_sessions(std::move(parsed.value().sessions), o.json)) {
-    if (!c.object) {
-      say("warning: the " + o.harness + " plugin returned a session that is not a JSON object");
-      continue;
-    }
-    sessions.push_back(std::move(c));
-  }
-  if (o.json) {
-    // The array as `to_json_text(array, 2)` prints it, one session at a time.
-    std::fputs(sessions.empty() ? "[]" : "[\n", stdout);
-    for (std::size_t i = 0; i < sessions.size(); ++i) {
-      if (i > 0) std::fputs(",\n", stdout);
-      std::fwrite(sessions[i].element.data(), 1, sessions[i].element.size(), stdout);
-    }
-    std::fputs(sessions.empty() ? "\n" : "\n]\n", stdout);
-  } else {
-    if (sessions.empty()) std::printf("no %s session found in the given paths\n", o.harness.c_str());
-    for (auto& c : sessions) {
-      c.session["_harness"] = o.harness;
-      print_summary(c.session);
-    }
-  }
+  if (!o.json && printed == 0) std::printf("no %s session found in the given paths\n", o.harness.c_str());
   // Nothing found and something could not be read: that is a failure to report.
-  return sessions.empty() && !parsed.value().warnings.empty() ? 1 : 0;
+  return printed == 0 && !parsed.value().warnings.empty() ? 1 : 0;
 }
 
 Action setup_transcripts(CLI::App& app, GlobalOptions&) {

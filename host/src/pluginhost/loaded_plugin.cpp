@@ -17,8 +17,9 @@ std::optional<std::string> LoadedPlugin::broken() const {
   return process_->broken(index_);
 }
 
-Result<nlohmann::json> LoadedPlugin::call(Stage stage, const std::string& op, nlohmann::json args) const {
-  auto answer = process_->call(index_, stage, op, std::move(args));
+Result<nlohmann::json> LoadedPlugin::call(Stage stage, const std::string& op, nlohmann::json args,
+                                          const SessionSink& on_part) const {
+  auto answer = process_->call(index_, stage, op, std::move(args), on_part);
   if (answer) return answer;
   // A crash or a hang is said by the process, naming the plugin already.
   if (process_->broken(index_)) return answer.error();
@@ -87,14 +88,15 @@ Result<std::vector<SignInStep>> LoadedPlugin::sign_in_steps(policy::Platform pla
 }
 
 Result<TranscriptSessions> LoadedPlugin::parse_transcripts(const std::vector<std::string>& paths,
-                                                           std::int64_t since_ms,
-                                                           std::int64_t until_ms) const {
+                                                           std::int64_t since_ms, std::int64_t until_ms,
+                                                           const SessionSink& on_session) const {
   if (!has_transcripts()) return Error::unsupported("plugin " + name() + " does not read transcripts");
   // The parser sees the paths meant, whatever its own idea of the current folder.
   std::vector<std::string> absolute;
   for (const auto& p : paths) absolute.push_back(normal_absolute(p).string());
-  PX_TRY_ASSIGN(auto answer, call(Stage::parse_transcripts, "parse",
-                                  {{"paths", absolute}, {"since", since_ms}, {"until", until_ms}}));
+  PX_TRY_ASSIGN(auto answer,
+                call(Stage::parse_transcripts, "parse",
+                     {{"paths", absolute}, {"since", since_ms}, {"until", until_ms}}, on_session));
   auto out = wire::transcript_sessions(std::move(answer));
   if (!out) return Error::plugin("plugin " + name() + " failed in parse_transcripts: " + out.error().message);
   return out;

@@ -48,9 +48,12 @@ class LoadedPlugin {
   // Files copied from `user_home` into `agent_home` (absolute, without ".."), and instructions.
   Result<std::vector<SignInStep>> sign_in_steps(policy::Platform platform, const fs::path& user_home,
                                                 const fs::path& agent_home) const;
-  // `paths` relative to this process's folder are made absolute first.
+  // `paths` relative to this process's folder are made absolute first. Each
+  // session goes to `on_session` as it arrives when there is one (types.hpp):
+  // it runs while the plugins' process is held, so it must not call a plugin.
   Result<TranscriptSessions> parse_transcripts(const std::vector<std::string>& paths, std::int64_t since_ms,
-                                               std::int64_t until_ms) const;
+                                               std::int64_t until_ms,
+                                               const SessionSink& on_session = {}) const;
   // Absolute paths without "..", or the plugin's error. `run_folder` may be empty.
   Result<std::vector<std::string>> transcript_roots(const fs::path& run_home,
                                                     const fs::path& run_folder = {}) const;
@@ -63,7 +66,8 @@ class LoadedPlugin {
 
  private:
   // The callback's answer, or its error in the plugin's name.
-  Result<nlohmann::json> call(Stage stage, const std::string& op, nlohmann::json args) const;
+  Result<nlohmann::json> call(Stage stage, const std::string& op, nlohmann::json args,
+                              const SessionSink& on_part = {}) const;
   Error refused(Stage stage, const char* what, const std::string& value, const std::string& rule) const;
 
   PluginInfo info_;

@@ -45,9 +45,7 @@ class PluginLibrary {
                                                  const CommandLine* command) const;
   Result<std::vector<SignInStep>> sign_in_steps(policy::Platform platform, const std::string& user_home,
                                                 const std::string& agent_home) const;
-  // Each session's JSON text goes to `on_session` as the plugin gives it
-  // (valid during the call only), or into the result's sessions without one.
-  using SessionSink = std::function<void(std::string_view)>;
+  // Each session's JSON text goes to `on_session` when there is one (types.hpp).
   Result<TranscriptSessions> parse_transcripts(const std::vector<std::string>& paths, std::int64_t since_ms,
                                                std::int64_t until_ms,
                                                const SessionSink& on_session = {}) const;

@@ -227,7 +227,8 @@ Status PluginProcess::start() {
   return ok();
 }
 
-Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t index, Stage stage) {
+Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t index, Stage stage,
+                                           const SessionSink& on_part) {
   const std::string name = who(index);
   // "in detect"; a load runs the library's constructors and its entry point.
   const std::string in = stage == Stage::load ? "while being loaded (its constructors and entry point)"
@@ -239,8 +240,8 @@ Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t inde
     int log_lines = 0;
     std::vector<std::string> parts;  // of the answer on its way (wire::write_part)
     std::size_t part_bytes = 0;
+    std::string bytes;  // one frame; its memory serves the next when nothing keeps it
     for (;;) {
-      std::string bytes;
       const wire::Read got = wire::read_frame(fd_, bytes, deadline);
       if (got == wire::Read::timeout) {
         why = name + " did not answer within " + seconds_text(limit) + " " + in +
@@ -249,6 +250,10 @@ Result<wire::Json> PluginProcess::exchange(const Json& request, std::size_t inde
         break;
       }
       if (got == wire::Read::closed) break;
+      if (wire::is_part(bytes) && on_part) {
+        on_part(wire::part_view(bytes));
+        continue;
+      }
       if (wire::is_part(bytes)) {
         // What each part costs the host, its string's own size counted: a
         // billion empty parts are refused as a gigabyte is.
@@ -354,7 +359,8 @@ std::optional<std::string> PluginProcess::broken(std::size_t index) const {
   return it == plugins_.end() ? std::nullopt : it->second.broken;
 }
 
-Result<wire::Json> PluginProcess::call(std::size_t index, Stage stage, const std::string& op, Json args) {
+Result<wire::Json> PluginProcess::call(std::size_t index, Stage stage, const std::string& op, Json args,
+                                       const SessionSink& on_part) {
   std::lock_guard lock(mu_);
   const auto it = plugins_.find(index);
   if (it == plugins_.end() || it->second.name.empty())
@@ -367,7 +373,7 @@ Result<wire::Json> PluginProcess::call(std::size_t index, Stage stage, const std
   reap_if_gone();
   if (pid_ < 0) PX_TRY(start());
   if (it->second.broken) return Error::plugin(*it->second.broken);
-  auto answer = exchange(args, index, stage);
+  auto answer = exchange(args, index, stage, on_part);
   // A crash is not kept as an answer: the plugin is broken instead. Nor are
   // the sessions read from transcripts: the files change, and the answer is
   // megabytes the caller takes apart.

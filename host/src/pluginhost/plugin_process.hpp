@@ -50,8 +50,11 @@ class PluginProcess {
   Result<PluginInfo> load(std::size_t index, const std::filesystem::path& file);
   // A call of plugin `index` (loaded), `op` with `args`; the answer's value.
   // Answers are kept: the same call again is answered without the process
-  // (but transcripts, which change, are read again).
-  Result<wire::Json> call(std::size_t index, Stage stage, const std::string& op, wire::Json args);
+  // (but transcripts, which change, are read again). The answer's text parts
+  // (wire::write_part) go to `on_part` as they arrive when there is one, else
+  // into the answer's "parts".
+  Result<wire::Json> call(std::size_t index, Stage stage, const std::string& op, wire::Json args,
+                          const SessionSink& on_part = {});
   // Why plugin `index` is broken (it crashed or hung), if it is.
   std::optional<std::string> broken(std::size_t index) const;
 
@@ -69,7 +72,8 @@ class PluginProcess {
   // Forgets a process that ended while idle (see reap_if_gone in the .cpp).
   void reap_if_gone();
   // One request, its answer (or why there is none: the process is then gone).
-  Result<wire::Json> exchange(const wire::Json& request, std::size_t index, Stage stage);
+  Result<wire::Json> exchange(const wire::Json& request, std::size_t index, Stage stage,
+                              const SessionSink& on_part = {});
   std::string who(std::size_t index) const;
 
   mutable std::mutex mu_;

@@ -2,7 +2,9 @@
 // What the plugin host and a plugin's answers are made of: plain data, the
 // same in the plugins' process and in the host (wire.hpp carries it across).
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,9 @@ struct TranscriptSessions {
   std::vector<std::string> sessions;                          // JSON objects as the plugin emitted them
   std::vector<std::pair<std::string, std::string>> warnings;  // path, message
 };
+// Takes each session's JSON text as the plugin gives it, valid during the call
+// only, instead of the result's keeping them all.
+using SessionSink = std::function<void(std::string_view)>;
 
 // What a plugin is, read from its descriptor when it loads.
 struct PluginInfo {

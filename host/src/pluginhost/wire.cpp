@@ -305,6 +305,10 @@ std::string part_text(std::string&& frame) {
   return std::move(frame);
 }
 
+std::string_view part_view(const std::string& frame) {
+  return std::string_view(frame).substr(1);
+}
+
 Read read_frame(int fd, std::string& out, std::chrono::steady_clock::time_point deadline) {
   // Reads exactly `size` bytes, waiting for each part until the deadline.
   auto all = [&](char* p, std::size_t size) -> Read {

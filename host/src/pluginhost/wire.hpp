@@ -61,9 +61,10 @@ bool write_frame(int fd, std::string_view bytes);
 // never kPart. The answer that follows holds the parts (`parts`, in order).
 inline constexpr char kPart = '\0';
 bool write_part(int fd, std::string_view text);
-// A frame read is a part: its text, moved out of `frame`.
+// A frame read is a part: its text, moved out of `frame`, or seen in place.
 bool is_part(const std::string& frame);
 std::string part_text(std::string&& frame);
+std::string_view part_view(const std::string& frame);
 
 // The next frame into `out`, waiting until `deadline` at most. `closed`: end
 // of file, an error, or a length over kMaxFrame.

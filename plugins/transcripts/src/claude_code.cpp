@@ -404,7 +404,7 @@ class Merger {
     for (auto& [id, session] : p.sessions_) merge_session(sessions_[id], std::move(session));
   }
 
-  void finish(Window w, unsigned threads) {
+  void finish(Window w, Form form, unsigned threads) {
     for (auto& [stem, path, count] : orphan_malformed_) {
       auto it = sessions_.find(stem);
       if (it != sessions_.end()) {
@@ -420,12 +420,11 @@ class Merger {
     std::vector<Session*> order;
     order.reserve(sessions_.size());
     for (auto& [id, s] : sessions_) order.push_back(&s);
-    result_.sessions.resize(order.size());
+    std::vector<Finished> built(order.size());
     std::vector<std::exception_ptr> failed(order.size());
     parallel_for(order.size(), threads, [&](std::size_t i) {
       try {
-        result_.sessions[i] = build(*order[i]);
-        sanitize_strings(result_.sessions[i]);
+        built[i] = finished(build(*order[i]), form);
         // Freed here, on the worker threads, rather than all on one when the map goes.
         *order[i] = Session{};
       } catch (...) {
@@ -434,7 +433,7 @@ class Merger {
     });
     for (const auto& e : failed)
       if (e) std::rethrow_exception(e);
-    finish_sessions(result_.sessions, w, Utf8::sanitized);
+    finish_sessions(std::move(built), w, form, result_);
   }
 
  private:
@@ -527,7 +526,7 @@ class Merger {
 
 }  // namespace
 
-ParseResult parse(const std::vector<std::string>& paths, Window w) {
+ParseResult parse(const std::vector<std::string>& paths, Window w, Form form) {
   ParseResult result;
   std::vector<std::string> files;
   for (const auto& p : paths) {
@@ -562,7 +561,7 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
   });
   Merger merger(result);
   for (auto& p : parsed) merger.add(std::move(*p));
-  merger.finish(w, threads);
+  merger.finish(w, form, threads);
   return result;
 }
 

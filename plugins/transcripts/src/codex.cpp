@@ -728,7 +728,7 @@ class SessionParser {
 
 }  // namespace
 
-ParseResult parse(const std::vector<std::string>& paths, Window w) {
+ParseResult parse(const std::vector<std::string>& paths, Window w, Form form) {
   ParseResult result;
   std::vector<std::string> files;
   auto scan_dir = [&](const std::string& dir) {
@@ -764,7 +764,7 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
   files.erase(std::unique(files.begin(), files.end()), files.end());
   // Files are independent sessions: parse them in parallel, then merge in path order.
   struct FileOutcome {
-    std::optional<json> session;
+    std::optional<Finished> session;
     std::string id;
     std::vector<Warning> warnings;
   };
@@ -779,10 +779,8 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
         if (o.id.empty())
           local.warnings.push_back(
               {files[i], "No Codex session found in " + files[i] + "; the file was skipped."});
-        else {
-          o.session = sp.build();
-          sanitize_strings(*o.session);  // on this worker thread, not all on one at the end
-        }
+        else
+          o.session = finished(sp.build(), form);  // on this worker thread, not all on one at the end
       }
     } catch (const std::exception& e) {
       local.warnings.push_back({files[i], "Reading " + files[i] + " failed: " + e.what()});
@@ -790,6 +788,7 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
     o.warnings = std::move(local.warnings);
   });
   std::set<std::string> seen;
+  std::vector<Finished> sessions;
   for (std::size_t i = 0; i < files.size(); ++i) {
     auto& o = outcomes[i];
     for (auto& warn : o.warnings) result.warnings.push_back(std::move(warn));
@@ -799,9 +798,9 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
                                                files[i] + " was skipped."});
       continue;
     }
-    result.sessions.push_back(std::move(*o.session));
+    sessions.push_back(std::move(*o.session));
   }
-  finish_sessions(result.sessions, w, Utf8::sanitized);
+  finish_sessions(std::move(sessions), w, form, result);
   return result;
 }
 

@@ -281,9 +281,10 @@ class Loader {
     }
   }
 
-  void finish(Window w) {
-    for (auto& s : sessions_) result_.sessions.push_back(build(s));
-    finish_sessions(result_.sessions, w);
+  void finish(Window w, Form form) {
+    std::vector<Finished> built;
+    for (auto& s : sessions_) built.push_back(finished(build(s), form));
+    finish_sessions(std::move(built), w, form, result_);
   }
 
  private:
@@ -447,7 +448,7 @@ bool looks_like_sqlite(const std::string& path) {
 
 }  // namespace
 
-ParseResult parse(const std::vector<std::string>& paths, Window w) {
+ParseResult parse(const std::vector<std::string>& paths, Window w, Form form) {
   ParseResult result;
   Loader loader(result);
   std::vector<std::string> dbs, storages;
@@ -488,7 +489,7 @@ ParseResult parse(const std::vector<std::string>& paths, Window w) {
   storages.erase(std::unique(storages.begin(), storages.end()), storages.end());
   for (const auto& db : dbs) loader.database(db);
   for (const auto& s : storages) loader.storage(s);
-  loader.finish(w);
+  loader.finish(w, form);
   return result;
 }
 

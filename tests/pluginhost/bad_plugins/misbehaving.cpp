@@ -5,7 +5,9 @@
 // file scratch, which only a folder or a file taken whole may be; "forge:parse_transcripts"
 // writes the host a text part and an answer that takes none, straight to the plugins' socket
 // (fd 3), as only a hostile plugin would. It reads transcripts when $MISBEHAVE_TRANSCRIPTS is
-// set: each path given comes back as a session, in order. It claims commands whose program is
+// set: each path given comes back as a session, in order, but for two: /t/not-json comes back
+// as a text that is not JSON, and at /t/crash it crashes, after the sessions before it were sent.
+// It claims commands whose program is
 // `misbehave`, so that it is the harness of a run only when asked to be.
 #include <unistd.h>
 
@@ -64,7 +66,13 @@ class Misbehaving final : public parallex::sdk::Plugin {
   void parse_transcripts(const parallex::sdk::TranscriptInput& in,
                          parallex::sdk::TranscriptOutput& out) override {
     misbehave("parse_transcripts");
-    for (const auto& path : in.paths) out.session("{\"session_id\":\"" + path + "\"}");
+    for (const auto& path : in.paths) {
+      if (path == "/t/crash") {
+        int* volatile nowhere = nullptr;  // as in misbehave(): a real SIGSEGV
+        *nowhere = 1;
+      }
+      out.session(path == "/t/not-json" ? std::string("not json") : "{\"session_id\":\"" + path + "\"}");
+    }
     out.warning("/nowhere", "nothing there");
   }
   std::vector<parallex::sdk::HomeFile> home_files(parallex::sdk::Platform) override {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parallex::transcripts {
@@ -14,8 +15,15 @@ struct Warning {
   std::string message;
 };
 
+// The form a parser hands each session back in: the object (tests, fuzzing), or the compact
+// JSON text a plugin hands to the host. A text is written on the thread that built its session,
+// which lets the object go at once: holding every session's object until all were read was most
+// of a Codex parse's memory, and its page faults a third of its time.
+enum class Form { object, text };
+
 struct ParseResult {
-  std::vector<nlohmann::json> sessions;
+  std::vector<nlohmann::json> sessions;  // Form::object
+  std::vector<std::string> texts;        // Form::text
   std::vector<Warning> warnings;
 };
 
@@ -30,15 +38,13 @@ struct SessionTexts {
   std::vector<std::string> sessions;
   std::vector<Warning> warnings;
 };
-// Writes each session's text on the machine's cores (a plugin's one thread
-// wrote 8 MB of Codex sessions after they were parsed on all of them).
-SessionTexts to_texts(ParseResult&& result);
 
 // A parser as a plugin binds it: <parallex/transcripts.hpp>'s ReadsTranscripts
 // hands text over as it is.
 template <auto Parse>
 SessionTexts parse_to_texts(const std::vector<std::string>& paths, Window window) {
-  return to_texts(Parse(paths, window));
+  ParseResult r = Parse(paths, window, Form::text);
+  return {std::move(r.texts), std::move(r.warnings)};
 }
 
 }  // namespace parallex::transcripts

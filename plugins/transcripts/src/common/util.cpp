@@ -347,19 +347,34 @@ void sanitize_strings(nlohmann::json& j) {
   }
 }
 
-void finish_sessions(std::vector<nlohmann::json>& sessions, Window w, Utf8 utf8) {
-  if (utf8 == Utf8::unchecked)
-    for (auto& s : sessions) sanitize_strings(s);
-  auto bound = [](const nlohmann::json& s, const char* key) -> std::optional<std::int64_t> {
-    auto it = s.find(key);
-    if (it == s.end() || !it->is_string()) return std::nullopt;
-    return parse_iso8601_ms(it->get_ref<const std::string&>());
+Finished finished(nlohmann::json&& session, Form form) {
+  sanitize_strings(session);
+  Finished f;
+  const auto text_of = [&](const char* key) -> std::optional<std::string> {
+    const auto it = session.find(key);
+    if (it == session.end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
   };
+  f.started_at = text_of("started_at");
+  f.ended_at = text_of("ended_at");
+  f.session_id = text_of("session_id").value_or("");
+  if (form == Form::object) {
+    f.session = std::move(session);
+  } else {
+    // Strings were made valid UTF-8 above; replace, never throw, anyway.
+    f.text = session.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    session = nullptr;  // freed on this thread, now: the next session reuses its memory
+  }
+  return f;
+}
+
+void finish_sessions(std::vector<Finished>&& sessions, Window w, Form form, ParseResult& into) {
+  const auto ms = [](const std::optional<std::string>& t) { return t ? parse_iso8601_ms(*t) : std::nullopt; };
   if (w.since_ms != 0 || w.until_ms != 0) {
-    std::vector<nlohmann::json> kept;
+    std::vector<Finished> kept;
     for (auto& s : sessions) {
-      auto start = bound(s, "started_at");
-      auto stop = bound(s, "ended_at");
+      auto start = ms(s.started_at);
+      auto stop = ms(s.ended_at);
       if (!start) start = stop;
       if (!stop) stop = start;
       // Sessions without any time cannot be placed; keep them rather than hide activity.
@@ -372,14 +387,18 @@ void finish_sessions(std::vector<nlohmann::json>& sessions, Window w, Utf8 utf8)
     }
     sessions = std::move(kept);
   }
-  auto key = [](const nlohmann::json& s) {
-    auto it = s.find("started_at");
-    std::string start = it != s.end() && it->is_string() ? it->get<std::string>() : std::string("\x7f");
-    auto id = s.find("session_id");
-    return std::make_pair(start, id != s.end() && id->is_string() ? id->get<std::string>() : std::string());
-  };
-  std::stable_sort(sessions.begin(), sessions.end(),
-                   [&](const nlohmann::json& a, const nlohmann::json& b) { return key(a) < key(b); });
+  std::stable_sort(sessions.begin(), sessions.end(), [](const Finished& a, const Finished& b) {
+    // A session without a start sorts last ("\x7f" is above every time stamp's characters).
+    const std::string_view sa = a.started_at ? std::string_view(*a.started_at) : "\x7f";
+    const std::string_view sb = b.started_at ? std::string_view(*b.started_at) : "\x7f";
+    return sa != sb ? sa < sb : a.session_id < b.session_id;
+  });
+  for (auto& s : sessions) {
+    if (form == Form::object)
+      into.sessions.push_back(std::move(s.session));
+    else
+      into.texts.push_back(std::move(s.text));
+  }
 }
 
 unsigned worker_count(const std::vector<std::string>& files) {
@@ -397,24 +416,6 @@ unsigned worker_count(const std::vector<std::string>& files) {
   if (bytes < (std::uint64_t{8} << 20)) return 1;
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(std::min<std::size_t>({cores, 8, files.size()}));
-}
-
-SessionTexts to_texts(ParseResult&& result) {
-  SessionTexts out;
-  out.sessions.resize(result.sessions.size());
-  out.warnings = std::move(result.warnings);
-  // A few sessions are written at once on one; many are shared out.
-  const unsigned threads =
-      result.sessions.size() < 64
-          ? 1u
-          : static_cast<unsigned>(std::min<std::size_t>(
-                {std::max(1u, std::thread::hardware_concurrency()), 8, result.sessions.size()}));
-  parallel_for(result.sessions.size(), threads, [&](std::size_t i) {
-    // Strings were made valid UTF-8 by the parser (sanitize_strings); replace, never throw, anyway.
-    out.sessions[i] = result.sessions[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    result.sessions[i] = nullptr;  // freed on this thread too
-  });
-  return out;
 }
 
 double round_cost(double v) {

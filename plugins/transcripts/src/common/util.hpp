@@ -124,11 +124,20 @@ class Activity {
 // so that dump() never throws.
 void sanitize_strings(nlohmann::json& j);
 
-// Sorts by started_at (nulls last), then session_id, and drops sessions outside `w`. Their
-// strings are made valid UTF-8 (sanitize_strings) here, unless the parser did it already for
-// each session as it built it (on its worker threads: `Utf8::sanitized`).
-enum class Utf8 { unchecked, sanitized };
-void finish_sessions(std::vector<nlohmann::json>& sessions, Window w, Utf8 utf8 = Utf8::unchecked);
+// A session as a parser's worker thread finishes it: its strings made valid UTF-8
+// (sanitize_strings), what finish_sessions orders and filters it by, and the session in the
+// form asked for (its object let go once its text is written).
+struct Finished {
+  std::optional<std::string> started_at, ended_at;
+  std::string session_id;
+  nlohmann::json session;  // Form::object
+  std::string text;        // Form::text
+};
+Finished finished(nlohmann::json&& session, Form form);
+
+// Drops the sessions outside `w`, sorts the rest by started_at (none last), then session_id,
+// and moves them into `into` (its sessions or its texts, as `form` says).
+void finish_sessions(std::vector<Finished>&& sessions, Window w, Form form, ParseResult& into);
 
 // Threads for parsing `files` files of `bytes` in total: 1 for small inputs, else up to the
 // cores (at most 8). PARALLEX_TRANSCRIPT_THREADS overrides it (benchmarks, debugging).
