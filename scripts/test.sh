@@ -31,7 +31,10 @@ stage "ctest"
 again_under_asan=()
 [ "$quick" = 1 ] ||
   again_under_asan=(-E '^(EscapeUnprivileged|KillSwitchFaultsUnprivileged|MisbehavingUnprivileged)[.]')
-(cd build && ctest --output-on-failure -j2 --timeout 600 "${again_under_asan[@]}")
+(cd build && ctest --output-on-failure -j2 --timeout 600 "${again_under_asan[@]}") || {
+  scripts/ctest-failures.sh build
+  exit 1
+}
 
 [ "$quick" = 1 ] && exit 0
 

@@ -45,5 +45,11 @@ PX_RR_DIR=$state/rr PX_RR_USERS=pxtest PX_RR_SECCOMP=parallex PX_RR_PROC=unmaske
   bash "$here/real_runtime.sh" "$exe"
 rc=$?
 [ $rc = 77 ] && exit 77
-[ -r "$state/rr/tmp/escape-suite.out" ] && echo "(the suite's whole output: $state/rr/tmp/escape-suite.out)"
+out=$state/rr/tmp/escape-suite.out
+if [ -r "$out" ]; then
+  # On a failure, each failed row and why, here (CI shows little more than
+  # this test's output); the rest is what the probes' shells printed.
+  [ $rc != 0 ] && { echo "--- the suite's failures"; grep -a -A 12 -E ': Failure$|^\[  FAILED  \]' "$out" | head -n 150; }
+  echo "(the suite's whole output: $out)"
+fi
 exit $rc
