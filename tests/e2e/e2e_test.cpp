@@ -576,6 +576,75 @@ INSTANTIATE_TEST_SUITE_P(Clients, LocalServerBrokered,
                                            SealedCase{{"codex", "codex"}, RunKind::run}),
                          [](const auto& param_info) { return client_name(param_info.param.client); });
 
+// README's own lines, as a newcomer copies them: the three commands under
+// "Point a harness at a model server on this machine", read from README.md,
+// with only the port (8080 there) and the executable (`parallex` there, the
+// build's here) put in. Each reaches the scripted server through the run and
+// finishes its whole task; the key in the user's variable reaches the server
+// while the run holds a placeholder. (Codex read a prompt of "review" as its
+// `review` subcommand: a line that looked right and failed for everyone.)
+class ReadmeLine : public SealedClient {};
+
+// The README block's command whose client is `client` (`-- claude`), its
+// continuation lines kept as the shell reads them.
+std::string readme_line(const std::string& client) {
+  const std::string readme = read_text(fs::path(PARALLEX_SOURCE_DIR) / "README.md");
+  const auto section = readme.find("### Point a harness at a model server on this machine");
+  const auto begin = readme.find("```sh\n", section);
+  const auto end = readme.find("```", begin + 6);
+  if (section == std::string::npos || begin == std::string::npos || end == std::string::npos) return "";
+  std::istringstream block(readme.substr(begin + 6, end - begin - 6));
+  std::string command;
+  for (std::string line; std::getline(block, line);) {
+    command += line + "\n";
+    if (!line.empty() && line.back() == '\\') continue;
+    if (command.find("-- " + client + " ") != std::string::npos) return command;
+    command.clear();
+  }
+  return "";
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+TEST_P(ReadmeLine, WorksAsWritten) {
+  const std::string& h = GetParam().client.harness;
+  std::string line = readme_line(GetParam().client.executable);
+  ASSERT_FALSE(line.empty()) << "README has no line for " << GetParam().client.executable;
+  ModelServer server(root_, work_);
+  ASSERT_GT(server.port(), 0) << "the scripted model server did not start";
+  replace_all(line, "localhost:8080", "localhost:" + std::to_string(server.port()));
+  replace_all(line, "parallex run ", quote(parallex()) + " run ");
+  ASSERT_EQ(line.find("8080"), std::string::npos) << line;
+  // The user's key, in their shell: opencode's line names a server that asks for none.
+  std::string key, env;
+  if (h == "codex") key = "sk-proj-Rd8TQ9vLm2Zp8WbN6cY1sD3fG5hJ7kA0eRuViOtPqS2wE4yU6iK8oL1z";
+  if (h == "claude-code")
+    key =
+        "sk-ant-api03-Rd7vX2kR9tLp4WnB8cY1sD3fG5hJ6kZ0eRuViOtPqS2wE4yU6iK8oL1zMxCnB3vF9gHaBcD2eF4gH6iJ8kL0mN-"
+        "AbCdEfAA";
+  if (!key.empty()) env = (h == "codex" ? "OPENAI_API_KEY=" : "ANTHROPIC_API_KEY=") + quote(key) + " ";
+  const int status = sh(shell() + env + "timeout 300 sh -c " + quote(line) + " </dev/null >" +
+                        quote((root_ / "run.log").string()) + " 2>&1");
+  const std::string log = read_text(root_ / "run.log");
+  ASSERT_EQ(status, 0) << line << log.substr(0, 6000);
+  EXPECT_EQ(server.actions().size(), 5u) << "the task did not finish\n" << line << log.substr(0, 6000);
+  if (key.empty()) return;
+  const auto keys = server.keys();
+  ASSERT_FALSE(keys.empty()) << server.requests();
+  for (const auto& k : keys)
+    EXPECT_NE(k.find(key), std::string::npos) << "the server did not get the key: " << k;
+  EXPECT_EQ(log.find(key), std::string::npos) << "the key in the run's output";
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, ReadmeLine,
+                         ::testing::Values(SealedCase{{"claude-code", "claude"}, RunKind::run},
+                                           SealedCase{{"codex", "codex"}, RunKind::run},
+                                           SealedCase{{"opencode", "opencode"}, RunKind::run}),
+                         [](const auto& param_info) { return client_name(param_info.param.client); });
+
 // Advice that works: a client installed in a node_modules folder the run may
 // not read (a project's own, outside the home) is refused with the smallest
 // grant that makes the whole command readable, checked before it is printed;

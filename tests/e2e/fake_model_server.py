@@ -2,8 +2,10 @@
 """A scripted model server on loopback for the end-to-end tests of the real clients.
 
 It answers the Anthropic Messages API (POST /v1/messages, streamed as SSE the way
-Claude Code and opencode's Anthropic provider read it) and the OpenAI Responses API
-(POST /v1/responses, streamed, for Codex's custom provider). Every conversation
+Claude Code and opencode's Anthropic provider read it), the OpenAI Responses API
+(POST /v1/responses, streamed, for Codex's custom provider) and OpenAI's Chat
+Completions (POST /v1/chat/completions, what local model servers speak: opencode's
+openai-compatible provider, as README points it). Every conversation
 follows one script of tool calls in the client's working folder:
 
   1. read   edit.txt
@@ -353,6 +355,53 @@ def openai_reply(handler, body):
     sse(handler, events)
 
 
+# ---- OpenAI Chat Completions (what local model servers speak: opencode's openai-compatible provider) ----
+
+def chat_results(messages):
+    return [(m.get("tool_call_id"), result_text(m.get("content"))) for m in messages
+            if isinstance(m, dict) and m.get("role") == "tool"]
+
+
+def chat_reply(handler, body):
+    tools = [t.get("function") or {} for t in body.get("tools") or [] if isinstance(t, dict)]
+    names = {t.get("name") for t in tools}
+    # Side requests (titles) carry no file tools: a short text answer.
+    scripted = bool({"Read", "read"} & names)
+    results = chat_results(body.get("messages") or [])
+    log_results(results)
+    action = step_action(len(results)) if scripted else None
+    model = body.get("model", "local-model")
+    message = {"role": "assistant", "content": "done" if scripted else "Scripted session"}
+    finish = "stop"
+    if action:
+        name, tool_input = anthropic_tool_call(tools, action)
+        log_action("claude-code" if "Read" in names else "opencode", action)
+        message = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_" + uuid.uuid4().hex[:20], "type": "function",
+            "function": {"name": name, "arguments": json.dumps(tool_input)}}]}
+        finish = "tool_calls"
+    usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
+    reply_id = "chatcmpl-" + uuid.uuid4().hex[:20]
+    if not body.get("stream"):
+        data = json.dumps({"id": reply_id, "object": "chat.completion", "created": 0, "model": model,
+                           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                           "usage": usage}).encode()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+        return
+
+    def chunk(delta, finish_reason=None, **extra):
+        return None, dict({"id": reply_id, "object": "chat.completion.chunk", "created": 0, "model": model,
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}, **extra)
+    delta = dict(message)
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(delta["tool_calls"])]
+    sse(handler, [chunk(delta), chunk({}, finish, usage=usage), (None, "[DONE]")])
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -416,6 +465,8 @@ class Handler(BaseHTTPRequestHandler):
             anthropic_reply(self, body)
         elif self.path.startswith("/v1/responses"):
             openai_reply(self, body)
+        elif self.path.startswith("/v1/chat/completions"):
+            chat_reply(self, body)
         else:
             self._empty(404)
 
