@@ -164,6 +164,16 @@ def sse(handler, events):
     handler.close_connection = True
 
 
+def send_json(handler, value):
+    """A whole JSON answer (not streamed)."""
+    data = json.dumps(value).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def anthropic_reply(handler, body):
     tools = body.get("tools") or []
     model = body.get("model", "claude-sonnet-4-5")
@@ -185,14 +195,8 @@ def anthropic_reply(handler, body):
         block = {"type": "text", "text": "done" if scripted else "Scripted session"}
         stop = "end_turn"
     if not body.get("stream"):
-        reply = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [block],
-                 "stop_reason": stop, "stop_sequence": None, "usage": usage}
-        data = json.dumps(reply).encode()
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        send_json(handler, {"id": msg_id, "type": "message", "role": "assistant", "model": model,
+                            "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": usage})
         return
     events = [("message_start", {"type": "message_start", "message": {
         "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
@@ -383,14 +387,9 @@ def chat_reply(handler, body):
     usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
     reply_id = "chatcmpl-" + uuid.uuid4().hex[:20]
     if not body.get("stream"):
-        data = json.dumps({"id": reply_id, "object": "chat.completion", "created": 0, "model": model,
-                           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                           "usage": usage}).encode()
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        send_json(handler, {"id": reply_id, "object": "chat.completion", "created": 0, "model": model,
+                            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                            "usage": usage})
         return
 
     def chunk(delta, finish_reason=None, **extra):
@@ -420,12 +419,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.record_credentials()
         if self.path.startswith("/v1/models"):
-            data = json.dumps({"object": "list", "data": [{"id": "gpt-test", "object": "model"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, {"object": "list", "data": [{"id": "gpt-test", "object": "model"}]})
             return
         self._empty(404)
 
@@ -455,12 +449,7 @@ class Handler(BaseHTTPRequestHandler):
                         "input_types": [i.get("type") for i in (body.get("input") or []) if isinstance(i, dict)]})
                         + "\n")
         if self.path.startswith("/v1/messages/count_tokens"):
-            data = b'{"input_tokens": 10}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, {"input_tokens": 10})
         elif self.path.startswith("/v1/messages"):
             anthropic_reply(self, body)
         elif self.path.startswith("/v1/responses"):
