@@ -311,6 +311,26 @@ TEST_F(Network, ClaudesOwnTrafficIsQuietedNotAllowed) {
   EXPECT_NE(plain.err.find("--allow api.anthropic.com"), std::string::npos) << plain.err;
 }
 
+// The same for Codex pointed at a server of the user's (OPENAI_BASE_URL, as
+// README's line sets it): its telemetry (ab.chatgpt.com) and its plugins'
+// sync (chatgpt.com) get the switches that quiet them; github.com, which the
+// sync calls too but a command of the run may need, keeps its --allow.
+TEST_F(Network, CodexsOwnTrafficIsQuietedNotAllowed) {
+  const auto r = run({"--harness", "codex", "--local-servers"},
+                     "getent hosts ab.chatgpt.com; getent hosts chatgpt.com; getent hosts github.com; true",
+                     {}, {"OPENAI_BASE_URL=http://localhost:9/v1"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("quiet it with -c analytics.enabled=false -c features.plugins=false"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("--allow ab.chatgpt.com"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--allow chatgpt.com"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow github.com"), std::string::npos) << "github.com keeps its --allow: " << r.err;
+  // Without a server of the user's, chatgpt.com is where Codex signed in with ChatGPT talks to its model.
+  const auto plain = run({"--harness", "codex", "--local-servers"}, "getent hosts chatgpt.com; true");
+  EXPECT_NE(plain.err.find("--allow chatgpt.com"), std::string::npos) << plain.err;
+}
+
 // A request without the run's password gets the proxy's 407 challenge, which
 // clients (git, Codex) answer by asking again with it: that is no refusal, at
 // the end of the run nor in its report. A challenge never answered is one,

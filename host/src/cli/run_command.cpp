@@ -101,18 +101,29 @@ std::string fix_for(const std::string& reason, const std::vector<const run::Refu
 }
 
 // A harness's calls home that it makes for its own sake once the user pointed
-// it at a model server of theirs: its telemetry and feature flags, which the
-// harness's own switch turns off. Allowing the host would only let them out.
+// it at a model server of theirs: its telemetry and feature flags (Claude
+// Code), its telemetry and its plugins' sync (Codex), which the harness's own
+// switches turn off. Allowing the host would only let them out. Only its
+// vendor's hosts are said so: Codex's sync also calls github.com, which a
+// command of the run may need for its own work, so that one keeps its --allow.
 struct OwnTraffic {
   const char* harness;
-  const char* base_url;  // set: the harness talks to the user's server
-  const char* domain;    // its vendor's hosts: this name or under it
-  const char* quiet;     // the variable that turns its own traffic off
+  const char* base_url;    // set: the harness talks to the user's server
+  const char* domain;      // its vendor's hosts: this name or under it
+  const char* quieted_by;  // a variable whose presence says the user quieted it already, or none
   const char* what;
+  const char* fix;  // the switches that quiet it, and where they go
 };
 constexpr OwnTraffic kOwnTraffic[] = {
     {"claude-code", "ANTHROPIC_BASE_URL", "anthropic.com", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-     "Claude Code's own traffic (telemetry, feature flags)"},
+     "Claude Code's own traffic (telemetry, feature flags)",
+     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 parallex run "
+     "...)"},
+    {"codex", "OPENAI_BASE_URL", "chatgpt.com", nullptr,
+     "Codex's own traffic (telemetry; its plugins' sync, which calls github.com too)",
+     "-c analytics.enabled=false -c features.plugins=false (parallex run ... -- codex exec -c "
+     "analytics.enabled=false -c features.plugins=false ...; or in ~/.codex/config.toml: [analytics] "
+     "enabled = false and [features] plugins = false)"},
 };
 
 const OwnTraffic* own_traffic(const RefusalContext* run, const std::string& host) {
@@ -122,7 +133,7 @@ const OwnTraffic* own_traffic(const RefusalContext* run, const std::string& host
     const bool vendor = host == domain || (host.size() > domain.size() && host.ends_with("." + domain));
     const auto base = run->env.find(t.base_url);
     if (vendor && run->harness == t.harness && base != run->env.end() && !base->second.empty() &&
-        run->env.count(t.quiet) == 0)
+        (t.quieted_by == nullptr || run->env.count(t.quieted_by) == 0))
       return &t;
   }
   return nullptr;
@@ -181,8 +192,7 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
     if (reason == "its own traffic") {
       for (const auto* t : quiet)
         out += "    " + std::string(t->what) + ", while " + t->base_url +
-               " points it at your server: quiet it with " + t->quiet + "=1 (" + t->quiet +
-               "=1 parallex run ...)\n";
+               " points it at your server: quiet it with " + t->fix + "\n";
     } else if (const std::string fix = fix_for(reason, items, run); !fix.empty()) {
       out += "    " + fix + "\n";
     }
