@@ -192,7 +192,7 @@ std::string format_refused(const std::vector<run::RefusedRequest>& refused, std:
     if (reason == "its own traffic") {
       for (const auto* t : quiet)
         out += "    " + std::string(t->what) + ", while " + t->base_url +
-               " points it at your server: quiet it with " + t->fix + "\n";
+               " names your server: quiet it with " + t->fix + "\n";
     } else if (const std::string fix = fix_for(reason, items, run); !fix.empty()) {
       out += "    " + fix + "\n";
     }
