@@ -7,11 +7,15 @@
 // does not resist. A zero timeout stands for the load.
 #include "killswitch/process_tracker.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 
 #include "killswitch/proc.hpp"
 #include "tree_helpers.hpp"
@@ -45,6 +49,38 @@ TEST(ProcessTracker, ADeadlinePassedInTheFirstScanStillStopsTheTree) {
   EXPECT_TRUE(killed) << killed.error().message;
   EXPECT_TRUE(wait_until([&] { return tracker.scan().empty(); }, 5000));
   ::waitpid(root, nullptr, 0);
+}
+
+// The process that opened a connection is found by both of its ends (ask
+// mode names it): a socket whose own end alone is the same, a listener on
+// that port here (another namespace's socket in a run), is not the one.
+std::uint16_t local_port(int fd) {
+  sockaddr_in a{};
+  socklen_t n = sizeof a;
+  return ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0 ? ntohs(a.sin_port) : 0;
+}
+
+TEST(TcpSocketOwner, FindsTheClientByBothEndsNotAnotherSocketOfTheSamePort) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  const std::string server = "127.0.0.1:" + std::to_string(local_port(listener));
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  at.sin_port = htons(local_port(listener));
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+  const std::string client_end = "127.0.0.1:" + std::to_string(local_port(client));
+  const std::vector<pid_t> us{::getpid()};
+  EXPECT_EQ(tcp_socket_owner(us, client_end, server), ::getpid());
+  // The listener's end with another peer: no connection has both.
+  EXPECT_EQ(tcp_socket_owner(us, server, "127.0.0.1:9"), 0);
+  EXPECT_EQ(tcp_socket_owner(us, client_end, "127.0.0.1:9"), 0);
+  EXPECT_EQ(tcp_socket_owner(us, "not an address", server), 0);
+  ::close(client);
+  ::close(listener);
 }
 
 }  // namespace

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/unique_fd.hpp"
 
@@ -235,9 +237,19 @@ std::string describe_process(pid_t pid) {
 
 namespace {
 
-// The kernel's spelling of an address in /proc/net/tcp{,6}: each 32-bit word
-// of the network-order bytes printed as the host reads it, "%08X".
-std::string proc_net_address(const std::string& address, bool& v6) {
+// The kernel's spelling of an endpoint in /proc/net/tcp{,6}: each 32-bit word
+// of the address's network-order bytes printed as the host reads it, "%08X",
+// then ":%04X" of the port. "127.0.0.1:50412" and "[::1]:8080" are read; empty
+// for anything else. `v6` says which table holds it.
+std::string proc_net_endpoint(const std::string& endpoint, bool& v6) {
+  const auto colon = endpoint.rfind(':');
+  if (colon == std::string::npos) return {};
+  std::string address = endpoint.substr(0, colon);
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']')
+    address = address.substr(1, address.size() - 2);
+  char* rest = nullptr;
+  const unsigned long port = std::strtoul(endpoint.c_str() + colon + 1, &rest, 10);
+  if (port == 0 || port > 65535 || rest == endpoint.c_str() + colon + 1 || *rest != '\0') return {};
   unsigned char bytes[16];
   v6 = address.find(':') != std::string::npos;
   if (::inet_pton(v6 ? AF_INET6 : AF_INET, address.c_str(), bytes) != 1) return {};
@@ -249,14 +261,17 @@ std::string proc_net_address(const std::string& address, bool& v6) {
     std::snprintf(hex, sizeof hex, "%08X", v);
     out += hex;
   }
-  return out;
+  char port_hex[6];
+  std::snprintf(port_hex, sizeof port_hex, ":%04lX", port);
+  return out + port_hex;
 }
 
-// The inode of the TCP socket whose local address is `local` (the kernel's
-// spelling) in the network namespace of `pid`, or empty.
-std::string socket_inode_in(pid_t pid, bool v6, const std::string& local) {
+// Adds to `inodes` the inode of each TCP socket in the network namespace of
+// `pid` whose ends are `local` and `remote` (the kernel's spelling).
+void socket_inodes_in(pid_t pid, bool v6, const std::string& local, const std::string& remote,
+                      std::vector<std::string>& inodes) {
   const auto table = read_proc_file("/proc/" + std::to_string(pid) + (v6 ? "/net/tcp6" : "/net/tcp"));
-  if (!table) return {};
+  if (!table) return;
   // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
   std::size_t at = 0;
   while (at < table->size()) {
@@ -266,52 +281,58 @@ std::string socket_inode_in(pid_t pid, bool v6, const std::string& local) {
     const std::string line = table->substr(at, end - at);
     if (std::sscanf(line.c_str(), "%15s %63s %63s %7s %39s %39s %15s %15s %15s %23s", sl, loc, rem, st,
                     queues, timer, retr, uid, timeout, ino) == 10 &&
-        local == loc && std::strcmp(ino, "0") != 0)
-      return ino;
+        local == loc && remote == rem && std::strcmp(ino, "0") != 0)
+      inodes.emplace_back(ino);
     at = end + 1;
   }
-  return {};
+}
+
+// Whether `pid` holds one of the sockets `targets` ("socket:[INODE]").
+bool holds_socket(pid_t pid, const std::vector<std::string>& targets) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return false;
+  bool found = false;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char link[64];
+    const ssize_t n = ::readlinkat(::dirfd(d), e->d_name, link, sizeof link - 1);
+    if (n <= 0) continue;
+    const std::string_view held(link, static_cast<std::size_t>(n));
+    found = std::find(targets.begin(), targets.end(), held) != targets.end();
+    if (found) break;
+  }
+  ::closedir(d);
+  return found;
 }
 
 }  // namespace
 
-pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& address, std::uint16_t port) {
-  bool v6 = false;
-  std::string local = proc_net_address(address, v6);
-  if (local.empty()) return 0;
-  char port_hex[6];
-  std::snprintf(port_hex, sizeof port_hex, ":%04X", port);
-  local += port_hex;
+pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& client,
+                       const std::string& server) {
+  bool v6 = false, server_v6 = false;
+  const std::string local = proc_net_endpoint(client, v6);
+  const std::string remote = proc_net_endpoint(server, server_v6);
+  if (local.empty() || remote.empty() || v6 != server_v6) return 0;
   // The table of each network namespace the candidates are in (a run's
-  // first process may still be in the one it was started from).
-  std::string inode;
+  // first process may still be in the one it was started from). Both ends
+  // are matched, in every namespace: the client's end alone may name another
+  // socket in another namespace (ephemeral ports are each namespace's own),
+  // and a socket's inode is the machine's, so only the run's socket is held
+  // by a process of the run.
+  std::vector<std::string> targets;
   std::vector<std::uint64_t> seen;
   for (const pid_t pid : candidates) {
     const std::uint64_t ns = proc_ns_inode(pid, "net");
     if (ns == 0 || std::find(seen.begin(), seen.end(), ns) != seen.end()) continue;
     seen.push_back(ns);
-    inode = socket_inode_in(pid, v6, local);
-    if (!inode.empty()) break;
+    std::vector<std::string> inodes;
+    socket_inodes_in(pid, v6, local, remote, inodes);
+    for (const auto& inode : inodes) targets.push_back("socket:[" + inode + "]");
   }
-  if (inode.empty()) return 0;
-  const std::string target = "socket:[" + inode + "]";
-  for (const pid_t pid : candidates) {
-    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) continue;
-    bool found = false;
-    while (const dirent* e = ::readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      char link[64];
-      const ssize_t n = ::readlinkat(::dirfd(d), e->d_name, link, sizeof link - 1);
-      if (n > 0 && target.compare(0, std::string::npos, link, static_cast<std::size_t>(n)) == 0) {
-        found = true;
-        break;
-      }
-    }
-    ::closedir(d);
-    if (found) return pid;
-  }
+  if (targets.empty()) return 0;
+  for (const pid_t pid : candidates)
+    if (holds_socket(pid, targets)) return pid;
   return 0;
 }
 

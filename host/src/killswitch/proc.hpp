@@ -32,10 +32,12 @@ std::optional<ProcStat> read_proc_stat(pid_t pid);
 // "curl (pid 1234): curl -s https://example.com/" (the command line cut at 300
 // bytes), "pid 1234 (gone)". Not redacted: callers redact before it is shown.
 std::string describe_process(pid_t pid);
-// Which of `candidates` holds the TCP socket whose local address is
-// `address:port` ("127.0.0.1", "::1") in their network namespaces; 0 when
-// none does or it cannot be told (gone, not readable).
-pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& address, std::uint16_t port);
+// Which of `candidates` holds the client's end of the TCP connection from
+// `client` to `server` ("127.0.0.1:50412", "[::1]:8080": the ends as the
+// candidates' network namespace sees them); 0 when none does or it cannot be
+// told (gone, not readable).
+pid_t tcp_socket_owner(const std::vector<pid_t>& candidates, const std::string& client,
+                       const std::string& server);
 // Children of every thread of `pid` (/proc/<pid>/task/*/children).
 std::vector<pid_t> proc_children(pid_t pid);
 // The inode of /proc/<pid>/ns/<kind> ("pid", "net", ...); 0 when unreadable.

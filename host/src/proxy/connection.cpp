@@ -32,6 +32,12 @@ std::string response(int status, std::string_view reason, const std::string& hos
   return r;
 }
 
+// "127.0.0.1:50412", "[::1]:8080".
+std::string endpoint_text(const tcp::endpoint& ep) {
+  const std::string a = ep.address().to_string();
+  return (ep.address().is_v6() ? "[" + a + "]" : a) + ":" + std::to_string(ep.port());
+}
+
 }  // namespace
 
 Connection::Connection(ServerCore& server, tcp::socket client, Kind kind)
@@ -90,9 +96,13 @@ void Connection::send_final(std::string answer) {
 std::string Connection::client_address() const {
   error_code ec;
   const tcp::endpoint ep = client_.remote_endpoint(ec);
-  if (ec) return {};
-  const std::string a = ep.address().to_string();
-  return (ep.address().is_v6() ? "[" + a + "]" : a) + ":" + std::to_string(ep.port());
+  return ec ? std::string() : endpoint_text(ep);
+}
+
+std::string Connection::server_address() const {
+  error_code ec;
+  const tcp::endpoint ep = client_.local_endpoint(ec);
+  return ec ? std::string() : endpoint_text(ep);
 }
 
 void Connection::reset(std::string_view why, std::string_view verdict, bool by_rule) {

@@ -68,6 +68,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void answered(bool allow, std::string_view why, const std::string& outcome);
   // The client's address as the run sees it ("127.0.0.1:50412"), or empty.
   std::string client_address() const;
+  // The proxy's end of the connection as the run sees it ("127.0.0.1:8080"), or empty.
+  std::string server_address() const;
 
  private:
   // terminated: handed to the run's broker (terminator.hpp), which owns both

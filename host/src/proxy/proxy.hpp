@@ -38,9 +38,13 @@ struct Question {
   std::string host;      // normalized name
   std::uint16_t port = 0;
   std::string rule_reason;  // what the rule said: blocked-by-allowlist, port-not-allowed, network-offline
-  // The first asking connection's address as the run sees it ("127.0.0.1:50412"):
-  // the supervisor finds the process that holds it.
+  // The first asking connection's two ends as the run sees them ("127.0.0.1:50412"
+  // and the proxy's "127.0.0.1:8080"): the supervisor finds the process that
+  // holds the client's end by both, which no other socket of the run's network
+  // namespace has (a name of the client's end alone may be another socket's in
+  // another namespace).
   std::string client;
+  std::string server;
   std::string asked_at;  // ISO-8601, UTC
   std::chrono::steady_clock::time_point deadline;
 };

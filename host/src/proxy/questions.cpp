@@ -36,7 +36,10 @@ std::uint64_t ServerCore::ask(const std::shared_ptr<Connection>& c, const HostPo
   q.host = target.host;
   q.port = target.port;
   q.rule_reason = std::string(rule_reason);
-  if (c) q.client = c->client_address();
+  if (c) {
+    q.client = c->client_address();
+    q.server = c->server_address();
+  }
   q.asked_at = iso_utc_now();
   // A run's request without ask mode still waits for an answer a while.
   q.deadline = Clock::now() + (config.ask_timeout.count() > 0 ? config.ask_timeout : kRequestWaits);

@@ -14,18 +14,6 @@
 namespace px::supervisor {
 namespace {
 
-// "127.0.0.1:50412", "[::1]:50412" -> address and port.
-bool split_client(const std::string& client, std::string& address, std::uint16_t& port) {
-  const auto colon = client.rfind(':');
-  if (colon == std::string::npos) return false;
-  address = client.substr(0, colon);
-  if (address.size() >= 2 && address.front() == '[') address = address.substr(1, address.size() - 2);
-  const unsigned long p = std::strtoul(client.c_str() + colon + 1, nullptr, 10);
-  if (p == 0 || p > 65535) return false;
-  port = static_cast<std::uint16_t>(p);
-  return true;
-}
-
 run::LiveRuleChange change_of(const proxy::RuleChange& c) {
   return {std::string(proxy::to_string(c.kind)), c.rule.text(), c.by, c.at};
 }
@@ -132,15 +120,11 @@ nlohmann::json RunQuestions::describe(const proxy::Question& q) {
                    {"rule_reason", q.rule_reason},
                    {"asked_at", q.asked_at}};
   std::string& who = asked_by_[q.id];
-  if (who.empty() && processes_) {
-    std::string address;
-    std::uint16_t port = 0;
-    if (split_client(q.client, address, port)) {
-      const std::vector<pid_t> run = processes_();
-      if (!run.empty())
-        if (const pid_t pid = killswitch::tcp_socket_owner(run, address, port); pid > 0)
-          who = redact(killswitch::describe_process(pid));
-    }
+  if (who.empty() && processes_ && !q.client.empty()) {
+    const std::vector<pid_t> run = processes_();
+    if (!run.empty())
+      if (const pid_t pid = killswitch::tcp_socket_owner(run, q.client, q.server); pid > 0)
+        who = redact(killswitch::describe_process(pid));
   }
   if (!who.empty()) j["process"] = who;
   const auto left =
