@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/port.hpp"
 #include "common/unique_fd.hpp"
 
 namespace px::killswitch {
@@ -247,9 +248,8 @@ std::string proc_net_endpoint(const std::string& endpoint, bool& v6) {
   std::string address = endpoint.substr(0, colon);
   if (address.size() >= 2 && address.front() == '[' && address.back() == ']')
     address = address.substr(1, address.size() - 2);
-  char* rest = nullptr;
-  const unsigned long port = std::strtoul(endpoint.c_str() + colon + 1, &rest, 10);
-  if (port == 0 || port > 65535 || rest == endpoint.c_str() + colon + 1 || *rest != '\0') return {};
+  const auto port = parse_port(std::string_view(endpoint).substr(colon + 1));
+  if (!port) return {};
   unsigned char bytes[16];
   v6 = address.find(':') != std::string::npos;
   if (::inet_pton(v6 ? AF_INET6 : AF_INET, address.c_str(), bytes) != 1) return {};
@@ -262,7 +262,7 @@ std::string proc_net_endpoint(const std::string& endpoint, bool& v6) {
     out += hex;
   }
   char port_hex[6];
-  std::snprintf(port_hex, sizeof port_hex, ":%04lX", port);
+  std::snprintf(port_hex, sizeof port_hex, ":%04X", static_cast<unsigned>(*port));
   return out + port_hex;
 }
 
