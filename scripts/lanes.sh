@@ -11,7 +11,9 @@
 #   lanes_run
 # lanes_run waits for every job, then fails naming each one that failed (a
 # failing job does not stop the others: one run says everything that broke).
-# LANES=N sets how many run at once.
+# LANES=N sets how many run at once. A job still running after LANE_TIMEOUT
+# seconds (1200 unless set) is killed and fails, named: a hung test fails the
+# run with its name rather than holding CI until it is cut.
 
 lane_names=()
 lane_commands=()
@@ -20,7 +22,12 @@ lane_job() {
   local name=$1
   shift
   lane_names+=("$name")
-  lane_commands+=("$(printf '%q ' "$@")")
+  # A shell function (fuzz.sh's) bounds its own time: `timeout` runs programs only.
+  if declare -F "$1" >/dev/null; then
+    lane_commands+=("$(printf '%q ' "$@")")
+  else
+    lane_commands+=("$(printf '%q ' timeout --kill-after=10 "${LANE_TIMEOUT:-1200}" "$@")")
+  fi
 }
 
 # A job's status is written to a file as it ends: bash's `wait -n` does not
@@ -48,6 +55,9 @@ _lane_reap() {
         took=$((SECONDS - _lane_started[$index]))
         if [ "$status" = 0 ]; then
           echo "-- ${lane_names[$index]}: passed (${took}s)"
+        elif [ "$status" = 124 ] || [ "$status" = 137 ]; then
+          echo "-- ${lane_names[$index]}: FAILED, still running after ${LANE_TIMEOUT:-1200}s and killed (${took}s)"
+          _lane_failed+=("${lane_names[$index]}")
         else
           echo "-- ${lane_names[$index]}: FAILED, exit $status (${took}s)"
           _lane_failed+=("${lane_names[$index]}")

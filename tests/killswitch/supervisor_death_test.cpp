@@ -3,6 +3,7 @@
 // run's pid namespace dies with its pid 1 (PDEATHSIG from the supervisor).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,10 +56,15 @@ FakeSupervisor fork_supervisor(const fs::path& runtime, bool cgroup, bool pidns,
   std::string text;
   char buf[1024];
   ssize_t r = 0;
-  while ((r = ::read(p[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(r));
+  // A minute at the most: a supervisor stuck on its way (its exit status then
+  // says nothing) fails the test rather than hanging the suite.
+  pollfd ready{p[0], POLLIN, 0};
+  while (::poll(&ready, 1, 60'000) == 1 && (r = ::read(p[0], buf, sizeof buf)) > 0)
+    text.append(buf, static_cast<std::size_t>(r));
   ::close(p[0]);
   FakeSupervisor s;
   s.pid = pid;
+  if (text.empty() && pid > 0) ::kill(pid, SIGKILL);
   std::istringstream in(text);
   std::getline(in, s.mark);
   std::string dir;
@@ -74,6 +80,7 @@ void expect_everything_dies(const fs::path& runtime, bool cgroup, bool pidns) {
     // Its exit status names the step that failed (2 start, 3 tree, 4 attach).
     int status = 0;
     if (s.pid > 0) ::waitpid(s.pid, &status, 0);
+    if (WIFSIGNALED(status)) FAIL() << "the fake supervisor did not start its run in a minute";
     FAIL() << "the fake supervisor failed to start its run (exit status "
            << (WIFEXITED(status) ? WEXITSTATUS(status) : -1) << ")";
   }

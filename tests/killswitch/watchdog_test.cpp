@@ -71,6 +71,44 @@ TEST(Watchdog, HoldsWhatItIsGivenPastANormalEndAndNoLonger) {
   ::close(held[0]);
 }
 
+int threads_of_this_process() {
+  int n = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return n;
+}
+
+// A supervisor that goes on with other runs forks again (the next run's seal):
+// a thread left to reap a stopped watchdog could hold a lock, the allocator's
+// among them, as it forks, and the child would wait for it forever (a test
+// process hung that way). No thread is left; the next stop reaps the last.
+TEST(Watchdog, StoppingLeavesNoThreadAndTheNextStopReapsTheLastOne) {
+  const pid_t supervisor = ::fork();
+  if (supervisor == 0) {
+    if (threads_of_this_process() != 1) ::_exit(2);
+    auto first = spawn_watchdog(WatchdogSpec{});
+    if (!first) ::_exit(3);
+    const pid_t first_pid = first.value().pid;
+    stop_watchdog(first_pid);
+    if (threads_of_this_process() != 1) ::_exit(4);
+    // It ends within a second of the stop, the supervisor still running.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(first_pid), &info, WEXITED | WNOWAIT) != 0) ::_exit(5);
+    auto second = spawn_watchdog(WatchdogSpec{});
+    if (!second) ::_exit(6);
+    stop_watchdog(second.value().pid);
+    if (threads_of_this_process() != 1) ::_exit(7);
+    // The first one was reaped by the second stop: no zombie is left behind.
+    if (::waitpid(first_pid, nullptr, WNOHANG) != -1 || errno != ECHILD) ::_exit(8);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(supervisor, &status, 0), supervisor);
+  // 2: threads before; 4, 7: a thread left after a stop; 8: the first watchdog not reaped.
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 TEST(Watchdog, RemovesTheRunsEntriesWhenTheSupervisorDies) {
   char templ[] = "/tmp/px-watchdog-test-XXXXXX";
   ASSERT_NE(::mkdtemp(templ), nullptr);

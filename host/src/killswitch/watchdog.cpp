@@ -14,7 +14,8 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <thread>
+#include <mutex>
+#include <vector>
 
 #include "common/unique_fd.hpp"
 #include "killswitch/proc.hpp"
@@ -312,14 +313,30 @@ bool hand_first_process_to_watchdog(const Watchdog& watchdog, int pidfd) {
   return send_to_watchdog(watchdog, 'p', &pidfd, 1);
 }
 
+namespace {
+
+// Watchdogs told to stop and not reaped yet. No thread is left behind to
+// reap one: a thread of ours alive while the seal (or anything else) is
+// forked may hold a lock, the allocator's among them, that the child then
+// waits for forever. A stopped watchdog ends within a second; its zombie
+// holds no descriptor, and is reaped by the next stop_watchdog in this
+// process (a supervisor that goes on with other runs), or by init once this
+// process ends. Only this file waits for a watchdog, so its pid is not reused
+// while it is listed here.
+std::mutex stopped_mutex;
+std::vector<pid_t> stopped;
+
+}  // namespace
+
 void stop_watchdog(pid_t pid) {
   if (pid <= 0) return;
   ::kill(pid, SIGTERM);
-  if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
-  std::thread([pid] {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }).detach();
+  const std::lock_guard<std::mutex> lock(stopped_mutex);
+  stopped.push_back(pid);
+  std::erase_if(stopped, [](pid_t p) {
+    const pid_t r = ::waitpid(p, nullptr, WNOHANG);
+    return r == p || (r < 0 && errno == ECHILD);
+  });
 }
 
 }  // namespace px::killswitch

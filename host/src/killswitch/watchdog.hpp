@@ -77,8 +77,9 @@ bool hand_private_dirs_to_watchdog(const Watchdog& watchdog, int dir_fd);
 bool hand_first_process_to_watchdog(const Watchdog& watchdog, int pidfd);
 // The supervisor ends normally: tells the watchdog (SIGTERM), which then only
 // waits for the supervisor's exit (a second at the most) and ends, doing
-// nothing to the run. Reaped by a thread of its own: its exit (the last close
-// of what it holds) is not waited for.
+// nothing to the run. Its exit (the last close of what it holds) is not
+// waited for, and no thread is left to wait: it is reaped by a later call
+// (of a supervisor that goes on with other runs) or by init.
 void stop_watchdog(pid_t pid);
 
 }  // namespace px::killswitch
