@@ -82,6 +82,19 @@ measure() {  # prints "wall cpu": the least of each over $runs runs of "$@"
   rm -f "$out"
   echo "$best_wall $best_cpu"
 }
+# Whether "$@" succeeds, run once; if not, says so with the end of what it printed on stderr, so
+# that a command that fails at once is not timed as a fast one.
+works() {
+  local err
+  err=$(mktemp)
+  if "$@" >/dev/null 2>"$err"; then
+    rm -f "$err"
+    return 0
+  fi
+  echo "not timed: $* failed: $(tail -c 300 "$err" | tr '\n' ' ')" >&2
+  rm -f "$err"
+  return 1
+}
 fmt() { printf "%.${2:-2}f" "$1"; }
 ratio() { if (( $(echo "$2 > 0" | bc -l) )); then printf '%.1fx' "$(echo "$1 / $2" | bc -l)"; else echo "n/a"; fi; }
 
@@ -149,7 +162,7 @@ for set in claude codex; do
       read -r cw ccpu < <(measure env HOME="$empty_home" CODEX_HOME="$dir" "$ccusage_bin" codex session --json --offline)
     fi
     rw=$(ratio "$cw" "$ow"); rc=$(ratio "$ccpu" "$oc")
-    if [[ -n "$parallex_bin" ]]; then
+    if [[ -n "$parallex_bin" ]] && works "$parallex_bin" transcripts --harness "$harness" --json "$dir"; then
       read -r pw pc < <(measure "$parallex_bin" transcripts --harness "$harness" --json "$dir")
       commands+=("$harness: parallex $(fmt "$pw" 3) s wall, $(fmt "$pc" 3) s CPU; ccusage $(fmt "$cw" 3) s wall, $(fmt "$ccpu" 3) s CPU; parallex faster: $(ratio "$cw" "$pw") wall, $(ratio "$ccpu" "$pc") CPU; $(ratio "$pw" "$fw") cat")
     fi
