@@ -191,12 +191,14 @@ class KillSwitchE2E : public ::testing::TestWithParam<bool> {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
   void start_run(int echo_port) {
+    // Made before the fork: the echo server's thread runs, and a child of a
+    // threaded process must not allocate (a lock that thread held stays held).
+    const std::string cmd = "exec env " + env() + " " + PARALLEX_EXE + " run --online --local-servers --in " +
+                            work_.string() + " -- python3 " + (work_ / "inside.py").string() + " " +
+                            work_.string() + " " + std::to_string(echo_port) + " 200 " + mark_ + " >" +
+                            (root_ / "run.out").string() + " 2>&1";
     run_pid_ = ::fork();
     if (run_pid_ == 0) {
-      const std::string cmd =
-          "exec env " + env() + " " + PARALLEX_EXE + " run --online --local-servers --in " + work_.string() +
-          " -- python3 " + (work_ / "inside.py").string() + " " + work_.string() + " " +
-          std::to_string(echo_port) + " 200 " + mark_ + " >" + (root_ / "run.out").string() + " 2>&1";
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
       _exit(127);
     }
@@ -356,12 +358,11 @@ TEST_P(KillSwitchE2E, AProcessWhoseMainThreadExitedIsPausedAndKilledToo) {
       "ctypes.CDLL(None).pthread_exit(None)\n";
   std::ofstream(work_ / "lingering.py") << lingering;
   const fs::path beat = work_ / "beat";
-  run_pid_ = ::fork();
+  const std::string cmd = "exec env " + env() + " PX_TREE_MARK=" + mark_ + " " + PARALLEX_EXE + " run --in " +
+                          work_.string() + " -- python3 " + (work_ / "lingering.py").string() + " " +
+                          beat.string() + " " + mark_ + " >" + (root_ / "run.out").string() + " 2>&1";
+  run_pid_ = ::fork();  // the command made before it, as in start_run
   if (run_pid_ == 0) {
-    const std::string cmd = "exec env " + env() + " PX_TREE_MARK=" + mark_ + " " + PARALLEX_EXE +
-                            " run --in " + work_.string() + " -- python3 " +
-                            (work_ / "lingering.py").string() + " " + beat.string() + " " + mark_ + " >" +
-                            (root_ / "run.out").string() + " 2>&1";
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     _exit(127);
   }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -18,17 +19,40 @@ namespace px::test {
 
 namespace {
 
-// In the child: its own process group (so a timeout kills what it started),
-// the environment additions, then argv.
-[[noreturn]] void exec_in_group(const std::vector<std::string>& argv, const std::vector<std::string>& extra) {
-  ::setpgid(0, 0);
-  for (const auto& kv : extra) ::putenv(const_cast<char*>(kv.c_str()));
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ::execvp(args[0], args.data());
-  ::_exit(127);
-}
+// What a child execs, made before the fork: a test process may run threads
+// (servers, tracers), and a child of a threaded process must not allocate (a
+// lock another thread held as it forked stays held in the child).
+class Exec {
+ public:
+  Exec(const std::vector<std::string>& argv, const std::vector<std::string>& extra) : extra_(extra) {
+    for (const auto& a : argv) args_.push_back(const_cast<char*>(a.c_str()));
+    args_.push_back(nullptr);
+    // The environment with the additions in place of what they name (as
+    // putenv: "NAME=value" sets, a bare "NAME" removes).
+    const auto name_of = [](std::string_view kv) { return kv.substr(0, kv.find('=')); };
+    for (char** e = environ; *e; ++e) {
+      bool replaced = false;
+      for (const auto& x : extra_) replaced |= name_of(x) == name_of(*e);
+      if (!replaced) env_.push_back(*e);
+    }
+    for (auto& x : extra_)
+      if (x.find('=') != std::string::npos) env_.push_back(x.data());
+    env_.push_back(nullptr);
+  }
+  // In the child: its own process group (so a timeout kills what it started),
+  // then argv, looked up in the PATH it is given (execvp reads `environ`).
+  [[noreturn]] void in_group() {
+    ::setpgid(0, 0);
+    environ = env_.data();
+    ::execvp(args_[0], args_.data());
+    ::_exit(127);
+  }
+
+ private:
+  std::vector<std::string> extra_;
+  std::vector<char*> args_;
+  std::vector<char*> env_;
+};
 
 }  // namespace
 
@@ -49,6 +73,7 @@ Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<s
   const std::string n = std::to_string(::getpid()) + "." + std::to_string(counter++);
   const fs::path out = dir / ("out." + n), err = dir / ("err." + n), in = dir / ("in." + n);
   std::ofstream(in) << input;
+  Exec exec(argv, extra);
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -57,7 +82,7 @@ Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<s
     ::dup2(o, 1);
     ::dup2(e, 2);
     ::dup2(i, 0);
-    exec_in_group(argv, extra);
+    exec.in_group();
   }
   Outcome r;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -79,12 +104,13 @@ Outcome spawn_and_wait(const std::vector<std::string>& argv, const std::vector<s
 }
 
 Background::Background(const std::vector<std::string>& argv, const std::vector<std::string>& extra) {
+  Exec exec(argv, extra);
   pid_ = ::fork();
   if (pid_ == 0) {
     const int null = ::open("/dev/null", O_RDWR);
     ::dup2(null, 0);
     ::dup2(null, 1);
-    exec_in_group(argv, extra);
+    exec.in_group();
   }
 }
 
