@@ -110,7 +110,16 @@ json="$work/result.json"
 args=()
 for c in "${cmds[@]}"; do args+=("$c"); done
 # srt is ~100x slower; fewer warm-ups keep the run short, the count stays >= RUNS.
+touch "$work/started"
 hyperfine -N --warmup 5 --runs "$RUNS" --export-json "$json" "${args[@]}" >&2
+# srt leaves a socket in /tmp per run (srt-mux-PID-0.sock, whatever TMPDIR says): the ones
+# made during this run whose srt has ended are removed.
+for sock in /tmp/srt-mux-*-0.sock; do
+  [[ -S "$sock" && "$sock" -nt "$work/started" ]] || continue
+  pid=${sock#/tmp/srt-mux-}
+  pid=${pid%-0.sock}
+  [[ -d "/proc/$pid" ]] || rm -f "$sock"
+done
 
 python3 - "$json" "${names[@]}" <<'PY'
 import json, sys, statistics
