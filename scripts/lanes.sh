@@ -12,8 +12,8 @@
 # lanes_run waits for every job, then fails naming each one that failed (a
 # failing job does not stop the others: one run says everything that broke).
 # LANES=N sets how many run at once. A job still running after LANE_TIMEOUT
-# seconds (1200 unless set) is killed and fails, named: a hung test fails the
-# run with its name rather than holding CI until it is cut.
+# seconds (1200 unless set) is killed and fails, named: a hung test fails
+# the run with its name rather than holding CI until it is cut.
 
 lane_names=()
 lane_commands=()

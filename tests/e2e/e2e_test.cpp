@@ -581,8 +581,8 @@ INSTANTIATE_TEST_SUITE_P(Clients, LocalServerBrokered,
 // with only the port (8080 there) and the executable (`parallex` there, the
 // build's here) put in. Each reaches the scripted server through the run and
 // finishes its whole task; the key in the user's variable reaches the server
-// while the run holds a placeholder. Codex once took the prompt `review` for
-// its own subcommand of that name: the line looked right and failed for all.
+// while the run holds a placeholder. (Codex read a prompt of `review` alone
+// as its own `review` subcommand: the line looked right and failed.)
 class ReadmeLine : public SealedClient {};
 
 // The README block's command whose client is `client` (`-- claude`), its

@@ -191,8 +191,8 @@ class KillSwitchE2E : public ::testing::TestWithParam<bool> {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
   void start_run(int echo_port) {
-    // Made before the fork: the echo server's thread runs, and a child of a
-    // threaded process must not allocate (a lock that thread held stays held).
+    // Made before the fork: the echo server's thread runs, and no child
+    // of a threaded process may allocate (a lock that thread held stays held).
     const std::string cmd = "exec env " + env() + " " + PARALLEX_EXE + " run --online --local-servers --in " +
                             work_.string() + " -- python3 " + (work_ / "inside.py").string() + " " +
                             work_.string() + " " + std::to_string(echo_port) + " 200 " + mark_ + " >" +

@@ -20,8 +20,8 @@ namespace px::test {
 namespace {
 
 // What a child execs, made before the fork: a test process may run threads
-// (servers, tracers), and a child of a threaded process must not allocate (a
-// lock another thread held as it forked stays held in the child).
+// (servers, tracers), and a child of a threaded process must not allocate
+// (a lock another thread held as it forked stays held in the child).
 class Exec {
  public:
   Exec(const std::vector<std::string>& argv, const std::vector<std::string>& extra) : extra_(extra) {

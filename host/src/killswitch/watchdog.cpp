@@ -315,8 +315,8 @@ bool hand_first_process_to_watchdog(const Watchdog& watchdog, int pidfd) {
 
 namespace {
 
-// Watchdogs told to stop and not reaped yet. No thread is left behind to
-// reap one: a thread of ours alive while the seal (or anything else) is
+// Watchdogs told to stop and not reaped yet. No thread is left behind
+// to reap one: a thread of ours alive while the seal (or anything else) is
 // forked may hold a lock, the allocator's among them, that the child then
 // waits for forever. A stopped watchdog ends within a second; its zombie
 // holds no descriptor, and is reaped by the next stop_watchdog in this
